@@ -1,0 +1,4 @@
+"""`python -m auditor` is the same as the `auditor` command."""
+from auditor.cli import main
+
+main()
