@@ -1,0 +1,277 @@
+"""Dice custody checks: the set, its inspection, the bowl, the stick, and what
+happens when a die leaves the table or is lost."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from auditor.checks.common import event_is, has_flag, written
+from auditor.checks.registry import Hits, check
+
+
+@check("dice_set_size", "dice.set_size", ("dice_set_size", "dice_set_size_mode"))
+def dice_set_size(ctx, params) -> Hits:
+    """The set brought to the table is not the required number of dice.
+
+    Parameters: `dice_set_size` (5) and `dice_set_size_mode` (`exact`, or
+    `at_least` for "five or more").
+    Fires on: a `dice_received` of four dice.
+    Quiet on: a set of five (or six where `at_least`).
+    Points at: the `dice_received`.
+    """
+    rows, counts = written(ctx, "received_count")
+    size, exact = params["dice_set_size"], params["dice_set_size_mode"] == "exact"
+    bad = [(r, c) for r, c in zip(rows, counts) if (c != size if exact else c < size)]
+    want = f"exactly {size}" if exact else f"at least {size}"
+    return Hits(np.asarray([r for r, _ in bad], dtype=np.int64),
+                [f"set of {c} dice received; the rules require {want}" for _, c in bad],
+                [{"dice_in_set": c, "required": want} for _, c in bad])
+
+
+def _satisfies(inspections: list, groups: list[list[str]]) -> bool:
+    """One passing inspection by a role of each group, each by a different
+    person (a person is the actor_id, or the role where no id was recorded)."""
+    used: set[str] = set()
+    for group in groups:
+        found = False
+        for role, actor in inspections:
+            who = actor or f"<{role}>"
+            if role in group and who not in used:
+                used.add(who)
+                found = True
+                break
+        if not found:
+            return False
+    return True
+
+
+def _first_uses(ctx, found: bool):
+    rows, records = written(ctx, "first_use")
+    for r, record in zip(rows, records):
+        dice = [d for d in record if d["found"] == found]
+        if dice:
+            yield r, dice
+
+
+@check("dice_inspected_before_use", "dice.not_inspected", ("new_dice_inspections",))
+def dice_inspected_before_use(ctx, params) -> Hits:
+    """A set went into the bowl or into play without the required inspections.
+
+    Parameter: `new_dice_inspections`, e.g. `[["dealer"], ["game_supervisor"]]`
+    (a dealer and the game supervisor, independently: two different people).
+    Fires on: a set received and inspected only by a dealer, then put in the
+    bowl.
+    Quiet on: the same set inspected also by the game supervisor first.
+    Points at: the first `dice_to_bowl` (or first use) of the uninspected dice.
+    Found dice are the off-table procedure's concern (`off_table_procedure`).
+    """
+    groups = params["new_dice_inspections"]
+    out, messages, evidence = [], [], []
+    for r, dice in _first_uses(ctx, found=False):
+        bad = [d for d in dice if not _satisfies(d["inspections"], groups)]
+        if bad:
+            out.append(r)
+            names = ", ".join(d["die"] for d in bad)
+            messages.append(f"die(s) {names} used without the required inspections "
+                            f"({' and '.join('/'.join(g) for g in groups)})")
+            evidence.append({"dice": [{"die": d["die"], "inspections": d["inspections"]}
+                                      for d in bad]})
+    return Hits(np.asarray(out, dtype=np.int64), messages, evidence)
+
+
+@check("failed_die_unused", "dice.failed_inspection_used")
+def failed_die_unused(ctx, params) -> Hits:
+    """A die that failed an inspection was put in the bowl, offered or used.
+
+    Fires on: `dice_inspected` outcome `fail` for die A3, then A3 in a
+    `dice_to_bowl`.
+    Quiet on: the failed die removed with `dice_removed` and never used.
+    Points at: each event that puts the failed die in the bowl or in play.
+    """
+    rows, dice = written(ctx, "failed_dice_used")
+    return Hits(rows, [f"die(s) {', '.join(d)} failed inspection but were used" for d in dice],
+                [{"dice": d} for d in dice])
+
+
+@check("dice_returned_to_bowl", "dice.not_in_bowl")
+def dice_returned_to_bowl(ctx, params) -> Hits:
+    """Dice not chosen by the shooter were not returned to the bowl before
+    the roll.
+
+    Fires on: `dice_selected` of two dice, then a roll with no `dice_to_bowl`
+    of the other three.
+    Quiet on: the other three returned with `dice_to_bowl` before the roll.
+    Points at: the `dice_selected` after which the rest were not returned.
+    """
+    rows, stray = written(ctx, "rest_not_in_bowl")
+    return Hits(rows, [f"die(s) {', '.join(s)} not returned to the bowl after the shooter "
+                       f"chose" for s in stray], [{"dice_not_in_bowl": s} for s in stray])
+
+
+@check("shooter_selection", "dice.shooter_selection")
+def shooter_selection(ctx, params) -> Hits:
+    """The shooter did not choose and keep exactly two dice, or rolled dice
+    other than the ones chosen.
+
+    Fires on: `dice_selected` of three dice; a roll of A1,A4 after choosing
+    A1,A2.
+    Quiet on: two dice chosen and those two rolled.
+    Points at: the `dice_selected`, or the roll of other dice.
+    """
+    sel_rows, counts = written(ctx, "selected_count")
+    roll_rows, chosen = written(ctx, "roll_not_selected")
+    found = {r: f"shooter chose {c} dice, not 2" for r, c in zip(sel_rows, counts) if c != 2}
+    evid = {r: {"chosen_count": c} for r, c in zip(sel_rows, counts) if c != 2}
+    dice = ctx.events["dice"]
+    for r, ch in zip(roll_rows, chosen):
+        found[r] = f"rolled {dice.iat[r]} but had chosen {','.join(ch)}"
+        evid[r] = {"chosen": ch, "rolled": dice.iat[r]}
+    rows = sorted(found)
+    return Hits(np.asarray(rows, dtype=np.int64), [found[r] for r in rows],
+                [evid[r] for r in rows])
+
+
+@check("known_dice_only", "dice.unknown_die")
+def known_dice_only(ctx, params) -> Hits:
+    """A die that is not part of the set at the table was chosen or rolled.
+
+    Fires on: a roll of die Z9 never received, or of a die already removed or
+    lost.
+    Quiet on: rolls of dice of the set at the table.
+    Points at: the `dice_selected` or roll.
+    """
+    rows, dice = written(ctx, "dice_not_at_table")
+    return Hits(rows, [f"die(s) {', '.join(d)} not part of the set at the table"
+                       for d in dice], [{"dice": d} for d in dice])
+
+
+@check("stick_used", "dice.stick_not_used")
+def stick_used(ctx, params) -> Hits:
+    """The stickperson collected the dice or passed them to the shooter
+    without the craps stick.
+
+    Fires on: `dice_collected` or `dice_to_shooter` with flag `no_stick`.
+    Quiet on: flag `stick`. A row with neither flag is not a finding: the log
+    did not record it (documented choice).
+    Points at: the collection or pass.
+    """
+    mask = event_is(ctx, "dice_collected", "dice_to_shooter") & has_flag(ctx, "no_stick")
+    rows = np.flatnonzero(mask)
+    ev = ctx.events["event"]
+    return Hits(rows, [("dice collected" if ev.iat[r] == "dice_collected"
+                        else "dice passed to the shooter") + " without the craps stick"
+                       for r in rows])
+
+
+@check("settle_before_pass", "dice.passed_before_settlement")
+def settle_before_pass(ctx, params) -> Hits:
+    """The dice went back to the shooter before the wagers decided by the
+    roll were settled.
+
+    Fires on: `dice_to_shooter` while a pass bet the roll decided is still
+    unsettled, or followed by settlements of that roll.
+    Quiet on: settlements, `settlement_complete`, then `dice_to_shooter`.
+    Points at: the `dice_to_shooter`.
+    """
+    unsettled_rows, owed = written(ctx, "passed_unsettled")
+    later_rows, _ = written(ctx, "passed_then_settled")
+    found: dict[int, dict] = {}
+    for r, o in zip(unsettled_rows, owed):
+        found[r] = {"unsettled": o}
+    for r in later_rows:
+        found.setdefault(r, {})["settlement_after_pass"] = True
+    rows = sorted(found)
+    return Hits(np.asarray(rows, dtype=np.int64),
+                ["dice passed to the shooter before the roll's wagers were settled"] * len(rows),
+                [found[r] for r in rows])
+
+
+@check("off_table_procedure", "dice.off_table_procedure", ("found_die_inspections",))
+def off_table_procedure(ctx, params) -> Hits:
+    """After a die left the table the shooter was not offered the remaining
+    dice, or a found die came back without the required inspection.
+
+    Parameter: `found_die_inspections` (`[["game_supervisor"]]`).
+    Fires on: `die_off_table`, then the shooter rolls with no `dice_offered`
+    to them first; a `die_retrieved` die put in the bowl without a game
+    supervisor's passing inspection.
+    Quiet on: the remaining dice offered to the shooter, and the found die
+    inspected by the game supervisor before it returns.
+    Points at: the `die_off_table` (missing offer), or the event that returns
+    the found die.
+    """
+    found: dict[int, tuple[str, dict]] = {}
+    off_rows, _ = written(ctx, "offtable_shooter")
+    replaced = _replacement_offer_after(ctx, off_rows)
+    for r in off_rows:
+        if not replaced.get(r):
+            found[r] = ("the remaining dice were not offered to the shooter after a die left "
+                        "the table", {})
+    groups = params["found_die_inspections"]
+    for r, dice in _first_uses(ctx, found=True):
+        bad = [d for d in dice if not _satisfies(d["inspections"], groups)]
+        if bad:
+            found[r] = (f"found die {', '.join(d['die'] for d in bad)} returned without "
+                        f"inspection by {' and '.join('/'.join(g) for g in groups)}",
+                        {"dice": bad})
+    rows = sorted(found)
+    return Hits(np.asarray(rows, dtype=np.int64), [found[r][0] for r in rows],
+                [found[r][1] for r in rows])
+
+
+def _replacement_offer_after(ctx, off_rows) -> dict[int, bool]:
+    """For each `die_off_table`, whether a replacement offer to the shooter
+    came before the next roll."""
+    rows, rounds = written(ctx, "offer_round")
+    offers = {r for r, k in zip(rows, rounds) if k == 2}
+    is_roll = event_is(ctx, "roll")
+    table = ctx.events["table_id"].cat.codes.to_numpy()
+    out = {}
+    n = len(is_roll)
+    for r in off_rows:
+        j = r + 1
+        ok = False
+        while j < n and table[j] == table[r] and not is_roll[j]:
+            if j in offers:
+                ok = True
+                break
+            j += 1
+        out[r] = ok
+    return out
+
+
+@check("lost_die_procedure", "dice.lost_die_procedure", ("lost_dice_for_new_set",))
+def lost_die_procedure(ctx, params) -> Hits:
+    """After a die was lost: no new set placed, the old set's remaining dice
+    not removed, or the old set used beyond the shooter's allowance.
+
+    Parameter: `lost_dice_for_new_set` (1; 2 where only the loss of two dice
+    calls for a new set).
+    Fires on: `die_lost`, the shooter sevens out, and the next shooter rolls
+    with no `dice_received` of a new set, or with old-set dice.
+    Quiet on: a new set received and inspected, the old remaining dice removed,
+    while the shooter finishes with the old dice until the 7 Out.
+    Points at: the `die_lost` (new set / removal missing), or the roll that
+    used old dice beyond the allowance.
+    """
+    need = params["lost_dice_for_new_set"]
+    found: dict[int, tuple[str, dict]] = {}
+    rows, follow = written(ctx, "lost_followup")
+    for r, f in zip(rows, follow):
+        if f["lost_count"] < need:
+            continue
+        why = []
+        if not f["new_set_received"]:
+            why.append("no new set was placed on the table")
+        if f["old_dice_not_removed"]:
+            why.append(f"old dice {', '.join(f['old_dice_not_removed'])} not removed")
+        if why:
+            found[r] = ("after a die was lost: " + "; ".join(why), f)
+    used_rows, used = written(ctx, "old_set_used")
+    for r, u in zip(used_rows, used):
+        if u["lost_count"] >= need:
+            found[r] = (f"old-set dice {', '.join(u['dice'])} used after the shooter's "
+                        f"allowance ended", u)
+    out = sorted(found)
+    return Hits(np.asarray(out, dtype=np.int64), [found[r][0] for r in out],
+                [found[r][1] for r in out])

@@ -1,0 +1,121 @@
+"""No roll, dispute and overrule checks: voiding a roll, deciding a face, and
+who may overrule whom."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from auditor.checks.common import col, event_is, has_flag, role_in, written
+from auditor.checks.registry import Hits, check
+from auditor.game.replay import sparse
+
+
+@check("mandatory_no_roll", "noroll.missing", ("mandatory_no_roll_conditions",))
+def mandatory_no_roll(ctx, params) -> Hits:
+    """A roll with a mandatory no-roll condition was not voided and wagers
+    were settled on it.
+
+    Parameter: `mandatory_no_roll_conditions` (die off the table, one die on
+    the other, on the bank's chips, in the bowl or on a rail, more than one
+    face on an object, fraudulent or unapproved die, uncallable, thrown by
+    someone other than the shooter).
+    Fires on: a roll flagged `die_on_die`, no `no_roll`, then `wager_settled`.
+    Quiet on: the same roll followed by a `no_roll`; a roll that only touched
+    chips other than the bank (`chips_contact`).
+    Points at: the roll.
+    """
+    conditions = params["mandatory_no_roll_conditions"]
+    is_roll = event_is(ctx, "roll")
+    flagged = np.zeros(len(is_roll), dtype=bool)
+    which: dict[int, list[str]] = {}
+    for c in conditions:
+        m = is_roll & has_flag(ctx, c)
+        for r in np.flatnonzero(m):
+            which.setdefault(r, []).append(c)
+        flagged |= m
+    voided = sparse(ctx.state, "roll_voided").notna().to_numpy()
+    settled = _rolls_with_settlements(ctx)
+    rows = [r for r in np.flatnonzero(flagged & ~voided) if r in settled]
+    return Hits(np.asarray(rows, dtype=np.int64),
+                [f"roll with {', '.join(which[r])} was not called a no roll and wagers were "
+                 f"settled on it" for r in rows], [{"conditions": which[r]} for r in rows])
+
+
+def _rolls_with_settlements(ctx) -> set[int]:
+    rows, roll_rows = written(ctx, "settle_roll")
+    return {rr for rr in roll_rows if rr is not None and rr >= 0}
+
+
+@check("no_roll_chips_contact", "noroll.improper")
+def no_roll_chips_contact(ctx, params) -> Hits:
+    """A no roll was declared only because the dice touched chips other than
+    the bank's.
+
+    Fires on: `no_roll` with reason `chips_contact`.
+    Quiet on: a roll flagged `chips_contact` that stands and is called.
+    Points at: the `no_roll`.
+    """
+    mask = event_is(ctx, "no_roll") & (col(ctx, "reason") == "chips_contact").to_numpy()
+    return Hits(np.flatnonzero(mask),
+                "no roll declared because the dice touched chips other than the bank")
+
+
+@check("no_roll_timing", "noroll.late")
+def no_roll_timing(ctx, params) -> Hits:
+    """A no roll was called after the dice came to rest.
+
+    Fires on: `no_roll` with flag `after_rest`.
+    Quiet on: flag `before_rest` (or not recorded).
+    Points at: the `no_roll`.
+    """
+    mask = event_is(ctx, "no_roll") & has_flag(ctx, "after_rest")
+    return Hits(np.flatnonzero(mask), "no roll called after the dice came to rest")
+
+
+@check("no_roll_role", "noroll.wrong_role", ("no_roll_roles",))
+def no_roll_role(ctx, params) -> Hits:
+    """A no roll was declared by someone other than the roles empowered.
+
+    Parameter: `no_roll_roles` (`["stickperson", "game_supervisor"]`).
+    Fires on: `no_roll` by a dealer.
+    Quiet on: `no_roll` by the stickperson or the game supervisor.
+    Points at: the `no_roll`.
+    """
+    mask = event_is(ctx, "no_roll") & ~role_in(ctx, params["no_roll_roles"])
+    rows = np.flatnonzero(mask)
+    roles = col(ctx, "actor_role")
+    return Hits(rows, [f"no roll declared by {roles.iat[r]}" for r in rows])
+
+
+@check("dispute_ruling_role", "dispute.wrong_role", ("dispute_roles",))
+def dispute_ruling_role(ctx, params) -> Hits:
+    """A face dispute was decided by someone other than the empowered roles.
+
+    Parameter: `dispute_roles` (`["game_supervisor"]`).
+    Fires on: a `ruling` by the stickperson.
+    Quiet on: a `ruling` by the game supervisor.
+    Points at: the `ruling`.
+    """
+    mask = event_is(ctx, "ruling") & ~role_in(ctx, params["dispute_roles"])
+    rows = np.flatnonzero(mask)
+    roles = col(ctx, "actor_role")
+    return Hits(rows, [f"dispute decided by {roles.iat[r]}" for r in rows])
+
+
+@check("overrule_authority", "overrule.authority", ("overrule_authority",))
+def overrule_authority(ctx, params) -> Hits:
+    """An overrule by a role without authority over the role overruled.
+
+    Parameter: `overrule_authority`, a table of role = [roles it may
+    overrule], e.g. `game_supervisor = ["stickperson"]`.
+    Fires on: a dealer overruling the stickperson; a game supervisor
+    overruling a pit manager.
+    Quiet on: the game supervisor overruling the stickperson.
+    Points at: the `overrule`.
+    """
+    authority = params["overrule_authority"]
+    rows = np.flatnonzero(event_is(ctx, "overrule"))
+    roles, reasons = col(ctx, "actor_role"), col(ctx, "reason")
+    out = [r for r in rows if reasons.iat[r] not in authority.get(roles.iat[r], [])]
+    return Hits(np.asarray(out, dtype=np.int64),
+                [f"{roles.iat[r]} has no authority to overrule {reasons.iat[r]}" for r in out])

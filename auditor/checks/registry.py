@@ -1,0 +1,82 @@
+"""The check registry: a check is a jurisdiction-neutral primitive that a
+ruleset's rule names, with the parameters it reads.
+
+A check is a function `(ctx, params) -> Hits` over the replayed events of every
+table at once. It says which rows break the rule and why; the engine, not the
+check, stamps the rule id, clause and severity on each finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from auditor.rules.parameters import PARAMETERS
+
+
+@dataclass
+class Hits:
+    """Rows (positions in the replayed events) that break a check, each with a
+    message and, optionally, evidence (a JSON-able dict)."""
+
+    rows: np.ndarray
+    messages: list[str]
+    evidence: list[dict] = field(default_factory=list)
+    #: For findings about rows that are not replayed events (quarantined rows):
+    #: a frame with the location columns instead of `rows`.
+    located: "pd.DataFrame | None" = None
+
+    def __post_init__(self):
+        self.rows = np.asarray(self.rows, dtype=np.int64)
+        count = len(self.located) if self.located is not None else len(self.rows)
+        if isinstance(self.messages, str):
+            self.messages = [self.messages] * count
+        if not self.evidence:
+            self.evidence = [{} for _ in range(count)]
+
+
+def no_hits() -> Hits:
+    return Hits(np.empty(0, dtype=np.int64), [], [])
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    code: str
+    family: str
+    params: tuple[str, ...]
+    func: Callable
+
+    @property
+    def doc(self) -> str:
+        return (self.func.__doc__ or "").strip()
+
+    @property
+    def description(self) -> str:
+        return self.doc.splitlines()[0] if self.doc else ""
+
+
+CHECKS: dict[str, Check] = {}
+
+
+def check(name: str, code: str, params: tuple[str, ...] = ()):
+    """Register a check under `name`, emitting `code`, reading `params`."""
+    unknown = [p for p in params if p not in PARAMETERS]
+    if unknown:
+        raise ValueError(f"check {name}: unknown parameters {unknown}")
+
+    def register(func):
+        if name in CHECKS:
+            raise ValueError(f"check {name} registered twice")
+        family = func.__module__.rsplit(".", 1)[-1]
+        CHECKS[name] = Check(name, code, family, tuple(params), func)
+        return func
+
+    return register
+
+
+def checks_for_code(code: str) -> list[Check]:
+    return [c for c in CHECKS.values() if c.code == code]

@@ -1,0 +1,75 @@
+"""Settlement checks: line bets settled as the dice decided, every decision
+settled, nothing settled on a void roll."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from auditor.checks.common import col, written
+from auditor.checks.registry import Hits, check
+
+
+@check("line_bet_outcome", "settle.wrong_outcome")
+def line_bet_outcome(ctx, params) -> Hits:
+    """A line bet (pass, don't pass, come, don't come) was settled win, lose
+    or push against what the dice decided (the bar number pushes; see the
+    ruleset parameter `bar_number`).
+
+    Fires on: a pass bet settled `lose` after a come-out 7; a don't pass
+    settled `win` on a come-out 12 where 12 is barred; a pass settled on a roll
+    that did not decide it.
+    Quiet on: pass wins on a natural; don't pass pushes on the bar.
+    Points at: the `wager_settled`.
+    """
+    rows, expected = written(ctx, "settle_expected")
+    outcome, bets, seats = col(ctx, "outcome"), col(ctx, "bet"), col(ctx, "seat")
+    roll_rows = ctx.state["settle_roll"].to_numpy()
+    seq = ctx.events["seq"]
+    out, messages, evidence = [], [], []
+    for r, want in zip(rows, expected):
+        got = outcome.iat[r]
+        if got == want:
+            continue
+        out.append(r)
+        rr = roll_rows[r]
+        if want == "undecided":
+            messages.append(f"{bets.iat[r]} at seat {seats.iat[r]} settled {got}, but the last "
+                            f"roll did not decide it")
+        else:
+            messages.append(f"{bets.iat[r]} at seat {seats.iat[r]} settled {got}; the dice "
+                            f"decided {want}")
+        evidence.append({"expected": want, "settled": got,
+                         "roll_seq": int(seq.iat[rr]) if rr is not None and rr >= 0 else None})
+    return Hits(np.asarray(out, dtype=np.int64), messages, evidence)
+
+
+@check("line_bet_settled", "settle.missing")
+def line_bet_settled(ctx, params) -> Hits:
+    """A line bet decided by a valid roll was never settled before the next
+    roll.
+
+    Fires on: a come-out 7 with a pass bet at seat 2, and no `wager_settled`
+    of it before the next roll (or the table's close).
+    Quiet on: the pass bet settled `win`; a don't pass pushed on the bar (a
+    push needs no settlement).
+    Points at: the roll whose decision went unsettled.
+    """
+    rows, owed = written(ctx, "unsettled")
+    return Hits(rows, ["decided wager(s) never settled: " + ", ".join(
+        f"{o['bet']} at seat {o['seat']} ({o['outcome']})" for o in owe) for owe in owed],
+        [{"unsettled": owe} for owe in owed])
+
+
+@check("no_settlement_on_void_roll", "settle.void_roll")
+def no_settlement_on_void_roll(ctx, params) -> Hits:
+    """Wagers were settled on a roll that was declared no roll.
+
+    Fires on: a roll, `no_roll`, then a `wager_settled` of a line bet before
+    the next roll.
+    Quiet on: no settlement until the next valid roll.
+    Points at: the `wager_settled`.
+    """
+    rows, roll_rows = written(ctx, "settled_on_void")
+    seq = ctx.events["seq"]
+    return Hits(rows, [f"wager settled on the void roll at seq {seq.iat[rr]}"
+                       for rr in roll_rows], [{"roll_seq": int(seq.iat[rr])} for rr in roll_rows])

@@ -1,0 +1,134 @@
+"""Throw and call checks: how the dice are thrown and how the total is
+called."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from auditor.checks.common import col, event_is, has_flag, role_in, written
+from auditor.checks.registry import Hits, check
+from auditor.game.replay import sparse
+
+
+def _throw_fault(ctx, params, flag: str, message: str) -> Hits:
+    mask = event_is(ctx, "roll") & has_flag(ctx, flag)
+    if not params["include_voided_rolls"]:
+        mask &= sparse(ctx.state, "roll_voided").isna().to_numpy()
+    return Hits(np.flatnonzero(mask), message)
+
+
+@check("one_hand_throw", "throw.two_hands", ("include_voided_rolls",))
+def one_hand_throw(ctx, params) -> Hits:
+    """The shooter handled or threw the dice with two hands.
+
+    Parameter: `include_voided_rolls` (false: a roll voided by a no roll is
+    taken as the table having dealt with the fault).
+    Fires on: a roll flagged `two_hands` that stood.
+    Quiet on: `one_hand`; a `two_hands` roll voided by a no roll.
+    Points at: the roll.
+    """
+    return _throw_fault(ctx, params, "two_hands", "the shooter used two hands")
+
+
+@check("simultaneous_release", "throw.not_simultaneous", ("include_voided_rolls",))
+def simultaneous_release(ctx, params) -> Hits:
+    """The dice did not leave the shooter's hand simultaneously.
+
+    Parameter: `include_voided_rolls`.
+    Fires on: a roll flagged `not_simultaneous` that stood.
+    Quiet on: `simultaneous`; the roll voided by a no roll.
+    Points at: the roll.
+    """
+    return _throw_fault(ctx, params, "not_simultaneous",
+                        "the dice did not leave the hand simultaneously")
+
+
+@check("far_end_throw", "throw.short", ("include_voided_rolls",))
+def far_end_throw(ctx, params) -> Hits:
+    """The dice did not strike the far end of the table.
+
+    Parameter: `include_voided_rolls`.
+    Fires on: a roll flagged `short` that stood.
+    Quiet on: `far_end`; the roll voided by a no roll.
+    Points at: the roll.
+    """
+    return _throw_fault(ctx, params, "short", "the dice did not strike the far end")
+
+
+@check("total_called", "call.missing")
+def total_called(ctx, params) -> Hits:
+    """No total was called after a valid roll.
+
+    Fires on: a roll that stood with no `total_called` before the next roll.
+    Quiet on: a `total_called` after it; a roll voided by a no roll.
+    Points at: the roll.
+    """
+    rows, _ = written(ctx, "roll_total")
+    called = sparse(ctx.state, "call_row").to_numpy()
+    voided = sparse(ctx.state, "roll_voided").to_numpy()
+    out = [r for r in rows if called[r] is None and voided[r] is None]
+    return Hits(np.asarray(out, dtype=np.int64), "no total was called after the roll")
+
+
+@check("called_total_correct", "call.wrong_total")
+def called_total_correct(ctx, params) -> Hits:
+    """The called total is not the sum of the uppermost faces (a cocked die
+    counts the face opposite the one resting on the object; a dispute ruling
+    fixes a face).
+
+    Fires on: a roll of 3 and 4 called `total = 8`; a cocked die resting on 2
+    (counts 5) beside a 3, called 5.
+    Quiet on: the correct sum; a cocked die read by its opposite face.
+    Points at: the `total_called`. An `overrule` that corrects the call is
+    recorded in the evidence; the finding stays.
+    """
+    rows, roll_rows = written(ctx, "call_roll")
+    counted = sparse(ctx.state, "roll_counted_total").to_numpy()
+    total = col(ctx, "total")
+    overrules = _overrules_after(ctx)
+    out, messages, evidence = [], [], []
+    for r, rr in zip(rows, roll_rows):
+        want = counted[rr]
+        if want is None or total.iat[r] is None or int(total.iat[r]) == int(want):
+            continue
+        out.append(r)
+        messages.append(f"called {int(total.iat[r])}; the dice showed {int(want)}")
+        ev = {"called": int(total.iat[r]), "counted": int(want),
+              "roll_seq": int(ctx.events["seq"].iat[rr])}
+        if r in overrules:
+            ev["overruled_by"] = overrules[r]
+        evidence.append(ev)
+    return Hits(np.asarray(out, dtype=np.int64), messages, evidence)
+
+
+def _overrules_after(ctx) -> dict[int, dict]:
+    """Each call followed (before the next roll) by an overrule: who overruled."""
+    is_call = event_is(ctx, "total_called")
+    is_over = event_is(ctx, "overrule")
+    is_roll = event_is(ctx, "roll")
+    out: dict[int, dict] = {}
+    last_call = -1
+    seq, roles = ctx.events["seq"], ctx.events["actor_role"]
+    for r in np.flatnonzero(is_call | is_over | is_roll):
+        if is_roll[r]:
+            last_call = -1
+        elif is_call[r]:
+            last_call = r
+        elif last_call >= 0:
+            out[last_call] = {"seq": int(seq.iat[r]), "role": roles.iat[r]}
+    return out
+
+
+@check("caller_role", "call.wrong_role", ("caller_roles",))
+def caller_role(ctx, params) -> Hits:
+    """The total was called by someone other than the stickperson.
+
+    Parameter: `caller_roles` (`["stickperson"]`).
+    Fires on: `total_called` by a dealer.
+    Quiet on: `total_called` by the stickperson.
+    Points at: the `total_called`.
+    """
+    mask = event_is(ctx, "total_called") & ~role_in(ctx, params["caller_roles"])
+    rows = np.flatnonzero(mask)
+    roles = col(ctx, "actor_role")
+    return Hits(rows, [f"total called by {roles.iat[r] or 'an unrecorded role'}" for r in rows])

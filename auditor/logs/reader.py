@@ -1,0 +1,342 @@
+"""Find log files and read each into a pyarrow Table, remembering where every
+row came from.
+
+Reading is deliberately lenient about *values* (every CSV/JSON cell is read
+as text, bad rows are kept) and strict about *files*: a file that cannot be a
+log at all raises `LogFileError`, which the CLI turns into one line and exit 2.
+Value checking happens afterwards, vectorised, in `auditor.logs.coerce`, so a
+wrong cell quarantines one row instead of failing the whole file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.json as pa_json
+import pyarrow.parquet as pq
+
+from auditor.logs.schema import COLUMN_NAMES, REQUIRED_COLUMNS
+
+LOG_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet")
+
+
+class LogFileError(Exception):
+    """A file that cannot be read as a log at all (exit 2)."""
+
+    def __init__(self, path: Path | str, problem: str, line: int | None = None):
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        where = f"{self.path}:{line}" if line else self.path
+        super().__init__(f"{where}: {problem}")
+
+
+@dataclass
+class RawRejected:
+    """Rows the parser itself could not split into columns (wrong cell count,
+    unparseable JSON). They are quarantined like any malformed row."""
+
+    lines: list[int] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RawLog:
+    """One input file as read: its table, the physical line of each row, and
+    what the parser rejected before any value was looked at."""
+
+    path: str
+    sha256: str
+    fmt: str
+    table: pa.Table
+    lines: np.ndarray
+    rejected: RawRejected
+
+
+def log_format(path: Path) -> str | None:
+    """The format a file name announces (`csv`, `jsonl`, `parquet`), or None."""
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    for suffix in LOG_SUFFIXES:
+        if name.endswith(suffix):
+            return "jsonl" if suffix == ".ndjson" else suffix[1:]
+    return None
+
+
+def discover(paths: list[str | Path]) -> list[Path]:
+    """Every log file named or found (recursively) under the given paths, in a
+    stable order so two runs read the same files in the same order."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(
+                p for p in sorted(path.rglob("*")) if p.is_file() and log_format(p)
+            )
+        elif path.is_file():
+            if not log_format(path):
+                raise LogFileError(
+                    path, "not a log file name (expected .csv, .jsonl, .ndjson or "
+                    ".parquet, optionally .gz)"
+                )
+            found.append(path)
+        else:
+            raise LogFileError(path, "no such file or folder")
+    unique: dict[str, Path] = {}
+    for p in found:
+        unique.setdefault(str(p.resolve()), p)
+    return list(unique.values())
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        if path.name.lower().endswith(".gz"):
+            with gzip.open(path, "rb") as fh:
+                return fh.read()
+        return path.read_bytes()
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise LogFileError(path, f"cannot be read: {exc}") from None
+
+
+def read_log(path: Path) -> RawLog:
+    """Read one file; raise LogFileError when it cannot be a log."""
+    fmt = log_format(path)
+    try:
+        digest = sha256_of(path)
+    except OSError as exc:
+        raise LogFileError(path, f"cannot be read: {exc.strerror or exc}") from None
+    if fmt == "parquet":
+        table, lines, rejected = _read_parquet(path)
+    else:
+        data = _read_bytes(path)
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        if not data.strip():
+            raise LogFileError(path, "the file is empty")
+        if fmt == "csv":
+            table, lines, rejected = _read_csv(path, data)
+        else:
+            table, lines, rejected = _read_jsonl(path, data)
+    missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
+    if missing:
+        raise LogFileError(path, f"missing required column(s): {', '.join(missing)}")
+    if table.num_rows == 0 and not rejected.lines:
+        raise LogFileError(path, "the file holds no events")
+    return RawLog(str(path), digest, fmt, table, lines, rejected)
+
+
+# --- CSV -------------------------------------------------------------------
+
+def _read_csv(path: Path, data: bytes):
+    header = data.split(b"\n", 1)[0].rstrip(b"\r")
+    try:
+        names = [n.strip() for n in next(iter(_csv_header(header)))]
+    except (UnicodeDecodeError, StopIteration):
+        raise LogFileError(path, "the header line is not UTF-8 text", line=1) from None
+    if len(set(names)) != len(names):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        raise LogFileError(path, f"duplicate column(s) in header: {', '.join(dupes)}", line=1)
+    rejected = RawRejected()
+    collected: list[tuple[int | None, str, int, int]] = []
+
+    def on_invalid(row):
+        collected.append((row.number, row.text, row.expected_columns, row.actual_columns))
+        return "skip"
+
+    def parse(threads: bool) -> pa.Table:
+        return pa_csv.read_csv(
+            io.BytesIO(data),
+            read_options=pa_csv.ReadOptions(use_threads=threads, column_names=names,
+                                            skip_rows=1, block_size=1 << 24),
+            parse_options=pa_csv.ParseOptions(newlines_in_values=True,
+                                              ignore_empty_lines=False,
+                                              invalid_row_handler=on_invalid),
+            convert_options=pa_csv.ConvertOptions(
+                column_types={n: pa.string() for n in names},
+                strings_can_be_null=False, quoted_strings_can_be_null=False,
+            ),
+        )
+
+    try:
+        table = parse(True)
+        if collected and any(c[0] is None for c in collected):
+            collected.clear()
+            table = parse(False)  # single-threaded parsing numbers the bad records
+    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+        raise LogFileError(path, f"not parseable as CSV: {_arrow_message(exc)}") from None
+    # Record numbers: the header is record 1, data records 2.. in file order.
+    bad_records = sorted((c[0] or 0) for c in collected)
+    n_valid = table.num_rows
+    total_records = n_valid + len(bad_records)
+    all_records = np.arange(2, total_records + 2, dtype=np.int64)
+    valid_records = np.setdiff1d(all_records, np.asarray(bad_records, dtype=np.int64),
+                                 assume_unique=True)[:n_valid]
+    # Records holding quoted newlines push later physical lines down.
+    extra = np.zeros(n_valid, dtype=np.int64)
+    for name in names:
+        col = table.column(name)
+        if pa.compute.any(pa.compute.match_substring(col, "\n")).as_py():
+            extra += pa.compute.count_substring(col, "\n").to_numpy(zero_copy_only=False)
+    shift = np.concatenate([[0], np.cumsum(extra)[:-1]]) if n_valid else extra
+    lines = valid_records + shift
+    for number, text, expected, actual in collected:
+        rejected.lines.append(_physical_line(number or 0, valid_records, lines))
+        rejected.texts.append(text)
+        rejected.reasons.append(f"row has {actual} cells, the header has {expected}")
+    # Blank lines are not rows: drop records whose every cell is empty.
+    if n_valid:
+        nonblank = np.zeros(n_valid, dtype=bool)
+        for name in names:
+            nonblank |= pa.compute.not_equal(table.column(name), "").to_numpy(
+                zero_copy_only=False)
+        if not nonblank.all():
+            table = table.filter(pa.array(nonblank))
+            lines = lines[nonblank]
+    table = _empty_to_null(table)
+    return table, lines, rejected
+
+
+def _csv_header(header: bytes):
+    import csv
+
+    return csv.reader([header.decode("utf-8")])
+
+
+def _physical_line(record: int, valid_records: np.ndarray, lines: np.ndarray) -> int:
+    """Physical line of a rejected record: its record number plus the quoted
+    newlines of the valid records before it."""
+    i = int(np.searchsorted(valid_records, record))
+    if i == 0:
+        return record
+    return record + int(lines[i - 1] - valid_records[i - 1])
+
+
+def _empty_to_null(table: pa.Table) -> pa.Table:
+    """Empty cells mean "not recorded", like JSON null and Parquet null."""
+    cols = []
+    for col in table.columns:
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            col = pa.compute.if_else(pa.compute.equal(col, ""), pa.scalar(None, col.type), col)
+        cols.append(col)
+    return pa.table(cols, names=table.column_names)
+
+
+# --- JSON Lines --------------------------------------------------------------
+
+def _read_jsonl(path: Path, data: bytes):
+    """Fast path: pyarrow's reader when every line is a plain object and each
+    column keeps one type. Otherwise a line-by-line read that locates and keeps
+    every bad line."""
+    text_lines = data.split(b"\n")
+    simple = b"\n\n" not in data and not data.startswith(b"\n") and b"\r" not in data
+    if simple:
+        try:
+            table = pa_json.read_json(io.BytesIO(data))
+            if table.num_rows == sum(1 for ln in text_lines if ln):
+                table = _stringify_nested(table)
+                return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
+        except pa.ArrowInvalid:
+            pass
+    return _read_jsonl_slow(path, text_lines)
+
+
+def _read_jsonl_slow(path: Path, text_lines: list[bytes]):
+    rejected = RawRejected()
+    rows: list[dict] = []
+    lines: list[int] = []
+    for number, raw in enumerate(text_lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            rejected.lines.append(number)
+            rejected.texts.append(raw.decode("utf-8", "replace")[:500])
+            rejected.reasons.append(f"not a JSON object: {exc}")
+            continue
+        if not isinstance(obj, dict):
+            rejected.lines.append(number)
+            rejected.texts.append(raw.decode("utf-8", "replace")[:500])
+            rejected.reasons.append("not a JSON object")
+            continue
+        rows.append(obj)
+        lines.append(number)
+    names: list[str] = []
+    seen: set[str] = set()
+    for obj in rows:
+        for key in obj:
+            if key not in seen:
+                seen.add(key)
+                names.append(key)
+    columns = {}
+    for name in names:
+        columns[name] = pa.array(
+            [_json_cell(obj.get(name)) for obj in rows], type=pa.string()
+        )
+    table = pa.table(columns) if columns else pa.table({n: pa.array([], pa.string())
+                                                        for n in COLUMN_NAMES})
+    return table, np.asarray(lines, dtype=np.int64), rejected
+
+
+def _json_cell(value) -> str | None:
+    """A JSON value as the text a CSV cell would hold; coercion types it later."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value, sort_keys=True)
+
+
+def _stringify_nested(table: pa.Table) -> pa.Table:
+    """Nested JSON values cannot be log cells; keep them as JSON text."""
+    cols = []
+    for col in table.columns:
+        if pa.types.is_struct(col.type) or pa.types.is_list(col.type):
+            col = pa.array([None if v is None else json.dumps(v, sort_keys=True)
+                            for v in col.to_pylist()], type=pa.string())
+        elif pa.types.is_null(col.type):
+            col = pa.nulls(len(col), pa.string())
+        cols.append(col)
+    return pa.table(cols, names=table.column_names)
+
+
+# --- Parquet -----------------------------------------------------------------
+
+def _read_parquet(path: Path):
+    try:
+        if path.name.lower().endswith(".gz"):
+            table = pq.read_table(io.BytesIO(_read_bytes(path)))
+        else:
+            table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise LogFileError(path, f"not a readable Parquet file: {_arrow_message(exc)}") from None
+    # Parquet has no lines; a row is located by its 1-based row number.
+    return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
+
+
+def _arrow_message(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__

@@ -1,0 +1,47 @@
+"""The findings and quarantine tables as Parquet, with provenance in the
+file metadata. Same inputs give the same bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from auditor.report.atomic import atomic_path
+
+FINDINGS_SCHEMA = pa.schema([
+    ("finding_id", pa.string()), ("code", pa.string()), ("rule_id", pa.string()),
+    ("ruleset", pa.string()), ("clause", pa.string()), ("severity", pa.string()),
+    ("table_id", pa.string()), ("seq", pa.int64()), ("ts", pa.timestamp("us", tz="UTC")),
+    ("event", pa.string()), ("seat", pa.int64()), ("actor_role", pa.string()),
+    ("actor_id", pa.string()), ("message", pa.string()), ("evidence", pa.string()),
+    ("source_file", pa.string()), ("source_line", pa.int64()),
+])
+QUARANTINE_SCHEMA = pa.schema([
+    ("source_file", pa.string()), ("source_line", pa.int64()), ("table_id", pa.string()),
+    ("seq", pa.int64()), ("event", pa.string()), ("reason", pa.string()), ("raw", pa.string()),
+])
+
+
+def write_table(frame: pd.DataFrame, schema: pa.Schema, target: Path, meta: dict) -> None:
+    table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+    table = table.replace_schema_metadata(
+        {"auditor": json.dumps(meta, sort_keys=True, ensure_ascii=False)})
+    with atomic_path(target) as tmp:
+        pq.write_table(table, tmp, compression="zstd", write_statistics=True)
+
+
+def write_findings(findings: pd.DataFrame, target: Path, meta: dict) -> None:
+    write_table(findings, FINDINGS_SCHEMA, target, meta)
+
+
+def write_quarantine(quarantine: pd.DataFrame, target: Path, meta: dict) -> None:
+    write_table(quarantine, QUARANTINE_SCHEMA, target, meta)
+
+
+def read_metadata(path: Path) -> dict:
+    md = pq.read_schema(path).metadata or {}
+    return json.loads(md.get(b"auditor", b"{}"))

@@ -1,0 +1,317 @@
+"""Load, merge and validate rulesets: one TOML file per jurisdiction.
+
+A ruleset is data, never code: it names registered checks and sets their
+parameters. `extends` merges like yamllint presets: a child rule with the same
+`id` overrides fields and params, `enabled = false` removes it, new ids are
+added, and parameters merge key by key. Everything is validated before any
+log is read; every error names the file, the rule id and the key.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from auditor.codes import CODES, LOG_CODES, SEVERITIES
+from auditor.rules.parameters import PARAMETERS, ParameterError, validate_value
+
+MAX_EXTENDS_DEPTH = 16
+MAX_RULESET_BYTES = 1 << 20
+
+RULESET_KEYS = {
+    "id", "title", "jurisdiction", "authority", "source", "status", "notes", "extends",
+    "parameters",
+}
+SOURCE_KEYS = {"document", "edition", "published", "url", "notes"}
+RULE_KEYS = {"id", "check", "code", "clause", "summary", "severity", "enabled", "params"}
+STATUSES = ("verified", "provisional")
+
+
+class RulesetError(Exception):
+    """A ruleset that cannot be used (exit 2). The message names where."""
+
+    def __init__(self, path: str, message: str, rule: str | None = None,
+                 key: str | None = None):
+        where = path
+        if rule:
+            where += f": rule {rule!r}"
+        if key:
+            where += f": key {key!r}"
+        super().__init__(f"{where}: {message}")
+        self.path, self.rule, self.key = path, rule, key
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    check: str
+    code: str
+    clause: str
+    summary: str
+    severity: str
+    params: dict[str, Any]
+
+
+@dataclass
+class Ruleset:
+    id: str
+    title: str
+    jurisdiction: str
+    authority: str
+    status: str
+    notes: str
+    source: dict[str, str]
+    parameters: dict[str, Any]
+    rules: list[Rule]
+    files: list[str] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)
+
+    @property
+    def content(self) -> dict:
+        """The merged ruleset as plain data: what the hash covers."""
+        return {
+            "id": self.id, "title": self.title, "jurisdiction": self.jurisdiction,
+            "authority": self.authority, "status": self.status, "notes": self.notes,
+            "source": self.source, "parameters": self.parameters,
+            "rules": [r.__dict__ for r in self.rules],
+        }
+
+    @property
+    def content_hash(self) -> str:
+        text = json.dumps(self.content, sort_keys=True, ensure_ascii=False,
+                          separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+    def rule(self, rule_id: str) -> Rule:
+        return next(r for r in self.rules if r.id == rule_id)
+
+
+def shipped_dir() -> Path:
+    """Where the shipped rulesets live: `rulesets/` of a source checkout, or
+    the copy installed inside the package."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here.parent / "rulesets", here / "_shipped_rulesets"):
+        if candidate.is_dir():
+            return candidate
+    return here.parent / "rulesets"
+
+
+def shipped_ids() -> list[str]:
+    return sorted(p.stem for p in shipped_dir().glob("*.toml"))
+
+
+def resolve_path(ref: str, relative_to: Path | None = None) -> Path:
+    """A ruleset reference is a file path (relative to the referring file) or
+    the id of a shipped ruleset."""
+    candidate = Path(ref)
+    if relative_to is not None and not candidate.is_absolute():
+        near = relative_to.parent / candidate
+        if near.suffix == ".toml" or near.is_file():
+            return near
+    if candidate.suffix == ".toml" or candidate.is_file():
+        return candidate
+    shipped = shipped_dir() / f"{ref}.toml"
+    if shipped.is_file():
+        return shipped
+    known = ", ".join(shipped_ids()) or "none"
+    raise RulesetError(ref, f"no such ruleset (shipped ids: {known}; or give a .toml path)")
+
+
+def load_ruleset(ref: str) -> Ruleset:
+    """Load a ruleset by id or path, resolving `extends`, and validate it."""
+    path = resolve_path(ref)
+    merged, files, disabled = _load_merged(path, chain=[])
+    return _build(merged, files, disabled)
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise RulesetError(str(path), f"cannot be read: {exc.strerror or exc}") from None
+    if size > MAX_RULESET_BYTES:
+        raise RulesetError(str(path), f"file is {size} bytes; a ruleset may be at most "
+                           f"{MAX_RULESET_BYTES}")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise RulesetError(str(path), f"not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RulesetError(str(path), f"cannot be read: {exc}") from None
+
+
+def _load_merged(path: Path, chain: list[str]) -> tuple[dict, list[str], list[str]]:
+    key = str(path.resolve())
+    if key in chain:
+        cycle = " -> ".join([*chain, key])
+        raise RulesetError(str(path), f"extends cycle: {cycle}", key="extends")
+    if len(chain) >= MAX_EXTENDS_DEPTH:
+        raise RulesetError(str(path), f"extends chain deeper than {MAX_EXTENDS_DEPTH}",
+                           key="extends")
+    data = _read_toml(path)
+    _validate_shape(data, str(path))
+    head = data["ruleset"]
+    parent_ref = head.get("extends")
+    if parent_ref is None:
+        rules = {r["id"]: {**r, "_file": str(path)} for r in data.get("rule", [])}
+        disabled = [rid for rid, r in rules.items() if r.get("enabled") is False]
+        for rid in disabled:
+            del rules[rid]
+        head = dict(head)
+        head["_rules"] = rules
+        return head, [str(path)], disabled
+    try:
+        parent_path = resolve_path(parent_ref, relative_to=path)
+    except RulesetError as exc:
+        raise RulesetError(str(path), str(exc), key="extends") from None
+    parent, files, disabled = _load_merged(parent_path, [*chain, key])
+    merged = copy.deepcopy(parent)
+    for k, v in head.items():
+        if k == "parameters":
+            merged["parameters"] = {**parent.get("parameters", {}), **v}
+        elif k == "source":
+            merged["source"] = {**parent.get("source", {}), **v}
+        elif k != "extends":
+            merged[k] = v
+    rules = merged["_rules"]
+    for rule in data.get("rule", []):
+        rid = rule["id"]
+        if rule.get("enabled") is False:
+            if rules.pop(rid, None) is not None:
+                disabled.append(rid)
+            continue
+        if rid in rules:
+            base = rules[rid]
+            params = {**base.get("params", {}), **rule.get("params", {})}
+            rules[rid] = {**base, **rule, "params": params, "_file": str(path)}
+        else:
+            rules[rid] = {**rule, "_file": str(path)}
+    return merged, [*files, str(path)], disabled
+
+
+def _validate_shape(data: dict, path: str) -> None:
+    """Keys and types of one file, before any merging."""
+    unknown = set(data) - {"ruleset", "rule"}
+    if unknown:
+        raise RulesetError(path, "unknown top-level key", key=sorted(unknown)[0])
+    head = data.get("ruleset")
+    if not isinstance(head, dict):
+        raise RulesetError(path, "missing [ruleset] table", key="ruleset")
+    for k in head:
+        if k not in RULESET_KEYS:
+            raise RulesetError(path, "unknown key in [ruleset]", key=k)
+    for k in ("id", "title", "jurisdiction", "authority", "status", "notes", "extends"):
+        if k in head and not isinstance(head[k], str):
+            raise RulesetError(path, "should be a string", key=k)
+    if "parameters" in head and not isinstance(head["parameters"], dict):
+        raise RulesetError(path, "should be a table", key="parameters")
+    if "source" in head:
+        if not isinstance(head["source"], dict):
+            raise RulesetError(path, "should be a table", key="source")
+        for k, v in head["source"].items():
+            if k not in SOURCE_KEYS:
+                raise RulesetError(path, "unknown key in [ruleset.source]", key=k)
+            if not isinstance(v, str):
+                raise RulesetError(path, "should be a string", key=f"source.{k}")
+    rules = data.get("rule", [])
+    if not isinstance(rules, list):
+        raise RulesetError(path, "should be an array of tables ([[rule]])", key="rule")
+    seen = set()
+    for i, rule in enumerate(rules):
+        rid = rule.get("id") if isinstance(rule, dict) else None
+        if not isinstance(rid, str) or not rid.strip():
+            raise RulesetError(path, f"rule #{i + 1} has no id", key="id")
+        if rid in seen:
+            raise RulesetError(path, "rule id used twice in one file", rule=rid, key="id")
+        seen.add(rid)
+        for k, v in rule.items():
+            if k not in RULE_KEYS:
+                raise RulesetError(path, "unknown key", rule=rid, key=k)
+            if k == "enabled" and not isinstance(v, bool):
+                raise RulesetError(path, "should be true or false", rule=rid, key=k)
+            if k == "params" and not isinstance(v, dict):
+                raise RulesetError(path, "should be a table", rule=rid, key=k)
+            if k not in ("enabled", "params") and not isinstance(v, str):
+                raise RulesetError(path, "should be a string", rule=rid, key=k)
+
+
+def _build(merged: dict, files: list[str], disabled: list[str]) -> Ruleset:
+    from auditor.checks import CHECKS
+
+    path = files[-1]
+    for k in ("id", "title", "status"):
+        if not merged.get(k, "").strip():
+            raise RulesetError(path, "required in [ruleset]", key=k)
+    if merged["status"] not in STATUSES:
+        raise RulesetError(path, f"should be one of {', '.join(STATUSES)}", key="status")
+    if merged["status"] == "provisional" and not merged.get("notes", "").strip():
+        raise RulesetError(path, "a provisional ruleset needs a notes line saying why",
+                           key="notes")
+    parameters = {name: p.default for name, p in PARAMETERS.items()}
+    for name, value in merged.get("parameters", {}).items():
+        try:
+            parameters[name] = validate_value(name, value)
+        except ParameterError as exc:
+            raise RulesetError(path, str(exc), key=f"parameters.{name}") from None
+    rules: list[Rule] = []
+    for rid, raw in merged["_rules"].items():
+        where = raw.get("_file", path)
+        for k in ("check", "code", "clause", "severity"):
+            if not str(raw.get(k, "")).strip():
+                raise RulesetError(where, "required and must not be empty", rule=rid, key=k)
+        chk = CHECKS.get(raw["check"])
+        if chk is None:
+            raise RulesetError(where, f"unknown check {raw['check']!r}", rule=rid, key="check")
+        if raw["code"] not in CODES:
+            raise RulesetError(where, f"unknown code {raw['code']!r}", rule=rid, key="code")
+        if raw["code"] != chk.code:
+            raise RulesetError(where, f"check {chk.name!r} reports {chk.code!r}, not "
+                               f"{raw['code']!r}", rule=rid, key="code")
+        if raw["severity"] not in SEVERITIES:
+            raise RulesetError(where, f"should be one of {', '.join(SEVERITIES)}",
+                               rule=rid, key="severity")
+        params = {name: parameters[name] for name in chk.params}
+        for name, value in raw.get("params", {}).items():
+            if name not in chk.params:
+                raise RulesetError(where, f"check {chk.name!r} takes no parameter {name!r} "
+                                   f"(it takes: {', '.join(chk.params) or 'none'})",
+                                   rule=rid, key=f"params.{name}")
+            try:
+                params[name] = validate_value(name, value)
+            except ParameterError as exc:
+                raise RulesetError(where, str(exc), rule=rid, key=f"params.{name}") from None
+        rules.append(Rule(rid, chk.name, raw["code"], raw["clause"].strip(),
+                          raw.get("summary", "").strip(), raw["severity"], params))
+    rules.extend(_log_rules(rules))
+    return Ruleset(
+        id=merged["id"], title=merged["title"], jurisdiction=merged.get("jurisdiction", ""),
+        authority=merged.get("authority", ""), status=merged["status"],
+        notes=merged.get("notes", ""), source=dict(merged.get("source", {})),
+        parameters=parameters, rules=rules, files=files, disabled=disabled,
+    )
+
+
+#: The evidence-quality rules every audit runs, whatever the ruleset lists.
+LOG_RULE_DEFAULTS = {
+    "log.sequence_gap": ("sequence_gap", "major"),
+    "log.out_of_order": ("sequence_order", "major"),
+    "log.malformed": ("row_malformed", "major"),
+    "log.unknown_reference": ("unknown_reference", "minor"),
+}
+
+
+def _log_rules(rules: list[Rule]) -> list[Rule]:
+    """Add the `log.*` rules a ruleset did not list itself (they are always
+    reported; a ruleset may only restate them to change severity or wording)."""
+    listed = {r.code for r in rules}
+    extra = []
+    for code in LOG_CODES:
+        if code not in listed:
+            check_name, severity = LOG_RULE_DEFAULTS[code]
+            extra.append(Rule(code, check_name, code, "event-log-v1", CODES[code], severity, {}))
+    return extra
