@@ -1,0 +1,171 @@
+"""Build small craps logs inside a test, audit them, and read the findings.
+
+A test starts from `lawful_table()` (a table opened, dice received, inspected
+and in the bowl, players seated with pass bets, a shooter chosen), adds the
+events of the case, and asserts on the exact findings as (code, table, seq).
+"""
+
+from __future__ import annotations
+
+import csv
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from auditor.audit import audit
+from auditor.logs.schema import COLUMN_NAMES
+
+STICK = "stickperson"
+DICE = "A1,A2,A3,A4,A5"
+THROW = "one_hand,simultaneous,far_end"
+#: A dealer, the game supervisor (seed 000 5.2) and a pit manager (SD
+#: 20:18:19:11) inspect: lawful under every shipped ruleset.
+INSPECTORS = ("dealer", "game_supervisor", "pit_manager")
+SHIPPED = ("nz-table-games", "nz-1996", "sd-20-18-33", "nsw-1992")
+
+
+class LogBuilder:
+    """Appends events to one table with consecutive seq and rising ts."""
+
+    def __init__(self, table: str = "T1", start: datetime | None = None):
+        self.table = table
+        self.rows: list[dict] = []
+        self.seq = 0
+        self.ts = start or datetime(2026, 3, 1, 20, 0, 0, tzinfo=timezone.utc)
+        self.staff = {"stickperson": "K1", "dealer": "D3", "boxperson": "B2",
+                      "game_supervisor": "S7", "pit_manager": "M4", "casino_manager": "C1",
+                      "security": "G2", "system": "SYS"}
+
+    # --- raw events ------------------------------------------------------
+
+    def add(self, event: str, **cells) -> int:
+        """Append one event; return its seq. `role` sets actor_role and, for
+        staff, a default actor_id; players get their player id."""
+        self.seq += 1
+        self.ts += timedelta(seconds=5)
+        role = cells.pop("role", None)
+        row = {"table_id": self.table, "seq": self.seq,
+               "ts": self.ts.isoformat(), "event": event}
+        if role:
+            row["actor_role"] = role
+            if role == "player" and "seat" in cells:
+                row["actor_id"] = row["player_id"] = f"P{cells['seat']}"
+            elif role in self.staff:
+                row["actor_id"] = self.staff[role]
+        row.update({k: v for k, v in cells.items()})
+        self.rows.append(row)
+        return self.seq
+
+    # --- lawful building blocks -----------------------------------------
+
+    def open(self, seats=(2, 5, 7), dice=DICE, inspectors=INSPECTORS,
+             open_seat=None) -> None:
+        self.add("table_open", role="game_supervisor", **({"seat": open_seat} if open_seat
+                                                            else {}))
+        self.add("dice_received", role="security", dice=dice)
+        for who in inspectors:
+            self.add("dice_inspected", role=who, dice=dice, outcome="pass")
+        self.add("dice_to_bowl", role=STICK, dice=dice)
+        for s in seats:
+            self.add("player_join", role="player", seat=s)
+
+    def bet(self, seat: int, bet: str = "pass", amount: int = 10) -> int:
+        return self.add("wager_placed", role="player", seat=seat, bet=bet, amount=amount)
+
+    def offer(self, seat: int, role: str = STICK, dice: str = DICE) -> int:
+        return self.add("dice_offered", role=role, seat=seat, dice=dice)
+
+    def decline(self, seat: int) -> int:
+        return self.add("dice_declined", role="player", seat=seat)
+
+    def accept(self, seat: int, keep=("A1", "A2"), dice: str = DICE) -> int:
+        """Accept, choose `keep`, and return the rest of `dice` to the bowl."""
+        self.add("dice_accepted", role="player", seat=seat)
+        self.add("dice_selected", role="player", seat=seat, dice=",".join(keep))
+        rest = [d for d in dice.split(",") if d not in keep]
+        return self.add("dice_to_bowl", role=STICK, dice=",".join(rest))
+
+    def roll(self, seat: int, d1: int, d2: int, flags: str = THROW,
+             dice: str = "A1,A2", role: str = "player") -> int:
+        cells = {"dice": dice, "die1": d1, "die2": d2, "flags": flags}
+        if role == "player":
+            cells["seat"] = seat
+        return self.add("roll", role=role, **cells)
+
+    def call(self, total: int, role: str = STICK) -> int:
+        return self.add("total_called", role=role, total=total)
+
+    def collect(self, flags: str = "stick") -> int:
+        return self.add("dice_collected", role=STICK, dice="A1,A2", flags=flags)
+
+    def settle(self, seat: int, bet: str, outcome: str, amount: int = 0) -> int:
+        return self.add("wager_settled", role="dealer", seat=seat, bet=bet, outcome=outcome,
+                        amount=amount)
+
+    def complete(self) -> int:
+        return self.add("settlement_complete", role="dealer")
+
+    def pass_back(self, seat: int, flags: str = "stick") -> int:
+        return self.add("dice_to_shooter", role=STICK, seat=seat, dice="A1,A2", flags=flags)
+
+    def play(self, seat: int, d1: int, d2: int, settlements=(), pass_back: bool = True,
+             flags: str = THROW) -> int:
+        """A whole lawful roll: roll, call, collect with the stick, settle,
+        settlement complete, dice back with the stick. Returns the roll's seq."""
+        seq = self.roll(seat, d1, d2, flags=flags)
+        self.call(d1 + d2)
+        self.collect()
+        for s, bet, outcome, amount in settlements:
+            self.settle(s, bet, outcome, amount)
+        self.complete()
+        if pass_back:
+            self.pass_back(seat)
+        return seq
+
+    # --- output ------------------------------------------------------------
+
+    def write_csv(self, path: Path) -> Path:
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(COLUMN_NAMES))
+            writer.writeheader()
+            for row in self.rows:
+                writer.writerow({k: row.get(k, "") for k in COLUMN_NAMES})
+        return path
+
+
+def lawful_table(seats=(2, 5, 7), shooter: int = 2, **open_kwargs) -> LogBuilder:
+    """A table open with every seated player holding a pass bet, the dice
+    offered to the lowest seat and accepted by `shooter` (the seats before it
+    declining)."""
+    b = LogBuilder()
+    b.open(seats=seats, **open_kwargs)
+    for s in seats:
+        b.bet(s)
+    for s in sorted(seats):
+        b.offer(s)
+        if s == shooter:
+            break
+        b.decline(s)
+    b.accept(shooter)
+    return b
+
+
+def findings_of(builder: LogBuilder, tmp_path: Path, ruleset: str = "nz-table-games"):
+    path = builder.write_csv(tmp_path / f"{builder.table}.csv")
+    return audit([path], ruleset).findings
+
+
+def found(builder: LogBuilder, tmp_path: Path, ruleset: str = "nz-table-games",
+          code_prefix: str | None = None) -> set[tuple[str, str, int]]:
+    """The findings as a set of (code, table, seq)."""
+    f = findings_of(builder, tmp_path, ruleset)
+    out = {(c, t, int(s)) for c, t, s in zip(f["code"], f["table_id"], f["seq"])}
+    if code_prefix:
+        out = {x for x in out if x[0].startswith(code_prefix)}
+    return out
+
+
+def rulesets_with(code: str) -> list[str]:
+    """The shipped rulesets that enforce `code` (for parametrised tests)."""
+    from auditor.rules.ruleset import load_ruleset
+
+    return [rs for rs in SHIPPED if any(r.code == code for r in load_ruleset(rs).rules)]

@@ -1,0 +1,149 @@
+"""Shooter checks: each fires on its breach and stays quiet on the lawful
+case next to it."""
+
+from builder import found, lawful_table
+
+RS = "nz-table-games"
+
+
+def test_lawful_session_has_no_findings(tmp_path):
+    b = lawful_table()
+    b.play(2, 3, 4, settlements=[(2, "pass", "win", 10), (5, "pass", "win", 10),
+                                 (7, "pass", "win", 10)])
+    for s in (2, 5, 7):
+        b.bet(s)
+    b.play(2, 4, 2)  # point 6
+    b.play(2, 3, 4, settlements=[(2, "pass", "lose", 0), (5, "pass", "lose", 0),
+                                 (7, "pass", "lose", 0)], pass_back=False)
+    b.add("shooter_relinquish", role="player", seat=2, reason="seven_out")
+    for s in (2, 5, 7):
+        b.bet(s)
+    b.offer(5)
+    b.accept(5)
+    b.play(5, 6, 5, settlements=[(2, "pass", "win", 10), (5, "pass", "win", 10),
+                                 (7, "pass", "win", 10)])
+    for ruleset in ("nz-table-games", "nsw-1992"):
+        assert found(b, tmp_path, ruleset) == set(), ruleset
+    # NZ 1996 5.9: after a relinquishment a dealer, not the stickperson, offers.
+    assert found(b, tmp_path, "nz-1996") == {("offer.wrong_role", "T1", 43)}
+
+
+def test_ineligible_shooter_fires_when_pass_bet_taken_down(tmp_path):
+    b = lawful_table()
+    b.add("wager_removed", role="player", seat=2, bet="pass")
+    seq = b.play(2, 4, 4, settlements=[])
+    assert found(b, tmp_path, RS, "shooter.") == {("shooter.ineligible", "T1", seq)}
+
+
+def test_ineligible_shooter_quiet_with_dont_pass(tmp_path):
+    b = lawful_table()
+    b.add("wager_removed", role="player", seat=2, bet="pass")
+    b.bet(2, "dont_pass")
+    b.play(2, 4, 4)
+    assert found(b, tmp_path, RS, "shooter.") == set()
+
+
+def test_not_accepted_fires_for_second_player(tmp_path):
+    b = lawful_table()
+    seq = b.play(5, 4, 4)
+    assert ("shooter.not_accepted", "T1", seq) in found(b, tmp_path, RS)
+
+
+def test_not_accepted_quiet_for_shooter(tmp_path):
+    b = lawful_table()
+    b.play(2, 4, 4)
+    assert found(b, tmp_path, RS, "shooter.") == set()
+
+
+def test_kept_after_seven_out_fires(tmp_path):
+    b = lawful_table()
+    b.play(2, 4, 2)
+    b.play(2, 3, 4, settlements=[(s, "pass", "lose", 0) for s in (2, 5, 7)])
+    b.bet(2)
+    seq = b.play(2, 5, 5)
+    assert found(b, tmp_path, RS, "shooter.") == {("shooter.kept_after_seven_out", "T1", seq)}
+
+
+def test_kept_after_seven_out_quiet_when_passed(tmp_path):
+    b = lawful_table()
+    b.play(2, 4, 2)
+    b.play(2, 3, 4, settlements=[(s, "pass", "lose", 0) for s in (2, 5, 7)], pass_back=False)
+    b.add("shooter_relinquish", role="player", seat=2, reason="seven_out")
+    for s in (2, 5, 7):
+        b.bet(s)
+    b.offer(5)
+    b.accept(5)
+    b.play(5, 5, 5)
+    assert found(b, tmp_path, RS, "shooter.") == set()
+
+
+def test_order_to_pass_by_dealer_fires(tmp_path):
+    b = lawful_table()
+    seq = b.add("shooter_relinquish", role="dealer", seat=2, reason="ordered")
+    assert found(b, tmp_path, RS, "shooter.") == {
+        ("shooter.order_to_pass_unauthorised", "T1", seq)}
+
+
+def test_order_to_pass_by_game_supervisor_quiet(tmp_path):
+    b = lawful_table()
+    b.add("shooter_relinquish", role="game_supervisor", seat=2, reason="ordered")
+    assert found(b, tmp_path, RS, "shooter.") == set()
+
+
+def test_order_to_pass_sd_boxperson(tmp_path):
+    b = lawful_table()
+    b.add("shooter_relinquish", role="boxperson", seat=2, reason="ordered")
+    seq = b.add("shooter_relinquish", role="game_supervisor", seat=2, reason="ordered")
+    assert found(b, tmp_path, "sd-20-18-33", "shooter.") == {
+        ("shooter.order_to_pass_unauthorised", "T1", seq)}
+
+
+def _everyone_declines(b):
+    b.play(2, 4, 2)  # point 6 with a come bet
+    b.play(2, 3, 4, settlements=[(s, "pass", "lose", 0) for s in (2, 5, 7)], pass_back=False)
+    b.add("shooter_relinquish", role="player", seat=2, reason="seven_out")
+
+
+def test_stickperson_throw_quiet_when_nobody_will_shoot(tmp_path):
+    b = lawful_table()
+    b.bet(5, "come")
+    b.play(2, 4, 2)        # point 6; the come bet travels to 6
+    b.play(2, 3, 4, settlements=[(s, "pass", "lose", 0) for s in (2, 5, 7)]
+           + [(5, "come_6", "lose", 0)], pass_back=False)
+    b.add("shooter_relinquish", role="player", seat=2, reason="seven_out")
+    b.bet(5, "place_6")
+    b.bet(5, "come")
+    b.bet(5, "pass")
+    b.offer(5)
+    b.decline(5)
+    b.roll(0, 2, 2, role="stickperson")  # undetermined come bet, nobody willing
+    assert found(b, tmp_path, RS, "shooter.stickperson") == set()
+
+
+def test_stickperson_throw_fires_when_player_willing(tmp_path):
+    b = lawful_table()
+    seq = b.roll(0, 2, 2, role="stickperson")
+    assert ("shooter.stickperson_throw", "T1", seq) in found(b, tmp_path, RS)
+
+
+def test_marker_off_throw_sd(tmp_path):
+    b = lawful_table(seats=(2,))
+    b.play(2, 4, 2)  # point 6
+    b.bet(2, "come")
+    b.play(2, 5, 3)  # the come bet travels to 8
+    b.play(2, 3, 3, settlements=[(2, "pass", "win", 10)])  # point made
+    # No new pass bet, marker off on the don't pass line: lawful under (2).
+    b.add("marker", role="dealer", outcome="off", flags="dont_pass_line")
+    b.play(2, 5, 5)
+    assert found(b, tmp_path, "sd-20-18-33", "shooter.") == set()
+
+
+def test_marker_off_throw_sd_fires_without_marker(tmp_path):
+    b = lawful_table(seats=(2,))
+    b.play(2, 4, 2)
+    b.bet(2, "come")
+    b.play(2, 5, 3)
+    b.play(2, 3, 3, settlements=[(2, "pass", "win", 10)])
+    seq = b.play(2, 5, 5)
+    assert found(b, tmp_path, "sd-20-18-33", "shooter.") == {
+        ("shooter.marker_off_throw", "T1", seq), ("shooter.ineligible", "T1", seq)}
