@@ -169,3 +169,77 @@ def rulesets_with(code: str) -> list[str]:
     from auditor.rules.ruleset import load_ruleset
 
     return [rs for rs in SHIPPED if any(r.code == code for r in load_ruleset(rs).rules)]
+
+
+# --- helpers added for the throw/call, no-roll and settlement tests ---------
+# (module functions taking a builder, so the class above is left unchanged)
+
+
+def cocked(builder: LogBuilder, die: str, resting_face: int) -> int:
+    """`die_cocked`: `die` rests on an object with `resting_face` uppermost."""
+    return builder.add("die_cocked", role=STICK, dice=die, die1=resting_face)
+
+
+def no_roll(builder: LogBuilder, reason: str, role: str = STICK,
+            flags: str = "before_rest") -> int:
+    cells = {"reason": reason}
+    if flags:
+        cells["flags"] = flags
+    return builder.add("no_roll", role=role, **cells)
+
+
+def dispute(builder: LogBuilder, die: str, role: str = "player", seat: int | None = None) -> int:
+    cells = {"dice": die}
+    if seat is not None:
+        cells["seat"] = seat
+    return builder.add("dispute", role=role, **cells)
+
+
+def ruling(builder: LogBuilder, role: str, reason: str = "face_determined",
+           face: int | None = None) -> int:
+    cells = {"reason": reason}
+    if face is not None:
+        cells["die1"] = face
+    return builder.add("ruling", role=role, **cells)
+
+
+def overrule(builder: LogBuilder, role: str, overruled: str) -> int:
+    return builder.add("overrule", role=role, reason=overruled)
+
+
+def enforced_codes(ruleset: str) -> set[str]:
+    """The codes a ruleset (id or path) enforces."""
+    from auditor.rules.ruleset import load_ruleset
+
+    return {r.code for r in load_ruleset(ruleset).rules}
+
+
+def family_codes(family: str) -> set[str]:
+    """The codes the checks of one module (`throw_call`, `noroll`, ...) report."""
+    from auditor.checks import CHECKS
+
+    return {c.code for c in CHECKS.values() if c.family == family}
+
+
+def found_family(builder: LogBuilder, tmp_path: Path, ruleset: str,
+                 family: str) -> set[tuple[str, str, int]]:
+    """The findings of one check family as a set of (code, table, seq)."""
+    codes = family_codes(family)
+    return {x for x in found(builder, tmp_path, ruleset) if x[0] in codes}
+
+
+def expected(ruleset: str, *findings: tuple[str, str, int]) -> set[tuple[str, str, int]]:
+    """`findings` less those whose code `ruleset` does not enforce: the exact
+    set to expect from a case run under several rulesets."""
+    codes = enforced_codes(ruleset)
+    return {f for f in findings if f[0] in codes}
+
+
+def evidence_of(builder: LogBuilder, tmp_path: Path, ruleset: str,
+                code: str) -> dict[int, dict]:
+    """{seq: evidence dict} of the findings with `code`."""
+    import json
+
+    f = findings_of(builder, tmp_path, ruleset)
+    f = f[f["code"] == code]
+    return {int(s): json.loads(e) for s, e in zip(f["seq"], f["evidence"])}

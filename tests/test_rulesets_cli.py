@@ -197,9 +197,11 @@ def test_diff_rules_matched_by_code_not_id(tmp_path):
     a = tmp_path / "a.toml"
     b = tmp_path / "b.toml"
     a.write_text(ALPHA, encoding="utf-8")
-    b.write_text(ALPHA.replace('"A-5.3"', '"B-9.9"').replace('id = "alpha"', 'id = "b"'),
+    b.write_text(ALPHA.replace('"A-5.3"', '"B-9.9"').replace("dice_set_size = 5",
+                                                             "dice_set_size = 6"),
                  encoding="utf-8")
     out = run("rulesets", "diff", str(a), str(b)).output
+    assert ["dice_set_size", "5", "6"] in _rows(out)
     assert "Rules only in one:\n  none" in out
     assert "Rules that differ:\n  none" in out
 

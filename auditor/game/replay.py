@@ -222,15 +222,11 @@ def replay(events: pd.DataFrame, bar: int = 12) -> pd.DataFrame:
     ev = events["event"].cat.codes.to_numpy()
     table = events["table_id"].cat.codes.to_numpy()
     seat = events["seat"].fillna(0).to_numpy(dtype=np.int64).tolist()
-    role = events["actor_role"].astype(object).where(events["actor_role"].notna(), None).tolist()
-    actor = events["actor_id"].tolist()
-    dice_col = events["dice"].tolist()
     die1 = events["die1"].fillna(0).to_numpy(dtype=np.int64).tolist()
     die2 = events["die2"].fillna(0).to_numpy(dtype=np.int64).tolist()
-    bet = events["bet"].astype(object).where(events["bet"].notna(), None).tolist()
-    outcome = events["outcome"].astype(object).where(events["outcome"].notna(), None).tolist()
-    reason = events["reason"].astype(object).where(events["reason"].notna(), None).tolist()
-    flags = events["flags"].tolist()
+    role, actor, dice_col, bet, outcome, reason, flags = (
+        _text_list(events[name]) for name in
+        ("actor_role", "actor_id", "dice", "bet", "outcome", "reason", "flags"))
 
     parsed_dice: dict[str, tuple[str, ...]] = {}
 
@@ -309,6 +305,12 @@ def replay(events: pd.DataFrame, bar: int = 12) -> pd.DataFrame:
     if st is not None:
         st.flush_pending()
     return _to_frame(cols, n, events.index)
+
+
+def _text_list(column: pd.Series) -> list:
+    """A text column as a list with None (never NaN) where nothing was recorded."""
+    values = column.astype(object)
+    return values.where(values.notna(), None).tolist()
 
 
 def _check_seat(st: TableReplay, i: int, s: int, put) -> None:

@@ -33,7 +33,8 @@ What a session looks like (every choice is drawn from the table's own seeded
   go, sometimes a new set replaces the old one, line bets, a new offer round.
 - Rare lawful irregularities (about 1 roll in 50 each): a die off the table
   (void roll, remaining dice offered to the shooter, the die found, inspected
-  by the game supervisor and put back in the bowl after the next valid roll),
+  by the game supervisor and the boxperson and put back in the bowl after the
+  next valid roll),
   a cocked die (the roll records the counted face), a discretionary no roll.
 """
 
@@ -70,7 +71,7 @@ P_RELINE = 0.85         # a non-shooter makes a new line bet after a decision
 P_LEAVE = 0.2           # per hand boundary
 P_JOIN = 0.25           # per hand boundary
 P_REPLACE = 0.08        # a new set of dice, per hand boundary
-MAX_PLAYERS = 12
+MAX_PLAYERS = 10
 LINE_STAKES = (5.0, 10.0, 10.0, 25.0, 25.0, 100.0)
 
 
@@ -85,11 +86,12 @@ def set_letters(k: int) -> str:
     return out
 
 
-def _decision_tables() -> dict[int, dict[str, list]]:
-    """What a total decides, per table point (0 = come-out) and bet name:
-    None, ("win", payout per unit staked), ("lose", 0), ("push", 0),
-    ("travel", new bet name) or ("hard", 0) for the hard 8. Looked up once
-    per wager per roll, so the settlement loop does no arithmetic on rules."""
+def _decision_tables() -> dict[int, list[dict[str, tuple]]]:
+    """What a total decides: DECIDE[point][total] is {bet name: decision} for
+    the bets that total decides with the table at `point` (0 = come-out).
+    A decision is ("win", payout per unit staked), ("lose", 0), ("push", 0),
+    ("travel", new bet name) or ("hard", 0) for the hard 8. The settlement
+    loop only looks bets up: no arithmetic on rules per roll."""
     def line(point: int, dont: bool) -> list:
         row: list = [None] * 13
         for t in range(2, 13):
@@ -109,7 +111,7 @@ def _decision_tables() -> dict[int, dict[str, list]]:
                 row[t] = ("lose", 0)
         return row
 
-    tables: dict[int, dict[str, list]] = {}
+    tables: dict[int, list[dict[str, tuple]]] = {}
     for p in (0, *POINT_NUMBERS):
         tab = {"pass": line(p, False), "dont_pass": line(p, True)}
         come, dont_come = line(0, False), line(0, True)
@@ -129,7 +131,8 @@ def _decision_tables() -> dict[int, dict[str, list]]:
             place[6], place[7] = ("win", 7 / 6), ("lose", 0)
             hard[7], hard[8] = ("lose", 0), ("hard", 0)
         tab["place_6"], tab["hard_8"] = place, hard
-        tables[p] = tab
+        tables[p] = [{bet: row[t] for bet, row in tab.items() if row[t] is not None}
+                     for t in range(13)]
     return tables
 
 
@@ -443,10 +446,12 @@ class TableSim:
 
     def _retrieve(self) -> None:
         """The die that left the table is found, inspected by the game
-        supervisor and put back in the bowl."""
+        supervisor and by the boxperson (NSW 3.5 names the boxperson), and put
+        back in the bowl."""
         die, self.off_die = self.off_die, None
         self._ev("die_retrieved", "dealer", self.dealers[0], dice=die)
         self._ev("dice_inspected", "game_supervisor", self.sup, dice=die, outcome="pass")
+        self._ev("dice_inspected", "boxperson", self.box, dice=die, outcome="pass")
         self._ev("dice_to_bowl", "stickperson", self.stick, dice=die)
 
     def _valid_roll(self, cocked: bool) -> None:
@@ -498,37 +503,33 @@ class TableSim:
     def _settle(self, t: int, hard: bool, site: list | None) -> list[int]:
         """Settle every wager the total decides; travel come bets to their
         number. Returns the seats whose line bet ended."""
-        tab = DECIDE[self.point]
-        add, seats, wagers = self.rows.append, self.seats, self.wagers
-        rnd = self.rng.random
+        decides = DECIDE[self.point][t]
+        wagers = self.wagers
+        # Most wagers are not decided by a roll: find the few that are first.
+        hits = [(seat, bet) for seat in self.order for bet in wagers[seat] if bet in decides]
+        if not hits:
+            return []
+        add, seats, rnd = self.rows.append, self.seats, self.rng.random
         ended = []
-        for seat in self.order:
+        for seat, bet in hits:
             w = wagers[seat]
-            if not w:
+            outcome, pay = decides[bet]
+            if outcome == "travel":
+                w[pay] = w.pop(bet)
                 continue
-            for bet, stake in list(w.items()):
-                e = tab[bet][t]
-                if e is None:
+            if outcome == "hard":
+                outcome, pay = ("win", 9) if hard else ("lose", 0)
+            elif outcome == "push":  # the wager stands; writing the push is optional
+                if rnd() < 0.5:
                     continue
-                outcome, pay = e
-                if outcome == "travel":
-                    del w[bet]
-                    w[pay] = stake
-                    continue
-                if outcome == "hard":
-                    outcome, pay = ("win", 9) if hard else ("lose", 0)
-                elif outcome == "push":  # the wager stands; writing the push is optional
-                    if rnd() < 0.5:
-                        continue
-                if outcome != "push":
-                    del w[bet]
-                pid = seats[seat]
-                if site is not None:
-                    site.append((len(self.rows), seat, pid, bet, stake, outcome))
-                add(("wager_settled", "dealer", self.dealers[seat > 7], seat, pid, None, None,
-                     None, None, bet, stake * pay, outcome, None, None))
-                if outcome != "push" and (bet == "pass" or bet == "dont_pass"):
-                    ended.append(seat)
+            stake = w[bet] if outcome == "push" else w.pop(bet)
+            pid = seats[seat]
+            if site is not None:
+                site.append((len(self.rows), seat, pid, bet, stake, outcome))
+            add(("wager_settled", "dealer", self.dealers[seat > 7], seat, pid, None, None,
+                 None, None, bet, stake * pay, outcome, None, None))
+            if outcome != "push" and (bet == "pass" or bet == "dont_pass"):
+                ended.append(seat)
         return ended
 
     def _new_wagers(self, reline: list[int]) -> None:

@@ -129,8 +129,8 @@ def describe_ruleset(rs: Ruleset) -> str:
     ]
     lines = format_table(head)
 
-    lines += ["", "Parameters (ruleset: differs from the default; a rule may override those "
-              "its check reads)"]
+    lines += ["", ("Parameters (ruleset: differs from the default; a rule may override those "
+                   "its check reads)")]
     prow = []
     for name, value in rs.parameters.items():
         default = name in PARAMETERS and value == PARAMETERS[name].default

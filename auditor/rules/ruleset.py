@@ -88,7 +88,10 @@ class Ruleset:
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
     def rule(self, rule_id: str) -> Rule:
-        return next(r for r in self.rules if r.id == rule_id)
+        for r in self.rules:
+            if r.id == rule_id:
+                return r
+        raise KeyError(rule_id)
 
 
 def shipped_dir() -> Path:
@@ -156,6 +159,10 @@ def _load_merged(path: Path, chain: list[str]) -> tuple[dict, list[str], list[st
     data = _read_toml(path)
     _validate_shape(data, str(path))
     head = data["ruleset"]
+    for k in ("id", "title", "status"):
+        # Every file names itself: a child never passes as its parent.
+        if not str(head.get(k, "")).strip():
+            raise RulesetError(str(path), "required in [ruleset]", key=k)
     parent_ref = head.get("extends")
     if parent_ref is None:
         rules = {r["id"]: {**r, "_file": str(path)} for r in data.get("rule", [])}
@@ -182,9 +189,14 @@ def _load_merged(path: Path, chain: list[str]) -> tuple[dict, list[str], list[st
     for rule in data.get("rule", []):
         rid = rule["id"]
         if rule.get("enabled") is False:
-            if rules.pop(rid, None) is not None:
-                disabled.append(rid)
+            if rules.pop(rid, None) is None:
+                raise RulesetError(str(path), "disables a rule that no ruleset it extends "
+                                   "has (a misspelt id would silently disable nothing)",
+                                   rule=rid, key="enabled")
+            disabled.append(rid)
             continue
+        if rid in disabled:
+            disabled.remove(rid)
         if rid in rules:
             base = rules[rid]
             params = {**base.get("params", {}), **rule.get("params", {})}

@@ -1,0 +1,191 @@
+"""Generate realistic, lawful craps table event logs (event-log v1), with
+optional planted violations: test data for the auditor and its benchmarks.
+
+    >>> from auditor.generate import generate, write_log
+    >>> log = generate(tables=2, rolls=200, seed=7, inject=["call.wrong_total"])
+    >>> write_log(log.table, "sample_logs/two_tables.csv.gz")
+    >>> log.planted[0]["code"]
+    'call.wrong_total'
+
+- A lawful log is one the auditor must find nothing in: see
+  `auditor.generate.session` for how a table is played.
+- `inject` plants each named code once per table: see
+  `auditor.generate.inject` for exactly how, and which event each finding
+  must point at (`planted[i]["seq"]`).
+- Tables are `T01`, `T02`, ...; the output holds them one after another (all
+  of T01 in `seq` order, then all of T02, ...), not interleaved by time.
+- `seq` runs 1, 2, 3, ... per table. `ts` starts at `start` plus 30 s per
+  table number after the first and rises 2 to 6 whole seconds per event.
+- Everything is drawn from generators seeded by (`seed`, table number): the
+  same arguments give the same table, and the same bytes from `write_log`.
+- `rolls` is the number of valid rolls per table; a table with a planted code
+  plays on past it when it had no suitable place for that code yet.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import random
+from contextlib import contextmanager
+from operator import itemgetter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from auditor.generate import inject as _inject
+from auditor.generate.inject import INJECTABLE, LOG_CODES, PLANTERS
+from auditor.generate.session import ROW_COLUMNS, TableSim
+from auditor.generate.write import log_format, write_log
+from auditor.logs.schema import COLUMN_KINDS, COLUMN_NAMES
+
+DEFAULT_START = datetime(2026, 3, 1, 20, 0, 0, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+OFFER_ROLES = ("stickperson", "dealer")
+TABLE_OFFSET_US = 30_000_000
+STEP_SECONDS = (2, 7)  # seconds between consecutive events: 2..6
+MAX_EXTENSIONS = 400    # rounds of extra play while looking for places to plant
+
+_ARROW = {"str": pa.string(), "int": pa.int64(), "ts": pa.timestamp("us", tz="UTC"),
+          "amount": pa.float64()}
+#: The Arrow schema of a generated log: schema.COLUMN_NAMES, in order.
+SCHEMA = pa.schema([(name, _ARROW[COLUMN_KINDS[name]]) for name in COLUMN_NAMES])
+
+
+@dataclass
+class GeneratedLog:
+    """A generated log and what was planted in it: dicts {code, table_id,
+    seq, note}, sorted by table_id and seq."""
+    table: pa.Table
+    planted: list[dict] = field(default_factory=list)
+    valid_rolls: dict[str, int] = field(default_factory=dict)
+
+
+def check_codes(inject: str | Iterable[str]) -> list[str]:
+    """The requested codes, deduplicated in order; a comma-separated string
+    is accepted. ValueError names an unknown code and lists the allowed."""
+    if isinstance(inject, str):
+        inject = inject.split(",")
+    codes: list[str] = []
+    for code in (c.strip() for c in inject):
+        if not code or code in codes:
+            continue
+        if code not in INJECTABLE:
+            raise ValueError(f"unknown injection code {code!r}; allowed: {', '.join(INJECTABLE)}")
+        codes.append(code)
+    return codes
+
+
+def generate(tables: int, rolls: int, seed: int, inject: Sequence[str] = (),
+             start: datetime = DEFAULT_START, offer_role: str = "stickperson") -> GeneratedLog:
+    """Play `tables` tables of `rolls` valid rolls each and return the log,
+    with each code of `inject` planted once per table. With `offer_role`
+    "dealer" the offers after a relinquishment are made by a dealer (NZ 1996
+    5.9); the start-of-play offer stays the stickperson's."""
+    codes = check_codes(inject)
+    if offer_role not in OFFER_ROLES:
+        raise ValueError(f"offer_role must be one of {', '.join(OFFER_ROLES)}, not {offer_role!r}")
+    if tables < 1 or rolls < 0:
+        raise ValueError("tables must be at least 1 and rolls at least 0")
+    if start.tzinfo is None:
+        start = start.replace(tzinfo=timezone.utc)
+    base_us = (start - EPOCH) // timedelta(microseconds=1)
+    player_numbers = itertools.count(1)
+    parts, planted, valid = [], [], {}
+    with _no_cyclic_gc():
+        for number in range(1, tables + 1):
+            sim, pointed = _play(number, rolls, seed, codes, offer_role, player_numbers)
+            table, table_planted = _to_arrow(sim, pointed, number, seed, codes,
+                                             base_us + (number - 1) * TABLE_OFFSET_US)
+            parts.append(table)
+            planted.extend(table_planted)
+            valid[sim.table_id] = sim.valid_rolls
+            del sim
+    table = parts[0] if len(parts) == 1 else pa.concat_tables(parts).combine_chunks()
+    planted.sort(key=lambda p: (p["table_id"], p["seq"], p["code"]))
+    return GeneratedLog(table, planted, valid)
+
+
+@contextmanager
+def _no_cyclic_gc():
+    """Millions of row tuples make the cyclic garbage collector rescan the
+    heap again and again (it costs as much as the game itself); the rows hold
+    no reference cycles, so it is paused while they are built."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _play(number: int, rolls: int, seed: int, codes: list[str], offer_role: str,
+          player_numbers) -> tuple[TableSim, list]:
+    """Play one table; plan and apply the row edits of the planted codes.
+    Returns the finished session (its `rows` edited) and [(plan, row index)]."""
+    row_codes = [c for c in codes if c in PLANTERS]
+    sim = TableSim(number, seed, offer_role, player_numbers, record_sites=bool(row_codes))
+    sim.open()
+    sim.run(rolls)
+    plans: list = []
+    for attempt in itertools.count():
+        if not row_codes:
+            break
+        rng = random.Random(f"craps-inject/{seed}/{number}/{attempt}")
+        plans, missing = _inject.plan(row_codes, sim, rng)
+        if not missing:
+            break
+        if attempt >= MAX_EXTENSIONS:
+            raise RuntimeError(f"{sim.table_id}: found no place to plant {', '.join(missing)}")
+        _inject.nudge(sim, missing)
+        sim.run(sim.valid_rolls + 25)
+    sim.close()
+    if not plans:
+        return sim, []
+    sim.rows, pointed = _inject.apply(sim.rows, plans)
+    return sim, pointed
+
+
+def _to_arrow(sim: TableSim, pointed: list, number: int, seed: int, codes: list[str],
+              base_us: int) -> tuple[pa.Table, list[dict]]:
+    """The table's rows as an Arrow table (seq, ts added; the log.* codes
+    applied to them) and its planted list."""
+    rows, tid = sim.rows, sim.table_id
+    n = len(rows)
+    seq = np.arange(1, n + 1, dtype=np.int64)
+    ts_rng = np.random.default_rng(random.Random(f"craps-ts/{seed}/{number}").getrandbits(64))
+    steps = ts_rng.integers(*STEP_SECONDS, size=n, dtype=np.int64) * 1_000_000
+    steps[0] = 0
+    ts = base_us + np.cumsum(steps)
+    planted_rows = [(p.code, i, p.note) for p, i in pointed]
+    rng = random.Random(f"craps-inject-log/{seed}/{number}")
+    gap = -1
+    if "log.sequence_gap" in codes:
+        gap = rng.randrange(2, n)
+        seq[gap:] += 1
+        planted_rows.append(("log.sequence_gap", gap,
+                             f"seq {gap + 1} is missing: the event before has {gap}, "
+                             f"this one {gap + 2}"))
+    if "log.out_of_order" in codes:
+        k = rng.randrange(2, n)
+        while k == gap:
+            k = rng.randrange(2, n)
+        ts[k] = ts[k - 2] + (ts[k - 1] - ts[k - 2]) // 2_000_000 * 1_000_000
+        planted_rows.append(("log.out_of_order", k,
+                             f"ts goes back {(ts[k - 1] - ts[k]) // 1_000_000} s at this event"))
+    arrays = [pa.repeat(pa.scalar(tid, pa.string()), n), pa.array(seq),
+              pa.array(ts, _ARROW["ts"])]
+    for i, name in enumerate(ROW_COLUMNS):  # one column at a time: less memory than zip(*rows)
+        arrays.append(pa.array(list(map(itemgetter(i), rows)), _ARROW[COLUMN_KINDS[name]]))
+    table = pa.Table.from_arrays(arrays, schema=SCHEMA)
+    planted = [{"code": code, "table_id": tid, "seq": int(seq[i]), "note": note}
+               for code, i, note in planted_rows]
+    return table, planted
+
+
+__all__ = ["DEFAULT_START", "INJECTABLE", "LOG_CODES", "OFFER_ROLES", "SCHEMA", "GeneratedLog",
+           "check_codes", "generate", "log_format", "write_log"]
