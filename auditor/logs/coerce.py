@@ -1,12 +1,14 @@
 """Turn a file as read into typed events, and set aside every row that breaks
 the format with the reasons why.
 
-All checks here are vectorised over whole columns: a bad cell costs its row a
-place in the quarantine, never the file its place in the audit.
+All checks here are vectorised with pyarrow compute over whole columns; a
+message is only built for the rows that have a problem. A bad cell costs its
+row a place in the quarantine, never the file its place in the audit.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,84 +19,98 @@ import pyarrow.compute as pc
 from auditor.logs import schema
 from auditor.logs.reader import RawLog
 
-CATEGORICAL = ("event", "actor_role", "bet", "outcome", "reason", "flags", "table_id")
-INT_RE = r"^[+-]?[0-9]+$"
+INT_RE = r"^[+-]?[0-9]+(\.0*)?$"
 AMOUNT_RE = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$"
 TS_OFFSET_RE = r"(Z|z|[+-][0-9]{2}(:?[0-9]{2})?)$"
 DICE_RE = r"^[^,\s]+(,[^,\s]+)*$"
 
+#: Columns of the typed event table, in order.
+EVENT_SCHEMA = pa.schema(
+    [(name, {"str": pa.string(), "int": pa.int64(), "ts": pa.timestamp("us", tz="UTC"),
+             "amount": pa.float64()}[kind]) for name, kind in schema.COLUMNS]
+)
+QUARANTINE_COLUMNS = ("source_file", "source_line", "table_id", "seq", "event", "reason", "raw")
+
 
 @dataclass
 class CoercedLog:
-    """The rows of one file that can be replayed, and those that cannot."""
+    """The rows of one file that can be replayed (a typed pyarrow Table with
+    `source_file` and `source_line`), and those that cannot."""
 
-    events: pd.DataFrame
+    events: pa.Table
     quarantine: pd.DataFrame
     rows_read: int
 
 
 class _Problems:
-    """Collects, per row, every reason it breaks the format."""
+    """Collects, per row, every reason it breaks the format. Messages are
+    built only for the rows concerned."""
 
     def __init__(self, n: int):
-        self.reasons = np.full(n, "", dtype=object)
+        self.n = n
+        self.bad = np.zeros(n, dtype=bool)
+        self.reasons: dict[int, list[str]] = {}
 
     def add(self, mask, message) -> None:
-        mask = np.asarray(mask, dtype=bool)
-        if not mask.any():
+        """`message` is a string, or a function of the row index."""
+        mask = _np(mask)
+        rows = np.flatnonzero(mask)
+        if not len(rows):
             return
-        if isinstance(message, str):
-            cur = self.reasons[mask]
-            self.reasons[mask] = np.where(cur == "", message, cur + "; " + message)
-        else:
-            msgs = np.asarray(message, dtype=object)[mask]
-            cur = self.reasons[mask]
-            self.reasons[mask] = np.where(cur == "", msgs, cur + "; " + msgs)
+        self.bad |= mask
+        for r in rows.tolist():
+            text = message if isinstance(message, str) else message(r)
+            self.reasons.setdefault(r, []).append(text)
 
-    @property
-    def bad(self) -> np.ndarray:
-        return self.reasons != ""
+    def reason(self, r: int) -> str:
+        return "; ".join(self.reasons.get(r, []))
 
 
-def _as_text(col: pa.ChunkedArray | pa.Array) -> pa.Array:
+def _np(arr) -> np.ndarray:
+    if isinstance(arr, np.ndarray):
+        return arr
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return pc.fill_null(arr, False).to_numpy(zero_copy_only=False)
+
+
+def _flat(col) -> pa.Array:
     if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks() if col.num_chunks else pa.array([], col.type)
-    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-        if pa.types.is_timestamp(col.type):
-            col = pc.strftime(col, format="%Y-%m-%dT%H:%M:%S")
-        else:
-            col = pc.cast(col, pa.string())
-    return pc.utf8_trim_whitespace(pc.cast(col, pa.string()))
+        return col.combine_chunks() if col.num_chunks else pa.array([], col.type)
+    return col
 
 
-def _null_mask(arr: pa.Array) -> np.ndarray:
-    return arr.is_null().to_numpy(zero_copy_only=False)
+def _as_text(col) -> pa.Array:
+    """Any column as trimmed text, empty cells as null."""
+    col = _flat(col)
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    if pa.types.is_timestamp(col.type):
+        col = pc.strftime(col, format="%Y-%m-%dT%H:%M:%S")
+    elif not pa.types.is_string(col.type):
+        col = pc.cast(col, pa.string())
+    col = pc.utf8_trim_whitespace(col)
+    return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
 
 
-def _int_column(name, col, problems: _Problems, n: int) -> pd.Series:
+def _int_column(name: str, col, problems: _Problems, n: int) -> pa.Array:
     if col is None:
-        return pd.Series(pd.array([pd.NA] * n, dtype="Int64"))
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks() if col.num_chunks else pa.array([], col.type)
+        return pa.nulls(n, pa.int64())
+    col = _flat(col)
     if pa.types.is_integer(col.type):
-        return pd.Series(pd.array(pc.cast(col, pa.int64()).to_pandas(types_mapper=pd.ArrowDtype)
-                                  .astype("Int64")))
+        return pc.cast(col, pa.int64())
     text = _as_text(col)
-    present = ~_null_mask(text)
-    ok = pc.fill_null(pc.match_substring_regex(text, INT_RE), False).to_numpy(
-        zero_copy_only=False)
-    floatish = pc.fill_null(pc.match_substring_regex(text, r"^[+-]?[0-9]+\.0*$"), False) \
-        .to_numpy(zero_copy_only=False)
-    good = ok | floatish
-    problems.add(present & ~good, f"{name} is not a whole number")
-    cleaned = pc.if_else(pa.array(good), pc.replace_substring_regex(text, r"\.0*$", ""),
+    good = pc.fill_null(pc.match_substring_regex(text, INT_RE), False)
+    problems.add(pc.and_(pc.is_valid(text), pc.invert(good)),
+                 f"{name} is not a whole number")
+    cleaned = pc.if_else(good, pc.replace_substring_regex(text, r"\.0*$", ""),
                          pa.scalar(None, pa.string()))
     try:
-        values = pc.cast(cleaned, pa.int64())
-    except pa.ArrowInvalid:  # out of int64 range
+        return pc.cast(cleaned, pa.int64())
+    except pa.ArrowInvalid:  # a number beyond int64
         values = pa.array([_safe_int(v) for v in cleaned.to_pylist()], pa.int64())
-        problems.add(present & good & _null_mask(values), f"{name} is out of range")
-    return pd.Series(values.to_pandas(types_mapper=pd.ArrowDtype).astype("Int64"))
+        problems.add(pc.and_(pc.is_valid(cleaned), pc.is_null(values)), f"{name} is out of range")
+        return values
 
 
 def _safe_int(text):
@@ -104,42 +120,42 @@ def _safe_int(text):
     return v if -(2 ** 63) <= v < 2 ** 63 else None
 
 
-def _amount_column(col, problems: _Problems, n: int) -> pd.Series:
+def _amount_column(col, problems: _Problems, n: int) -> pa.Array:
     if col is None:
-        return pd.Series(np.full(n, np.nan))
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks() if col.num_chunks else pa.array([], col.type)
+        return pa.nulls(n, pa.float64())
+    col = _flat(col)
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or \
             pa.types.is_decimal(col.type):
-        return pd.Series(pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False))
+        return pc.cast(col, pa.float64())
     text = _as_text(col)
-    present = ~_null_mask(text)
-    ok = pc.fill_null(pc.match_substring_regex(text, AMOUNT_RE), False).to_numpy(
-        zero_copy_only=False)
-    problems.add(present & ~ok, "amount is not a number")
-    cleaned = pc.if_else(pa.array(ok), text, pa.scalar(None, pa.string()))
-    return pd.Series(pc.cast(cleaned, pa.float64()).to_numpy(zero_copy_only=False))
+    ok = pc.fill_null(pc.match_substring_regex(text, AMOUNT_RE), False)
+    problems.add(pc.and_(pc.is_valid(text), pc.invert(ok)), "amount is not a number")
+    return pc.cast(pc.if_else(ok, text, pa.scalar(None, pa.string())), pa.float64())
 
 
-def _ts_column(col, problems: _Problems, n: int) -> pd.Series:
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks() if col.num_chunks else pa.array([], col.type)
+def _ts_column(col, problems: _Problems, n: int) -> pa.Array:
+    utc = pa.timestamp("us", tz="UTC")
+    if col is None:
+        problems.add(np.ones(n, dtype=bool), "ts missing")
+        return pa.nulls(n, utc)
+    col = _flat(col)
     if pa.types.is_timestamp(col.type):
-        # Parquet timestamps: with a zone, convert; without one, taken as UTC.
+        # Parquet timestamps: with a zone, converted; without one, taken as UTC.
         values = pc.cast(col, pa.timestamp("us", tz=col.type.tz or "UTC"))
-        ser = pd.Series(values.to_pandas()).dt.tz_convert("UTC")
-        problems.add(ser.isna().to_numpy(), "ts missing")
-        return ser.astype("datetime64[us, UTC]")
+        values = values.cast(utc)
+        problems.add(pc.is_null(values), "ts missing")
+        return values
     text = _as_text(col)
-    present = ~_null_mask(text)
-    has_offset = pc.fill_null(pc.match_substring_regex(text, TS_OFFSET_RE), False).to_numpy(
-        zero_copy_only=False)
-    strs = pd.Series(text.to_pandas(), dtype=object)
-    parsed = pd.to_datetime(strs.where(has_offset), utc=True, format="ISO8601", errors="coerce")
-    problems.add(~present, "ts missing")
-    problems.add(present & ~has_offset, "ts has no UTC offset (ISO-8601 with offset required)")
-    problems.add(present & has_offset & parsed.isna().to_numpy(), "ts is not an ISO-8601 time")
-    return parsed.astype("datetime64[us, UTC]")
+    has_offset = pc.fill_null(pc.match_substring_regex(text, TS_OFFSET_RE), False)
+    problems.add(pc.is_null(text), "ts missing")
+    problems.add(pc.and_(pc.is_valid(text), pc.invert(has_offset)),
+                 "ts has no UTC offset (ISO-8601 with offset required)")
+    strs = pd.Series(pc.if_else(has_offset, text, pa.scalar(None, pa.string()))
+                     .to_numpy(zero_copy_only=False), dtype=object)
+    parsed = pd.to_datetime(strs, utc=True, format="ISO8601", errors="coerce")
+    values = pa.array(parsed.astype("datetime64[us, UTC]"), type=utc)
+    problems.add(pc.and_(has_offset, pc.is_null(values)), "ts is not an ISO-8601 time")
+    return values
 
 
 def coerce(raw: RawLog) -> CoercedLog:
@@ -147,11 +163,10 @@ def coerce(raw: RawLog) -> CoercedLog:
     table = raw.table
     n = table.num_rows
     problems = _Problems(n)
-    cols: dict[str, pd.Series] = {}
-    present_names = set(table.column_names)
-    text_cols: dict[str, pa.Array] = {}
+    present = set(table.column_names)
+    cols: dict[str, pa.Array] = {}
     for name, kind in schema.COLUMNS:
-        col = table.column(name) if name in present_names else None
+        col = table.column(name) if name in present else None
         if kind == "int":
             cols[name] = _int_column(name, col, problems, n)
         elif kind == "amount":
@@ -159,101 +174,110 @@ def coerce(raw: RawLog) -> CoercedLog:
         elif kind == "ts":
             cols[name] = _ts_column(col, problems, n)
         else:
-            arr = _as_text(col) if col is not None else pa.nulls(n, pa.string())
-            arr = pc.if_else(pc.equal(arr, ""), pa.scalar(None, pa.string()), arr)
-            text_cols[name] = arr
-            cols[name] = pd.Series(arr.to_pandas(), dtype=object)
+            cols[name] = _as_text(col) if col is not None else pa.nulls(n, pa.string())
     _validate(cols, problems, n)
 
-    frame = pd.DataFrame(cols)
+    arrays = [cols[name] for name in schema.COLUMN_NAMES]
+    names = list(schema.COLUMN_NAMES)
     for name in table.column_names:
         if name not in schema.COLUMN_KINDS and name not in ("source_file", "source_line"):
-            frame[name] = pd.Series(_as_text(table.column(name)).to_pandas(), dtype=object)
-    frame["source_file"] = raw.path
-    frame["source_line"] = raw.lines.astype(np.int64)
+            arrays.append(_as_text(table.column(name)))
+            names.append(name)
+    arrays.append(pa.array(np.full(n, raw.path, dtype=object), pa.string()))
+    arrays.append(pa.array(raw.lines.astype(np.int64)))
+    names += ["source_file", "source_line"]
+    typed = pa.table(arrays, names=names)
 
-    bad = problems.bad
-    quarantine = _quarantine_frame(raw, table, bad, problems.reasons, frame)
-    events = frame.loc[~bad].reset_index(drop=True)
-    return CoercedLog(events=events, quarantine=quarantine, rows_read=n + len(raw.rejected.lines))
+    quarantine = _quarantine_frame(raw, table, problems, cols)
+    keep = ~problems.bad
+    events = typed if keep.all() else typed.filter(pa.array(keep))
+    return CoercedLog(events=events, quarantine=quarantine,
+                      rows_read=n + len(raw.rejected.lines))
 
 
-def _validate(cols: dict[str, pd.Series], problems: _Problems, n: int) -> None:
+def _quoted(arr: pa.Array):
+    return lambda r: repr(arr[r].as_py())
+
+
+def _validate(cols: dict[str, pa.Array], problems: _Problems, n: int) -> None:
     """Row checks that need more than one column: the spec's per-event rules."""
     event = cols["event"]
-    table_id = cols["table_id"]
-    problems.add(table_id.isna().to_numpy(), "table_id missing")
-    seq_unread = cols["seq"].isna().to_numpy() & ~_mentions(problems.reasons, "seq ")
-    problems.add(seq_unread, "seq missing")
-    problems.add(event.isna().to_numpy(), "event missing")
-    known = event.isin(schema.EVENTS).to_numpy()
-    problems.add(event.notna().to_numpy() & ~known,
-                 "unknown event " + event.fillna("").astype(str).map(repr).to_numpy(object))
-    ev = event.where(pd.Series(known), None)
+    problems.add(pc.is_null(cols["table_id"]), "table_id missing")
+    seq_flagged = np.zeros(n, dtype=bool)
+    seq_flagged[[r for r, why in problems.reasons.items()
+                 if any(w.startswith("seq ") for w in why)]] = True
+    problems.add(_np(pc.is_null(cols["seq"])) & ~seq_flagged, "seq missing")
+    problems.add(pc.is_null(event), "event missing")
+    known = pc.is_in(event, value_set=pa.array(schema.EVENTS))
+    problems.add(pc.and_(pc.is_valid(event), pc.invert(known)),
+                 lambda r: f"unknown event {event[r].as_py()!r}")
+    event = pc.if_else(known, event, pa.scalar(None, pa.string()))
 
     for column, required_by in _required_by_column().items():
-        missing = cols[column].isna().to_numpy()
-        needs = ev.isin(required_by).to_numpy()
-        mask = needs & missing
-        problems.add(mask, "missing " + column + " required by " + ev.fillna("").to_numpy(object))
+        needs = pc.is_in(event, value_set=pa.array(required_by))
+        problems.add(pc.and_(needs, pc.is_null(cols[column])),
+                     lambda r, c=column: f"missing {c} required by {event[r].as_py()}")
 
     role = cols["actor_role"]
-    problems.add(role.notna().to_numpy() & ~role.isin(schema.ROLES).to_numpy(),
-                 "unknown actor_role " + role.fillna("").astype(str).map(repr).to_numpy(object))
+    problems.add(pc.and_(pc.is_valid(role), pc.invert(pc.is_in(role, pa.array(schema.ROLES)))),
+                 lambda r: f"unknown actor_role {role[r].as_py()!r}")
     seat = cols["seat"]
-    problems.add((seat.notna() & (seat < 1)).fillna(False).to_numpy(bool), "seat must be 1 or more")
+    problems.add(pc.less(seat, 1), "seat must be 1 or more")
+    problems.add(pc.greater(seat, schema.MAX_SEAT), f"seat must be {schema.MAX_SEAT} or less")
     for die in ("die1", "die2"):
         d = cols[die]
-        problems.add(((d < 1) | (d > 6)).fillna(False).to_numpy(bool), f"{die} must be 1 to 6")
+        problems.add(pc.or_(pc.less(d, 1), pc.greater(d, 6)), f"{die} must be 1 to 6")
     total = cols["total"]
-    problems.add(((total < 2) | (total > 12)).fillna(False).to_numpy(bool), "total must be 2 to 12")
+    problems.add(pc.or_(pc.less(total, 2), pc.greater(total, 12)), "total must be 2 to 12")
     amount = cols["amount"]
-    problems.add((amount < 0).to_numpy() | np.isinf(amount.to_numpy()), "amount must be 0 or more")
+    problems.add(pc.or_(pc.less(amount, 0), pc.is_inf(amount)), "amount must be 0 or more")
     bet = cols["bet"]
-    problems.add(bet.notna().to_numpy() & ~bet.fillna("").str.match(schema.BET_PATTERN).to_numpy(),
-                 "bet is not a lower-case bet name")
+    problems.add(pc.invert(pc.fill_null(pc.match_substring_regex(bet, schema.BET_PATTERN),
+                                        True)), "bet is not a lower-case bet name")
 
     for column, allowed in (("outcome", schema.OUTCOMES), ("reason", schema.REASONS)):
         values = cols[column]
         for name, words in allowed.items():
-            mask = (ev == name).to_numpy() & values.notna().to_numpy() & \
-                ~values.isin(words).to_numpy()
-            problems.add(mask, f"unknown {column} for {name} " +
-                         values.fillna("").astype(str).map(repr).to_numpy(object))
+            mask = pc.and_(pc.and_(pc.equal(event, name), pc.is_valid(values)),
+                           pc.invert(pc.is_in(values, pa.array(words))))
+            problems.add(mask, lambda r, c=column, e=name, v=values:
+                         f"unknown {c} for {e} {v[r].as_py()!r}")
+    _validate_flags(cols["flags"], event, problems, n)
+    _validate_dice(cols, event, problems)
 
-    flags = cols["flags"]
-    has_flags = flags.notna().to_numpy()
-    if has_flags.any():
-        for name, words in schema.FLAGS.items():
-            rows = np.flatnonzero((ev == name).to_numpy() & has_flags)
-            if not len(rows):
-                continue
-            allowed = set(words)
-            bad = [i for i in rows
-                   if not set(w.strip() for w in flags.iat[i].split(",")) <= allowed]
-            if bad:
-                mask = np.zeros(n, dtype=bool)
-                mask[bad] = True
-                problems.add(mask, f"unknown flag for {name}")
-        other = has_flags & ~ev.isin(list(schema.FLAGS)).to_numpy()
-        problems.add(other, "flags given for an event that takes none")
 
+def _validate_flags(flags: pa.Array, event: pa.Array, problems: _Problems, n: int) -> None:
+    if flags.null_count == n:
+        return
+    words = pc.split_pattern(flags, ",")
+    flat = pc.utf8_trim_whitespace(pc.list_flatten(words))
+    parent = pc.list_parent_indices(words).to_numpy()
+    event_of_word = event.take(pa.array(parent))
+    ok = np.zeros(len(flat), dtype=bool)
+    for name, allowed in schema.FLAGS.items():
+        ok |= _np(pc.and_(pc.equal(event_of_word, name), pc.is_in(flat, pa.array(allowed))))
+    bad_rows = np.zeros(n, dtype=bool)
+    bad_rows[parent[~ok]] = True
+    takes = pc.is_in(event, pa.array(list(schema.FLAGS)))
+    no_flags = _np(pc.and_(pc.is_valid(flags), pc.invert(takes)))
+    problems.add(bad_rows & ~no_flags, lambda r: f"unknown flag for {event[r].as_py()}")
+    problems.add(no_flags, "flags given for an event that takes none")
+
+
+def _validate_dice(cols: dict[str, pa.Array], event: pa.Array, problems: _Problems) -> None:
     dice = cols["dice"]
-    has_dice = dice.notna().to_numpy()
-    if has_dice.any():
-        compact = dice.fillna("").str.replace(r"\s+", "", regex=True)
-        problems.add(has_dice & ~compact.str.match(DICE_RE).to_numpy(),
-                     "dice is not a comma-separated list of serials")
-        count = compact.str.count(",") + 1
-        problems.add((ev == "roll").to_numpy() & has_dice & (count != 2).to_numpy(),
-                     "roll must name exactly the two dice thrown")
-        problems.add((ev == "die_cocked").to_numpy() & has_dice & (count != 1).to_numpy(),
-                     "die_cocked must name one die")
-        cols["dice"] = compact.where(pd.Series(has_dice), None)
-
-
-def _mentions(reasons: np.ndarray, word: str) -> np.ndarray:
-    return np.fromiter((word in r for r in reasons), dtype=bool, count=len(reasons))
+    if dice.null_count == len(dice):
+        return
+    if pc.any(pc.match_substring_regex(dice, r"\s")).as_py():
+        dice = pc.replace_substring_regex(dice, r"\s+", "")
+        cols["dice"] = dice
+    problems.add(pc.invert(pc.fill_null(pc.match_substring_regex(dice, DICE_RE), True)),
+                 "dice is not a comma-separated list of serials")
+    count = pc.add(pc.count_substring(dice, ","), 1)
+    problems.add(pc.and_(pc.equal(event, "roll"), pc.not_equal(count, 2)),
+                 "roll must name exactly the two dice thrown")
+    problems.add(pc.and_(pc.equal(event, "die_cocked"), pc.not_equal(count, 1)),
+                 "die_cocked must name one die")
 
 
 def _required_by_column() -> dict[str, list[str]]:
@@ -264,31 +288,26 @@ def _required_by_column() -> dict[str, list[str]]:
     return by_column
 
 
-QUARANTINE_COLUMNS = ("source_file", "source_line", "table_id", "seq", "event", "reason", "raw")
-
-
-def _quarantine_frame(raw: RawLog, table: pa.Table, bad: np.ndarray, reasons,
-                      frame: pd.DataFrame) -> pd.DataFrame:
+def _quarantine_frame(raw: RawLog, table: pa.Table, problems: _Problems,
+                      cols: dict[str, pa.Array]) -> pd.DataFrame:
     """Quarantined rows as recorded (every cell as text, in a JSON object) with
     where they came from and why they were set aside."""
-    import json
-
-    idx = np.flatnonzero(bad)
+    idx = np.flatnonzero(problems.bad)
     records = []
     if len(idx):
         sub = table.take(pa.array(idx)).to_pylist()
-        for i, row in zip(idx, sub):
+        for i, row in zip(idx.tolist(), sub):
             cells = {k: (None if v is None else str(v)) for k, v in row.items()}
-            seq = frame["seq"].iat[i]
-            records.append((raw.path, int(raw.lines[i]), frame["table_id"].iat[i],
-                            None if pd.isna(seq) else int(seq), frame["event"].iat[i],
-                            reasons[i], json.dumps(cells, sort_keys=True, ensure_ascii=False)))
+            seq = cols["seq"][i].as_py()
+            records.append((raw.path, int(raw.lines[i]), cols["table_id"][i].as_py(), seq,
+                            cols["event"][i].as_py(), problems.reason(i),
+                            json.dumps(cells, sort_keys=True, ensure_ascii=False)))
     for line, text, reason in zip(raw.rejected.lines, raw.rejected.texts, raw.rejected.reasons):
         records.append((raw.path, int(line), None, None, None, reason,
                         json.dumps({"text": text}, ensure_ascii=False)))
     out = pd.DataFrame.from_records(records, columns=list(QUARANTINE_COLUMNS))
     out["source_line"] = out["source_line"].astype("int64")
     out["seq"] = out["seq"].astype("Int64")
-    out["table_id"] = out["table_id"].astype(object)
-    out["event"] = out["event"].astype(object)
+    for name in ("source_file", "table_id", "event", "reason", "raw"):
+        out[name] = out[name].astype(object)
     return out.sort_values("source_line", kind="stable").reset_index(drop=True)

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from auditor.logs import schema
-from auditor.logs.coerce import QUARANTINE_COLUMNS, coerce
-from auditor.logs.reader import discover, read_log
+from auditor.logs.coerce import coerce
+from auditor.logs.reader import LogFileError, discover, read_log
 
 
 @dataclass(frozen=True)
@@ -57,34 +59,48 @@ def load_logs(paths: list[str | Path]) -> LoadedLogs:
     that cannot be a log)."""
     files = discover(paths)
     if not files:
-        from auditor.logs.reader import LogFileError
-
         raise LogFileError(", ".join(map(str, paths)), "no log files found "
                            "(.csv, .jsonl, .ndjson, .parquet, optionally .gz)")
-    frames, quarantines, inputs = [], [], []
+    tables, quarantines, inputs = [], [], []
     for path in files:
         raw = read_log(path)
         coerced = coerce(raw)
-        frames.append(coerced.events)
+        tables.append(coerced.events)
         quarantines.append(coerced.quarantine)
         inputs.append(InputFile(str(path), raw.sha256, raw.fmt, coerced.rows_read,
-                                len(coerced.events), len(coerced.quarantine)))
-    events = order_events(pd.concat(frames, ignore_index=True) if len(frames) > 1
-                          else frames[0])
-    quarantine = pd.concat(quarantines, ignore_index=True) if quarantines else \
-        pd.DataFrame(columns=list(QUARANTINE_COLUMNS))
+                                coerced.events.num_rows, len(coerced.quarantine)))
+    events = order_events(pa.concat_tables(tables, promote_options="default"))
+    quarantine = pd.concat(quarantines, ignore_index=True)
     return LoadedLogs(events, quarantine, inputs)
 
 
-def order_events(events: pd.DataFrame) -> pd.DataFrame:
-    """Group by table and order by seq; rows with the same seq keep file order
-    (the input order), so a repeated seq replays in the order recorded."""
-    events = events.copy()
-    events["source_order"] = np.arange(len(events), dtype=np.int64)
-    events = events.sort_values(["table_id", "seq", "source_order"], kind="stable")
-    events = events.reset_index(drop=True)
-    events["event"] = pd.Categorical(events["event"], categories=list(schema.EVENTS))
-    events["actor_role"] = pd.Categorical(events["actor_role"], categories=list(schema.ROLES))
-    for name in ("table_id", "bet", "outcome", "reason", "source_file"):
-        events[name] = events[name].astype("category")
+#: Columns held as pandas categoricals: few distinct values, compared often.
+CATEGORICAL = ("table_id", "event", "actor_role", "actor_id", "player_id", "dice", "bet",
+               "outcome", "reason", "flags", "source_file")
+NULLABLE_INT = ("seq", "seat", "die1", "die2", "total", "source_line")
+
+
+def order_events(table: pa.Table) -> pd.DataFrame:
+    """Group by table and order by seq; rows with the same seq keep input
+    order, so a repeated seq replays in the order recorded. `source_order`
+    keeps the input (file, line) order for checks that need it."""
+    n = table.num_rows
+    table = table.append_column("source_order", pa.array(np.arange(n, dtype=np.int64)))
+    order = pc.sort_indices(table, sort_keys=[("table_id", "ascending"), ("seq", "ascending"),
+                                              ("source_order", "ascending")])
+    table = table.take(order)
+    columns = {}
+    for name in table.column_names:
+        col = table.column(name)
+        if name in CATEGORICAL:
+            columns[name] = pd.Categorical(col.dictionary_encode().to_pandas())
+        elif name in NULLABLE_INT:
+            columns[name] = col.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+        elif pa.types.is_string(col.type):
+            columns[name] = pd.Series(col.to_numpy(zero_copy_only=False), dtype=object)
+        else:
+            columns[name] = col.to_pandas()
+    events = pd.DataFrame(columns)
+    events["event"] = events["event"].cat.set_categories(list(schema.EVENTS))
+    events["actor_role"] = events["actor_role"].cat.set_categories(list(schema.ROLES))
     return events

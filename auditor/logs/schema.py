@@ -31,6 +31,10 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 COLUMN_NAMES: tuple[str, ...] = tuple(name for name, _ in COLUMNS)
 COLUMN_KINDS: dict[str, str] = dict(COLUMNS)
 
+#: Highest seat number accepted. Craps tables have well under 20 positions;
+#: the replay keeps seats as bits of a 64-bit mask.
+MAX_SEAT = 62
+
 #: A file lacking any of these cannot be a log at all.
 REQUIRED_COLUMNS: tuple[str, ...] = ("table_id", "seq", "ts", "event")
 
