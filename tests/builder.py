@@ -8,7 +8,7 @@ events of the case, and asserts on the exact findings as (code, table, seq).
 from __future__ import annotations
 
 import csv
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from auditor.audit import audit
@@ -30,7 +30,7 @@ class LogBuilder:
         self.table = table
         self.rows: list[dict] = []
         self.seq = 0
-        self.ts = start or datetime(2026, 3, 1, 20, 0, 0, tzinfo=timezone.utc)
+        self.ts = start or datetime(2026, 3, 1, 20, 0, 0, tzinfo=UTC)
         self.staff = {"stickperson": "K1", "dealer": "D3", "boxperson": "B2",
                       "game_supervisor": "S7", "pit_manager": "M4", "casino_manager": "C1",
                       "security": "G2", "system": "SYS"}
@@ -94,8 +94,8 @@ class LogBuilder:
     def call(self, total: int, role: str = STICK) -> int:
         return self.add("total_called", role=role, total=total)
 
-    def collect(self, flags: str = "stick") -> int:
-        return self.add("dice_collected", role=STICK, dice="A1,A2", flags=flags)
+    def collect(self, flags: str = "stick", dice: str = "A1,A2") -> int:
+        return self.add("dice_collected", role=STICK, dice=dice, flags=flags)
 
     def settle(self, seat: int, bet: str, outcome: str, amount: int = 0) -> int:
         return self.add("wager_settled", role="dealer", seat=seat, bet=bet, outcome=outcome,
@@ -104,22 +104,60 @@ class LogBuilder:
     def complete(self) -> int:
         return self.add("settlement_complete", role="dealer")
 
-    def pass_back(self, seat: int, flags: str = "stick") -> int:
-        return self.add("dice_to_shooter", role=STICK, seat=seat, dice="A1,A2", flags=flags)
+    def pass_back(self, seat: int, flags: str = "stick", dice: str = "A1,A2") -> int:
+        return self.add("dice_to_shooter", role=STICK, seat=seat, dice=dice, flags=flags)
 
     def play(self, seat: int, d1: int, d2: int, settlements=(), pass_back: bool = True,
-             flags: str = THROW) -> int:
+             flags: str = THROW, dice: str = "A1,A2") -> int:
         """A whole lawful roll: roll, call, collect with the stick, settle,
-        settlement complete, dice back with the stick. Returns the roll's seq."""
-        seq = self.roll(seat, d1, d2, flags=flags)
+        settlement complete, dice back with the stick. Returns the roll's seq.
+        `dice` are the two serials thrown (the shooter's chosen pair)."""
+        seq = self.roll(seat, d1, d2, flags=flags, dice=dice)
         self.call(d1 + d2)
-        self.collect()
+        self.collect(dice=dice)
         for s, bet, outcome, amount in settlements:
             self.settle(s, bet, outcome, amount)
         self.complete()
         if pass_back:
-            self.pass_back(seat)
+            self.pass_back(seat, dice=dice)
         return seq
+
+    # --- more building blocks (dice custody) -------------------------------
+
+    def receive(self, dice: str = DICE, inspectors=INSPECTORS,
+                bowl: bool = True) -> tuple[int, int | None]:
+        """A set arrives, is inspected (passing) by each role of `inspectors`
+        (a role, or a (role, actor_id) pair), and goes into the bowl. Returns
+        the seqs of the `dice_received` and of the `dice_to_bowl` (None if
+        `bowl` is false)."""
+        received = self.add("dice_received", role="security", dice=dice)
+        for who in inspectors:
+            self.inspect(who, dice)
+        to_bowl = self.add("dice_to_bowl", role=STICK, dice=dice) if bowl else None
+        return received, to_bowl
+
+    def inspect(self, who, dice: str, outcome: str = "pass") -> int:
+        """`who` is a role (its default staff id) or a (role, actor_id) pair."""
+        role, actor = (who, None) if isinstance(who, str) else who
+        cells = {"actor_id": actor} if actor else {}
+        return self.add("dice_inspected", role=role, dice=dice, outcome=outcome, **cells)
+
+    def to_bowl(self, dice: str) -> int:
+        return self.add("dice_to_bowl", role=STICK, dice=dice)
+
+    def remove(self, dice: str, role: str = "game_supervisor") -> int:
+        return self.add("dice_removed", role=role, dice=dice)
+
+    def relinquish(self, seat: int, reason: str = "seven_out", role: str = "player") -> int:
+        return self.add("shooter_relinquish", role=role, seat=seat, reason=reason)
+
+    def seven_out(self, shooter: int, seats, dice: str = "A1,A2") -> int:
+        """Point 6 then a 7 Out: every pass bet of `seats` loses, the shooter
+        relinquishes. Returns the seq of the `shooter_relinquish`."""
+        self.play(shooter, 4, 2, dice=dice)
+        self.play(shooter, 3, 4, settlements=[(s, "pass", "lose", 0) for s in seats],
+                  pass_back=False, dice=dice)
+        return self.relinquish(shooter)
 
     # --- output ------------------------------------------------------------
 

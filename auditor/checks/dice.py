@@ -15,17 +15,24 @@ def dice_set_size(ctx, params) -> Hits:
 
     Parameters: `dice_set_size` (5) and `dice_set_size_mode` (`exact`, or
     `at_least` for "five or more").
-    Fires on: a `dice_received` of four dice.
-    Quiet on: a set of five (or six where `at_least`).
-    Points at: the `dice_received`.
+    Fires on: a `dice_received` of four dice; five received, one removed (say
+    after a failed inspection) and the four left put in the bowl.
+    Quiet on: a set of five (or six where `at_least`); a die lost (rule 6.1
+    and the lost-die procedure govern that).
+    Points at: the `dice_received`, or the `dice_to_bowl` that leaves the
+    table with a set shrunk to the wrong size.
     """
-    rows, counts = written(ctx, "received_count")
     size, exact = params["dice_set_size"], params["dice_set_size_mode"] == "exact"
-    bad = [(r, c) for r, c in zip(rows, counts) if (c != size if exact else c < size)]
     want = f"exactly {size}" if exact else f"at least {size}"
-    return Hits(np.asarray([r for r, _ in bad], dtype=np.int64),
-                [f"set of {c} dice received; the rules require {want}" for _, c in bad],
-                [{"dice_in_set": c, "required": want} for _, c in bad])
+    bad: list[tuple[int, int, str]] = []
+    for name, verb in (("received_count", "received"), ("bowl_set_count", "left in the set")):
+        rows, counts = written(ctx, name)
+        bad += [(r, c, verb) for r, c in zip(rows, counts)
+                if (c != size if exact else c < size)]
+    bad.sort()
+    return Hits(np.asarray([r for r, _, _ in bad], dtype=np.int64),
+                [f"set of {c} dice {verb}; the rules require {want}" for _, c, verb in bad],
+                [{"dice_in_set": c, "required": want} for _, c, _ in bad])
 
 
 def _satisfies(inspections: list, groups: list[list[str]]) -> bool:
@@ -196,23 +203,27 @@ def off_table_procedure(ctx, params) -> Hits:
     to them first; a `die_retrieved` die put in the bowl without a game
     supervisor's passing inspection.
     Quiet on: the remaining dice offered to the shooter, and the found die
-    inspected by the game supervisor before it returns.
+    inspected by the game supervisor before it returns; a die that leaves the
+    table while there is no shooter (no offer is owed to anyone).
     Points at: the `die_off_table` (missing offer), or the event that returns
     the found die.
     """
     found: dict[int, tuple[str, dict]] = {}
-    off_rows, _ = written(ctx, "offtable_shooter")
+    off_rows, shooters = written(ctx, "offtable_shooter")
+    # With no shooter (a stickperson's throw, a die dropped before anyone
+    # accepted the dice) there is nobody to offer the remaining dice to.
+    off_rows = [r for r, s in zip(off_rows, shooters) if s]
     replaced = _replacement_offer_after(ctx, off_rows)
     for r in off_rows:
         if not replaced.get(r):
-            found[r] = ("the remaining dice were not offered to the shooter after a die left "
-                        "the table", {})
+            found[r] = (("the remaining dice were not offered to the shooter after a die "
+                         "left the table"), {})
     groups = params["found_die_inspections"]
     for r, dice in _first_uses(ctx, found=True):
         bad = [d for d in dice if not _satisfies(d["inspections"], groups)]
         if bad:
-            found[r] = (f"found die {', '.join(d['die'] for d in bad)} returned without "
-                        f"inspection by {' and '.join('/'.join(g) for g in groups)}",
+            found[r] = ((f"found die {', '.join(d['die'] for d in bad)} returned without "
+                         f"inspection by {' and '.join('/'.join(g) for g in groups)}"),
                         {"dice": bad})
     rows = sorted(found)
     return Hits(np.asarray(rows, dtype=np.int64), [found[r][0] for r in rows],
@@ -270,8 +281,8 @@ def lost_die_procedure(ctx, params) -> Hits:
     used_rows, used = written(ctx, "old_set_used")
     for r, u in zip(used_rows, used):
         if u["lost_count"] >= need:
-            found[r] = (f"old-set dice {', '.join(u['dice'])} used after the shooter's "
-                        f"allowance ended", u)
+            found[r] = ((f"old-set dice {', '.join(u['dice'])} used after the shooter's "
+                         "allowance ended"), u)
     out = sorted(found)
     return Hits(np.asarray(out, dtype=np.int64), [found[r][0] for r in out],
                 [found[r][1] for r in out])

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from auditor.checks.common import col, event_is, has_flag, role_in, written
+from auditor.checks.common import col, event_is, has_flag, role_in
 from auditor.checks.registry import Hits, check
 from auditor.game.replay import sparse
+from auditor.logs.schema import NO_ROLL_CONDITIONS
 
 
 @check("mandatory_no_roll", "noroll.missing", ("mandatory_no_roll_conditions",))
@@ -19,7 +20,8 @@ def mandatory_no_roll(ctx, params) -> Hits:
     the other, on the bank's chips, in the bowl or on a rail, more than one
     face on an object, fraudulent or unapproved die, uncallable, thrown by
     someone other than the shooter).
-    Fires on: a roll flagged `die_on_die`, no `no_roll`, then `wager_settled`.
+    Fires on: a roll flagged `die_on_die`, no `no_roll`, then a `wager_settled`
+    of any wager (line bet or not) before the next roll.
     Quiet on: the same roll followed by a `no_roll`; a roll that only touched
     chips other than the bank (`chips_contact`).
     Points at: the roll.
@@ -42,8 +44,27 @@ def mandatory_no_roll(ctx, params) -> Hits:
 
 
 def _rolls_with_settlements(ctx) -> set[int]:
-    rows, roll_rows = written(ctx, "settle_roll")
-    return {rr for rr in roll_rows if rr is not None and rr >= 0}
+    """Rolls followed, before the next roll of their table, by a settlement of
+    any wager (a field or place bet paid on the roll is as much a settlement on
+    it as a line bet)."""
+    is_roll = event_is(ctx, "roll")
+    is_settle = event_is(ctx, "wager_settled")
+    is_open = event_is(ctx, "table_open")
+    table = ctx.events["table_id"].to_numpy()
+    out: set[int] = set()
+    last_roll, last_table = -1, None
+    for r in np.flatnonzero(is_roll | is_settle | is_open):
+        if table[r] != last_table or is_open[r]:
+            last_roll, last_table = -1, table[r]
+        if is_roll[r]:
+            last_roll = int(r)
+        elif is_settle[r] and last_roll >= 0:
+            out.add(last_roll)
+    return out
+
+
+#: Roll flags that are grounds for a no roll (R 6.4 mandatory, 6.5 discretionary).
+NO_ROLL_GROUNDS = (*NO_ROLL_CONDITIONS, "two_hands", "not_simultaneous", "short")
 
 
 @check("no_roll_chips_contact", "noroll.improper")
@@ -51,12 +72,28 @@ def no_roll_chips_contact(ctx, params) -> Hits:
     """A no roll was declared only because the dice touched chips other than
     the bank's.
 
-    Fires on: `no_roll` with reason `chips_contact`.
-    Quiet on: a roll flagged `chips_contact` that stands and is called.
+    Fires on: `no_roll` with reason `chips_contact` of a roll with no other
+    ground for a no roll.
+    Quiet on: a roll flagged `chips_contact` that stands and is called; a
+    `chips_contact` no roll of a roll that also had a ground for one (e.g.
+    `die_on_die`, `short`): that roll was void or voidable anyway.
     Points at: the `no_roll`.
     """
-    mask = event_is(ctx, "no_roll") & (col(ctx, "reason") == "chips_contact").to_numpy()
-    return Hits(np.flatnonzero(mask),
+    is_roll = event_is(ctx, "roll")
+    is_chips = event_is(ctx, "no_roll") & (col(ctx, "reason") == "chips_contact").to_numpy()
+    grounded = np.zeros(len(is_roll), dtype=bool)
+    for flag in NO_ROLL_GROUNDS:
+        grounded |= has_flag(ctx, flag)
+    table = ctx.events["table_id"].to_numpy()
+    out, last_roll, last_table = [], -1, None
+    for r in np.flatnonzero(is_roll | is_chips):
+        if table[r] != last_table:
+            last_roll, last_table = -1, table[r]
+        if is_roll[r]:
+            last_roll = r
+        elif last_roll < 0 or not grounded[last_roll]:
+            out.append(r)
+    return Hits(np.asarray(out, dtype=np.int64),
                 "no roll declared because the dice touched chips other than the bank")
 
 

@@ -21,13 +21,21 @@ def next_clockwise(mask: int, after: int) -> int:
     return seats[0]
 
 
-def _offers(ctx):
+ROUNDS = {"all": (ROUND_START, ROUND_AFTER_RELINQUISH),
+          "after_relinquish": (ROUND_AFTER_RELINQUISH,),
+          "start_of_play": (ROUND_START,)}
+
+
+def _offers(ctx, offer_rounds: str = "all"):
+    """(row, round kind) of the offers a rule governs. Replacement offers
+    after a die left the table (rule 6.1) are never among them."""
     rows, rounds = written(ctx, "offer_round")
-    keep = [(r, k) for r, k in zip(rows, rounds) if k in (ROUND_START, ROUND_AFTER_RELINQUISH)]
-    return keep
+    governed = ROUNDS[offer_rounds]
+    return [(r, k) for r, k in zip(rows, rounds) if k in governed]
 
 
-@check("offer_order", "offer.order", ("first_offer_anchor", "skip_players_without_line_bet"))
+@check("offer_order", "offer.order",
+       ("first_offer_anchor", "skip_players_without_line_bet", "offer_rounds"))
 def offer_order(ctx, params) -> Hits:
     """The dice were offered out of turn.
 
@@ -37,7 +45,8 @@ def offer_order(ctx, params) -> Hits:
     after a shooter leaves, to the player immediately left of that shooter;
     after a refusal, on clockwise. With `skip_players_without_line_bet`, offers
     after a shooter relinquishes pass over players without a Pass or Don't
-    Pass wager.
+    Pass wager. `offer_rounds` limits the rule to the offers the text read
+    speaks of.
     Fires on: seats 2, 5 and 7 occupied, shooter at 5 relinquishes, the dice
     go first to seat 2.
     Quiet on: the same table offering first to seat 7, then (after 7 declines)
@@ -47,7 +56,7 @@ def offer_order(ctx, params) -> Hits:
     st, ev = ctx.state, ctx.events
     seats = ev["seat"]
     out, messages, evidence = [], [], []
-    for r, kind in _offers(ctx):
+    for r, kind in _offers(ctx, params["offer_rounds"]):
         anchor = int(st["offer_anchor"].iat[r])
         mask = int(st["occupied"].iat[r])
         if kind == ROUND_START and anchor == 0:
@@ -88,19 +97,21 @@ def offer_line_bettors_only(ctx, params) -> Hits:
                  for r in out])
 
 
-@check("offer_complete_set", "offer.incomplete_set")
+@check("offer_complete_set", "offer.incomplete_set", ("offer_rounds",))
 def offer_complete_set(ctx, params) -> Hits:
     """The offer was not of the complete set of dice at the table.
 
+    Parameter: `offer_rounds` (`all`, or `after_relinquish` when the text read
+    speaks only of offers after a shooter relinquishes, as NZ 1996 5.9).
     Fires on: five dice at the table, `dice_offered` names four.
     Quiet on: all five offered; the offer of the remaining dice to the shooter
-    after a die left the table (rule 6.1).
+    after a die left the table (rule 6.1); with `after_relinquish`, offers at
+    the start of play.
     Points at: the `dice_offered`.
     """
     rows, missing = written(ctx, "offer_missing_dice")
-    rounds = ctx.state["offer_round"].to_numpy()
-    keep = [(r, m) for r, m in zip(rows, missing) if rounds[r] in (ROUND_START,
-                                                                    ROUND_AFTER_RELINQUISH)]
+    governed = {r for r, _ in _offers(ctx, params["offer_rounds"])}
+    keep = [(r, m) for r, m in zip(rows, missing) if r in governed]
     return Hits(np.asarray([r for r, _ in keep], dtype=np.int64),
                 [f"offer left out die(s) {', '.join(m)} of the set" for _, m in keep],
                 [{"missing_dice": m} for _, m in keep])
@@ -120,9 +131,7 @@ def offer_role(ctx, params) -> Hits:
     allowed = role_in(ctx, params["offer_roles"])
     roles = col(ctx, "actor_role")
     out = []
-    for r, kind in _offers(ctx):
-        if params["offer_rounds"] == "after_relinquish" and kind != ROUND_AFTER_RELINQUISH:
-            continue
+    for r, _ in _offers(ctx, params["offer_rounds"]):
         if not allowed[r]:
             out.append(r)
     return Hits(np.asarray(out, dtype=np.int64),

@@ -64,8 +64,9 @@ def line_bet_settled(ctx, params) -> Hits:
 def no_settlement_on_void_roll(ctx, params) -> Hits:
     """Wagers were settled on a roll that was declared no roll.
 
-    Fires on: a roll, `no_roll`, then a `wager_settled` of a line bet before
-    the next roll.
+    Fires on: a roll, `no_roll`, then a `wager_settled` of any wager (line
+    bet or not) before the next roll; a wager settled on the roll and the roll
+    then declared no roll.
     Quiet on: no settlement until the next valid roll.
     Points at: the `wager_settled`.
     """

@@ -102,14 +102,18 @@ def called_total_correct(ctx, params) -> Hits:
 
 
 def _overrules_after(ctx) -> dict[int, dict]:
-    """Each call followed (before the next roll) by an overrule: who overruled."""
+    """Each call followed (before the next roll, at the same table) by an
+    overrule: who overruled."""
     is_call = event_is(ctx, "total_called")
     is_over = event_is(ctx, "overrule")
-    is_roll = event_is(ctx, "roll")
+    is_roll = event_is(ctx, "roll") | event_is(ctx, "table_open")
+    table = ctx.events["table_id"].to_numpy()
     out: dict[int, dict] = {}
-    last_call = -1
+    last_call, last_table = -1, None
     seq, roles = ctx.events["seq"], ctx.events["actor_role"]
     for r in np.flatnonzero(is_call | is_over | is_roll):
+        if table[r] != last_table:
+            last_call, last_table = -1, table[r]
         if is_roll[r]:
             last_call = -1
         elif is_call[r]:

@@ -36,8 +36,8 @@ def bit(seat: int) -> int:
 
 
 class Die:
-    __slots__ = ("serial", "loc", "set_id", "inspections", "failed", "found",
-                 "found_inspections", "checked_use")
+    __slots__ = ("checked_use", "failed", "found", "found_inspections", "inspections", "loc",
+                 "serial", "set_id")
 
     def __init__(self, serial: str, set_id: int):
         self.serial = serial
@@ -63,7 +63,8 @@ SPARSE_COLUMNS: tuple[str, ...] = (
     # offers
     "offer_round", "offer_anchor", "offer_open_seat", "offer_missing_dice",
     # dice custody
-    "received_count", "live_count", "first_use", "failed_dice_used", "dice_not_at_table",
+    "received_count", "bowl_set_count", "live_count", "first_use", "failed_dice_used",
+    "dice_not_at_table",
     "selected_count", "rest_not_in_bowl", "passed_unsettled", "passed_then_settled",
     "offtable_shooter", "lost_shooter", "lost_followup", "old_set_used",
     # references and people
@@ -106,6 +107,7 @@ class TableReplay:
         self.line_bettors = 0
         self.dice: dict[str, Die] = {}
         self.set_count = 0
+        self.set_size = 0  # dice of the current set at the table, as last reported
         self.current_set = 0
         self.round_kind = -1
         self.round_anchor = 0
@@ -145,7 +147,7 @@ class TableReplay:
 
     def come_wager_count(self) -> int:
         return sum(n for w in self.wagers.values() for k, n in w.items()
-                   if k.startswith("come") or k.startswith("dont_come"))
+                   if k.startswith(("come", "dont_come")))
 
     def any_line_wager(self) -> bool:
         return any(n > 0 for w in self.wagers.values() for k, n in w.items())
@@ -294,6 +296,7 @@ def replay(events: pd.DataFrame, bar: int = 12) -> pd.DataFrame:
             if e == E["dice_to_shooter"]:
                 _check_seat(st, i, s, put)
                 st.record_use(i, d)
+                _note_failed(st, i, d, put)
                 owed = [p for p in st.pending if p[3] != "push"]
                 if owed:
                     put("passed_unsettled", i, [{"seat": a, "bet": _bet_name(b, c),
@@ -324,6 +327,13 @@ def _note_never_received(st: TableReplay, i: int, d: tuple[str, ...], put) -> No
         put("die_never_received", i, missing)
 
 
+def _note_failed(st: TableReplay, i: int, d: tuple[str, ...], put) -> None:
+    """Dice that failed an inspection, put in play or used at row `i`."""
+    failed = [x for x in d if x in st.dice and st.dice[x].failed]
+    if failed:
+        put("failed_dice_used", i, failed)
+
+
 def _take_wager(st: TableReplay, s: int, fam: str, num: int) -> bool:
     w = st.wagers.get(s)
     if not w:
@@ -346,6 +356,7 @@ def _on_roll(st: TableReplay, i, s, role, d, d1, d2, flags, put) -> None:
     st.passed_rows = []
     _note_never_received(st, i, d, put)
     st.record_use(i, d)
+    _note_failed(st, i, d, put)
     unknown = [x for x in d if x not in st.dice or st.dice[x].loc not in LIVE]
     if unknown:
         put("dice_not_at_table", i, unknown)
@@ -357,7 +368,9 @@ def _on_roll(st: TableReplay, i, s, role, d, d1, d2, flags, put) -> None:
         put("roll_by_shooter", i, bool(s) and s == st.shooter)
         if st.seven_out_seat and s == st.seven_out_seat and s == st.shooter:
             put("roll_after_seven_out", i, True)
-        if st.selected is not None and s == st.shooter and frozenset(d) != st.selected:
+        # Only a die outside the chosen ones is a breach here; choosing other
+        # than two is reported on the `dice_selected` itself.
+        if st.selected is not None and s == st.shooter and not frozenset(d) <= st.selected:
             put("roll_not_selected", i, sorted(st.selected))
         put("roll_marker_off", i, st.marker_off_dp)
         put("roll_come_wagers", i, st.come_wager_count())
@@ -457,6 +470,8 @@ def _on_call_or_void(st, i, e, E, d, face, reason, put) -> None:
             st.last_roll_valid = False
             _undo_decision(st)
             put("roll_voided", r, i)
+            for row in st.last_roll_voided_rows:  # settled before the roll was voided
+                put("settled_on_void", row, r)
         return
     if e == E["dispute"]:
         st.dispute_die = d[0] if d else None
@@ -484,11 +499,16 @@ def _on_settled(st: TableReplay, i, s, bet_name, outcome, put) -> None:
         for r in st.passed_rows:
             put("passed_then_settled", r, True)
         st.passed_rows = []
+    # Any wager (not only a line bet) settled on a void roll; one settled on
+    # the roll before it was voided is noted for the no roll to mark.
+    if st.last_roll >= 0:
+        if not st.last_roll_valid:
+            put("settled_on_void", i, st.last_roll)
+        else:
+            st.last_roll_voided_rows.append(i)
     fam, num = _split_bet(bet_name)
     if fam not in LINE_KEYS and fam not in COME_FAMILY:
         return
-    if st.last_roll >= 0 and not st.last_roll_valid:
-        put("settled_on_void", i, st.last_roll)
     # Match the settlement to what the last valid roll decided for that seat.
     match = -1
     for k, (ps, pf, pn, po) in enumerate(st.pending):
@@ -529,6 +549,7 @@ def _on_other(st: TableReplay, i, e, E, s, role, actor, d, outcome, reason, flag
         st.set_count += 1
         st.current_set = st.set_count
         put("received_count", i, len(d))
+        st.set_size = len(d)
         for x in d:
             st.dice[x] = Die(x, st.current_set)
         put("live_count", i, len(st.live_dice()))
@@ -555,6 +576,14 @@ def _on_other(st: TableReplay, i, e, E, s, role, actor, d, outcome, reason, flag
                 st.dice[x].loc = BOWL
                 st.dice[x].found = False if st.dice[x].checked_use else st.dice[x].found
         put("live_count", i, len(st.live_dice()))
+        # The set shrank since it was received (a die removed, e.g. after a
+        # failed inspection): this bowl leaves the table with that many dice.
+        # A lost die is the lost-die procedure's concern (seed 6.1), not this.
+        in_set = [x for x in st.dice.values() if x.set_id == st.current_set]
+        size = sum(1 for x in in_set if x.loc != REMOVED)
+        if st.current_set and size != st.set_size and not any(x.loc == LOST for x in in_set):
+            put("bowl_set_count", i, size)
+            st.set_size = size
     elif e == E["dice_removed"]:
         _note_never_received(st, i, d, put)
         for x in d:
@@ -578,7 +607,13 @@ def _on_other(st: TableReplay, i, e, E, s, role, actor, d, outcome, reason, flag
     elif e == E["dice_selected"]:
         _check_seat(st, i, s, put)
         _note_never_received(st, i, d, put)
-        put("selected_count", i, len(d))
+        held = frozenset(d)
+        if st.offtable_offered and st.selected is not None and len(d) < 2:
+            # 6.1: a new die chosen to replace one that left the table; the
+            # shooter keeps the other die of the pair.
+            held |= {x for x in st.selected if x in st.dice and st.dice[x].loc in LIVE}
+        st.offtable_offered = False
+        put("selected_count", i, len(held))
         unknown = [x for x in d if x not in st.dice or st.dice[x].loc not in LIVE]
         if unknown:
             put("dice_not_at_table", i, unknown)
@@ -586,11 +621,10 @@ def _on_other(st: TableReplay, i, e, E, s, role, actor, d, outcome, reason, flag
         failed = [x for x in d if x in st.dice and st.dice[x].failed]
         if failed:
             put("failed_dice_used", i, failed)
-        for x in d:
+        for x in held:
             if x in st.dice and st.dice[x].loc in LIVE:
                 st.dice[x].loc = SHOOTER
-        st.selected = frozenset(d) if st.selected is None or st.offtable_row < 0 \
-            else frozenset(d)
+        st.selected = held
         st.selection_row = i
     elif e == E["die_off_table"]:
         _note_never_received(st, i, d, put)
@@ -616,9 +650,11 @@ def _on_other(st: TableReplay, i, e, E, s, role, actor, d, outcome, reason, flag
             if die is not None:
                 die.loc = LOST
                 st.lost_set = die.set_id
-        if st.lost_row < 0:
-            st.lost_count = 0
-        st.lost_count += len(d)
+        # Dice of the set lost so far, whichever shooter lost them (NSW 3.6:
+        # a new set when two dice are lost).
+        st.lost_count = sum(1 for x in st.dice.values()
+                            if x.set_id == st.lost_set and x.loc == LOST) \
+            + sum(1 for x in d if x not in st.dice)
         st.lost_row = i
         st.lost_shooter = st.shooter
         st.lost_allowance_over = False
@@ -652,6 +688,7 @@ def _on_offer(st: TableReplay, i: int, s: int, d: tuple[str, ...], put) -> None:
             if x in st.dice and st.dice[x].loc in LIVE:
                 st.dice[x].loc = OFFERED
         st.record_use(i, d)
+        _note_failed(st, i, d, put)
         return
     if st.round_kind < 0:
         if st.shooter == 0 and not st.ever_offered:
@@ -699,4 +736,4 @@ def sparse(state: pd.DataFrame, name: str) -> pd.Series:
     return pd.Series([None] * len(state), index=state.index, dtype=object)
 
 
-__all__ = ["replay", "sparse", "NO_ROLL_CONDITIONS"]
+__all__ = ["NO_ROLL_CONDITIONS", "replay", "sparse"]

@@ -1,11 +1,10 @@
 """Generate realistic, lawful craps table event logs (event-log v1), with
 optional planted violations: test data for the auditor and its benchmarks.
 
-    >>> from auditor.generate import generate, write_log
-    >>> log = generate(tables=2, rolls=200, seed=7, inject=["call.wrong_total"])
-    >>> write_log(log.table, "sample_logs/two_tables.csv.gz")
-    >>> log.planted[0]["code"]
-    'call.wrong_total'
+    from auditor.generate import generate, write_log
+    log = generate(tables=2, rolls=200, seed=7, inject=["call.wrong_total"])
+    write_log(log.table, "two_tables.csv.gz")   # or .jsonl, .parquet, ...
+    log.planted[0]   # {"code": "call.wrong_total", "table_id": "T01", "seq": ..., "note": ...}
 
 - A lawful log is one the auditor must find nothing in: see
   `auditor.generate.session` for how a table is played.
@@ -20,6 +19,9 @@ optional planted violations: test data for the auditor and its benchmarks.
   same arguments give the same table, and the same bytes from `write_log`.
 - `rolls` is the number of valid rolls per table; a table with a planted code
   plays on past it when it had no suitable place for that code yet.
+- Don't bets are barred on 12 (the spec's default): a ruleset that bars 2
+  disagrees with come-out 2s and 12s. Player ids (`P0001`, ...) are unique
+  across all tables of one call.
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from __future__ import annotations
 import gc
 import itertools
 import random
+from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
-from operator import itemgetter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 
 import numpy as np
 import pyarrow as pa
@@ -42,8 +44,8 @@ from auditor.generate.session import ROW_COLUMNS, TableSim
 from auditor.generate.write import log_format, write_log
 from auditor.logs.schema import COLUMN_KINDS, COLUMN_NAMES
 
-DEFAULT_START = datetime(2026, 3, 1, 20, 0, 0, tzinfo=timezone.utc)
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+DEFAULT_START = datetime(2026, 3, 1, 20, 0, 0, tzinfo=UTC)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 OFFER_ROLES = ("stickperson", "dealer")
 TABLE_OFFSET_US = 30_000_000
 STEP_SECONDS = (2, 7)  # seconds between consecutive events: 2..6
@@ -91,7 +93,7 @@ def generate(tables: int, rolls: int, seed: int, inject: Sequence[str] = (),
     if tables < 1 or rolls < 0:
         raise ValueError("tables must be at least 1 and rolls at least 0")
     if start.tzinfo is None:
-        start = start.replace(tzinfo=timezone.utc)
+        start = start.replace(tzinfo=UTC)
     base_us = (start - EPOCH) // timedelta(microseconds=1)
     player_numbers = itertools.count(1)
     parts, planted, valid = [], [], {}
@@ -167,9 +169,8 @@ def _to_arrow(sim: TableSim, pointed: list, number: int, seed: int, codes: list[
     if "log.sequence_gap" in codes:
         gap = rng.randrange(2, n)
         seq[gap:] += 1
-        planted_rows.append(("log.sequence_gap", gap,
-                             f"seq {gap + 1} is missing: the event before has {gap}, "
-                             f"this one {gap + 2}"))
+        note = f"seq {gap + 1} is missing: the event before has {gap}, this one {gap + 2}"
+        planted_rows.append(("log.sequence_gap", gap, note))
     if "log.out_of_order" in codes:
         k = rng.randrange(2, n)
         while k == gap:

@@ -13,7 +13,7 @@ planted list):
 
 | code | planted as | points at |
 |---|---|---|
-| `shooter.ineligible` | a `wager_removed` of the shooter's line bet just before a roll that does not decide it; the same bet is placed again after that roll's `settlement_complete` | the `roll` |
+| `shooter.ineligible` | a `wager_removed` of the shooter's line bet just before a come-out roll that sets a point (so it does not decide that bet); the same bet is placed again after that roll's `settlement_complete` | the `roll` |
 | `shooter.not_accepted` | a roll rewritten to be thrown by another seated player (who holds a line bet) while the shooter holds the dice; call and settlements unchanged | the `roll` |
 | `shooter.kept_after_seven_out` | after a 7 Out's `settlement_complete`, before `shooter_relinquish`: the shooter places a pass bet, gets the dice back (stick), rolls a natural or craps (7, 11, 2, 3 or 12, so the table stays on the come-out), which is called, collected and settled | the second `roll` |
 | `shooter.order_to_pass_unauthorised` | a voluntary `shooter_relinquish` rewritten as reason `ordered` with actor_role `dealer` | the `shooter_relinquish` |
@@ -21,22 +21,22 @@ planted list):
 | `offer.incomplete_set` | an accepted offer names four of the five dice (the one left out is not one the shooter then selects; it goes to the bowl with the rest) | the `dice_offered` |
 | `offer.wrong_role` | the first offer after a relinquishment is made by the boxperson | the `dice_offered` |
 | `dice.set_size` | at a set replacement, before the new set arrives, a set of four dice (serials unused elsewhere) is received and removed again uninspected and unused | the 4-dice `dice_received` |
-| `dice.not_inspected` | a replacement set goes into the bowl after only the dealer's inspection (the game supervisor's and pit manager's inspections come after, followed by a second `dice_to_bowl`) | the first `dice_to_bowl` |
+| `dice.not_inspected` | a replacement set is inspected only by a dealer (the game supervisor's and pit manager's inspections removed) and goes into the bowl and into play | its `dice_to_bowl` |
 | `dice.not_in_bowl` | the `dice_to_bowl` after a shooter's selection in an offer round is removed | the `dice_selected` |
 | `dice.stick_not_used` | a `dice_collected` with flags `no_stick` | the `dice_collected` |
-| `dice.passed_before_settlement` | the `dice_to_shooter` of a roll that decided wagers is moved to right after its `dice_collected`, before the settlements | the `dice_to_shooter` |
+| `dice.passed_before_settlement` | the `dice_to_shooter` of a roll that decided a pass/don't pass bet is moved to right after its `dice_collected`, before the settlements | the `dice_to_shooter` |
 | `throw.two_hands` / `throw.not_simultaneous` / `throw.short` | the roll's flag `one_hand` / `simultaneous` / `far_end` replaced; the roll stands | the `roll` |
 | `call.missing` | the roll's `total_called` removed; settlements unchanged | the `roll` |
 | `call.wrong_total` | the `total_called` says one more (12: one less) than the dice; settlements match the dice | the `total_called` |
 | `call.wrong_role` | the `total_called` (right total) by a dealer | the `total_called` |
-| `noroll.missing` | a roll that decided wagers also carries the flag `die_on_die`, with no `no_roll`; settled as before | the `roll` |
+| `noroll.missing` | a roll that decided a pass/don't pass bet also carries the flag `die_on_die`, with no `no_roll`; settled as before | the `roll` |
 | `noroll.improper` | before a valid roll, a void roll flagged `chips_contact`, a `no_roll` (stickperson, reason `chips_contact`, `before_rest`), the dice collected and passed back with the stick | the `no_roll` |
 | `noroll.late` | the same with a discretionary `no_roll` flagged `after_rest` | the `no_roll` |
 | `noroll.wrong_role` | the same with a roll flagged `die_on_die` (void whoever says so) and a `no_roll` (reason `die_on_die`, `before_rest`) by a dealer | the `no_roll` |
 | `dispute.wrong_role` | after a roll, a `dispute` of its first die and a `ruling` (face_determined, the face already recorded) by the stickperson | the `ruling` |
 | `overrule.authority` | after a correct `total_called`, an `overrule` of the stickperson by a dealer | the `overrule` |
 | `settle.wrong_outcome` | a pass bet that won is settled `lose` (amount 0) | the `wager_settled` |
-| `settle.missing` | a pass/don't pass bet decided (won or lost) by a roll gets no `wager_settled`; the player takes it down (`wager_removed`) after the roll's `settlement_complete`, before the next roll | the `roll` |
+| `settle.missing` | a pass/don't pass bet decided by a 7 Out (no `dice_to_shooter` follows, so the dice are not also passed before settlement) gets no `wager_settled`; the player takes it down (`wager_removed`) after the roll's `settlement_complete` | the `roll` |
 | `log.sequence_gap` | one `seq` number skipped: every later event of the table is numbered one higher | the first event after the gap |
 | `log.out_of_order` | one event's `ts` set between the two events before it (whole seconds), earlier than its predecessor's | that event |
 
@@ -48,10 +48,10 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from auditor.generate.session import COL, NORMAL_THROW, Sites, TableSim, set_letters
+from auditor.generate.session import COL, NORMAL_THROW, POINTS, Sites, TableSim, set_letters
 
 #: Codes this generator can plant, in the order they are planted (scarcest
 #: suitable place first).
@@ -135,7 +135,7 @@ def _stick_not_used(s, c):
 
 
 def _passed_before_settlement(s, c):
-    if s.to_shooter < 0 or not s.n_settled:
+    if s.to_shooter < 0 or s.line_settlement is None:  # a line bet was settled
         return None
     edits = {s.roll + 2: [c.rows[s.roll + 2], c.rows[s.to_shooter]], s.to_shooter: []}
     return Plan("", edits, (s.roll + 2, 1),
@@ -151,7 +151,9 @@ def _settle_wrong_outcome(s, c):
 
 
 def _settle_missing(s, c):
-    if s.line_settlement is None:
+    # On a 7 Out the dice are not passed back, so the missing settlement is
+    # not also a pass of the dice before settlement.
+    if s.line_settlement is None or not s.seven_out:
         return None
     idx, seat, pid, bet, stake = s.line_settlement
     removed = _row("wager_removed", "player", pid, seat, pid, bet=bet, amount=stake)
@@ -161,7 +163,9 @@ def _settle_missing(s, c):
 
 
 def _ineligible(s, c):
-    if s.line_bet is None or s.line_settled or s.seven_out:
+    # A come-out roll that sets a point: ineligible under every-roll and
+    # come-out-only eligibility alike, and the bet it keeps is not decided.
+    if s.line_bet is None or s.line_settled or s.point != 0 or s.total not in POINTS:
         return None
     removed = _row("wager_removed", "player", s.pid, s.seat, s.pid, bet=s.line_bet,
                    amount=s.line_stake)
@@ -225,7 +229,7 @@ def _void_before(flag: str, reason: str, role: str, rest: str, note: str) -> Cal
 
 
 def _noroll_missing(s, c):
-    if not s.n_settled:
+    if s.line_settlement is None:  # line bets were settled on it
         return None
     row = _set(c.rows[s.roll], flags=NORMAL_THROW + ",die_on_die")
     return Plan("", {s.roll: [row]}, (s.roll, 0),
@@ -291,8 +295,9 @@ def _set_size(r, c):
 
 
 def _not_inspected(r, c):
-    rows = [c.rows[r.to_bowl], c.rows[r.inspect_supervisor]]
-    return Plan("", {r.inspect_supervisor: rows}, (r.inspect_supervisor, 0),
+    # The game supervisor's and the pit manager's inspections are dropped.
+    edits = {r.inspect_supervisor: [], r.inspect_supervisor + 1: []}
+    return Plan("", edits, (r.to_bowl, 0),
                 "replacement set put in the bowl after only a dealer's inspection")
 
 

@@ -42,8 +42,8 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_right, insort
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from auditor.logs.schema import COLUMN_NAMES, POINT_NUMBERS
 
@@ -146,6 +146,7 @@ class RollSite:
     complete: int
     to_shooter: int          # -1 after a 7 Out
     seven_out: bool
+    point: int               # the table's point before the roll (0 = come-out)
     seat: int
     pid: str
     dice: str
@@ -176,7 +177,7 @@ class OfferSite:
 class ReplaceSite:
     """A lawful set replacement: the rows of the new set's arrival."""
     received: int
-    inspect_supervisor: int
+    inspect_supervisor: int  # the pit manager's inspection is the next row
     to_bowl: int
 
 
@@ -202,7 +203,7 @@ class TableSim:
         self.rows: list[tuple] = []
         n = f"{number:02d}"
         self.stick, self.box, self.sup = "K" + n, "B" + n, "S" + n
-        self.dealers = ("D" + n + "a", "D" + n + "b")
+        self.dealers = ("D" + n + "a", "D" + n + "b")  # each works one half of the table
         self.pit = f"M{(number - 1) // 4 + 1:02d}"
         self.guard = "G01"
         self.offer_role = offer_role
@@ -242,10 +243,6 @@ class TableSim:
         """An event done by the player at `seat` (actor_id = player_id)."""
         pid = self.seats[seat]
         self._ev(event, "player", pid, seat, pid, **rest)
-
-    def _dealer(self, seat: int) -> str:
-        """Each dealer works one half of the table."""
-        return self.dealers[seat > 7]
 
     # --- the table --------------------------------------------------------
 
@@ -297,7 +294,7 @@ class TableSim:
 
     def _replace_set(self) -> None:
         """Between hands: the old set leaves the table first, then the new one
-        arrives, so the table never holds more or fewer than one set."""
+        arrives, so the table never holds two sets (ten dice) at once."""
         self._ev("dice_removed", "game_supervisor", self.sup, dice=",".join(self.dice_set))
         self._new_set(replacement=True)
 
@@ -326,6 +323,7 @@ class TableSim:
         self.order.remove(seat)
 
     def _place(self, seat: int, bet: str, stake: float) -> None:
+        """A wager goes on the layout (hot path: one tuple, no keywords)."""
         w = self.wagers[seat]
         w[bet] = stake
         pid = self.seats[seat]
@@ -487,7 +485,7 @@ class TableSim:
             self.point = 0
         if seven_out:
             if site is not None:
-                self._site_after(site, roll_row, complete, -1, True, t)
+                self._site_after(site, roll_row, complete, -1, point, t)
             self._relinquish("seven_out")
             return
         self._new_wagers(reline)
@@ -495,7 +493,7 @@ class TableSim:
         add(("dice_to_shooter", "stickperson", stick, seat, None, dice, None, None, None, None,
              None, None, None, "stick"))
         if site is not None:
-            self._site_after(site, roll_row, complete, to_shooter, False, t)
+            self._site_after(site, roll_row, complete, to_shooter, point, t)
         if self.force_voluntary or self.rng.random() < P_VOLUNTARY:
             self.force_voluntary = False
             self._relinquish("voluntary")
@@ -519,15 +517,14 @@ class TableSim:
                 continue
             if outcome == "hard":
                 outcome, pay = ("win", 9) if hard else ("lose", 0)
-            elif outcome == "push":  # the wager stands; writing the push is optional
-                if rnd() < 0.5:
-                    continue
+            elif outcome == "push" and rnd() < 0.5:
+                continue  # a push leaves the wager standing; writing it is optional
             stake = w[bet] if outcome == "push" else w.pop(bet)
             pid = seats[seat]
             if site is not None:
                 site.append((len(self.rows), seat, pid, bet, stake, outcome))
             add(("wager_settled", "dealer", self.dealers[seat > 7], seat, pid, None, None,
-                 None, None, bet, stake * pay, outcome, None, None))
+                 None, None, bet, round(stake * pay, 2), outcome, None, None))
             if outcome != "push" and (bet == "pass" or bet == "dont_pass"):
                 ended.append(seat)
         return ended
@@ -605,7 +602,7 @@ class TableSim:
         return [line, w.get(line, 0.0) if line else 0.0, other]
 
     def _site_after(self, site: list, roll: int, complete: int, to_shooter: int,
-                    seven_out: bool, t: int) -> None:
+                    point: int, t: int) -> None:
         line, stake, other = site[0], site[1], site[2]
         settled = site[3:]
         seat = self.shooter
@@ -614,6 +611,7 @@ class TableSim:
                    if b in ("pass", "dont_pass") and o in ("win", "lose")]
         decided.sort(key=lambda x: x[1] == seat)  # prefer another player's bet
         self.sites.rolls.append(RollSite(
-            roll, complete, to_shooter, seven_out, seat, self.seats[seat], self.pair_text, t,
+            roll, complete, to_shooter, point != 0 and t == 7, point, seat, self.seats[seat],
+            self.pair_text, t,
             line, stake, any(s == seat and b == line for _, s, _, b, _, _ in settled),
             pass_win, decided[0] if decided else None, other, len(settled)))

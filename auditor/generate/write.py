@@ -63,7 +63,8 @@ def atomic_write(path: str | os.PathLike, fill, gz: bool = False) -> None:
     try:
         with os.fdopen(fd, "wb") as raw:
             if gz:
-                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as out:
+                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
+                                   compresslevel=6) as out:
                     fill(out)
             else:
                 fill(raw)
@@ -79,17 +80,44 @@ def atomic_write(path: str | os.PathLike, fill, gz: bool = False) -> None:
 
 # --- shared encoders -----------------------------------------------------
 
+_CLOCK: pa.Array | None = None
+
+
+def _clock() -> pa.Array:
+    """"THH:MM:SS" for every second of a day, built once: formatting
+    millions of timestamps becomes two array lookups instead of strftime."""
+    global _CLOCK
+    if _CLOCK is None:
+        _CLOCK = pa.array([f"T{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
+                           for s in range(86400)], pa.string())
+    return _CLOCK
+
+
 def iso_timestamps(arr: pa.Array) -> pa.Array:
     """ISO-8601 strings with a `+00:00` offset for a timestamp array (naive
-    timestamps are taken as UTC)."""
-    unit = arr.type.unit
-    naive = arr.cast(pa.timestamp(unit))  # the UTC wall clock
-    try:
-        naive = naive.cast(pa.timestamp("s"))  # whole seconds when nothing is lost
-    except pa.ArrowInvalid:
-        pass
-    text = pc.strftime(naive, format="%Y-%m-%dT%H:%M:%S")
-    return pc.binary_join_element_wise(text, "+00:00", "")
+    timestamps are taken as UTC): whole seconds when every value is,
+    microseconds otherwise."""
+    us = arr.cast(pa.timestamp(arr.type.unit)).cast(pa.timestamp("us")).cast(pa.int64())
+    values = us.fill_null(0).to_numpy(zero_copy_only=False)
+    secs = values // 1_000_000
+    day = secs // 86400
+    first = int(day.min()) if len(day) else 0
+    days = np.arange(first, (int(day.max()) if len(day) else 0) + 1)
+    if len(days) > len(day):  # sparse days: format only the ones present
+        days, day_index = np.unique(day, return_inverse=True)
+    else:
+        day_index = day - first
+    dates = pa.array(np.datetime_as_string(days.astype("datetime64[D]")).astype(object),
+                     pa.string())
+    parts = [dates.take(pa.array(day_index.reshape(-1))), _clock().take(pa.array(secs % 86400))]
+    frac = values % 1_000_000
+    if frac.any():
+        digits = pc.utf8_lpad(pc.cast(pa.array(frac), pa.string()), 6, "0")
+        parts.append(pc.binary_join_element_wise(".", digits, ""))
+    text = pc.binary_join_element_wise(*parts, "+00:00", "")
+    if us.null_count:
+        text = pc.if_else(us.is_null(), pa.scalar(None, pa.string()), text)
+    return text
 
 
 def _text(arr: pa.Array) -> tuple[pa.Array, bool]:

@@ -42,9 +42,9 @@ PARAMETERS: dict[str, Parameter] = {
                   "Don't Pass wager; the others are passed over."),
         Parameter("offer_roles", "roles", ["stickperson"], "Roles that may offer the dice."),
         Parameter("offer_rounds", "choice", "all",
-                  "Which offers `offer_roles` governs: `all`, or only `after_relinquish` (when "
-                  "the text read speaks only of offers after a shooter relinquishes).",
-                  ("all", "after_relinquish")),
+                  "Which offers the offer checks (order, role, complete set) govern: `all`, "
+                  "only `after_relinquish`, or only `start_of_play` — for a text read only "
+                  "about one kind of offer.", ("all", "after_relinquish", "start_of_play")),
         Parameter("no_shooter_fallback", "choice", "none",
                   "What happens when no eligible player will shoot and wagers remain: "
                   "`stickperson_throws`, `previous_shooter_marker_off`, or `none` (not provided).",
