@@ -142,6 +142,8 @@ def marker_off_throw_allowed(ctx, params) -> Hits:
     """A previous shooter threw without a line bet outside the SD (2)
     conditions.
 
+    Only a shooter who has made the come-out point is a "previous shooter"
+    of (2); any other roll without a line bet is only `shooter.ineligible`.
     Fires on: the shooter rolls with no pass/don't pass bet while another
     player holds a line bet, or no come/don't come wager remains, or the on/off
     marker is not off on the don't pass line.
@@ -153,8 +155,8 @@ def marker_off_throw_allowed(ctx, params) -> Hits:
     st = ctx.state
     out, messages = [], []
     for r, ok in zip(rows, has_bet):
-        if ok or not st["roll_by_shooter"].iat[r]:
-            continue
+        if ok or not st["roll_after_point_made"].iat[r]:
+            continue  # SD (2) speaks of a shooter who has made the come-out point
         why = []
         if not st["roll_marker_off"].iat[r]:
             why.append("the on/off marker was not off on the don't pass line")

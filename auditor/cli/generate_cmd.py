@@ -47,8 +47,10 @@ def _check_out(ctx, param, value: str) -> str:
 @click.option("--offer-role", type=click.Choice(OFFER_ROLES), default="stickperson",
               show_default=True,
               help="Who offers the dice after a shooter relinquishes (dealer: NZ 1996 5.9).")
+@click.option("--first-table", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Number of the first table (T01 for 1): keeps logs audited together apart.")
 def generate_command(tables: int, rolls: int, seed: int, out: str, inject: list[str],
-                     offer_role: str) -> None:
+                     offer_role: str, first_table: int) -> None:
     """Generate a realistic, lawful craps event log (event-log v1), with
     optional planted violations.
 
@@ -62,7 +64,7 @@ def generate_command(tables: int, rolls: int, seed: int, out: str, inject: list[
         auditor generate --rolls 300 --out t.parquet \\
             --inject call.wrong_total,dice.stick_not_used
     """
-    log = generate(tables, rolls, seed, inject, offer_role=offer_role)
+    log = generate(tables, rolls, seed, inject, offer_role=offer_role, first_table=first_table)
     write_log(log.table, out)
     click.echo(f"wrote {log.table.num_rows} events of {tables} table(s) to {out}")
     if log.planted or inject:

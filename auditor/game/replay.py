@@ -57,6 +57,7 @@ SPARSE_COLUMNS: tuple[str, ...] = (
     "roll_dice", "roll_total", "roll_counted_total", "roll_point_before", "roll_seven_out",
     "roll_voided", "roll_line_bet", "roll_by_shooter", "roll_after_seven_out",
     "roll_not_selected", "roll_marker_off", "roll_come_wagers", "roll_other_line_bettors",
+    "roll_after_point_made",
     "stick_any_wager", "stick_willing", "stick_after_decision", "call_row", "unsettled",
     # calls and settlements
     "call_expected", "call_roll", "settle_expected", "settle_roll", "settled_on_void",
@@ -101,6 +102,7 @@ class TableReplay:
         self.open_seat = 0
         self.shooter = 0
         self.seven_out_seat = 0
+        self.made_point = False  # the shooter has made a point since accepting the dice
         self.selected: frozenset[str] | None = None
         self.selection_row = -1
         self.wagers: dict[int, dict[str, int]] = {}
@@ -375,6 +377,7 @@ def _on_roll(st: TableReplay, i, s, role, d, d1, d2, flags, put) -> None:
         put("roll_marker_off", i, st.marker_off_dp)
         put("roll_come_wagers", i, st.come_wager_count())
         put("roll_other_line_bettors", i, bool(st.line_bettors & ~bit(s)))
+        put("roll_after_point_made", i, st.made_point and s == st.shooter)
     else:
         put("stick_any_wager", i, st.any_line_wager())
         put("stick_willing", i, bool(st.line_bettors & ~st.round_declined))
@@ -413,7 +416,7 @@ def _decide(st: TableReplay, i: int) -> None:
     total = sum(st.last_roll_faces)
     point = st.cols.sparse["roll_point_before"][i]
     st.undo = (st.point, {k: dict(v) for k, v in st.wagers.items()}, st.line_bettors,
-               st.seven_out_seat, st.stick_decided)
+               st.seven_out_seat, st.stick_decided, st.made_point)
     pending = []
     for seat_no, w in st.wagers.items():
         for key, count in list(w.items()):
@@ -441,6 +444,8 @@ def _decide(st: TableReplay, i: int) -> None:
         st.point = 0
     decision = (point == 0 and total not in POINTS) or (point != 0 and total in (point, 7))
     if st.last_roll_by_player:
+        if point != 0 and total == point:
+            st.made_point = True
         if seven_out:
             st.seven_out_seat = st.last_roll_seat
             if st.lost_row >= 0 and st.last_roll_seat == st.lost_shooter:
@@ -450,7 +455,8 @@ def _decide(st: TableReplay, i: int) -> None:
 
 
 def _undo_decision(st: TableReplay) -> None:
-    st.point, st.wagers, st.line_bettors, st.seven_out_seat, st.stick_decided = st.undo
+    (st.point, st.wagers, st.line_bettors, st.seven_out_seat, st.stick_decided,
+     st.made_point) = st.undo
     st.pending = []
     st.pending_roll = -1
 
@@ -601,6 +607,7 @@ def _on_other(st: TableReplay, i, e, E, s, role, actor, d, outcome, reason, flag
             st.lost_allowance_over = True
         st.shooter = s
         st.seven_out_seat = 0
+        st.made_point = False
         st.selected = None
         st.round_kind = -1
         st.stick_decided = False

@@ -82,26 +82,29 @@ def check_codes(inject: str | Iterable[str]) -> list[str]:
 
 
 def generate(tables: int, rolls: int, seed: int, inject: Sequence[str] = (),
-             start: datetime = DEFAULT_START, offer_role: str = "stickperson") -> GeneratedLog:
+             start: datetime = DEFAULT_START, offer_role: str = "stickperson",
+             first_table: int = 1) -> GeneratedLog:
     """Play `tables` tables of `rolls` valid rolls each and return the log,
     with each code of `inject` planted once per table. With `offer_role`
     "dealer" the offers after a relinquishment are made by a dealer (NZ 1996
-    5.9); the start-of-play offer stays the stickperson's."""
+    5.9); the start-of-play offer stays the stickperson's. Tables are named
+    T01, T02, ... from `first_table`, so logs meant to be audited together can
+    hold different tables."""
     codes = check_codes(inject)
     if offer_role not in OFFER_ROLES:
         raise ValueError(f"offer_role must be one of {', '.join(OFFER_ROLES)}, not {offer_role!r}")
-    if tables < 1 or rolls < 0:
-        raise ValueError("tables must be at least 1 and rolls at least 0")
+    if tables < 1 or rolls < 0 or first_table < 1:
+        raise ValueError("tables and first_table must be at least 1 and rolls at least 0")
     if start.tzinfo is None:
         start = start.replace(tzinfo=UTC)
     base_us = (start - EPOCH) // timedelta(microseconds=1)
     player_numbers = itertools.count(1)
     parts, planted, valid = [], [], {}
     with _no_cyclic_gc():
-        for number in range(1, tables + 1):
+        for number in range(first_table, first_table + tables):
             sim, pointed = _play(number, rolls, seed, codes, offer_role, player_numbers)
             table, table_planted = _to_arrow(sim, pointed, number, seed, codes,
-                                             base_us + (number - 1) * TABLE_OFFSET_US)
+                                             base_us + (number - first_table) * TABLE_OFFSET_US)
             parts.append(table)
             planted.extend(table_planted)
             valid[sim.table_id] = sim.valid_rolls
