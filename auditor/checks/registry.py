@@ -8,8 +8,8 @@ check, stamps the rule id, clause and severity on each finding.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,7 @@ class Hits:
     evidence: list[dict] = field(default_factory=list)
     #: For findings about rows that are not replayed events (quarantined rows):
     #: a frame with the location columns instead of `rows`.
-    located: "pd.DataFrame | None" = None
+    located: pd.DataFrame | None = None
 
     def __post_init__(self):
         self.rows = np.asarray(self.rows, dtype=np.int64)

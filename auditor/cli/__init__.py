@@ -37,7 +37,7 @@ class AuditorGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)
-        except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
+        except Exception as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             click.echo(f"internal error: {type(exc).__name__}: {exc} "

@@ -65,8 +65,7 @@ class RawLog:
 def log_format(path: Path) -> str | None:
     """The format a file name announces (`csv`, `jsonl`, `parquet`), or None."""
     name = path.name.lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
+    name = name.removesuffix(".gz")
     for suffix in LOG_SUFFIXES:
         if name.endswith(suffix):
             return "jsonl" if suffix == ".ndjson" else suffix[1:]

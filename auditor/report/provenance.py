@@ -4,7 +4,7 @@ SHA-256 and row counts. No wall-clock time unless asked for."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from auditor import __version__
 from auditor.audit import AuditResult
@@ -29,5 +29,5 @@ def provenance(result: AuditResult, stamp: bool = False) -> dict:
                      "by_severity": severity_counts(result.findings)},
     }
     if stamp:
-        data["generated_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        data["generated_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     return data

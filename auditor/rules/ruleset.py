@@ -210,7 +210,7 @@ def _validate_shape(data: dict, path: str) -> None:
     """Keys and types of one file, before any merging."""
     unknown = set(data) - {"ruleset", "rule"}
     if unknown:
-        raise RulesetError(path, "unknown top-level key", key=sorted(unknown)[0])
+        raise RulesetError(path, "unknown top-level key", key=min(unknown))
     head = data.get("ruleset")
     if not isinstance(head, dict):
         raise RulesetError(path, "missing [ruleset] table", key="ruleset")
