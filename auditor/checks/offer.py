@@ -41,7 +41,7 @@ def offer_order(ctx, params) -> Hits:
 
     At the start of play the first offer goes to the player immediately left of
     the game supervisor (the lowest occupied seat), or, with
-    `first_offer_anchor = "table_open_seat"`, to the seat `table_open` names;
+    `first_offer_anchor` = `table_open_seat`, to the seat `table_open` names;
     after a shooter leaves, to the player immediately left of that shooter;
     after a refusal, on clockwise. With `skip_players_without_line_bet`, offers
     after a shooter relinquishes pass over players without a Pass or Don't

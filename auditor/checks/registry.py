@@ -56,7 +56,8 @@ class Check:
 
     @property
     def description(self) -> str:
-        return self.doc.splitlines()[0] if self.doc else ""
+        """The docstring's first paragraph, on one line."""
+        return " ".join(self.doc.split("\n\n")[0].split())
 
 
 CHECKS: dict[str, Check] = {}
