@@ -14,6 +14,8 @@ event type has a small handler, and state columns are written sparsely.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -36,11 +38,16 @@ def bit(seat: int) -> int:
 
 
 class Die:
-    __slots__ = ("checked_use", "failed", "found", "found_inspections", "inspections", "loc",
-                 "serial", "set_id")
+    """One die: where it is, which set it came with, its inspection record.
+    Moving it keeps the table's set of live dice up to date, so nothing has
+    to scan every die the table ever had."""
 
-    def __init__(self, serial: str, set_id: int):
+    __slots__ = ("_loc", "checked_use", "failed", "found", "found_inspections", "inspections",
+                 "live", "serial", "set_id")
+
+    def __init__(self, serial: str, set_id: int, live: set[str]):
         self.serial = serial
+        self.live = live
         self.loc = NEW
         self.set_id = set_id
         self.inspections: list[tuple[str, str]] = []  # passing (role, actor_id)
@@ -48,6 +55,18 @@ class Die:
         self.found = False  # left the table and was found: needs its own inspection
         self.found_inspections: list[tuple[str, str]] = []
         self.checked_use = False  # first use since arrival/retrieval already recorded
+
+    @property
+    def loc(self) -> int:
+        return self._loc
+
+    @loc.setter
+    def loc(self, where: int) -> None:
+        self._loc = where
+        if where in LIVE:
+            self.live.add(self.serial)
+        else:
+            self.live.discard(self.serial)
 
 
 #: State written only on the rows it concerns (None elsewhere). Every name is
@@ -108,6 +127,8 @@ class TableReplay:
         self.wagers: dict[int, dict[str, int]] = {}
         self.line_bettors = 0
         self.dice: dict[str, Die] = {}
+        self.live: set[str] = set()  # serials of the dice at the table (see Die.loc)
+        self.sets: dict[int, list[Die]] = {}
         self.set_count = 0
         self.set_size = 0  # dice of the current set at the table, as last reported
         self.current_set = 0
@@ -155,7 +176,7 @@ class TableReplay:
         return any(n > 0 for w in self.wagers.values() for k, n in w.items())
 
     def live_dice(self) -> set[str]:
-        return {s for s, d in self.dice.items() if d.loc in LIVE}
+        return self.live
 
     def record_use(self, row: int, serials: tuple[str, ...]) -> None:
         """First use of a die since it arrived (or was found): keep what its
@@ -207,6 +228,7 @@ def _bet_name(bet: str, number: int) -> str:
     return f"{bet}_{number}" if number else bet
 
 
+@functools.lru_cache(maxsize=1024)
 def _split_bet(name: str) -> tuple[str, int]:
     """`come_6` -> (come, 6); `pass` -> (pass, 0)."""
     for family in ("dont_come", "come"):
@@ -384,8 +406,8 @@ def _on_roll(st: TableReplay, i, s, role, d, d1, d2, flags, put) -> None:
         put("stick_after_decision", i, st.stick_decided)
     # The dice chosen by the shooter: the rest must be in the bowl by now.
     if st.selection_row >= 0:
-        stray = sorted(x for x, die in st.dice.items()
-                       if die.loc == OFFERED or (die.loc == NEW and die.set_id == st.current_set))
+        stray = sorted(x for x in st.live if st.dice[x].loc == OFFERED
+                       or (st.dice[x].loc == NEW and st.dice[x].set_id == st.current_set))
         if stray:
             put("rest_not_in_bowl", st.selection_row, stray)
         st.selection_row = -1
@@ -432,7 +454,8 @@ def _decide(st: TableReplay, i: int) -> None:
             pending.extend([(seat_no, fam, num, result)] * count)
             if result != "push":
                 del w[key]
-        st.refresh_line_bit(seat_no)
+                if fam in LINE_KEYS:
+                    st.refresh_line_bit(seat_no)
     st.pending = pending
     st.pending_roll = i
     seven_out = point != 0 and total == 7
@@ -557,7 +580,8 @@ def _on_other(st: TableReplay, i, e, E, s, role, actor, d, outcome, reason, flag
         put("received_count", i, len(d))
         st.set_size = len(d)
         for x in d:
-            st.dice[x] = Die(x, st.current_set)
+            die = st.dice[x] = Die(x, st.current_set, st.live)
+            st.sets.setdefault(st.current_set, []).append(die)
         put("live_count", i, len(st.live_dice()))
     elif e == E["dice_inspected"]:
         _note_never_received(st, i, d, put)
@@ -585,7 +609,7 @@ def _on_other(st: TableReplay, i, e, E, s, role, actor, d, outcome, reason, flag
         # The set shrank since it was received (a die removed, e.g. after a
         # failed inspection): this bowl leaves the table with that many dice.
         # A lost die is the lost-die procedure's concern (seed 6.1), not this.
-        in_set = [x for x in st.dice.values() if x.set_id == st.current_set]
+        in_set = st.sets.get(st.current_set, [])
         size = sum(1 for x in in_set if x.loc != REMOVED)
         if st.current_set and size != st.set_size and not any(x.loc == LOST for x in in_set):
             put("bowl_set_count", i, size)
