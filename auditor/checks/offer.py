@@ -53,22 +53,24 @@ def offer_order(ctx, params) -> Hits:
     to seat 2.
     Points at: the out-of-turn `dice_offered`.
     """
-    st, ev = ctx.state, ctx.events
-    seats = ev["seat"]
+    st = ctx.state
+    seats = ctx.events["seat"].to_numpy(dtype=np.int64, na_value=0)
+    anchors, opens = st["offer_anchor"].to_numpy(), st["offer_open_seat"].to_numpy()
+    occupied, line_bettors = st["occupied"].to_numpy(), st["line_bettors"].to_numpy()
     out, messages, evidence = [], [], []
     for r, kind in _offers(ctx, params["offer_rounds"]):
-        anchor = int(st["offer_anchor"].iat[r])
-        mask = int(st["occupied"].iat[r])
+        anchor = int(anchors[r])
+        mask = int(occupied[r])
         if kind == ROUND_START and anchor == 0:
-            open_seat = int(st["offer_open_seat"].iat[r] or 0)
+            open_seat = int(opens[r] or 0)
             if params["first_offer_anchor"] == "table_open_seat" and open_seat:
                 anchor = open_seat - 1
         if kind == ROUND_AFTER_RELINQUISH and params["skip_players_without_line_bet"]:
-            line = int(st["line_bettors"].iat[r])
+            line = int(line_bettors[r])
             if line:
                 mask = line
         expected = next_clockwise(mask, anchor)
-        got = int(seats.iat[r])
+        got = int(seats[r])
         if expected and got != expected:
             out.append(r)
             messages.append(f"dice offered to seat {got}; seat {expected} was next in turn")
@@ -89,11 +91,12 @@ def offer_line_bettors_only(ctx, params) -> Hits:
     Quiet on: offers to players holding a line bet; offers at the start of play.
     Points at: the `dice_offered`.
     """
-    st, seats = ctx.state, ctx.events["seat"]
+    seats = ctx.events["seat"].to_numpy(dtype=np.int64, na_value=0)
+    line_bettors = ctx.state["line_bettors"].to_numpy()
     out = [r for r, kind in _offers(ctx) if kind == ROUND_AFTER_RELINQUISH
-           and not (int(st["line_bettors"].iat[r]) >> int(seats.iat[r])) & 1]
+           and not (int(line_bettors[r]) >> int(seats[r])) & 1]
     return Hits(np.asarray(out, dtype=np.int64),
-                [f"dice offered to seat {seats.iat[r]}, which held no Pass or Don't Pass wager"
+                [f"dice offered to seat {seats[r]}, which held no Pass or Don't Pass wager"
                  for r in out])
 
 

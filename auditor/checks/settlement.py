@@ -22,14 +22,14 @@ def line_bet_outcome(ctx, params) -> Hits:
     Points at: the `wager_settled`.
     """
     rows, expected = written(ctx, "settle_expected")
-    outcome, bets, seats = col(ctx, "outcome"), col(ctx, "bet"), col(ctx, "seat")
+    outcome = ctx.events["outcome"].astype(object).to_numpy()
+    wrong = outcome[rows] != np.asarray(expected, dtype=object) if len(rows) else []
+    bets, seats = col(ctx, "bet"), col(ctx, "seat")
     roll_rows = ctx.state["settle_roll"].to_numpy()
     seq = ctx.events["seq"]
     out, messages, evidence = [], [], []
-    for r, want in zip(rows, expected):
-        got = outcome.iat[r]
-        if got == want:
-            continue
+    for r, want in zip(rows[wrong], np.asarray(expected, dtype=object)[wrong]):
+        got = outcome[r]
         out.append(r)
         rr = roll_rows[r]
         if want == "undecided":

@@ -84,17 +84,19 @@ def called_total_correct(ctx, params) -> Hits:
     """
     rows, roll_rows = written(ctx, "call_roll")
     counted = sparse(ctx.state, "roll_counted_total").to_numpy()
-    total = col(ctx, "total")
-    overrules = _overrules_after(ctx)
+    total = col(ctx, "total").to_numpy(dtype=float, na_value=np.nan)
+    want = np.array([np.nan if counted[rr] is None else counted[rr] for rr in roll_rows],
+                    dtype=float)
+    called = total[rows] if len(rows) else np.empty(0)
+    wrong = ~np.isnan(want) & ~np.isnan(called) & (want != called)
+    overrules = _overrules_after(ctx) if wrong.any() else {}
+    seq = ctx.events["seq"]
     out, messages, evidence = [], [], []
-    for r, rr in zip(rows, roll_rows):
-        want = counted[rr]
-        if want is None or total.iat[r] is None or int(total.iat[r]) == int(want):
-            continue
+    for r, rr, got, right in zip(rows[wrong], np.asarray(roll_rows)[wrong], called[wrong],
+                                 want[wrong]):
         out.append(r)
-        messages.append(f"called {int(total.iat[r])}; the dice showed {int(want)}")
-        ev = {"called": int(total.iat[r]), "counted": int(want),
-              "roll_seq": int(ctx.events["seq"].iat[rr])}
+        messages.append(f"called {int(got)}; the dice showed {int(right)}")
+        ev = {"called": int(got), "counted": int(right), "roll_seq": int(seq.iat[rr])}
         if r in overrules:
             ev["overruled_by"] = overrules[r]
         evidence.append(ev)
