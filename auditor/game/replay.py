@@ -428,6 +428,7 @@ def _on_roll(st: TableReplay, i, s, role, d, d1, d2, flags, put) -> None:
     st.last_roll_by_player = by_player
     st.last_roll_seat = s
     st.last_roll_voided_rows = []
+    st.dispute_die = None  # a dispute concerns the roll it follows
     _decide(st, i)
 
 
