@@ -67,6 +67,19 @@ def test_set_size_six_dice(tmp_path, ruleset):
     assert dice_found(b, tmp_path, ruleset) == expected
 
 
+def rejected_set_replaced():
+    """A die fails its inspection: the whole set is removed, a new set comes
+    and play goes on with it (lawful)."""
+    b = bare_table()
+    b.receive(DICE, bowl=False)
+    b.inspect("game_supervisor", "A5", outcome="fail")
+    b.remove(DICE)
+    b.receive(NEW_SET)
+    start_play(b, dice=NEW_SET, keep=("B1", "B2"))
+    b.play(2, 4, 2, dice="B1,B2")
+    return b
+
+
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.set_size"))
 def test_set_size_fires_on_bowl_after_a_failed_die_is_removed(tmp_path, ruleset):
     # Five received, one fails and is removed: four go into the bowl.
@@ -80,14 +93,7 @@ def test_set_size_fires_on_bowl_after_a_failed_die_is_removed(tmp_path, ruleset)
 
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.set_size"))
 def test_set_size_quiet_when_the_rejected_set_is_replaced(tmp_path, ruleset):
-    b = bare_table()
-    b.receive(DICE, bowl=False)
-    b.inspect("game_supervisor", "A5", outcome="fail")
-    b.remove(DICE)
-    b.receive(NEW_SET)
-    start_play(b, dice=NEW_SET, keep=("B1", "B2"))
-    b.play(2, 4, 2, dice="B1,B2")
-    assert dice_found(b, tmp_path, ruleset) == set()
+    assert dice_found(rejected_set_replaced(), tmp_path, ruleset) == set()
 
 
 # --- dice.not_inspected ------------------------------------------------------
@@ -171,14 +177,7 @@ def test_failed_die_put_in_bowl_fires(tmp_path, ruleset):
 
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.failed_inspection_used"))
 def test_failed_die_removed_and_set_replaced_quiet(tmp_path, ruleset):
-    b = bare_table()
-    b.receive(DICE, bowl=False)
-    b.inspect("game_supervisor", "A5", outcome="fail")
-    b.remove(DICE)
-    b.receive(NEW_SET)
-    start_play(b, dice=NEW_SET, keep=("B1", "B2"))
-    b.play(2, 4, 2, dice="B1,B2")
-    assert dice_found(b, tmp_path, ruleset) == set()
+    assert dice_found(rejected_set_replaced(), tmp_path, ruleset) == set()
 
 
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.failed_inspection_used"))
