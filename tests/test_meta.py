@@ -60,7 +60,7 @@ def test_every_parameter_is_read_by_some_check_or_the_replay():
 @pytest.mark.skipif(not SPEC.is_file(), reason="shared/spec not beside the checkout")
 def test_code_catalogue_matches_the_spec():
     text = SPEC.read_text(encoding="utf-8")
-    spec_codes = re.findall(r"^\| `([a-z_]+\.[a-z_]+)` \|", text, re.M)
+    spec_codes = re.findall(r"^\| `([a-z_]+\.[a-z_]+)` \|", text, re.MULTILINE)
     assert spec_codes == list(CODES)
 
 
