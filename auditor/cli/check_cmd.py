@@ -10,13 +10,10 @@ from auditor.audit import CheckContext, audit_loaded, stamp_hits
 from auditor.codes import SEVERITIES
 from auditor.findings import at_or_above, finalize
 from auditor.logs.load import load_logs
-from auditor.report.parquet import write_findings, write_quarantine
+from auditor.report.formats import FORMATS, check_out_dir, write_reports
 from auditor.report.provenance import provenance
 from auditor.report.summary import summary_text
 from auditor.rules.ruleset import Rule, load_ruleset
-
-FORMATS = ("parquet",)
-
 
 @click.command("check")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
@@ -48,19 +45,11 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet):
         auditor check night.csv.gz --ruleset my-casino.toml --fail-on critical
     """
     ruleset = load_ruleset(ruleset_ref)  # validated before any log is read
+    check_out_dir(Path(out_dir))
     logs = load_logs(list(paths))
     result = audit_loaded(logs, ruleset)
     meta = provenance(result, stamp=stamp)
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        from auditor.report.atomic import OutputError
-
-        raise OutputError(f"{out}: --out names a file, not a folder")
-    written = []
-    if "parquet" in formats:
-        write_findings(result.findings, out / "findings.parquet", meta)
-        write_quarantine(logs.quarantine, out / "quarantine.parquet", meta)
-        written += [str(out / "findings.parquet"), str(out / "quarantine.parquet")]
+    written = write_reports(result, meta, Path(out_dir), formats)
     failing = at_or_above(result.findings, fail_on)
     if not quiet:
         click.echo(summary_text(result, written, fail_on, failing))

@@ -45,3 +45,10 @@ def write_quarantine(quarantine: pd.DataFrame, target: Path, meta: dict) -> None
 def read_metadata(path: Path) -> dict:
     md = pq.read_schema(path).metadata or {}
     return json.loads(md.get(b"auditor", b"{}"))
+
+
+def write(result, meta: dict, out: Path) -> list[str]:
+    """The `parquet` format: findings.parquet and quarantine.parquet."""
+    write_findings(result.findings, out / "findings.parquet", meta)
+    write_quarantine(result.logs.quarantine, out / "quarantine.parquet", meta)
+    return [str(out / "findings.parquet"), str(out / "quarantine.parquet")]

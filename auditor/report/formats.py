@@ -1,0 +1,35 @@
+"""The report formats `auditor check --format` can write.
+
+Each format is a module with `write(result, meta, out) -> list[str]`: it
+writes its files atomically into the folder `out` (or, for a stream format,
+to standard output) and returns what it wrote. `meta` is the provenance
+(`auditor.report.provenance`) every format must carry.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from auditor.report.atomic import OutputError
+
+#: format name -> module implementing it
+FORMAT_MODULES: dict[str, str] = {
+    "parquet": "auditor.report.parquet",
+}
+FORMATS: tuple[str, ...] = tuple(FORMAT_MODULES)
+
+
+def check_out_dir(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{out}: --out names a file, not a folder")
+
+
+def write_reports(result, meta: dict, out: Path, formats) -> list[str]:
+    """Write every requested format, in the order given, once each."""
+    check_out_dir(out)
+    written: list[str] = []
+    for name in dict.fromkeys(formats):
+        module = importlib.import_module(FORMAT_MODULES[name])
+        written += module.write(result, meta, out)
+    return written
