@@ -15,6 +15,7 @@ from auditor.report.provenance import provenance
 from auditor.report.summary import summary_text
 from auditor.rules.ruleset import Rule, load_ruleset
 
+
 @click.command("check")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--ruleset", "-r", "ruleset_ref", required=True,
