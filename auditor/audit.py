@@ -3,6 +3,8 @@ gather their findings. The library entry point behind `auditor check`."""
 
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,9 +33,14 @@ class AuditResult:
     ruleset: Ruleset
     logs: LoadedLogs
     findings: pd.DataFrame
+    #: The tables audited, when the engine knows them without the events at
+    #: hand (the dask engine's workers read the events).
+    table_ids: list[str] | None = None
 
     @property
     def tables(self) -> list[str]:
+        if self.table_ids is not None:
+            return list(self.table_ids)
         return sorted(self.logs.events["table_id"].astype(str).unique().tolist())
 
 
@@ -46,14 +53,46 @@ def audit(paths: list[str | Path], ruleset: Ruleset | str) -> AuditResult:
     return audit_loaded(logs, ruleset)
 
 
-def audit_loaded(logs: LoadedLogs, ruleset: Ruleset) -> AuditResult:
-    state = replay(logs.events, bar=ruleset.parameters["bar_number"])
-    ctx = CheckContext(logs.events, state, logs.quarantine)
-    parts = []
-    for rule in ruleset.rules:
-        hits = CHECKS[rule.check].func(ctx, rule.params)
-        parts.append(stamp_hits(ctx, hits, rule, ruleset.id))
-    return AuditResult(ruleset, logs, finalize(parts))
+def audit_loaded(logs: LoadedLogs, ruleset: Ruleset,
+                 timings: dict[str, float] | None = None) -> AuditResult:
+    """The audit of loaded logs in this process: every table replayed, every
+    rule's check run, the findings ordered and given their ids. The engines
+    (`auditor.engine`) run this same core on groups of tables.
+
+    `timings`, when given, receives the seconds spent per stage (`replay`,
+    `checks`), added to what it already holds."""
+    parts = audit_parts(logs, ruleset, timings)
+    with stage(timings, "checks"):
+        findings = finalize(parts)
+    return AuditResult(ruleset, logs, findings)
+
+
+def audit_parts(logs: LoadedLogs, ruleset: Ruleset,
+                timings: dict[str, float] | None = None) -> list[pd.DataFrame]:
+    """The stamped findings of every rule, before `finalize` orders them and
+    gives them their ids: what an engine gathers from each group of tables."""
+    with stage(timings, "replay"):
+        state = replay(logs.events, bar=ruleset.parameters["bar_number"])
+    with stage(timings, "checks"):
+        ctx = CheckContext(logs.events, state, logs.quarantine)
+        parts = []
+        for rule in ruleset.rules:
+            hits = CHECKS[rule.check].func(ctx, rule.params)
+            parts.append(stamp_hits(ctx, hits, rule, ruleset.id))
+    return parts
+
+
+@contextmanager
+def stage(timings: dict[str, float] | None, name: str):
+    """Add the wall-clock seconds of the block to `timings[name]` (if given)."""
+    if timings is None:
+        yield
+        return
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
 
 
 def stamp_hits(ctx: CheckContext, hits: Hits, rule, ruleset_id: str) -> pd.DataFrame:

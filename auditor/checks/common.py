@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 
 from auditor.checks.registry import Hits
-from auditor.game.replay import sparse
 
 
 def event_is(ctx, *names: str) -> np.ndarray:
@@ -29,21 +28,35 @@ def category_mask(column: pd.Series, predicate) -> np.ndarray:
     return np.where(codes >= 0, hit[codes] if len(hit) else False, False)
 
 
+def latest(ctx, anchor: np.ndarray, resets: np.ndarray | None = None) -> np.ndarray:
+    """For every row, the position of the latest `anchor` row at or before it
+    in the same table and not before a `resets` row of that table; -1 where
+    there is none. Vectorised: a running maximum within each stretch."""
+    n = len(anchor)
+    table = ctx.events["table_id"].cat.codes.to_numpy()
+    start = np.ones(n, dtype=bool)
+    start[1:] = table[1:] != table[:-1]
+    if resets is not None:
+        start |= resets
+    stretch = np.cumsum(start)
+    last = np.maximum.accumulate(np.where(anchor, np.arange(n), -1))
+    found = last >= 0
+    found[found] = stretch[last[found]] == stretch[found]
+    return np.where(found, last, -1)
+
+
 def role_in(ctx, roles) -> np.ndarray:
     return ctx.events["actor_role"].isin(list(roles)).to_numpy()
 
 
 def written(ctx, name: str) -> tuple[np.ndarray, list]:
-    """Rows where the replay wrote state column `name`, and the values."""
-    col = sparse(ctx.state, name)
-    mask = col.notna().to_numpy()
-    rows = np.flatnonzero(mask)
-    return rows, col.to_numpy()[rows].tolist()
+    """Rows where the replay wrote state column `name` (ascending), and the
+    values."""
+    return ctx.state.written(name)
 
 
 def value_at(ctx, name: str, rows) -> list:
-    col = sparse(ctx.state, name).to_numpy()
-    return [col[r] for r in rows]
+    return ctx.state.values_at(name, rows)
 
 
 def hits_from_mask(mask: np.ndarray, message, evidence=None) -> Hits:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from auditor.checks.common import col, event_is, has_flag, role_in
+from auditor.checks.common import col, event_is, has_flag, latest, role_in
 from auditor.checks.registry import Hits, check
-from auditor.game.replay import sparse
 from auditor.logs.schema import NO_ROLL_CONDITIONS
 
 
@@ -35,31 +34,22 @@ def mandatory_no_roll(ctx, params) -> Hits:
         for r in np.flatnonzero(m):
             which.setdefault(r, []).append(c)
         flagged |= m
-    voided = sparse(ctx.state, "roll_voided").notna().to_numpy()
-    settled = _rolls_with_settlements(ctx)
-    rows = [r for r in np.flatnonzero(flagged & ~voided) if r in settled]
-    return Hits(np.asarray(rows, dtype=np.int64),
+    voided = ctx.state.mask("roll_voided")
+    rows = np.flatnonzero(flagged & ~voided & _rolls_with_settlements(ctx))
+    return Hits(rows,
                 [f"roll with {', '.join(which[r])} was not called a no roll and wagers were "
                  f"settled on it" for r in rows], [{"conditions": which[r]} for r in rows])
 
 
-def _rolls_with_settlements(ctx) -> set[int]:
-    """Rolls followed, before the next roll of their table, by a settlement of
-    any wager (a field or place bet paid on the roll is as much a settlement on
-    it as a line bet)."""
-    is_roll = event_is(ctx, "roll")
+def _rolls_with_settlements(ctx) -> np.ndarray:
+    """Rolls followed, before the next roll of their table (and its next
+    `table_open`), by a settlement of any wager (a field or place bet paid on
+    the roll is as much a settlement on it as a line bet): a row mask."""
     is_settle = event_is(ctx, "wager_settled")
-    is_open = event_is(ctx, "table_open")
-    table = ctx.events["table_id"].to_numpy()
-    out: set[int] = set()
-    last_roll, last_table = -1, None
-    for r in np.flatnonzero(is_roll | is_settle | is_open):
-        if table[r] != last_table or is_open[r]:
-            last_roll, last_table = -1, table[r]
-        if is_roll[r]:
-            last_roll = int(r)
-        elif is_settle[r] and last_roll >= 0:
-            out.add(last_roll)
+    last = latest(ctx, event_is(ctx, "roll"), resets=event_is(ctx, "table_open"))
+    out = np.zeros(len(is_settle), dtype=bool)
+    on = last[is_settle]
+    out[on[on >= 0]] = True
     return out
 
 
@@ -84,16 +74,10 @@ def no_roll_chips_contact(ctx, params) -> Hits:
     grounded = np.zeros(len(is_roll), dtype=bool)
     for flag in NO_ROLL_GROUNDS:
         grounded |= has_flag(ctx, flag)
-    table = ctx.events["table_id"].to_numpy()
-    out, last_roll, last_table = [], -1, None
-    for r in np.flatnonzero(is_roll | is_chips):
-        if table[r] != last_table:
-            last_roll, last_table = -1, table[r]
-        if is_roll[r]:
-            last_roll = r
-        elif last_roll < 0 or not grounded[last_roll]:
-            out.append(r)
-    return Hits(np.asarray(out, dtype=np.int64),
+    rows = np.flatnonzero(is_chips)
+    last = latest(ctx, is_roll)[rows]  # the roll each no roll is about
+    out = rows[(last < 0) | ~grounded[np.maximum(last, 0)]]
+    return Hits(out,
                 "no roll declared because the dice touched chips other than the bank")
 
 

@@ -55,14 +55,14 @@ def offer_order(ctx, params) -> Hits:
     """
     st = ctx.state
     seats = ctx.events["seat"].to_numpy(dtype=np.int64, na_value=0)
-    anchors, opens = st["offer_anchor"].to_numpy(), st["offer_open_seat"].to_numpy()
-    occupied, line_bettors = st["occupied"].to_numpy(), st["line_bettors"].to_numpy()
+    anchors, opens = st.lookup("offer_anchor"), st.lookup("offer_open_seat")
+    occupied, line_bettors = st["occupied"], st["line_bettors"]
     out, messages, evidence = [], [], []
     for r, kind in _offers(ctx, params["offer_rounds"]):
-        anchor = int(anchors[r])
+        anchor = int(anchors[int(r)])
         mask = int(occupied[r])
         if kind == ROUND_START and anchor == 0:
-            open_seat = int(opens[r] or 0)
+            open_seat = int(opens.get(int(r)) or 0)
             if params["first_offer_anchor"] == "table_open_seat" and open_seat:
                 anchor = open_seat - 1
         if kind == ROUND_AFTER_RELINQUISH and params["skip_players_without_line_bet"]:
@@ -92,7 +92,7 @@ def offer_line_bettors_only(ctx, params) -> Hits:
     Points at: the `dice_offered`.
     """
     seats = ctx.events["seat"].to_numpy(dtype=np.int64, na_value=0)
-    line_bettors = ctx.state["line_bettors"].to_numpy()
+    line_bettors = ctx.state["line_bettors"]
     out = [r for r, kind in _offers(ctx) if kind == ROUND_AFTER_RELINQUISH
            and not (int(line_bettors[r]) >> int(seats[r])) & 1]
     return Hits(np.asarray(out, dtype=np.int64),

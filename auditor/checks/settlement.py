@@ -25,13 +25,13 @@ def line_bet_outcome(ctx, params) -> Hits:
     outcome = ctx.events["outcome"].astype(object).to_numpy()
     wrong = outcome[rows] != np.asarray(expected, dtype=object) if len(rows) else []
     bets, seats = col(ctx, "bet"), col(ctx, "seat")
-    roll_rows = ctx.state["settle_roll"].to_numpy()
+    roll_rows = ctx.state.lookup("settle_roll")
     seq = ctx.events["seq"]
     out, messages, evidence = [], [], []
     for r, want in zip(rows[wrong], np.asarray(expected, dtype=object)[wrong]):
         got = outcome[r]
         out.append(r)
-        rr = roll_rows[r]
+        rr = roll_rows.get(int(r))
         if want == "undecided":
             messages.append(f"{bets.iat[r]} at seat {seats.iat[r]} settled {got}, but the last "
                             f"roll did not decide it")

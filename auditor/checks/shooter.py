@@ -17,8 +17,8 @@ def _marker_off_exception_holds(ctx, r: int) -> bool:
     only with the marker off on the don't pass line, come or don't come
     wagers left to decide, and no other player willing to shoot."""
     st = ctx.state
-    return bool(st["roll_marker_off"].iat[r]) and (st["roll_come_wagers"].iat[r] or 0) > 0 \
-        and not st["roll_other_line_bettors"].iat[r] and bool(st["roll_by_shooter"].iat[r])
+    return bool(st.at("roll_marker_off", r)) and (st.at("roll_come_wagers", r) or 0) > 0 \
+        and not st.at("roll_other_line_bettors", r) and bool(st.at("roll_by_shooter", r))
 
 
 @check("line_bet_at_roll", "shooter.ineligible", ("eligibility", "no_shooter_fallback"))
@@ -35,7 +35,7 @@ def line_bet_at_roll(ctx, params) -> Hits:
     Points at: the roll.
     """
     rows, has_bet = written(ctx, "roll_line_bet")
-    point = ctx.state["point"].to_numpy()
+    point = ctx.state["point"]
     out, messages = [], []
     for r, ok in zip(rows, has_bet):
         if ok:
@@ -63,7 +63,7 @@ def shooter_accepted_dice(ctx, params) -> Hits:
     Points at: the roll.
     """
     rows, by_shooter = written(ctx, "roll_by_shooter")
-    shooter = ctx.state["shooter"].to_numpy()
+    shooter = ctx.state["shooter"]
     seats = ctx.events["seat"]
     out = [r for r, ok in zip(rows, by_shooter) if not ok]
     messages = [f"seat {seats.iat[r]} rolled but the shooter was "
@@ -117,19 +117,19 @@ def stickperson_throw_allowed(ctx, params) -> Hits:
     Points at: the stickperson's roll.
     """
     rows, any_wager = written(ctx, "stick_any_wager")
-    willing = ctx.state["stick_willing"].to_numpy()
-    after = ctx.state["stick_after_decision"].to_numpy()
+    willing = ctx.state.lookup("stick_willing")
+    after = ctx.state.lookup("stick_after_decision")
     roles = col(ctx, "actor_role")
     out, messages = [], []
     for r, wagers in zip(rows, any_wager):
         if roles.iat[r] != "stickperson":
             continue
         why = []
-        if willing[r]:
+        if willing.get(r):
             why.append("a player with a line bet had not declined the dice")
         if not wagers:
             why.append("no undetermined wager remained")
-        if after[r]:
+        if after.get(r):
             why.append("a decision had already been reached")
         if why:
             out.append(r)
@@ -155,14 +155,14 @@ def marker_off_throw_allowed(ctx, params) -> Hits:
     st = ctx.state
     out, messages = [], []
     for r, ok in zip(rows, has_bet):
-        if ok or not st["roll_after_point_made"].iat[r]:
+        if ok or not st.at("roll_after_point_made", r):
             continue  # SD (2) speaks of a shooter who has made the come-out point
         why = []
-        if not st["roll_marker_off"].iat[r]:
+        if not st.at("roll_marker_off", r):
             why.append("the on/off marker was not off on the don't pass line")
-        if not st["roll_come_wagers"].iat[r]:
+        if not st.at("roll_come_wagers", r):
             why.append("no come or don't come wager remained")
-        if st["roll_other_line_bettors"].iat[r]:
+        if st.at("roll_other_line_bettors", r):
             why.append("another player held a line bet and could shoot")
         if why:
             out.append(r)

@@ -7,13 +7,12 @@ import numpy as np
 
 from auditor.checks.common import col, event_is, has_flag, role_in, written
 from auditor.checks.registry import Hits, check
-from auditor.game.replay import sparse
 
 
 def _throw_fault(ctx, params, flag: str, message: str) -> Hits:
     mask = event_is(ctx, "roll") & has_flag(ctx, flag)
     if not params["include_voided_rolls"]:
-        mask &= sparse(ctx.state, "roll_voided").isna().to_numpy()
+        mask &= ~ctx.state.mask("roll_voided")
     return Hits(np.flatnonzero(mask), message)
 
 
@@ -64,10 +63,9 @@ def total_called(ctx, params) -> Hits:
     Points at: the roll.
     """
     rows, _ = written(ctx, "roll_total")
-    called = sparse(ctx.state, "call_row").to_numpy()
-    voided = sparse(ctx.state, "roll_voided").to_numpy()
-    out = [r for r in rows if called[r] is None and voided[r] is None]
-    return Hits(np.asarray(out, dtype=np.int64), "no total was called after the roll")
+    called, voided = ctx.state.mask("call_row"), ctx.state.mask("roll_voided")
+    out = rows[~called[rows] & ~voided[rows]]
+    return Hits(out, "no total was called after the roll")
 
 
 @check("called_total_correct", "call.wrong_total")
@@ -83,10 +81,9 @@ def called_total_correct(ctx, params) -> Hits:
     recorded in the evidence; the finding stays.
     """
     rows, roll_rows = written(ctx, "call_roll")
-    counted = sparse(ctx.state, "roll_counted_total").to_numpy()
+    counted = ctx.state.lookup("roll_counted_total")
     total = col(ctx, "total").to_numpy(dtype=float, na_value=np.nan)
-    want = np.array([np.nan if counted[rr] is None else counted[rr] for rr in roll_rows],
-                    dtype=float)
+    want = np.array([counted.get(rr, np.nan) for rr in roll_rows], dtype=float)
     called = total[rows] if len(rows) else np.empty(0)
     wrong = ~np.isnan(want) & ~np.isnan(called) & (want != called)
     overrules = _overrules_after(ctx) if wrong.any() else {}

@@ -9,40 +9,82 @@ above it (or, for `validate`, any format problem); 2 the audit could not run
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 
 import click
 
 from auditor import __version__
 from auditor.logs.reader import LogFileError
-from auditor.report.atomic import OutputError
+from auditor.report.atomic import OutputError, commit_together
 from auditor.rules.ruleset import RulesetError
 
 EXPECTED_ERRORS = (LogFileError, RulesetError, OutputError)
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised wherever the program stands so that every atomic
+    write on the way out removes its temporary file (exit 143)."""
+
+
+def terminal_safe(text: str) -> str:
+    """Text from a log, a file name or a ruleset as it may reach a terminal:
+    control characters (but the line break), C1 controls and invisible or
+    bidirectional format characters come out as visible escapes."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in "\n " else
+                   (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+                    if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
+                   for ch in text)
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+def _install_signal_handlers():
+    """SIGTERM raises Terminated (SIGINT already raises KeyboardInterrupt);
+    returns what restores the previous handler."""
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "SIGTERM"):
+        return lambda: None
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
 class AuditorGroup(click.Group):
-    """Turns expected failures into one line and exit 2."""
+    """Turns expected failures into one line and exit 2, an interruption
+    (SIGINT, SIGTERM) into exit 130 or 143; every file a command writes
+    appears only when the command ends well (`commit_together`)."""
 
     def invoke(self, ctx):
+        restore = _install_signal_handlers()
         try:
-            return super().invoke(ctx)
+            with commit_together():
+                return super().invoke(ctx)
         except EXPECTED_ERRORS as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"error: {exc}", err=True)
+            click.echo(terminal_safe(f"error: {exc}"), err=True)
             ctx.exit(2)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)
+        except Terminated:
+            click.echo("terminated", err=True)
+            ctx.exit(143)
         except Exception as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"internal error: {type(exc).__name__}: {exc} "
-                       f"(run with --debug for the traceback)", err=True)
+            click.echo(terminal_safe(f"internal error: {type(exc).__name__}: {exc} "
+                                     f"(run with --debug for the traceback)"), err=True)
             ctx.exit(2)
+        finally:
+            restore()
 
 
 @click.group(cls=AuditorGroup, context_settings={"help_option_names": ["-h", "--help"]},
@@ -73,6 +115,9 @@ def _register() -> None:
     main.add_command(validate_command)
     main.add_command(rulesets_group)
     main.add_command(explain_command)
+    main.add_command(__import__("auditor.cli.verify_cmd", fromlist=["_"]).verify_command)
+    from auditor.cli.baseline_cmd import baseline_group
+    main.add_command(baseline_group)
     try:
         from auditor.cli.generate_cmd import generate_command
     except ImportError:  # pragma: no cover - the generator is part of the package

@@ -2,24 +2,35 @@
 
 from __future__ import annotations
 
+import functools
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
-from auditor.audit import CheckContext, audit_loaded, stamp_hits
+from auditor.audit import CheckContext, stamp_hits
+from auditor.cli import terminal_safe
+from auditor.cli.baseline_cmd import file_errors
 from auditor.codes import SEVERITIES
-from auditor.findings import at_or_above, finalize
+from auditor.engine import ENGINES, EngineError, check_engine, run_audit
+from auditor.findings import finalize
 from auditor.logs.load import load_logs
+from auditor.report.baseline import load_accepted, verdict
+from auditor.report.atomic import commit_together
 from auditor.report.formats import FORMATS, check_out_dir, write_reports
+from auditor.report.progress import Progress
 from auditor.report.provenance import provenance
 from auditor.report.summary import summary_text
 from auditor.rules.ruleset import Rule, load_ruleset
+from auditor.rules.versions import audit_family, resolve_family
 
 
 @click.command("check")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--ruleset", "-r", "ruleset_ref", required=True,
-              help="A shipped ruleset id (see `auditor rulesets list`) or a .toml file.")
+              help="A shipped ruleset id (see `auditor rulesets list`), a .toml file, or a "
+                   "family of dated versions (NAME for NAME@*.toml: each table session is "
+                   "judged by the version in force on its date).")
 @click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(),
               help="Folder the reports are written to.")
 @click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS),
@@ -29,7 +40,21 @@ from auditor.rules.ruleset import Rule, load_ruleset
 @click.option("--stamp", is_flag=True, help="Record the wall-clock time in the reports "
               "(they are then no longer byte-identical from run to run).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
-def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet):
+@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False),
+              help="Findings already known (`auditor baseline create`): reported, not failing.")
+@click.option("--waivers", "waivers_file", type=click.Path(dir_okay=False),
+              help="Accepted breaches (TOML [[waiver]]): reported as waived, not failing.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Audit the tables in N processes (dask: N local workers); same findings.")
+@click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
+              help="local: this machine; dask: a dask.distributed cluster (needs the "
+                   "'dask' extra).")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="The dask scheduler's address (--engine dask); without it a local "
+                   "cluster of --jobs workers is started.")
+def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
+                  baseline_file=None, waivers_file=None, jobs=1, engine="local",
+                  scheduler=None):
     """Audit logs against a ruleset and write the findings.
 
     PATHS are log files or folders (searched recursively for .csv, .jsonl,
@@ -44,17 +69,55 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet):
     Example:
         auditor check sample_logs/ --ruleset nz-1996 --out reports/
         auditor check night.csv.gz --ruleset my-casino.toml --fail-on critical
+        auditor check year/ --ruleset nz-table-games --jobs 4
     """
-    ruleset = load_ruleset(ruleset_ref)  # validated before any log is read
+    family = resolve_family(ruleset_ref)  # `nz` -> nz@*.toml, each version validated
+    ruleset = family.latest if family else load_ruleset(ruleset_ref)  # before any log is read
+    with file_errors():  # so are the baseline and the waivers
+        accepted = load_accepted(baseline_file, waivers_file, ruleset)
     check_out_dir(Path(out_dir))
-    logs = load_logs(list(paths))
-    result = audit_loaded(logs, ruleset)
+    with _engine_errors():
+        check_engine(engine, scheduler)
+        if engine == "dask" and family:
+            raise EngineError("a ruleset family is audited by --engine local")
+    progress = Progress(quiet=quiet)
+    progress.start()
+    if engine == "dask":  # the workers read the logs
+        with _engine_errors():
+            result = run_audit(list(paths), ruleset, jobs=jobs, engine=engine,
+                               scheduler=scheduler)
+        logs = result.logs
+    else:
+        logs = load_logs(list(paths))
+    for loaded in logs.inputs:
+        progress.advance(files=1, events=loaded.rows_read)
+    progress.finish()
+    if engine == "local":
+        # Under a family, each version audits its own table sessions with the
+        # same audit function, and the findings are merged.
+        audit = functools.partial(run_audit, jobs=jobs)
+        result = audit_family(logs, family, audit) if family else audit(logs, ruleset)
     meta = provenance(result, stamp=stamp)
-    written = write_reports(result, meta, Path(out_dir), formats)
-    failing = at_or_above(result.findings, fail_on)
+    triage = accepted.triage(result.findings)
+    meta["statuses"] = triage.as_meta()
+    meta["verdict"] = verdict(result.findings, triage.status, fail_on)
+    with commit_together():  # every report file in place, or none, before the summary
+        written = write_reports(result, meta, Path(out_dir), formats)
+    failing = meta["verdict"]["failing"]  # new findings only
     if not quiet:
-        click.echo(summary_text(result, written, fail_on, failing))
-    raise SystemExit(1 if failing else 0)
+        click.echo(terminal_safe("\n".join(filter(None, (
+            summary_text(result, written, fail_on, failing), triage.summary_text())))))
+    raise SystemExit(meta["verdict"]["exit_code"])
+
+
+@contextmanager
+def _engine_errors():
+    """An engine that cannot run stops the audit: one line, exit 2."""
+    try:
+        yield
+    except EngineError as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(2) from None
 
 
 @click.command("validate")
@@ -85,7 +148,7 @@ def validate_command(paths):
         where = f"{row.source_file}:{row.source_line}"
         ident = f" {row.table_id} seq {row.seq}" if row.table_id is not None and \
             row.seq is not None and str(row.seq) != "<NA>" else ""
-        click.echo(f"{where}:{ident} [{row.code}] {row.message}")
+        click.echo(terminal_safe(f"{where}:{ident} [{row.code}] {row.message}"))
     n = len(findings)
     click.echo(f"{len(logs.inputs)} file(s), {logs.rows_read} row(s) read, "
                f"{logs.rows_quarantined} quarantined: "

@@ -1,20 +1,33 @@
-"""Replay each table's events once, in `seq` order, into state columns beside
-the events: who holds the dice, which wagers are active, where every die is,
+"""Replay each table's events once, in `seq` order, into state beside the
+events: who holds the dice, which wagers are active, where every die is,
 come-out or point, what each valid roll decided, and what was still owed when
 the next thing happened.
 
 The log is not trusted for the state of the game; this module derives it.
 It is jurisdiction-neutral but for the bar number, which decides whether a
 don't bet was pushed or won. Checks (in `auditor.checks`) then read the state
-columns, mostly vectorised; none of them re-implements the game.
+(`ReplayState`), mostly vectorised; none of them re-implements the game.
 
-The loop is lean on purpose: columns are turned into Python lists once, each
-event type has a small handler, and state columns are written sparsely.
+The loop is the audit's hot path and is kept lean on purpose:
+
+- everything that can be worked out per distinct value is worked out once,
+  vectorised, before the loop: event codes index a list of handlers (one
+  method per event type), dice lists are split once per distinct text, bet
+  names parsed once per distinct bet, line-bet decisions looked up in a table
+  built once per (point, total);
+- the per-row inputs are turned into Python lists a chunk of rows at a time,
+  so memory stays flat however long the log;
+- state written on few rows (`SPARSE_COLUMNS`) is appended to growing arrays,
+  never to a column as long as the log;
+- a roll's decision can be undone (no roll, cocked die, ruling): the wagers
+  are snapshotted copy-on-write, so only a seat whose wagers change is copied.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
+from array import array
 
 import numpy as np
 import pandas as pd
@@ -32,23 +45,33 @@ ROUND_START, ROUND_AFTER_RELINQUISH, ROUND_REPLACEMENT = 0, 1, 2
 LINE_KEYS = ("pass", "dont_pass")
 COME_FAMILY = ("come", "dont_come")
 
+#: Rows per chunk of per-row Python lists (memory stays flat on long logs).
+CHUNK_ROWS = 1 << 18
+
 
 def bit(seat: int) -> int:
     return 1 << seat if 0 < seat < 63 else 0
 
 
+def _bits(seats: np.ndarray) -> np.ndarray:
+    """`bit` of every seat, vectorised."""
+    ok = (seats > 0) & (seats < 63)
+    return np.where(ok, np.left_shift(1, np.where(ok, seats, 0)), 0).astype(np.int64)
+
+
 class Die:
     """One die: where it is, which set it came with, its inspection record.
-    Moving it keeps the table's set of live dice up to date, so nothing has
-    to scan every die the table ever had."""
+    Moving it (`move`) keeps the table's set of live dice up to date, so
+    nothing has to scan every die the table ever had."""
 
-    __slots__ = ("_loc", "checked_use", "failed", "found", "found_inspections", "inspections",
-                 "live", "serial", "set_id")
+    __slots__ = ("checked_use", "failed", "found", "found_inspections", "inspections", "live",
+                 "loc", "serial", "set_id")
 
     def __init__(self, serial: str, set_id: int, live: set[str]):
         self.serial = serial
         self.live = live
         self.loc = NEW
+        live.add(serial)
         self.set_id = set_id
         self.inspections: list[tuple[str, str]] = []  # passing (role, actor_id)
         self.failed = False
@@ -56,21 +79,16 @@ class Die:
         self.found_inspections: list[tuple[str, str]] = []
         self.checked_use = False  # first use since arrival/retrieval already recorded
 
-    @property
-    def loc(self) -> int:
-        return self._loc
-
-    @loc.setter
-    def loc(self, where: int) -> None:
-        self._loc = where
+    def move(self, where: int) -> None:
+        self.loc = where
         if where in LIVE:
             self.live.add(self.serial)
         else:
             self.live.discard(self.serial)
 
 
-#: State written only on the rows it concerns (None elsewhere). Every name is
-#: always present in the state frame, so checks never meet a missing column.
+#: State written only on the rows it concerns (nothing elsewhere). Every name
+#: is always present in the state, so checks never meet a missing column.
 SPARSE_COLUMNS: tuple[str, ...] = (
     # rolls
     "roll_dice", "roll_total", "roll_counted_total", "roll_point_before", "roll_seven_out",
@@ -90,139 +108,136 @@ SPARSE_COLUMNS: tuple[str, ...] = (
     # references and people
     "seat_unknown", "die_never_received", "relinquish_roles",
 )
+#: Sparse columns whose value may be None (then the row counts as not written).
+NULLABLE_COLUMNS = frozenset(("relinquish_roles",))
+#: State every row carries: the value before the row's event.
+DENSE_COLUMNS: tuple[str, ...] = ("shooter", "point", "occupied", "line_bettors")
+
+#: Sparse columns written together on every roll by a player, and on every
+#: stickperson's roll: one record per roll, split into columns at the end.
+PLAYER_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "roll_line_bet",
+                      "roll_by_shooter", "roll_marker_off", "roll_come_wagers",
+                      "roll_other_line_bettors", "roll_after_point_made")
+STICK_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "stick_any_wager",
+                     "stick_willing", "stick_after_decision")
 
 
-class StateColumns:
-    """The state written beside the events: numpy arrays for what every row or
-    many rows carry, dicts {row: value} for what few rows carry."""
+class ReplayState:
+    """What the replay derived, beside the events (positions 0..n-1).
+
+    Dense columns (`DENSE_COLUMNS`) are int64 arrays: `state["point"]`.
+    Sparse columns (`SPARSE_COLUMNS`) hold a value on the rows they concern
+    only: `written(name)` gives those rows (ascending) and their values,
+    `mask(name)` the rows as a boolean mask, `at(name, row)` one value.
+    """
+
+    def __init__(self, n: int, dense: dict[str, np.ndarray],
+                 sparse: dict[str, tuple[np.ndarray, list]]):
+        self.n = n
+        self.dense = dense
+        self.sparse = sparse
+        self._lookups: dict[str, dict[int, object]] = {}
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.dense[name]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (*self.dense, *self.sparse)
+
+    def written(self, name: str) -> tuple[np.ndarray, list]:
+        """Rows where the replay wrote `name`, ascending, and the values."""
+        rows, values = self.sparse[name]
+        return rows, list(values)
+
+    def rows(self, name: str) -> np.ndarray:
+        return self.sparse[name][0]
+
+    def mask(self, name: str) -> np.ndarray:
+        out = np.zeros(self.n, dtype=bool)
+        out[self.sparse[name][0]] = True
+        return out
+
+    def lookup(self, name: str) -> dict[int, object]:
+        """{row: value} of a sparse column (built once, on first use)."""
+        got = self._lookups.get(name)
+        if got is None:
+            rows, values = self.sparse[name]
+            got = self._lookups[name] = dict(zip(rows.tolist(), values))
+        return got
+
+    def at(self, name: str, row: int, default=None):
+        return self.lookup(name).get(int(row), default)
+
+    def values_at(self, name: str, rows) -> list:
+        look = self.lookup(name)
+        return [look.get(int(r)) for r in rows]
+
+    def column(self, name: str) -> np.ndarray:
+        """A sparse column spelled out as an object array (None elsewhere)."""
+        if name in self.dense:
+            return self.dense[name]
+        out = np.full(self.n, None, dtype=object)
+        rows, values = self.sparse[name]
+        for r, v in zip(rows.tolist(), values):
+            out[r] = v
+        return out
+
+    def frame(self, index=None) -> pd.DataFrame:
+        """Every column as a DataFrame (for inspection; the checks do not need it)."""
+        data = {name: self.column(name) for name in self.columns}
+        return pd.DataFrame(data, index=index)
+
+
+class _Output:
+    """Where the replay writes: dense int64 arrays, and per sparse column a
+    growing array of rows and a list of values (last write to a row wins)."""
 
     def __init__(self, n: int):
-        self.shooter = np.zeros(n, dtype=np.int64)
-        self.point = np.zeros(n, dtype=np.int64)
-        self.occupied = np.zeros(n, dtype=np.int64)
-        self.line_bettors = np.zeros(n, dtype=np.int64)
-        self.sparse: dict[str, dict[int, object]] = {name: {} for name in SPARSE_COLUMNS}
+        self.n = n
+        self.dense = {name: np.zeros(n, dtype=np.int64) for name in DENSE_COLUMNS}
+        self.rows = {name: array("q") for name in SPARSE_COLUMNS}
+        self.values: dict[str, list] = {name: [] for name in SPARSE_COLUMNS}
+        self.player_rolls = (array("q"), [])
+        self.stick_rolls = (array("q"), [])
 
-    def put(self, column: str, row: int, value) -> None:
-        self.sparse[column][row] = value
-
-
-class TableReplay:
-    """State of one table between two `table_open`s."""
-
-    def __init__(self, cols: StateColumns, bar: int):
-        self.cols = cols
-        self.bar = bar
-        self.reset()
-
-    def reset(self) -> None:
-        self.point = 0
-        self.occupied = 0
-        self.open_seat = 0
-        self.shooter = 0
-        self.seven_out_seat = 0
-        self.made_point = False  # the shooter has made a point since accepting the dice
-        self.selected: frozenset[str] | None = None
-        self.selection_row = -1
-        self.wagers: dict[int, dict[str, int]] = {}
-        self.line_bettors = 0
-        self.dice: dict[str, Die] = {}
-        self.live: set[str] = set()  # serials of the dice at the table (see Die.loc)
-        self.sets: dict[int, list[Die]] = {}
-        self.set_count = 0
-        self.set_size = 0  # dice of the current set at the table, as last reported
-        self.current_set = 0
-        self.round_kind = -1
-        self.round_anchor = 0
-        self.round_declined = 0
-        self.ever_offered = False
-        self.last_roll = -1
-        self.last_roll_valid = False
-        self.last_roll_voided_rows: list[int] = []
-        self.pending: list[tuple[int, str, int, str]] = []  # (seat, bet, number, outcome)
-        self.pending_roll = -1
-        self.passed_rows: list[int] = []
-        self.marker_off_dp = False
-        self.stick_decided = False
-        self.offtable_row = -1
-        self.offtable_offered = False
-        self.lost_row = -1
-        self.lost_shooter = 0
-        self.lost_set = 0
-        self.lost_count = 0
-        self.lost_allowance_over = False
-        self.dispute_die: str | None = None
-
-    # --- helpers --------------------------------------------------------
-
-    def seat_wagers(self, seat: int) -> dict[str, int]:
-        w = self.wagers.get(seat)
-        if w is None:
-            w = self.wagers[seat] = {}
-        return w
-
-    def refresh_line_bit(self, seat: int) -> None:
-        w = self.wagers.get(seat, {})
-        if w.get("pass", 0) > 0 or w.get("dont_pass", 0) > 0:
-            self.line_bettors |= bit(seat)
-        else:
-            self.line_bettors &= ~bit(seat)
-
-    def come_wager_count(self) -> int:
-        return sum(n for w in self.wagers.values() for k, n in w.items()
-                   if k.startswith(("come", "dont_come")))
-
-    def any_line_wager(self) -> bool:
-        return any(n > 0 for w in self.wagers.values() for k, n in w.items())
-
-    def live_dice(self) -> set[str]:
-        return self.live
-
-    def record_use(self, row: int, serials: tuple[str, ...]) -> None:
-        """First use of a die since it arrived (or was found): keep what its
-        inspection record was then, for the inspection checks."""
-        record = []
-        for s in serials:
-            d = self.dice.get(s)
-            if d is None or d.checked_use:
+    def finish(self) -> ReplayState:
+        for (rows, records), fields in ((self.player_rolls, PLAYER_ROLL_FIELDS),
+                                        (self.stick_rolls, STICK_ROLL_FIELDS)):
+            if not rows:
                 continue
-            d.checked_use = True
-            record.append({
-                "die": s, "found": d.found, "failed": d.failed,
-                "inspections": [list(x) for x in (d.found_inspections if d.found
-                                                  else d.inspections)],
-            })
-        if record:
-            self.cols.put("first_use", row, record)
+            for name, values in zip(fields, zip(*records)):
+                self.rows[name].extend(rows)
+                self.values[name].extend(values)
+        sparse = {name: _settle(self.rows[name], self.values[name], name in NULLABLE_COLUMNS)
+                  for name in SPARSE_COLUMNS}
+        return ReplayState(self.n, self.dense, sparse)
 
-    def flush_pending(self) -> None:
-        """Decisions of the last roll that were never settled."""
-        owed = [p for p in self.pending if p[3] != "push"]
-        if owed and self.pending_roll >= 0:
-            self.cols.put("unsettled", self.pending_roll,
-                          [{"seat": s, "bet": _bet_name(b, n), "outcome": o}
-                           for s, b, n, o in owed])
-        self.pending = []
-        self.pending_roll = -1
 
-    def end_lost_allowance(self, row: int, roll_dice: tuple[str, ...] | None) -> None:
-        if self.lost_row < 0:
-            return
-        received_since = self.current_set != self.lost_set
-        old_live = sorted(s for s, d in self.dice.items()
-                          if d.set_id == self.lost_set and d.loc in LIVE)
-        self.cols.put("lost_followup", self.lost_row, {
-            "new_set_received": received_since, "old_dice_not_removed": old_live,
-            "lost_count": self.lost_count,
-        })
-        if roll_dice is not None:
-            old_used = [s for s in roll_dice
-                        if s in self.dice and self.dice[s].set_id == self.lost_set]
-            if old_used:
-                self.cols.put("old_set_used", row, {"dice": old_used,
-                                                    "lost_count": self.lost_count})
-        self.lost_row = -1
+def _settle(rows: array, values: list, nullable: bool) -> tuple[np.ndarray, list]:
+    """Rows ascending, one value per row (the last written), None dropped."""
+    r = np.frombuffer(rows, dtype=np.int64).copy() if len(rows) else np.empty(0, np.int64)
+    if not len(r):
+        return r, []
+    if len(r) > 1 and not (r[1:] > r[:-1]).all():
+        order = np.argsort(r, kind="stable")
+        r = r[order]
+        last = np.ones(len(r), dtype=bool)
+        last[:-1] = r[1:] != r[:-1]
+        keep = order[last]
+        r = r[last]
+        values = [values[j] for j in keep.tolist()]
+    if nullable and any(v is None for v in values):
+        ok = [v is not None for v in values]
+        r = r[np.asarray(ok, dtype=bool)]
+        values = [v for v, good in zip(values, ok) if good]
+    return r, values
 
+
+# --- what is worked out once per distinct value ------------------------------
 
 def _bet_name(bet: str, number: int) -> str:
     return f"{bet}_{number}" if number else bet
@@ -239,533 +254,884 @@ def _split_bet(name: str) -> tuple[str, int]:
     return name, 0
 
 
-def replay(events: pd.DataFrame, bar: int = 12) -> pd.DataFrame:
-    """State columns for `events` (ordered by table, seq), one row per event."""
-    n = len(events)
-    cols = StateColumns(n)
-    if n == 0:
-        return _to_frame(cols, n, events.index)
-    ev = events["event"].cat.codes.to_numpy()
-    table = events["table_id"].cat.codes.to_numpy()
-    seat = events["seat"].fillna(0).to_numpy(dtype=np.int64).tolist()
-    die1 = events["die1"].fillna(0).to_numpy(dtype=np.int64).tolist()
-    die2 = events["die2"].fillna(0).to_numpy(dtype=np.int64).tolist()
-    role, actor, dice_col, bet, outcome, reason, flags = (
-        _text_list(events[name]) for name in
-        ("actor_role", "actor_id", "dice", "bet", "outcome", "reason", "flags"))
+def _bet_info(name: str) -> tuple[str, int, str, bool]:
+    """(family, number, wager key, whether the replay tracks the wager)."""
+    fam, num = _split_bet(name)
+    return fam, num, _bet_name(fam, num), fam in LINE_KEYS or fam in COME_FAMILY
 
-    parsed_dice: dict[str, tuple[str, ...]] = {}
 
-    def dice_of(i: int) -> tuple[str, ...]:
-        text = dice_col[i]
-        if text is None:
-            return ()
-        got = parsed_dice.get(text)
+class _Decisions:
+    """What a roll of `total` with the table at `point` does to each wager
+    key: None (nothing), a key (an untravelled come bet travels there), or
+    (family, number, outcome). Worked out once per (point, total) for every
+    key the log can hold, with the set of keys the roll affects, so a seat
+    holding none of them is passed over."""
+
+    def __init__(self, bar: int, keys):
+        self.bar = bar
+        travelled = [_bet_name(f, n) for f in COME_FAMILY for n in sorted(POINTS)]
+        self.keys = tuple(dict.fromkeys([*keys, *travelled]))
+        #: (table, affected keys) at [point * 13 + total], built on first use
+        self.tables: list[tuple[dict, frozenset] | None] = [None] * (13 * 13)
+
+    def table(self, point: int, total: int) -> tuple[dict, frozenset]:
+        slot = point * 13 + total if 0 <= point <= 12 and 0 <= total <= 12 else -1
+        got = self.tables[slot] if slot >= 0 else None
         if got is None:
-            got = parsed_dice[text] = tuple(text.split(","))
+            table = {key: self.decide(key, point, total) for key in self.keys}
+            affected = frozenset(key for key, v in table.items() if v is not None)
+            got = (table, affected)
+            if slot >= 0:
+                self.tables[slot] = got
         return got
 
-    E = {name: code for code, name in enumerate(EVENTS)}
+    def decide(self, key: str, point: int, total: int):
+        fam, num = _split_bet(key)
+        if fam in COME_FAMILY and num == 0 and total in POINTS:
+            return _bet_name(fam, total)
+        result = expected_outcome(fam, num, point, total, self.bar)
+        return None if result is None else (fam, num, result)
+
+
+_MISSING = object()
+
+
+def _coded(column: pd.Series) -> tuple[np.ndarray, list]:
+    """Codes (-1 for nothing recorded) and the distinct values they index."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), list(column.cat.categories)
+    codes, uniques = pd.factorize(column.astype(object), use_na_sentinel=True)
+    return codes, list(uniques)
+
+
+class _Inputs:
+    """The columns the replay reads, prepared once, vectorised; `chunk` turns
+    rows [a, b) into Python lists for the loop."""
+
+    TEXT = ("actor_role", "actor_id", "outcome", "reason", "flags")
+
+    def __init__(self, events: pd.DataFrame):
+        self.event = events["event"].cat.codes.to_numpy().astype(np.int64) \
+            if isinstance(events["event"].dtype, pd.CategoricalDtype) else \
+            events["event"].map({e: c for c, e in enumerate(EVENTS)}).fillna(-1) \
+            .to_numpy(dtype=np.int64)
+        self.table = _coded(events["table_id"])[0]
+        self.ints = {name: events[name].fillna(0).to_numpy(dtype=np.int64)
+                     for name in ("seat", "die1", "die2")}
+        self.coded = {}
+        for name in self.TEXT:
+            codes, values = _coded(events[name])
+            self.coded[name] = (codes, _lut(values, None))
+        codes, values = _coded(events["dice"])
+        self.coded["dice"] = (codes, _lut([tuple(str(v).split(",")) for v in values], ()))
+        codes, values = _coded(events["bet"])
+        bets = [_bet_info(str(v)) for v in values]
+        self.coded["bet"] = (codes, _lut(bets, None))
+        self.wager_keys = [key for _, _, key, tracked in bets if tracked]
+
+    def chunk(self, a: int, b: int) -> dict[str, list]:
+        out = {name: arr[a:b].tolist() for name, arr in self.ints.items()}
+        out["seat_bit"] = _bits(self.ints["seat"][a:b]).tolist()
+        for name, (codes, lut) in self.coded.items():
+            out[name] = lut[codes[a:b]].tolist()
+        out["event"] = self.event[a:b].tolist()
+        return out
+
+
+def _lut(values: list, missing) -> np.ndarray:
+    """An object array of `values` with `missing` last, so code -1 finds it."""
+    lut = np.empty(len(values) + 1, dtype=object)
+    for j, v in enumerate(values):
+        lut[j] = v
+    lut[len(values)] = missing
+    return lut
+
+
+# --- the replay ----------------------------------------------------------------
+
+def replay(events: pd.DataFrame, bar: int = 12) -> ReplayState:
+    """State for `events` (ordered by table, seq), one row per event."""
+    n = len(events)
+    out = _Output(n)
+    if n == 0:
+        return out.finish()
+    # The replay allocates many small objects that live until it ends and
+    # makes no garbage cycles worth chasing meanwhile: the cyclic collector
+    # would only traverse them again and again (15% of the replay's time).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _replay(events, out, bar)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _replay(events: pd.DataFrame, out: _Output, bar: int) -> ReplayState:
+    n = len(events)
+    inputs = _Inputs(events)
+    decisions = _Decisions(bar, inputs.wager_keys)
+    starts = np.flatnonzero(inputs.table[1:] != inputs.table[:-1]) + 1
+    bounds = [0, *starts.tolist(), n]
     st: TableReplay | None = None
-    prev_table = -1
-    ev_list = ev.tolist()
-    table_list = table.tolist()
-    shooter_col, point_col = cols.shooter, cols.point
-    occupied_col, line_col = cols.occupied, cols.line_bettors
-    put = cols.put
-
-    for i in range(n):
-        if table_list[i] != prev_table:
-            if st is not None:
-                st.flush_pending()
-            st = TableReplay(cols, bar)
-            prev_table = table_list[i]
-        e = ev_list[i]
-        shooter_col[i] = st.shooter
-        point_col[i] = st.point
-        occupied_col[i] = st.occupied
-        line_col[i] = st.line_bettors
-        s = seat[i]
-
-        if e == E["roll"]:
-            _on_roll(st, i, s, role[i], dice_of(i), die1[i], die2[i], flags[i], put)
-        elif e == E["total_called"] or e == E["die_cocked"] or e == E["dispute"] \
-                or e == E["ruling"] or e == E["no_roll"]:
-            _on_call_or_void(st, i, e, E, dice_of(i), die1[i], reason[i], put)
-        elif e == E["wager_placed"]:
-            _check_seat(st, i, s, put)
-            fam, num = _split_bet(bet[i])
-            if fam in LINE_KEYS or fam in COME_FAMILY:
-                w = st.seat_wagers(s)
-                key = _bet_name(fam, num)
-                w[key] = w.get(key, 0) + 1
-                st.refresh_line_bit(s)
-        elif e == E["wager_removed"]:
-            _check_seat(st, i, s, put)
-            fam, num = _split_bet(bet[i])
-            _take_wager(st, s, fam, num)
-        elif e == E["wager_settled"]:
-            _on_settled(st, i, s, bet[i], outcome[i], put)
-        elif e == E["settlement_complete"]:
-            if st.passed_rows:
-                for r in st.passed_rows:
-                    put("passed_then_settled", r, True)
-                st.passed_rows = []
-        elif e in (E["dice_collected"], E["dice_to_shooter"]):
-            d = dice_of(i)
-            _note_never_received(st, i, d, put)
-            for sr in d:
-                if sr in st.dice and st.dice[sr].loc in LIVE:
-                    st.dice[sr].loc = SHOOTER
-            if e == E["dice_to_shooter"]:
-                _check_seat(st, i, s, put)
-                st.record_use(i, d)
-                _note_failed(st, i, d, put)
-                owed = [p for p in st.pending if p[3] != "push"]
-                if owed:
-                    put("passed_unsettled", i, [{"seat": a, "bet": _bet_name(b, c),
-                                                 "outcome": o} for a, b, c, o in owed])
-                st.passed_rows.append(i)
-        else:
-            _on_other(st, i, e, E, s, role[i], actor[i], dice_of(i), outcome[i], reason[i],
-                      flags[i], put)
+    t = 0  # index of the table segment holding row a
+    for a in range(0, n, CHUNK_ROWS):
+        b = min(a + CHUNK_ROWS, n)
+        rows = inputs.chunk(a, b)
+        dense = ([0] * (b - a), [0] * (b - a), [0] * (b - a), [0] * (b - a))
+        lo = a
+        while lo < b:
+            while bounds[t + 1] <= lo:
+                t += 1
+            if lo == bounds[t]:  # a new table starts here
+                if st is not None:
+                    st.flush_pending()
+                st = TableReplay(out, decisions)
+            hi = min(bounds[t + 1], b)
+            st.bind(rows, a)
+            st.run(lo - a, hi - a, rows["event"], dense)
+            lo = hi
+        for name, values in zip(DENSE_COLUMNS, dense):
+            out.dense[name][a:b] = values
     if st is not None:
         st.flush_pending()
-    return _to_frame(cols, n, events.index)
+    return out.finish()
 
 
-def _text_list(column: pd.Series) -> list:
-    """A text column as a list with None (never NaN) where nothing was recorded."""
-    values = column.astype(object)
-    return values.where(values.notna(), None).tolist()
+class TableReplay:
+    """State of one table between two `table_open`s, and one handler per
+    event type (`on_<event>`), each called with the row's position `i` and
+    its index `k` in the current chunk's lists."""
 
+    def __init__(self, out: _Output, decisions: _Decisions):
+        self.out = out
+        self.decisions = decisions
+        self.bar = decisions.bar
+        self.handlers = [getattr(self, "on_" + e, self.on_nothing) for e in EVENTS]
+        self.handlers.append(self.on_nothing)  # code -1: not an event we know
+        self.tables = decisions.tables
+        # The columns written most often: their appends, bound once.
+        self.counted_rows = out.rows["roll_counted_total"].append
+        self.counted_values = out.values["roll_counted_total"].append
+        self.seven_out_rows = out.rows["roll_seven_out"].append
+        self.seven_out_values = out.values["roll_seven_out"].append
+        self.player_roll_rows = out.player_rolls[0].append
+        self.player_roll_values = out.player_rolls[1].append
+        self.settle_rows = out.rows["settle_expected"].append
+        self.settle_values = out.values["settle_expected"].append
+        self.settle_roll_rows = out.rows["settle_roll"].append
+        self.settle_roll_values = out.values["settle_roll"].append
+        self.reset()
 
-def _check_seat(st: TableReplay, i: int, s: int, put) -> None:
-    if s and not st.occupied & bit(s):
-        put("seat_unknown", i, True)
+    def reset(self) -> None:
+        self.point = 0
+        self.occupied = 0
+        self.open_seat = 0
+        self.shooter = 0
+        self.seven_out_seat = 0
+        self.made_point = False  # the shooter has made a point since accepting the dice
+        self.selected: frozenset[str] | None = None
+        self.selection_row = -1
+        self.wagers: dict[int, dict[str, int]] = {}
+        self.snapshot: dict[int, dict[str, int]] = {}  # the wagers the undo would restore
+        self.come_count = 0  # come and don't come wagers held, all seats together
+        self.has_failed = False  # a die of this table failed an inspection
+        self.line_bettors = 0
+        self.dice: dict[str, Die] = {}
+        self.live: set[str] = set()  # serials of the dice at the table (see Die.move)
+        self.sets: dict[int, list[Die]] = {}
+        self.set_count = 0
+        self.set_size = 0  # dice of the current set at the table, as last reported
+        self.current_set = 0
+        self.round_kind = -1
+        self.round_anchor = 0
+        self.round_declined = 0
+        self.ever_offered = False
+        self.last_roll = -1
+        self.last_roll_valid = False
+        self.last_roll_called = False
+        self.last_roll_point = 0
+        self.last_roll_voided_rows: list[int] = []
+        self.pending: list[tuple[int, str, int, str]] = []  # (seat, bet, number, outcome)
+        self.pending_roll = -1
+        self.passed_rows: list[int] = []
+        self.marker_off_dp = False
+        self.stick_decided = False
+        self.offtable_row = -1
+        self.offtable_offered = False
+        self.lost_row = -1
+        self.lost_shooter = 0
+        self.lost_set = 0
+        self.lost_count = 0
+        self.lost_allowance_over = False
+        self.dispute_die: str | None = None
 
+    def bind(self, rows: dict[str, list], base: int) -> None:
+        """The current chunk's per-row lists (row `i` is `base + k`)."""
+        self.seat, self.die1, self.die2 = rows["seat"], rows["die1"], rows["die2"]
+        self.seat_bit = rows["seat_bit"]
+        self.role, self.actor, self.dice_in = rows["actor_role"], rows["actor_id"], rows["dice"]
+        self.bet, self.outcome, self.reason = rows["bet"], rows["outcome"], rows["reason"]
+        self.flags = rows["flags"]
+        self.base = base
 
-def _note_never_received(st: TableReplay, i: int, d: tuple[str, ...], put) -> None:
-    missing = [x for x in d if x not in st.dice]
-    if missing:
-        put("die_never_received", i, missing)
+    def run(self, lo: int, hi: int, ev: list, dense: tuple[list, ...]) -> None:
+        handlers = self.handlers
+        base = self.base
+        shooter, point, occupied, line_bettors = dense
+        for k in range(lo, hi):
+            shooter[k] = self.shooter
+            point[k] = self.point
+            occupied[k] = self.occupied
+            line_bettors[k] = self.line_bettors
+            handlers[ev[k]](base + k, k)
 
+    # --- output ------------------------------------------------------------
 
-def _note_failed(st: TableReplay, i: int, d: tuple[str, ...], put) -> None:
-    """Dice that failed an inspection, put in play or used at row `i`."""
-    failed = [x for x in d if x in st.dice and st.dice[x].failed]
-    if failed:
-        put("failed_dice_used", i, failed)
+    def put(self, column: str, row: int, value) -> None:
+        self.out.rows[column].append(row)
+        self.out.values[column].append(value)
 
+    # --- helpers -------------------------------------------------------------
 
-def _take_wager(st: TableReplay, s: int, fam: str, num: int) -> bool:
-    w = st.wagers.get(s)
-    if not w:
-        return False
-    key = _bet_name(fam, num)
-    if w.get(key, 0) <= 0 and num == 0 and fam in COME_FAMILY:
-        key = next((k for k, v in w.items() if v > 0 and _split_bet(k)[0] == fam), key)
-    if w.get(key, 0) > 0:
-        w[key] -= 1
-        if not w[key]:
-            del w[key]
-        st.refresh_line_bit(s)
-        return True
-    return False
+    def own_wagers(self, seat: int) -> dict[str, int]:
+        """The seat's wagers, to be changed: created if missing, copied first if
+        the undo snapshot shares them."""
+        w = self.wagers.get(seat)
+        if w is None:
+            w = self.wagers[seat] = {}
+        elif w is self.snapshot.get(seat):
+            w = self.wagers[seat] = dict(w)
+        return w
 
-
-def _on_roll(st: TableReplay, i, s, role, d, d1, d2, flags, put) -> None:
-    # What the previous roll left unsettled is now missing.
-    st.flush_pending()
-    st.passed_rows = []
-    _note_never_received(st, i, d, put)
-    st.record_use(i, d)
-    _note_failed(st, i, d, put)
-    unknown = [x for x in d if x not in st.dice or st.dice[x].loc not in LIVE]
-    if unknown:
-        put("dice_not_at_table", i, unknown)
-    by_player = role == "player"
-    if by_player:
-        _check_seat(st, i, s, put)
-        w = st.wagers.get(s, {})
-        put("roll_line_bet", i, bool(w.get("pass") or w.get("dont_pass")))
-        put("roll_by_shooter", i, bool(s) and s == st.shooter)
-        if st.seven_out_seat and s == st.seven_out_seat and s == st.shooter:
-            put("roll_after_seven_out", i, True)
-        # Only a die outside the chosen ones is a breach here; choosing other
-        # than two is reported on the `dice_selected` itself.
-        if st.selected is not None and s == st.shooter and not frozenset(d) <= st.selected:
-            put("roll_not_selected", i, sorted(st.selected))
-        put("roll_marker_off", i, st.marker_off_dp)
-        put("roll_come_wagers", i, st.come_wager_count())
-        put("roll_other_line_bettors", i, bool(st.line_bettors & ~bit(s)))
-        put("roll_after_point_made", i, st.made_point and s == st.shooter)
-    else:
-        put("stick_any_wager", i, st.any_line_wager())
-        put("stick_willing", i, bool(st.line_bettors & ~st.round_declined))
-        put("stick_after_decision", i, st.stick_decided)
-    # The dice chosen by the shooter: the rest must be in the bowl by now.
-    if st.selection_row >= 0:
-        stray = sorted(x for x in st.live if st.dice[x].loc == OFFERED
-                       or (st.dice[x].loc == NEW and st.dice[x].set_id == st.current_set))
-        if stray:
-            put("rest_not_in_bowl", st.selection_row, stray)
-        st.selection_row = -1
-    if st.lost_row >= 0 and (st.lost_allowance_over or (by_player and s != st.lost_shooter)
-                             or not by_player):
-        st.end_lost_allowance(i, d)
-    for x in d:
-        die = st.dice.get(x)
-        if die is not None and die.loc in LIVE:
-            die.loc = LAYOUT
-    put("roll_dice", i, d)
-    put("roll_total", i, d1 + d2)
-    put("roll_point_before", i, st.point)
-    st.last_roll = i
-    st.last_roll_valid = True
-    st.last_roll_faces = [d1, d2]
-    st.last_roll_dice = d
-    st.last_roll_by_player = by_player
-    st.last_roll_seat = s
-    st.last_roll_voided_rows = []
-    st.dispute_die = None  # a dispute concerns the roll it follows
-    _decide(st, i)
-
-
-def _decide(st: TableReplay, i: int) -> None:
-    """Apply the last roll's counted total: decide line and come bets, move
-    the point, note a 7 Out. Called again if a cocked die or a ruling changes
-    the total, after undoing the previous decision."""
-    total = sum(st.last_roll_faces)
-    point = st.cols.sparse["roll_point_before"][i]
-    st.undo = (st.point, {k: dict(v) for k, v in st.wagers.items()}, st.line_bettors,
-               st.seven_out_seat, st.stick_decided, st.made_point)
-    pending = []
-    for seat_no, w in st.wagers.items():
-        for key, count in list(w.items()):
-            fam, num = _split_bet(key)
-            if fam in COME_FAMILY and num == 0 and total in POINTS:
-                # An untravelled come bet travels to its number.
-                del w[key]
-                w[_bet_name(fam, total)] = w.get(_bet_name(fam, total), 0) + count
-                continue
-            result = expected_outcome(fam, num, point, total, st.bar)
-            if result is None:
-                continue
-            pending.extend([(seat_no, fam, num, result)] * count)
-            if result != "push":
-                del w[key]
-                if fam in LINE_KEYS:
-                    st.refresh_line_bit(seat_no)
-    st.pending = pending
-    st.pending_roll = i
-    seven_out = point != 0 and total == 7
-    st.cols.put("roll_counted_total", i, total)
-    st.cols.put("roll_seven_out", i, seven_out)
-    if point == 0:
-        st.point = total if total in POINTS else 0
-    elif total == point or total == 7:
-        st.point = 0
-    decision = (point == 0 and total not in POINTS) or (point != 0 and total in (point, 7))
-    if st.last_roll_by_player:
-        if point != 0 and total == point:
-            st.made_point = True
-        if seven_out:
-            st.seven_out_seat = st.last_roll_seat
-            if st.lost_row >= 0 and st.last_roll_seat == st.lost_shooter:
-                st.lost_allowance_over = True
-    elif decision:
-        st.stick_decided = True
-
-
-def _undo_decision(st: TableReplay) -> None:
-    (st.point, st.wagers, st.line_bettors, st.seven_out_seat, st.stick_decided,
-     st.made_point) = st.undo
-    st.pending = []
-    st.pending_roll = -1
-
-
-def _on_call_or_void(st, i, e, E, d, face, reason, put) -> None:
-    if st.last_roll < 0:
-        return
-    r = st.last_roll
-    if e == E["total_called"]:
-        if r not in st.cols.sparse["call_row"]:
-            put("call_row", r, i)
-        put("call_expected", i, sum(st.last_roll_faces))
-        put("call_roll", i, r)
-        return
-    if e == E["no_roll"] or (e == E["ruling"] and reason == "void"):
-        if st.last_roll_valid:
-            st.last_roll_valid = False
-            _undo_decision(st)
-            put("roll_voided", r, i)
-            for row in st.last_roll_voided_rows:  # settled before the roll was voided
-                put("settled_on_void", row, r)
-        return
-    if e == E["dispute"]:
-        st.dispute_die = d[0] if d else None
-        return
-    # A cocked die counts the face opposite the one resting on the object; a
-    # ruling fixes the face of the disputed die. Either may change the total.
-    if e == E["die_cocked"]:
-        target, counted = (d[0] if d else None), 7 - face if face else 0
-    else:  # ruling face_determined
-        target, counted = st.dispute_die, face
-    if not counted or target not in st.last_roll_dice:
-        return
-    pos = st.last_roll_dice.index(target)
-    if st.last_roll_faces[pos] == counted:
-        return
-    st.last_roll_faces[pos] = counted
-    if st.last_roll_valid:
-        _undo_decision(st)
-        _decide(st, r)
-
-
-def _on_settled(st: TableReplay, i, s, bet_name, outcome, put) -> None:
-    _check_seat(st, i, s, put)
-    if st.passed_rows:
-        for r in st.passed_rows:
-            put("passed_then_settled", r, True)
-        st.passed_rows = []
-    # Any wager (not only a line bet) settled on a void roll; one settled on
-    # the roll before it was voided is noted for the no roll to mark.
-    if st.last_roll >= 0:
-        if not st.last_roll_valid:
-            put("settled_on_void", i, st.last_roll)
+    def refresh_line_bit(self, seat: int) -> None:
+        """The seat's bit in `line_bettors`: set while it holds a pass or don't
+        pass wager (a count held is never 0: it is deleted at 0)."""
+        w = self.wagers.get(seat)
+        if w and ("pass" in w or "dont_pass" in w):
+            self.line_bettors |= bit(seat)
         else:
-            st.last_roll_voided_rows.append(i)
-    fam, num = _split_bet(bet_name)
-    if fam not in LINE_KEYS and fam not in COME_FAMILY:
-        return
-    # Match the settlement to what the last valid roll decided for that seat.
-    match = -1
-    for k, (ps, pf, pn, po) in enumerate(st.pending):
-        if ps == s and pf == fam and (pn == num or (num == 0 and fam in COME_FAMILY)):
-            match = k
-            if po == outcome:
-                break
-    if match >= 0:
-        expected = st.pending[match][3]
-        put("settle_expected", i, expected)
-        put("settle_roll", i, st.pending_roll)
-        if expected != "push" or outcome != "push":
-            del st.pending[match]
-        if expected == "push" and outcome in ("win", "lose"):
-            _take_wager(st, s, fam, num)
-    else:
-        put("settle_expected", i, "undecided")
-        put("settle_roll", i, st.last_roll)
-        if outcome in ("win", "lose"):
-            _take_wager(st, s, fam, num)
+            self.line_bettors &= ~bit(seat)
 
+    def come_wager_count(self) -> int:
+        """Come and don't come wagers on the layout (kept as `come_count`)."""
+        return sum(n for w in self.wagers.values() for k, n in w.items()
+                   if k.startswith(("come", "dont_come")))
 
-def _on_other(st: TableReplay, i, e, E, s, role, actor, d, outcome, reason, flags, put) -> None:
-    if e == E["table_open"]:
-        st.flush_pending()
-        st.reset()
-        st.open_seat = s
-    elif e == E["table_close"]:
-        st.flush_pending()
-    elif e == E["player_join"]:
-        st.occupied |= bit(s)
-    elif e == E["player_leave"]:
-        _check_seat(st, i, s, put)
-        st.occupied &= ~bit(s)
-        st.wagers.pop(s, None)
-        st.line_bettors &= ~bit(s)
-    elif e == E["dice_received"]:
-        st.set_count += 1
-        st.current_set = st.set_count
-        put("received_count", i, len(d))
-        st.set_size = len(d)
+    def any_line_wager(self) -> bool:
+        return any(n > 0 for w in self.wagers.values() for k, n in w.items())
+
+    def check_seat(self, i: int, s: int) -> None:
+        if s and not self.occupied & bit(s):
+            self.put("seat_unknown", i, True)
+
+    def check_row_seat(self, i: int, k: int) -> None:
+        """`check_seat` for the seat the row names."""
+        if self.seat[k] and not self.occupied & self.seat_bit[k]:
+            self.put("seat_unknown", i, True)
+
+    def note_never_received(self, i: int, d: tuple[str, ...]) -> None:
+        dice = self.dice
         for x in d:
-            die = st.dice[x] = Die(x, st.current_set, st.live)
-            st.sets.setdefault(st.current_set, []).append(die)
-        put("live_count", i, len(st.live_dice()))
-    elif e == E["dice_inspected"]:
-        _note_never_received(st, i, d, put)
+            if x not in dice:
+                self.put("die_never_received", i, [x for x in d if x not in dice])
+                return
+
+    def note_failed(self, i: int, d: tuple[str, ...]) -> None:
+        """Dice that failed an inspection, put in play or used at row `i`."""
+        if not self.has_failed:
+            return
+        failed = [x for x in d if x in self.dice and self.dice[x].failed]
+        if failed:
+            self.put("failed_dice_used", i, failed)
+
+    def not_at_table(self, d: tuple[str, ...]) -> list[str]:
+        return [x for x in d if x not in self.dice or self.dice[x].loc not in LIVE]
+
+    def record_use(self, row: int, serials: tuple[str, ...]) -> None:
+        """First use of a die since it arrived (or was found): keep what its
+        inspection record was then, for the inspection checks."""
+        record = []
+        for s in serials:
+            d = self.dice.get(s)
+            if d is None or d.checked_use:
+                continue
+            d.checked_use = True
+            record.append({
+                "die": s, "found": d.found, "failed": d.failed,
+                "inspections": [list(x) for x in (d.found_inspections if d.found
+                                                  else d.inspections)],
+            })
+        if record:
+            self.put("first_use", row, record)
+
+    def owed(self) -> list[dict]:
+        return [{"seat": s, "bet": _bet_name(b, n), "outcome": o}
+                for s, b, n, o in self.pending if o != "push"]
+
+    def flush_pending(self) -> None:
+        """Decisions of the last roll that were never settled."""
+        if self.pending and self.pending_roll >= 0:
+            owed = self.owed()
+            if owed:
+                self.put("unsettled", self.pending_roll, owed)
+        self.pending = []
+        self.pending_roll = -1
+
+    def mark_passed_then_settled(self) -> None:
+        for r in self.passed_rows:
+            self.put("passed_then_settled", r, True)
+        self.passed_rows = []
+
+    def take_wager(self, s: int, fam: str, num: int, key: str) -> bool:
+        w = self.wagers.get(s)
+        if not w:
+            return False
+        if w.get(key, 0) <= 0 and num == 0 and fam in COME_FAMILY:
+            key = next((k for k, v in w.items() if v > 0 and _split_bet(k)[0] == fam), key)
+        if w.get(key, 0) > 0:
+            w = self.own_wagers(s)
+            w[key] -= 1
+            if not w[key]:
+                del w[key]
+            if fam in COME_FAMILY:
+                self.come_count -= 1
+            self.refresh_line_bit(s)
+            return True
+        return False
+
+    def end_lost_allowance(self, row: int, roll_dice: tuple[str, ...] | None) -> None:
+        if self.lost_row < 0:
+            return
+        received_since = self.current_set != self.lost_set
+        old_live = sorted(s for s, d in self.dice.items()
+                          if d.set_id == self.lost_set and d.loc in LIVE)
+        self.put("lost_followup", self.lost_row, {
+            "new_set_received": received_since, "old_dice_not_removed": old_live,
+            "lost_count": self.lost_count,
+        })
+        if roll_dice is not None:
+            old_used = [s for s in roll_dice
+                        if s in self.dice and self.dice[s].set_id == self.lost_set]
+            if old_used:
+                self.put("old_set_used", row, {"dice": old_used, "lost_count": self.lost_count})
+        self.lost_row = -1
+
+    # --- handlers: the table -------------------------------------------------
+
+    def on_nothing(self, i: int, k: int) -> None:
+        """Events that change no state the checks read (staff, overrule)."""
+
+    def on_table_open(self, i: int, k: int) -> None:
+        self.flush_pending()
+        self.reset()
+        self.open_seat = self.seat[k]
+
+    def on_table_close(self, i: int, k: int) -> None:
+        self.flush_pending()
+
+    def on_player_join(self, i: int, k: int) -> None:
+        self.occupied |= bit(self.seat[k])
+
+    def on_player_leave(self, i: int, k: int) -> None:
+        s = self.seat[k]
+        self.check_seat(i, s)
+        self.occupied &= ~bit(s)
+        w = self.wagers.pop(s, None)
+        if w:
+            self.come_count -= sum(n for key, n in w.items() if key not in LINE_KEYS)
+        self.line_bettors &= ~bit(s)
+
+    # --- handlers: wagers ------------------------------------------------------
+
+    def on_wager_placed(self, i: int, k: int) -> None:
+        s = self.seat[k]
+        sb = self.seat_bit[k]
+        if s and not self.occupied & sb:
+            self.put("seat_unknown", i, True)
+        fam, _, key, tracked = self.bet[k]
+        if tracked:
+            w = self.wagers.get(s)
+            if w is None:
+                w = self.wagers[s] = {}
+            elif w is self.snapshot.get(s):
+                w = self.wagers[s] = dict(w)  # copy-on-write (see `own_wagers`)
+            w[key] = w.get(key, 0) + 1
+            if fam in COME_FAMILY:
+                self.come_count += 1
+            else:
+                self.line_bettors |= sb  # a pass or don't pass wager is held
+
+    def on_wager_removed(self, i: int, k: int) -> None:
+        s = self.seat[k]
+        self.check_seat(i, s)
+        fam, num, key, _ = self.bet[k]
+        self.take_wager(s, fam, num, key)
+
+    def on_wager_settled(self, i: int, k: int) -> None:
+        s = self.seat[k]
+        if s and not self.occupied & self.seat_bit[k]:
+            self.put("seat_unknown", i, True)
+        if self.passed_rows:
+            self.mark_passed_then_settled()
+        # Any wager (not only a line bet) settled on a void roll; one settled on
+        # the roll before it was voided is noted for the no roll to mark.
+        if self.last_roll >= 0:
+            if not self.last_roll_valid:
+                self.put("settled_on_void", i, self.last_roll)
+            else:
+                self.last_roll_voided_rows.append(i)
+        fam, num, key, tracked = self.bet[k]
+        if not tracked:
+            return
+        outcome = self.outcome[k]
+        # Match the settlement to what the last valid roll decided for that seat.
+        pending = self.pending
+        match = -1
+        any_number = num == 0 and fam in COME_FAMILY
+        for j, (ps, pf, pn, po) in enumerate(pending):
+            if ps == s and pf == fam and (pn == num or any_number):
+                match = j
+                if po == outcome:
+                    break
+        if match >= 0:
+            expected = pending[match][3]
+            self.settle_rows(i)
+            self.settle_values(expected)
+            self.settle_roll_rows(i)
+            self.settle_roll_values(self.pending_roll)
+            if expected != "push" or outcome != "push":
+                del pending[match]
+            if expected == "push" and outcome in ("win", "lose"):
+                self.take_wager(s, fam, num, key)
+        else:
+            self.put("settle_expected", i, "undecided")
+            self.put("settle_roll", i, self.last_roll)
+            if outcome in ("win", "lose"):
+                self.take_wager(s, fam, num, key)
+
+    def on_settlement_complete(self, i: int, k: int) -> None:
+        if self.passed_rows:
+            self.mark_passed_then_settled()
+
+    # --- handlers: dice custody --------------------------------------------------
+
+    def on_dice_received(self, i: int, k: int) -> None:
+        d = self.dice_in[k]
+        self.set_count += 1
+        self.current_set = self.set_count
+        self.put("received_count", i, len(d))
+        self.set_size = len(d)
         for x in d:
-            die = st.dice.get(x)
+            die = self.dice[x] = Die(x, self.current_set, self.live)
+            self.sets.setdefault(self.current_set, []).append(die)
+        self.put("live_count", i, len(self.live))
+
+    def on_dice_inspected(self, i: int, k: int) -> None:
+        d = self.dice_in[k]
+        self.note_never_received(i, d)
+        role, actor, outcome = self.role[k], self.actor[k], self.outcome[k]
+        for x in d:
+            die = self.dice.get(x)
             if die is None:
                 continue
             if outcome == "fail":
                 die.failed = True
+                self.has_failed = True
             elif die.found:
                 die.found_inspections.append((role or "", actor or ""))
             else:
                 die.inspections.append((role or "", actor or ""))
-    elif e == E["dice_to_bowl"]:
-        _note_never_received(st, i, d, put)
-        st.record_use(i, d)
-        failed = [x for x in d if x in st.dice and st.dice[x].failed]
-        if failed:
-            put("failed_dice_used", i, failed)
+
+    def on_dice_to_bowl(self, i: int, k: int) -> None:
+        d = self.dice_in[k]
+        self.note_never_received(i, d)
+        self.record_use(i, d)
+        self.note_failed(i, d)
         for x in d:
-            if x in st.dice and st.dice[x].loc != REMOVED:
-                st.dice[x].loc = BOWL
-                st.dice[x].found = False if st.dice[x].checked_use else st.dice[x].found
-        put("live_count", i, len(st.live_dice()))
+            die = self.dice.get(x)
+            if die is not None and die.loc != REMOVED:
+                die.move(BOWL)
+                die.found = False if die.checked_use else die.found
+        self.put("live_count", i, len(self.live))
         # The set shrank since it was received (a die removed, e.g. after a
         # failed inspection): this bowl leaves the table with that many dice.
         # A lost die is the lost-die procedure's concern (seed 6.1), not this.
-        in_set = st.sets.get(st.current_set, [])
+        in_set = self.sets.get(self.current_set, [])
         size = sum(1 for x in in_set if x.loc != REMOVED)
-        if st.current_set and size != st.set_size and not any(x.loc == LOST for x in in_set):
-            put("bowl_set_count", i, size)
-            st.set_size = size
-    elif e == E["dice_removed"]:
-        _note_never_received(st, i, d, put)
+        if self.current_set and size != self.set_size and not any(x.loc == LOST for x in in_set):
+            self.put("bowl_set_count", i, size)
+            self.set_size = size
+
+    def on_dice_removed(self, i: int, k: int) -> None:
+        d = self.dice_in[k]
+        self.note_never_received(i, d)
         for x in d:
-            if x in st.dice:
-                st.dice[x].loc = REMOVED
-    elif e == E["dice_offered"]:
-        _on_offer(st, i, s, d, put)
-    elif e == E["dice_declined"]:
-        _check_seat(st, i, s, put)
-        st.round_anchor = s
-        st.round_declined |= bit(s)
-    elif e == E["dice_accepted"]:
-        _check_seat(st, i, s, put)
-        if st.lost_row >= 0 and s != st.lost_shooter:
-            st.lost_allowance_over = True
-        st.shooter = s
-        st.seven_out_seat = 0
-        st.made_point = False
-        st.selected = None
-        st.round_kind = -1
-        st.stick_decided = False
-    elif e == E["dice_selected"]:
-        _check_seat(st, i, s, put)
-        _note_never_received(st, i, d, put)
-        held = frozenset(d)
-        if st.offtable_offered and st.selected is not None and len(d) < 2:
-            # 6.1: a new die chosen to replace one that left the table; the
-            # shooter keeps the other die of the pair.
-            held |= {x for x in st.selected if x in st.dice and st.dice[x].loc in LIVE}
-        st.offtable_offered = False
-        put("selected_count", i, len(held))
-        unknown = [x for x in d if x not in st.dice or st.dice[x].loc not in LIVE]
-        if unknown:
-            put("dice_not_at_table", i, unknown)
-        st.record_use(i, d)
-        failed = [x for x in d if x in st.dice and st.dice[x].failed]
-        if failed:
-            put("failed_dice_used", i, failed)
-        for x in held:
-            if x in st.dice and st.dice[x].loc in LIVE:
-                st.dice[x].loc = SHOOTER
-        st.selected = held
-        st.selection_row = i
-    elif e == E["die_off_table"]:
-        _note_never_received(st, i, d, put)
+            if x in self.dice:
+                self.dice[x].move(REMOVED)
+
+    def on_dice_collected(self, i: int, k: int) -> None:
+        d = self.dice_in[k]
+        self.note_never_received(i, d)
+        dice = self.dice
         for x in d:
-            if x in st.dice:
-                st.dice[x].loc = OFF_TABLE
-        st.offtable_row = i
-        st.offtable_offered = False
-        put("offtable_shooter", i, st.shooter)
-    elif e == E["die_retrieved"]:
-        _note_never_received(st, i, d, put)
+            die = dice.get(x)
+            if die is not None and die.loc in LIVE:
+                die.loc = SHOOTER  # from one live place to another
+
+    def on_dice_to_shooter(self, i: int, k: int) -> None:
+        self.on_dice_collected(i, k)
+        d = self.dice_in[k]
+        self.check_row_seat(i, k)
+        self.record_use(i, d)
+        self.note_failed(i, d)
+        if self.pending:
+            owed = self.owed()
+            if owed:
+                self.put("passed_unsettled", i, owed)
+        self.passed_rows.append(i)
+
+    def on_die_off_table(self, i: int, k: int) -> None:
+        d = self.dice_in[k]
+        self.note_never_received(i, d)
         for x in d:
-            die = st.dice.get(x)
+            if x in self.dice:
+                self.dice[x].move(OFF_TABLE)
+        self.offtable_row = i
+        self.offtable_offered = False
+        self.put("offtable_shooter", i, self.shooter)
+
+    def on_die_retrieved(self, i: int, k: int) -> None:
+        d = self.dice_in[k]
+        self.note_never_received(i, d)
+        for x in d:
+            die = self.dice.get(x)
             if die is not None:
-                die.loc = NEW
+                die.move(NEW)
                 die.found = True
                 die.found_inspections = []
                 die.checked_use = False
-    elif e == E["die_lost"]:
-        _note_never_received(st, i, d, put)
+
+    def on_die_lost(self, i: int, k: int) -> None:
+        d = self.dice_in[k]
+        self.note_never_received(i, d)
         for x in d:
-            die = st.dice.get(x)
+            die = self.dice.get(x)
             if die is not None:
-                die.loc = LOST
-                st.lost_set = die.set_id
+                die.move(LOST)
+                self.lost_set = die.set_id
         # Dice of the set lost so far, whichever shooter lost them (NSW 3.6:
         # a new set when two dice are lost).
-        st.lost_count = sum(1 for x in st.dice.values()
-                            if x.set_id == st.lost_set and x.loc == LOST) \
-            + sum(1 for x in d if x not in st.dice)
-        st.lost_row = i
-        st.lost_shooter = st.shooter
-        st.lost_allowance_over = False
-        put("lost_shooter", i, st.shooter)
-    elif e == E["marker"]:
-        words = set((flags or "").split(","))
-        st.marker_off_dp = outcome == "off" and "dont_pass_line" in words
-    elif e == E["shooter_relinquish"]:
-        _check_seat(st, i, s, put)
-        anchor = s or st.shooter
-        if st.lost_row >= 0:
-            st.lost_allowance_over = True
-        st.shooter = 0
-        st.seven_out_seat = 0
-        st.selected = None
-        st.round_kind = ROUND_AFTER_RELINQUISH
-        st.round_anchor = anchor
-        st.round_declined = 0
-        put("relinquish_roles", i, role)
+        self.lost_count = sum(1 for x in self.dice.values()
+                              if x.set_id == self.lost_set and x.loc == LOST) \
+            + sum(1 for x in d if x not in self.dice)
+        self.lost_row = i
+        self.lost_shooter = self.shooter
+        self.lost_allowance_over = False
+        self.put("lost_shooter", i, self.shooter)
 
+    # --- handlers: the shooter and the offer ---------------------------------------
 
-def _on_offer(st: TableReplay, i: int, s: int, d: tuple[str, ...], put) -> None:
-    _check_seat(st, i, s, put)
-    _note_never_received(st, i, d, put)
-    if st.offtable_row >= 0 and st.shooter and s == st.shooter:
-        # 6.1: the remaining dice offered to the shooter to replace a die.
-        st.offtable_offered = True
-        put("offer_round", i, ROUND_REPLACEMENT)
-        st.offtable_row = -1
+    def on_dice_offered(self, i: int, k: int) -> None:
+        s, d = self.seat[k], self.dice_in[k]
+        self.check_seat(i, s)
+        self.note_never_received(i, d)
+        if self.offtable_row >= 0 and self.shooter and s == self.shooter:
+            # 6.1: the remaining dice offered to the shooter to replace a die.
+            self.offtable_offered = True
+            self.put("offer_round", i, ROUND_REPLACEMENT)
+            self.offtable_row = -1
+            for x in d:
+                if x in self.dice and self.dice[x].loc in LIVE:
+                    self.dice[x].move(OFFERED)
+            self.record_use(i, d)
+            self.note_failed(i, d)
+            return
+        if self.round_kind < 0:
+            if self.shooter == 0 and not self.ever_offered:
+                self.round_kind, self.round_anchor = ROUND_START, 0
+            else:
+                self.round_kind, self.round_anchor = ROUND_AFTER_RELINQUISH, self.shooter
+            self.round_declined = 0
+        self.ever_offered = True
+        self.put("offer_round", i, self.round_kind)
+        self.put("offer_anchor", i, self.round_anchor)
+        self.put("offer_open_seat", i, self.open_seat)
+        live = self.live
+        offered = set(d)
+        if not live <= offered:
+            self.put("offer_missing_dice", i, sorted(live - offered))
+        self.note_failed(i, d)
+        self.record_use(i, d)
         for x in d:
-            if x in st.dice and st.dice[x].loc in LIVE:
-                st.dice[x].loc = OFFERED
-        st.record_use(i, d)
-        _note_failed(st, i, d, put)
-        return
-    if st.round_kind < 0:
-        if st.shooter == 0 and not st.ever_offered:
-            st.round_kind, st.round_anchor = ROUND_START, 0
-        elif st.shooter and st.seven_out_seat:
-            st.round_kind, st.round_anchor = ROUND_AFTER_RELINQUISH, st.shooter
+            if x in self.dice and self.dice[x].loc in LIVE:
+                self.dice[x].move(OFFERED)
+
+    def on_dice_declined(self, i: int, k: int) -> None:
+        s = self.seat[k]
+        self.check_seat(i, s)
+        self.round_anchor = s
+        self.round_declined |= bit(s)
+
+    def on_dice_accepted(self, i: int, k: int) -> None:
+        s = self.seat[k]
+        self.check_seat(i, s)
+        if self.lost_row >= 0 and s != self.lost_shooter:
+            self.lost_allowance_over = True
+        self.shooter = s
+        self.seven_out_seat = 0
+        self.made_point = False
+        self.selected = None
+        self.round_kind = -1
+        self.stick_decided = False
+
+    def on_dice_selected(self, i: int, k: int) -> None:
+        s, d = self.seat[k], self.dice_in[k]
+        self.check_seat(i, s)
+        self.note_never_received(i, d)
+        held = frozenset(d)
+        if self.offtable_offered and self.selected is not None and len(d) < 2:
+            # 6.1: a new die chosen to replace one that left the table; the
+            # shooter keeps the other die of the pair.
+            held |= {x for x in self.selected if x in self.dice and self.dice[x].loc in LIVE}
+        self.offtable_offered = False
+        self.put("selected_count", i, len(held))
+        unknown = self.not_at_table(d)
+        if unknown:
+            self.put("dice_not_at_table", i, unknown)
+        self.record_use(i, d)
+        self.note_failed(i, d)
+        for x in held:
+            if x in self.dice and self.dice[x].loc in LIVE:
+                self.dice[x].move(SHOOTER)
+        self.selected = held
+        self.selection_row = i
+
+    def on_marker(self, i: int, k: int) -> None:
+        words = set((self.flags[k] or "").split(","))
+        self.marker_off_dp = self.outcome[k] == "off" and "dont_pass_line" in words
+
+    def on_shooter_relinquish(self, i: int, k: int) -> None:
+        s = self.seat[k]
+        self.check_seat(i, s)
+        anchor = s or self.shooter
+        if self.lost_row >= 0:
+            self.lost_allowance_over = True
+        self.shooter = 0
+        self.seven_out_seat = 0
+        self.selected = None
+        self.round_kind = ROUND_AFTER_RELINQUISH
+        self.round_anchor = anchor
+        self.round_declined = 0
+        self.put("relinquish_roles", i, self.role[k])
+
+    # --- handlers: the roll and what follows it --------------------------------------
+
+    def on_roll(self, i: int, k: int) -> None:
+        s, role, d = self.seat[k], self.role[k], self.dice_in[k]
+        d1, d2 = self.die1[k], self.die2[k]
+        # What the previous roll left unsettled is now missing.
+        if self.pending:
+            self.flush_pending()
+        self.passed_rows = []
+        dice = self.dice
+        for x in d:
+            die = dice.get(x)
+            if die is None or not die.checked_use or die.loc not in LIVE:
+                # Some die unknown, not at the table or first used: the full story.
+                self.note_never_received(i, d)
+                self.record_use(i, d)
+                self.note_failed(i, d)
+                unknown = self.not_at_table(d)
+                if unknown:
+                    self.put("dice_not_at_table", i, unknown)
+                break
         else:
-            st.round_kind, st.round_anchor = ROUND_AFTER_RELINQUISH, st.shooter
-        st.round_declined = 0
-    st.ever_offered = True
-    put("offer_round", i, st.round_kind)
-    put("offer_anchor", i, st.round_anchor)
-    put("offer_open_seat", i, st.open_seat)
-    live = st.live_dice()
-    offered = set(d)
-    if not live <= offered:
-        put("offer_missing_dice", i, sorted(live - offered))
-    failed = [x for x in d if x in st.dice and st.dice[x].failed]
-    if failed:
-        put("failed_dice_used", i, failed)
-    st.record_use(i, d)
-    for x in d:
-        if x in st.dice and st.dice[x].loc in LIVE:
-            st.dice[x].loc = OFFERED
+            if self.has_failed:
+                self.note_failed(i, d)
+        by_player = role == "player"
+        if by_player:
+            sb = self.seat_bit[k]
+            if s and not self.occupied & sb:
+                self.put("seat_unknown", i, True)
+            w = self.wagers.get(s)
+            line_bet = bool(w.get("pass") or w.get("dont_pass")) if w else False
+            by_shooter = bool(s) and s == self.shooter
+            if self.seven_out_seat and s == self.seven_out_seat and by_shooter:
+                self.put("roll_after_seven_out", i, True)
+            # Only a die outside the chosen ones is a breach here; choosing other
+            # than two is reported on the `dice_selected` itself.
+            if self.selected is not None and s == self.shooter \
+                    and not self.selected.issuperset(d):
+                self.put("roll_not_selected", i, sorted(self.selected))
+            self.player_roll_rows(i)
+            self.player_roll_values((d, d1 + d2, self.point, line_bet, by_shooter,
+                                     self.marker_off_dp, self.come_count,
+                                     bool(self.line_bettors & ~sb),
+                                     self.made_point and s == self.shooter))
+        else:
+            rows, records = self.out.stick_rolls
+            rows.append(i)
+            records.append((d, d1 + d2, self.point, self.any_line_wager(),
+                            bool(self.line_bettors & ~self.round_declined), self.stick_decided))
+        # The dice chosen by the shooter: the rest must be in the bowl by now.
+        if self.selection_row >= 0:
+            stray = sorted(x for x in self.live if dice[x].loc == OFFERED
+                           or (dice[x].loc == NEW and dice[x].set_id == self.current_set))
+            if stray:
+                self.put("rest_not_in_bowl", self.selection_row, stray)
+            self.selection_row = -1
+        if self.lost_row >= 0 and (self.lost_allowance_over
+                                   or (by_player and s != self.lost_shooter) or not by_player):
+            self.end_lost_allowance(i, d)
+        for x in d:
+            die = dice.get(x)
+            if die is not None and die.loc in LIVE:
+                die.loc = LAYOUT  # from one live place to another
+        self.last_roll = i
+        self.last_roll_valid = True
+        self.last_roll_called = False
+        self.last_roll_point = self.point
+        self.last_roll_faces = [d1, d2]
+        self.last_roll_dice = d
+        self.last_roll_by_player = by_player
+        self.last_roll_seat = s
+        self.last_roll_voided_rows = []
+        self.dispute_die = None  # a dispute concerns the roll it follows
+        self.decide(i)
+
+    def decide(self, i: int) -> None:
+        """Apply the last roll's counted total: decide line and come bets, move
+        the point, note a 7 Out. Called again if a cocked die or a ruling
+        changes the total, after undoing the previous decision."""
+        faces = self.last_roll_faces
+        total = faces[0] + faces[1]
+        point = self.last_roll_point
+        wagers = self.wagers
+        # Undo snapshot: the seats' wager dicts are shared with it until changed.
+        self.snapshot = dict(wagers)
+        self.undo = (self.point, self.snapshot, self.line_bettors, self.seven_out_seat,
+                     self.stick_decided, self.made_point, self.come_count)
+        decisions = self.decisions
+        got = self.tables[point * 13 + total] if 0 <= total <= 12 else None
+        table, affected = got if got is not None else decisions.table(point, total)
+        pending = []
+        for seat_no, w in wagers.items():
+            if affected.isdisjoint(w):
+                continue  # nothing this seat holds is decided or travels
+            # Copy-on-write: the undo snapshot keeps the seat's wagers as they were.
+            w = wagers[seat_no] = dict(w)
+            for key, count in list(w.items()):
+                got = table.get(key, _MISSING)
+                if got is _MISSING:
+                    got = table[key] = decisions.decide(key, point, total)
+                if got is None:
+                    continue
+                if got.__class__ is str:
+                    # An untravelled come bet travels to its number.
+                    del w[key]
+                    w[got] = w.get(got, 0) + count
+                    continue
+                fam, num, result = got
+                if count == 1:
+                    pending.append((seat_no, fam, num, result))
+                else:
+                    pending.extend([(seat_no, fam, num, result)] * count)
+                if result != "push":
+                    del w[key]
+                    if fam in LINE_KEYS:
+                        if "pass" not in w and "dont_pass" not in w:
+                            self.line_bettors &= ~bit(seat_no)
+                    else:
+                        self.come_count -= count
+        self.pending = pending
+        self.pending_roll = i
+        seven_out = point != 0 and total == 7
+        self.counted_rows(i)
+        self.counted_values(total)
+        self.seven_out_rows(i)
+        self.seven_out_values(seven_out)
+        if point == 0:
+            self.point = total if total in POINTS else 0
+        elif total == point or total == 7:
+            self.point = 0
+        decision = (point == 0 and total not in POINTS) or (point != 0 and total in (point, 7))
+        if self.last_roll_by_player:
+            if point != 0 and total == point:
+                self.made_point = True
+            if seven_out:
+                self.seven_out_seat = self.last_roll_seat
+                if self.lost_row >= 0 and self.last_roll_seat == self.lost_shooter:
+                    self.lost_allowance_over = True
+        elif decision:
+            self.stick_decided = True
+
+    def undo_decision(self) -> None:
+        (self.point, self.wagers, self.line_bettors, self.seven_out_seat, self.stick_decided,
+         self.made_point, self.come_count) = self.undo
+        self.pending = []
+        self.pending_roll = -1
+
+    def on_total_called(self, i: int, k: int) -> None:
+        if self.last_roll < 0:
+            return
+        r = self.last_roll
+        if not self.last_roll_called:
+            self.last_roll_called = True
+            self.put("call_row", r, i)
+        self.put("call_expected", i, self.last_roll_faces[0] + self.last_roll_faces[1])
+        self.put("call_roll", i, r)
+
+    def void_last_roll(self, i: int) -> None:
+        if self.last_roll < 0 or not self.last_roll_valid:
+            return
+        r = self.last_roll
+        self.last_roll_valid = False
+        self.undo_decision()
+        self.put("roll_voided", r, i)
+        for row in self.last_roll_voided_rows:  # settled before the roll was voided
+            self.put("settled_on_void", row, r)
+
+    def on_no_roll(self, i: int, k: int) -> None:
+        self.void_last_roll(i)
+
+    def on_dispute(self, i: int, k: int) -> None:
+        if self.last_roll < 0:
+            return
+        d = self.dice_in[k]
+        self.dispute_die = d[0] if d else None
+
+    def on_die_cocked(self, i: int, k: int) -> None:
+        # A cocked die counts the face opposite the one resting on the object.
+        if self.last_roll < 0:
+            return
+        d, face = self.dice_in[k], self.die1[k]
+        self.recount(d[0] if d else None, 7 - face if face else 0)
+
+    def on_ruling(self, i: int, k: int) -> None:
+        if self.last_roll < 0:
+            return
+        if self.reason[k] == "void":
+            self.void_last_roll(i)
+        else:  # face_determined: the ruling fixes the face of the disputed die
+            self.recount(self.dispute_die, self.die1[k])
+
+    def recount(self, target: str | None, counted: int) -> None:
+        """A die of the last roll counts another face: the total may change."""
+        if not counted or target not in self.last_roll_dice:
+            return
+        pos = self.last_roll_dice.index(target)
+        if self.last_roll_faces[pos] == counted:
+            return
+        self.last_roll_faces[pos] = counted
+        if self.last_roll_valid:
+            self.undo_decision()
+            self.decide(self.last_roll)
 
 
-def _to_frame(cols: StateColumns, n: int, index) -> pd.DataFrame:
-    data = {
-        "shooter": cols.shooter, "point": cols.point,
-        "occupied": cols.occupied, "line_bettors": cols.line_bettors,
-    }
-    frame = pd.DataFrame(data, index=index)
-    for name, values in cols.sparse.items():
-        col = np.empty(n, dtype=object)
-        for row, value in values.items():
-            col[row] = value
-        frame[name] = col
-    return frame
+def sparse(state: ReplayState, name: str) -> pd.Series:
+    """A state column spelled out (None where the replay wrote nothing)."""
+    return pd.Series(state.column(name), dtype=object)
 
 
-def sparse(state: pd.DataFrame, name: str) -> pd.Series:
-    """A sparse state column (None where the replay wrote nothing)."""
-    if name in state.columns:
-        return state[name]
-    return pd.Series([None] * len(state), index=state.index, dtype=object)
-
-
-__all__ = ["NO_ROLL_CONDITIONS", "replay", "sparse"]
+__all__ = ["NO_ROLL_CONDITIONS", "ReplayState", "replay", "sparse"]

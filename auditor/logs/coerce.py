@@ -29,6 +29,9 @@ EVENT_SCHEMA = pa.schema(
     [(name, {"str": pa.string(), "int": pa.int64(), "ts": pa.timestamp("us", tz="UTC"),
              "amount": pa.float64()}[kind]) for name, kind in schema.COLUMNS]
 )
+#: Columns the auditor adds to every event: a log column of the same name is
+#: not carried into the events (the quarantine still shows it as recorded).
+RESERVED_COLUMNS = ("source_file", "source_line", "source_order")
 QUARANTINE_COLUMNS = ("source_file", "source_line", "table_id", "seq", "event", "reason", "raw")
 
 
@@ -62,6 +65,12 @@ class _Problems:
             text = message if isinstance(message, str) else message(r)
             self.reasons.setdefault(r, []).append(text)
 
+    def add_rows(self, reasons: dict[int, list[str]]) -> None:
+        """Reasons already known per row (the reader's cell problems)."""
+        for r, why in reasons.items():
+            self.bad[r] = True
+            self.reasons.setdefault(r, []).extend(why)
+
     def reason(self, r: int) -> str:
         return "; ".join(self.reasons.get(r, []))
 
@@ -83,6 +92,8 @@ def _flat(col) -> pa.Array:
 def _as_text(col) -> pa.Array:
     """Any column as trimmed text, empty cells as null."""
     col = _flat(col)
+    if col.null_count == len(col):
+        return pa.nulls(len(col), pa.string())
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     if pa.types.is_timestamp(col.type):
@@ -94,11 +105,14 @@ def _as_text(col) -> pa.Array:
 
 
 def _int_column(name: str, col, problems: _Problems, n: int) -> pa.Array:
-    if col is None:
+    if col is None or col.null_count == n:
         return pa.nulls(n, pa.int64())
     col = _flat(col)
     if pa.types.is_integer(col.type):
-        return pc.cast(col, pa.int64())
+        try:
+            return pc.cast(col, pa.int64())
+        except pa.ArrowInvalid:  # unsigned beyond int64: compare as text below
+            pass
     text = _as_text(col)
     good = pc.fill_null(pc.match_substring_regex(text, INT_RE), False)
     problems.add(pc.and_(pc.is_valid(text), pc.invert(good)),
@@ -121,12 +135,15 @@ def _safe_int(text):
 
 
 def _amount_column(col, problems: _Problems, n: int) -> pa.Array:
-    if col is None:
+    if col is None or col.null_count == n:
         return pa.nulls(n, pa.float64())
     col = _flat(col)
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or \
             pa.types.is_decimal(col.type):
-        return pc.cast(col, pa.float64())
+        values = pc.cast(col, pa.float64(), safe=False)
+        nan = pc.is_nan(values)
+        problems.add(nan, "amount is not a number")
+        return pc.if_else(nan, pa.scalar(None, pa.float64()), values)
     text = _as_text(col)
     ok = pc.fill_null(pc.match_substring_regex(text, AMOUNT_RE), False)
     problems.add(pc.and_(pc.is_valid(text), pc.invert(ok)), "amount is not a number")
@@ -150,10 +167,15 @@ def _ts_column(col, problems: _Problems, n: int) -> pa.Array:
     problems.add(pc.is_null(text), "ts missing")
     problems.add(pc.and_(pc.is_valid(text), pc.invert(has_offset)),
                  "ts has no UTC offset (ISO-8601 with offset required)")
-    strs = pd.Series(pc.if_else(has_offset, text, pa.scalar(None, pa.string()))
-                     .to_numpy(zero_copy_only=False), dtype=object)
-    parsed = pd.to_datetime(strs, utc=True, format="ISO8601", errors="coerce")
-    values = pa.array(parsed.astype("datetime64[us, UTC]"), type=utc)
+    offset_text = pc.if_else(has_offset, text, pa.scalar(None, pa.string()))
+    try:
+        # Arrow's ISO-8601 parser reads the common forms (and gives the same
+        # instants pandas does); pandas decides when it refuses any value.
+        values = pc.cast(offset_text, utc)
+    except pa.ArrowInvalid:
+        strs = pd.Series(offset_text.to_numpy(zero_copy_only=False), dtype=object)
+        parsed = pd.to_datetime(strs, utc=True, format="ISO8601", errors="coerce")
+        values = pa.array(parsed.astype("datetime64[us, UTC]"), type=utc)
     problems.add(pc.and_(has_offset, pc.is_null(values)), "ts is not an ISO-8601 time")
     return values
 
@@ -163,6 +185,7 @@ def coerce(raw: RawLog) -> CoercedLog:
     table = raw.table
     n = table.num_rows
     problems = _Problems(n)
+    problems.add_rows(raw.cell_problems)
     present = set(table.column_names)
     cols: dict[str, pa.Array] = {}
     for name, kind in schema.COLUMNS:
@@ -180,10 +203,12 @@ def coerce(raw: RawLog) -> CoercedLog:
     arrays = [cols[name] for name in schema.COLUMN_NAMES]
     names = list(schema.COLUMN_NAMES)
     for name in table.column_names:
-        if name not in schema.COLUMN_KINDS and name not in ("source_file", "source_line"):
+        if name not in schema.COLUMN_KINDS and name not in RESERVED_COLUMNS:
             arrays.append(_as_text(table.column(name)))
             names.append(name)
-    arrays.append(pa.array(np.full(n, raw.path, dtype=object), pa.string()))
+    # One file name for every row: dictionary-encoded, not repeated n times.
+    arrays.append(pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)),
+                                                 pa.array([raw.path], pa.string())))
     arrays.append(pa.array(raw.lines.astype(np.int64)))
     names += ["source_file", "source_line"]
     typed = pa.table(arrays, names=names)
@@ -212,32 +237,52 @@ def _validate(cols: dict[str, pa.Array], problems: _Problems, n: int) -> None:
     problems.add(pc.and_(pc.is_valid(event), pc.invert(known)),
                  lambda r: f"unknown event {event[r].as_py()!r}")
     event = pc.if_else(known, event, pa.scalar(None, pa.string()))
+    # Rules about events absent from the file need no look (small files are many).
+    present = set(pc.unique(event).to_pylist())
 
     for column, required_by in _required_by_column().items():
+        required_by = [e for e in required_by if e in present]
+        if not required_by or cols[column].null_count == 0:
+            continue
         needs = pc.is_in(event, value_set=pa.array(required_by))
         problems.add(pc.and_(needs, pc.is_null(cols[column])),
                      lambda r, c=column: f"missing {c} required by {event[r].as_py()}")
 
+    def given(column: str) -> bool:
+        return cols[column].null_count < n
+
     role = cols["actor_role"]
-    problems.add(pc.and_(pc.is_valid(role), pc.invert(pc.is_in(role, pa.array(schema.ROLES)))),
-                 lambda r: f"unknown actor_role {role[r].as_py()!r}")
+    if given("actor_role"):
+        problems.add(pc.and_(pc.is_valid(role),
+                             pc.invert(pc.is_in(role, pa.array(schema.ROLES)))),
+                     lambda r: f"unknown actor_role {role[r].as_py()!r}")
     seat = cols["seat"]
-    problems.add(pc.less(seat, 1), "seat must be 1 or more")
-    problems.add(pc.greater(seat, schema.MAX_SEAT), f"seat must be {schema.MAX_SEAT} or less")
+    if given("seat"):
+        problems.add(pc.less(seat, 1), "seat must be 1 or more")
+        problems.add(pc.greater(seat, schema.MAX_SEAT),
+                     f"seat must be {schema.MAX_SEAT} or less")
     for die in ("die1", "die2"):
         d = cols[die]
-        problems.add(pc.or_(pc.less(d, 1), pc.greater(d, 6)), f"{die} must be 1 to 6")
+        if given(die):
+            problems.add(pc.or_(pc.less(d, 1), pc.greater(d, 6)), f"{die} must be 1 to 6")
     total = cols["total"]
-    problems.add(pc.or_(pc.less(total, 2), pc.greater(total, 12)), "total must be 2 to 12")
+    if given("total"):
+        problems.add(pc.or_(pc.less(total, 2), pc.greater(total, 12)), "total must be 2 to 12")
     amount = cols["amount"]
-    problems.add(pc.or_(pc.less(amount, 0), pc.is_inf(amount)), "amount must be 0 or more")
+    if given("amount"):
+        problems.add(pc.or_(pc.less(amount, 0), pc.is_inf(amount)), "amount must be 0 or more")
     bet = cols["bet"]
-    problems.add(pc.invert(pc.fill_null(pc.match_substring_regex(bet, schema.BET_PATTERN),
-                                        True)), "bet is not a lower-case bet name")
+    if given("bet"):
+        problems.add(pc.invert(pc.fill_null(pc.match_substring_regex(bet, schema.BET_PATTERN),
+                                            True)), "bet is not a lower-case bet name")
 
     for column, allowed in (("outcome", schema.OUTCOMES), ("reason", schema.REASONS)):
         values = cols[column]
+        if not given(column):
+            continue
         for name, words in allowed.items():
+            if name not in present:
+                continue
             mask = pc.and_(pc.and_(pc.equal(event, name), pc.is_valid(values)),
                            pc.invert(pc.is_in(values, pa.array(words))))
             problems.add(mask, lambda r, c=column, e=name, v=values:
@@ -293,6 +338,8 @@ def _quarantine_frame(raw: RawLog, table: pa.Table, problems: _Problems,
     """Quarantined rows as recorded (every cell as text, in a JSON object) with
     where they came from and why they were set aside."""
     idx = np.flatnonzero(problems.bad)
+    if not len(idx) and not raw.rejected.lines:
+        return _empty_quarantine()
     records = []
     if len(idx):
         sub = table.take(pa.array(idx)).to_pylist()
@@ -305,9 +352,24 @@ def _quarantine_frame(raw: RawLog, table: pa.Table, problems: _Problems,
     for line, text, reason in zip(raw.rejected.lines, raw.rejected.texts, raw.rejected.reasons):
         records.append((raw.path, int(line), None, None, None, reason,
                         json.dumps({"text": text}, ensure_ascii=False)))
+    return _quarantine_records(records)
+
+
+def _quarantine_records(records: list[tuple]) -> pd.DataFrame:
     out = pd.DataFrame.from_records(records, columns=list(QUARANTINE_COLUMNS))
     out["source_line"] = out["source_line"].astype("int64")
     out["seq"] = out["seq"].astype("Int64")
     for name in ("source_file", "table_id", "event", "reason", "raw"):
         out[name] = out[name].astype(object)
     return out.sort_values("source_line", kind="stable").reset_index(drop=True)
+
+
+_EMPTY_QUARANTINE: pd.DataFrame | None = None
+
+
+def _empty_quarantine() -> pd.DataFrame:
+    """A file with nothing to quarantine (most files): built once, copied."""
+    global _EMPTY_QUARANTINE
+    if _EMPTY_QUARANTINE is None:
+        _EMPTY_QUARANTINE = _quarantine_records([])
+    return _EMPTY_QUARANTINE.copy()

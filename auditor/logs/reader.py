@@ -14,11 +14,14 @@ import gzip
 import hashlib
 import io
 import json
+import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
@@ -26,6 +29,12 @@ import pyarrow.parquet as pq
 from auditor.logs.schema import COLUMN_NAMES, REQUIRED_COLUMNS
 
 LOG_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet")
+
+#: The largest cell accepted, in bytes of UTF-8. A longer cell quarantines
+#: its row (the reason names the column and the size) and is kept in the
+#: quarantine only as its first CELL_KEEP_CHARS characters.
+MAX_CELL_BYTES = 1 << 20
+CELL_KEEP_CHARS = 200
 
 
 class LogFileError(Exception):
@@ -60,6 +69,9 @@ class RawLog:
     table: pa.Table
     lines: np.ndarray
     rejected: RawRejected
+    #: row index -> what the reader found wrong in its cells (text that is
+    #: not UTF-8, a cell over MAX_CELL_BYTES); coercion quarantines these rows.
+    cell_problems: dict[int, list[str]] = field(default_factory=dict)
 
 
 def log_format(path: Path) -> str | None:
@@ -111,7 +123,7 @@ def _read_bytes(path: Path) -> bytes:
             with gzip.open(path, "rb") as fh:
                 return fh.read()
         return path.read_bytes()
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
         raise LogFileError(path, f"cannot be read: {exc}") from None
 
 
@@ -125,9 +137,7 @@ def read_log(path: Path) -> RawLog:
     if fmt == "parquet":
         table, lines, rejected = _read_parquet(path)
     else:
-        data = _read_bytes(path)
-        if data.startswith(b"\xef\xbb\xbf"):
-            data = data[3:]
+        data = _utf8(path, _read_bytes(path))
         if not data.strip():
             raise LogFileError(path, "the file is empty")
         if fmt == "csv":
@@ -139,7 +149,106 @@ def read_log(path: Path) -> RawLog:
         raise LogFileError(path, f"missing required column(s): {', '.join(missing)}")
     if table.num_rows == 0 and not rejected.lines:
         raise LogFileError(path, "the file holds no events")
-    return RawLog(str(path), digest, fmt, table, lines, rejected)
+    table, cell_problems = _plain_cells(table)
+    return RawLog(str(path), digest, fmt, table, lines, rejected, cell_problems)
+
+
+def _utf8(path: Path, data: bytes) -> bytes:
+    """The text of a CSV or JSON Lines file as UTF-8: a UTF-8 byte order mark
+    is dropped, a UTF-16 file (with its mark) is transcoded."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:]
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        raise LogFileError(path, "UTF-32 text is not supported (write UTF-8)")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16").encode("utf-8")
+        except UnicodeError as exc:
+            raise LogFileError(path, f"not UTF-16 text despite its byte order mark: {exc}") \
+                from None
+    return data
+
+
+# --- cells every reader hands on -------------------------------------------------
+
+def _plain_cells(table: pa.Table) -> tuple[pa.Table, dict[int, list[str]]]:
+    """Every column as one of the types coercion expects (text, numbers,
+    timestamps), with each cell that cannot be used as read noted for its row:
+    text that is not UTF-8 (kept with its bad bytes escaped as \\xNN) and a cell
+    over MAX_CELL_BYTES (kept truncated). Nested values become JSON text."""
+    problems: dict[int, list[str]] = {}
+    columns = []
+    for name, col in zip(table.column_names, table.columns):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+        t = col.type
+        if pa.types.is_dictionary(t):
+            col = col.dictionary_decode()
+            t = col.type
+        if pa.types.is_binary(t) or pa.types.is_large_binary(t) or \
+                pa.types.is_fixed_size_binary(t):
+            col = col.cast(pa.binary()).view(pa.string())
+        elif pa.types.is_large_string(t):
+            col = col.cast(pa.string())
+        elif pa.types.is_nested(t):
+            col = pa.array([_nested_text(name, r, v, problems)
+                            for r, v in enumerate(col.to_pylist())], pa.string())
+        elif not (pa.types.is_string(t) or pa.types.is_integer(t) or pa.types.is_floating(t)
+                  or pa.types.is_decimal(t) or pa.types.is_timestamp(t)
+                  or pa.types.is_boolean(t) or pa.types.is_null(t)):
+            try:
+                col = col.cast(pa.string())
+            except (pa.ArrowException, ValueError):
+                col = pa.array([None if v is None else str(v) for v in col.to_pylist()],
+                               pa.string())
+        if pa.types.is_string(col.type) and col.null_count < len(col):
+            col = _checked_text(name, col, problems)
+        columns.append(col)
+    return pa.table(columns, names=table.column_names), problems
+
+
+def _nested_text(name: str, r: int, value, problems: dict[int, list[str]]) -> str | None:
+    """A nested value (list, struct, map) as JSON text: never a log cell, so
+    coercion rejects it where a value is expected; extra columns keep it."""
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except (RecursionError, ValueError):
+        problems.setdefault(r, []).append(f"{name} is nested too deeply")
+        return "[nested too deeply]"
+
+
+def _checked_text(name: str, col: pa.Array, problems: dict[int, list[str]]) -> pa.Array:
+    try:
+        col.validate(full=True)
+        utf8_ok = True
+    except pa.ArrowInvalid:
+        utf8_ok = False
+    if not utf8_ok:
+        values = col.view(pa.binary()).to_pylist()
+        texts = []
+        for r, v in enumerate(values):
+            if v is None:
+                texts.append(None)
+                continue
+            try:
+                texts.append(v.decode("utf-8"))
+            except UnicodeDecodeError:
+                texts.append(v.decode("utf-8", "backslashreplace"))
+                problems.setdefault(r, []).append(f"{name} is not UTF-8 text")
+        col = pa.array(texts, pa.string())
+    sizes = pc.binary_length(col)
+    if (pc.max(sizes).as_py() or 0) > MAX_CELL_BYTES:
+        big = np.flatnonzero(pc.fill_null(
+            pc.greater(sizes, MAX_CELL_BYTES), False).to_numpy(zero_copy_only=False))
+        values = col.to_pylist()
+        for r in big.tolist():
+            size = len(values[r].encode("utf-8"))
+            problems.setdefault(r, []).append(
+                f"{name} is {size} bytes; a cell may hold at most {MAX_CELL_BYTES}")
+            values[r] = f"{values[r][:CELL_KEEP_CHARS]}… [{size} bytes, truncated]"
+        col = pa.array(values, pa.string())
+    return col
 
 
 # --- CSV -------------------------------------------------------------------
@@ -171,6 +280,7 @@ def _read_csv(path: Path, data: bytes):
             convert_options=pa_csv.ConvertOptions(
                 column_types={n: pa.string() for n in names},
                 strings_can_be_null=False, quoted_strings_can_be_null=False,
+                check_utf8=False,  # a cell that is not UTF-8 quarantines its row only
             ),
         )
 
@@ -190,21 +300,21 @@ def _read_csv(path: Path, data: bytes):
                                  assume_unique=True)[:n_valid]
     # Records holding quoted newlines push later physical lines down.
     extra = np.zeros(n_valid, dtype=np.int64)
-    for name in names:
+    for name in names if b'"' in data else ():  # only a quoted value holds a line break
         col = table.column(name)
-        if pa.compute.any(pa.compute.match_substring(col, "\n")).as_py():
-            extra += pa.compute.count_substring(col, "\n").to_numpy(zero_copy_only=False)
+        if pc.any(pc.match_substring(col, "\n")).as_py():
+            extra += pc.count_substring(col, "\n").to_numpy(zero_copy_only=False)
     shift = np.concatenate([[0], np.cumsum(extra)[:-1]]) if n_valid else extra
     lines = valid_records + shift
     for number, text, expected, actual in collected:
         rejected.lines.append(_physical_line(number or 0, valid_records, lines))
-        rejected.texts.append(text)
+        rejected.texts.append(_clip(text))
         rejected.reasons.append(f"row has {actual} cells, the header has {expected}")
     # Blank lines are not rows: drop records whose every cell is empty.
-    if n_valid:
+    if n_valid and _MAYBE_BLANK.search(data.rstrip(b"\r\n")):
         nonblank = np.zeros(n_valid, dtype=bool)
         for name in names:
-            nonblank |= pa.compute.not_equal(table.column(name), "").to_numpy(
+            nonblank |= pc.not_equal(table.column(name), "").to_numpy(
                 zero_copy_only=False)
         if not nonblank.all():
             table = table.filter(pa.array(nonblank))
@@ -213,10 +323,19 @@ def _read_csv(path: Path, data: bytes):
     return table, lines, rejected
 
 
+#: A line that may be a record of empty cells (only commas and quotes).
+_MAYBE_BLANK = re.compile(rb'(?:\A|\n)[",\r]*(?:\n|\Z)')
+
+
 def _csv_header(header: bytes):
     import csv
 
     return csv.reader([header.decode("utf-8")])
+
+
+def _clip(text: str, keep: int = 500) -> str:
+    """A rejected line as kept in the quarantine: at most `keep` characters."""
+    return text if len(text) <= keep else f"{text[:keep]}… [{len(text)} characters, truncated]"
 
 
 def _physical_line(record: int, valid_records: np.ndarray, lines: np.ndarray) -> int:
@@ -233,26 +352,34 @@ def _empty_to_null(table: pa.Table) -> pa.Table:
     cols = []
     for col in table.columns:
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-            col = pa.compute.if_else(pa.compute.equal(col, ""), pa.scalar(None, col.type), col)
+            col = pc.if_else(pc.equal(col, ""), pa.scalar(None, col.type), col)
         cols.append(col)
     return pa.table(cols, names=table.column_names)
 
 
 # --- JSON Lines --------------------------------------------------------------
 
+MAX_FAST_JSON_BRACKETS = 256
+
+
 def _read_jsonl(path: Path, data: bytes):
     """Fast path: pyarrow's reader when every line is a plain object and each
     column keeps one type. Otherwise a line-by-line read that locates and keeps
     every bad line."""
     text_lines = data.split(b"\n")
-    simple = b"\n\n" not in data and not data.startswith(b"\n") and b"\r" not in data
+    # Arrow's reader takes time quadratic in the nesting of lists (5,000 nested
+    # lists in one 10 kB line: seconds): a log has no lists, so many brackets
+    # send the file down the line-by-line path, which bounds nesting.
+    simple = b"\n\n" not in data and not data.startswith(b"\n") and b"\r" not in data \
+        and data.count(b"[") <= MAX_FAST_JSON_BRACKETS
     if simple:
         try:
             table = pa_json.read_json(io.BytesIO(data))
             if table.num_rows == sum(1 for ln in text_lines if ln):
                 table = _stringify_nested(table)
                 return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
-        except pa.ArrowInvalid:
+        except (pa.ArrowInvalid, RecursionError, UnicodeDecodeError):  # (a key not UTF-8)
+            # the line-by-line read locates the line
             pass
     return _read_jsonl_slow(path, text_lines)
 
@@ -265,16 +392,19 @@ def _read_jsonl_slow(path: Path, text_lines: list[bytes]):
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            rejected.lines.append(number)
-            rejected.texts.append(raw.decode("utf-8", "replace")[:500])
-            rejected.reasons.append(f"not a JSON object: {exc}")
-            continue
+            obj = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            obj, reason = None, "the line is not UTF-8 text"
+        except RecursionError:
+            obj, reason = None, "not a JSON object: nested too deeply"
+        except ValueError as exc:
+            obj, reason = None, f"not a JSON object: {exc}"
+        else:
+            reason = "not a JSON object"
         if not isinstance(obj, dict):
             rejected.lines.append(number)
-            rejected.texts.append(raw.decode("utf-8", "replace")[:500])
-            rejected.reasons.append("not a JSON object")
+            rejected.texts.append(_clip(raw.decode("utf-8", "backslashreplace")))
+            rejected.reasons.append(reason)
             continue
         rows.append(obj)
         lines.append(number)
@@ -307,7 +437,10 @@ def _json_cell(value) -> str | None:
         return str(int(value))
     if isinstance(value, (int, float)):
         return str(value)
-    return json.dumps(value, sort_keys=True)
+    try:
+        return json.dumps(value, sort_keys=True)
+    except RecursionError:
+        return "[nested too deeply]"
 
 
 def _stringify_nested(table: pa.Table) -> pa.Table:
@@ -331,8 +464,12 @@ def _read_parquet(path: Path):
             table = pq.read_table(io.BytesIO(_read_bytes(path)))
         else:
             table = pq.read_table(path)
-    except (pa.ArrowException, OSError) as exc:
+        names = table.column_names
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise LogFileError(path, f"not a readable Parquet file: {_arrow_message(exc)}") from None
+    if len(set(names)) != len(names):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        raise LogFileError(path, f"duplicate column(s): {', '.join(dupes)}")
     # Parquet has no lines; a row is located by its 1-based row number.
     return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
 

@@ -16,6 +16,11 @@ from auditor.report.atomic import OutputError
 #: format name -> module implementing it
 FORMAT_MODULES: dict[str, str] = {
     "parquet": "auditor.report.parquet",
+    "html": "auditor.report.html",
+    "json": "auditor.report.json_format",
+    "junit": "auditor.report.junit",
+    "sarif": "auditor.report.sarif",
+    "github": "auditor.report.github",
 }
 FORMATS: tuple[str, ...] = tuple(FORMAT_MODULES)
 

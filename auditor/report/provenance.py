@@ -16,11 +16,7 @@ def provenance(result: AuditResult, stamp: bool = False) -> dict:
     rs = result.ruleset
     data = {
         "auditor_version": __version__,
-        "ruleset": {
-            "id": rs.id, "title": rs.title, "status": rs.status,
-            "content_hash": rs.content_hash,
-            "disabled_rules": sorted(rs.disabled),
-        },
+        "ruleset": ruleset_block(rs),
         "inputs": [f.as_dict() for f in logs.inputs],
         "rows": {"read": logs.rows_read, "replayed": logs.rows_replayed,
                  "quarantined": logs.rows_quarantined},
@@ -28,6 +24,30 @@ def provenance(result: AuditResult, stamp: bool = False) -> dict:
         "findings": {"total": len(result.findings),
                      "by_severity": severity_counts(result.findings)},
     }
+    versions = getattr(result, "versions", None)
+    if versions is not None:
+        # A family of versions (auditor.rules.versions): which version judged
+        # which table session, and each version used.
+        data["ruleset"]["family"] = result.family
+        data["versions"] = versions
+        data["ruleset_versions"] = [ruleset_block(v) for v in result.rulesets]
     if stamp:
         data["generated_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     return data
+
+
+def ruleset_block(rs) -> dict:
+    """What the report says about one ruleset, including what its overlays
+    loosened (rules disabled, severities lowered)."""
+    block = {
+        "id": rs.id, "title": rs.title, "status": rs.status,
+        "content_hash": rs.content_hash,
+        "disabled_rules": sorted(rs.disabled),
+        "loosened_rules": sorted(rs.loosened, key=lambda x: x["rule"]),
+        # the extends chain, root first, as found: what `auditor verify` re-reads
+        "files": list(rs.files),
+    }
+    for k in ("effective_from", "effective_to"):
+        if getattr(rs, k, None) is not None:
+            block[k] = getattr(rs, k).isoformat()
+    return block

@@ -13,10 +13,30 @@ def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing:
     verdict = (f"FAIL: {failing} finding(s) at or above {fail_on}" if failing
                else f"PASS: no findings at or above {fail_on}")
     rs = result.ruleset
-    return (
+    against = f"{rs.id} ({rs.status})"
+    if getattr(result, "versions", None) is not None:
+        against = f"family {result.family}: " + "; ".join(
+            f"{v.id} ({v.status}) for {', '.join(result.tables_of(v.id))}"
+            for v in result.rulesets)
+    text = (
         f"Audited {len(logs.inputs)} file(s), {len(result.tables)} table(s), "
         f"{logs.rows_replayed} event(s) replayed of {logs.rows_read} read "
-        f"({logs.rows_quarantined} quarantined) against {rs.id} ({rs.status}). "
+        f"({logs.rows_quarantined} quarantined) against {against}. "
         f"Findings: {len(result.findings)} ({by_sev}). {verdict}. "
         f"Written: {', '.join(outputs) if outputs else 'nothing'}."
     )
+    loosened = loosened_line(getattr(result, "rulesets", [rs]))
+    return text + ("\n" + loosened if loosened else "")
+
+
+def loosened_line(rulesets) -> str:
+    """One line naming every rule an overlay disabled or made less severe, or
+    "" when none was."""
+    parts = []
+    for r in rulesets:
+        what = [f"{rid} disabled" for rid in sorted(r.disabled)]
+        what += [f"{x['rule']} lowered from {x['from']} to {x['to']} by {x['by']}"
+                 for x in sorted(r.loosened, key=lambda x: x["rule"])]
+        if what:
+            parts.append(f"{r.id}: " + ", ".join(what))
+    return ("LOOSENED: " + "; ".join(parts) + ".") if parts else ""

@@ -5,6 +5,13 @@ parameters. `extends` merges like yamllint presets: a child rule with the same
 `id` overrides fields and params, `enabled = false` removes it, new ids are
 added, and parameters merge key by key. Everything is validated before any
 log is read; every error names the file, the rule id and the key.
+
+An overlay never loosens silently: a rule it disables is listed in
+`Ruleset.disabled`, a rule whose severity it lowers in `Ruleset.loosened`,
+and every audit reports both. `effective_from` / `effective_to` (ISO dates,
+both inclusive) say when a version of a ruleset is in force; each file states
+its own (they are not inherited through `extends`), and they matter only when
+a family of versions is audited (`auditor.rules.versions`).
 """
 
 from __future__ import annotations
@@ -12,12 +19,14 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import stat
 import tomllib
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
-from auditor.codes import CODES, LOG_CODES, SEVERITIES
+from auditor.codes import CODES, LOG_CODES, SEVERITIES, SEVERITY_RANK
 from auditor.rules.parameters import PARAMETERS, ParameterError, validate_value
 
 MAX_EXTENDS_DEPTH = 16
@@ -25,8 +34,10 @@ MAX_RULESET_BYTES = 1 << 20
 
 RULESET_KEYS = {
     "id", "title", "jurisdiction", "authority", "source", "status", "notes", "extends",
-    "parameters",
+    "parameters", "effective_from", "effective_to",
 }
+#: [ruleset] keys a file states for itself: never inherited through `extends`.
+OWN_KEYS = ("effective_from", "effective_to")
 SOURCE_KEYS = {"document", "edition", "published", "url", "notes"}
 RULE_KEYS = {"id", "check", "code", "clause", "summary", "severity", "enabled", "params"}
 STATUSES = ("verified", "provisional")
@@ -70,16 +81,26 @@ class Ruleset:
     rules: list[Rule]
     files: list[str] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)
+    #: Rules an overlay made less severe: {"rule", "from", "to", "by"} (`by`:
+    #: the id of the file that lowered it).
+    loosened: list[dict] = field(default_factory=list)
+    effective_from: date | None = None
+    effective_to: date | None = None
 
     @property
     def content(self) -> dict:
-        """The merged ruleset as plain data: what the hash covers."""
-        return {
+        """The merged ruleset as plain data: what the hash covers (the dates
+        of a version only when it gives them, so other hashes never change)."""
+        data = {
             "id": self.id, "title": self.title, "jurisdiction": self.jurisdiction,
             "authority": self.authority, "status": self.status, "notes": self.notes,
             "source": self.source, "parameters": self.parameters,
             "rules": [r.__dict__ for r in self.rules],
         }
+        for k in OWN_KEYS:
+            if getattr(self, k) is not None:
+                data[k] = getattr(self, k).isoformat()
+        return data
 
     @property
     def content_hash(self) -> str:
@@ -134,16 +155,25 @@ def load_ruleset(ref: str) -> Ruleset:
 
 def _read_toml(path: Path) -> dict:
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except OSError as exc:
         raise RulesetError(str(path), f"cannot be read: {exc.strerror or exc}") from None
-    if size > MAX_RULESET_BYTES:
-        raise RulesetError(str(path), f"file is {size} bytes; a ruleset may be at most "
-                           f"{MAX_RULESET_BYTES}")
+    if not stat.S_ISREG(info.st_mode):  # a device or a pipe could be read forever
+        raise RulesetError(str(path), "not a regular file")
+    if info.st_size > MAX_RULESET_BYTES:
+        raise RulesetError(str(path), f"file is {info.st_size} bytes; a ruleset may be at "
+                           f"most {MAX_RULESET_BYTES}")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_RULESET_BYTES + 1)  # the file may grow after stat
+        if len(data) > MAX_RULESET_BYTES:
+            raise RulesetError(str(path), f"file is over {MAX_RULESET_BYTES} bytes; a ruleset "
+                               f"may be at most {MAX_RULESET_BYTES}")
+        return tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise RulesetError(str(path), f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise RulesetError(str(path), "not valid TOML: nested too deeply") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RulesetError(str(path), f"cannot be read: {exc}") from None
 
@@ -171,13 +201,19 @@ def _load_merged(path: Path, chain: list[str]) -> tuple[dict, list[str], list[st
             del rules[rid]
         head = dict(head)
         head["_rules"] = rules
+        head["_loosened"] = {}
         return head, [str(path)], disabled
     try:
         parent_path = resolve_path(parent_ref, relative_to=path)
     except RulesetError as exc:
         raise RulesetError(str(path), str(exc), key="extends") from None
+    if not parent_path.exists():
+        raise RulesetError(str(path), f"{parent_ref}: no such file (looked for {parent_path})",
+                           key="extends")
     parent, files, disabled = _load_merged(parent_path, [*chain, key])
     merged = copy.deepcopy(parent)
+    for k in OWN_KEYS:
+        merged.pop(k, None)
     for k, v in head.items():
         if k == "parameters":
             merged["parameters"] = {**parent.get("parameters", {}), **v}
@@ -186,6 +222,7 @@ def _load_merged(path: Path, chain: list[str]) -> tuple[dict, list[str], list[st
         elif k != "extends":
             merged[k] = v
     rules = merged["_rules"]
+    loosened = merged["_loosened"]
     for rule in data.get("rule", []):
         rid = rule["id"]
         if rule.get("enabled") is False:
@@ -194,16 +231,44 @@ def _load_merged(path: Path, chain: list[str]) -> tuple[dict, list[str], list[st
                                    "has (a misspelt id would silently disable nothing)",
                                    rule=rid, key="enabled")
             disabled.append(rid)
+            loosened.pop(rid, None)  # listed as disabled instead
             continue
         if rid in disabled:
             disabled.remove(rid)
+        before = _inherited_severity(rules, rule)
         if rid in rules:
             base = rules[rid]
             params = {**base.get("params", {}), **rule.get("params", {})}
             rules[rid] = {**base, **rule, "params": params, "_file": str(path)}
         else:
             rules[rid] = {**rule, "_file": str(path)}
+        _note_loosening(loosened, rid, before, rules[rid].get("severity"), head["id"])
     return merged, [*files, str(path)], disabled
+
+
+def _inherited_severity(rules: dict, rule: dict) -> str | None:
+    """The severity a child's rule replaces: the parent's rule of that id, or,
+    for a `log.*` rule restated for the first time, the default every audit
+    would otherwise run it at."""
+    if rule["id"] in rules:
+        return rules[rule["id"]].get("severity")
+    code = rule.get("code")
+    if code in LOG_RULE_DEFAULTS and not any(r.get("code") == code for r in rules.values()):
+        return LOG_RULE_DEFAULTS[code][1]
+    return None
+
+
+def _note_loosening(loosened: dict, rid: str, before: str | None, after: str | None,
+                    by: str) -> None:
+    """Record a severity an overlay lowered; forget it when a later overlay
+    restores it. `from` stays the severity before the first lowering."""
+    if before not in SEVERITY_RANK or after not in SEVERITY_RANK:
+        return
+    origin = loosened[rid]["from"] if rid in loosened else before
+    if SEVERITY_RANK[after] > SEVERITY_RANK[origin]:
+        loosened[rid] = {"rule": rid, "from": origin, "to": after, "by": by}
+    else:
+        loosened.pop(rid, None)
 
 
 def _validate_shape(data: dict, path: str) -> None:
@@ -222,6 +287,10 @@ def _validate_shape(data: dict, path: str) -> None:
             raise RulesetError(path, "should be a string", key=k)
     if "parameters" in head and not isinstance(head["parameters"], dict):
         raise RulesetError(path, "should be a table", key="parameters")
+    dates = {k: _iso_date(head[k], path, k) for k in OWN_KEYS if k in head}
+    if len(dates) == 2 and dates["effective_from"] > dates["effective_to"]:
+        raise RulesetError(path, f"is before effective_from "
+                           f"({dates['effective_from'].isoformat()})", key="effective_to")
     if "source" in head:
         if not isinstance(head["source"], dict):
             raise RulesetError(path, "should be a table", key="source")
@@ -250,6 +319,18 @@ def _validate_shape(data: dict, path: str) -> None:
                 raise RulesetError(path, "should be a table", rule=rid, key=k)
             if k not in ("enabled", "params") and not isinstance(v, str):
                 raise RulesetError(path, "should be a string", rule=rid, key=k)
+
+
+def _iso_date(value: Any, path: str, key: str) -> date:
+    """An ISO date, `2010-07-01`: a TOML date or a string (not a date-time)."""
+    if isinstance(value, date) and type(value) is date:
+        return value
+    if isinstance(value, str) and len(value.strip()) == 10:
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise RulesetError(path, f"should be an ISO date (YYYY-MM-DD), not {value!r}", key=key)
 
 
 def _build(merged: dict, files: list[str], disabled: list[str]) -> Ruleset:
@@ -305,6 +386,8 @@ def _build(merged: dict, files: list[str], disabled: list[str]) -> Ruleset:
         authority=merged.get("authority", ""), status=merged["status"],
         notes=merged.get("notes", ""), source=dict(merged.get("source", {})),
         parameters=parameters, rules=rules, files=files, disabled=disabled,
+        loosened=[dict(v) for _, v in sorted(merged.get("_loosened", {}).items())],
+        **{k: _iso_date(merged[k], path, k) for k in OWN_KEYS if k in merged},
     )
 
 

@@ -1,0 +1,68 @@
+"""`auditor baseline create`: record the findings of an audit as known, so
+later audits fail only on new ones. A thin wrapper over
+`auditor.report.baseline`."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from auditor.report.atomic import write_text
+from auditor.report.baseline import BaselineError, baseline_from_report, baseline_json
+
+
+class FileArgumentError(click.ClickException):
+    """A baseline or waiver file that cannot be used: one line, exit 2."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+@contextmanager
+def file_errors():
+    """Turn a BaselineError into the CLI's one-line error and exit 2."""
+    try:
+        yield
+    except BaselineError as exc:
+        raise FileArgumentError(str(exc)) from None
+
+
+@click.group("baseline")
+def baseline_group():
+    """Baselines: findings already known, which no longer fail `auditor check`.
+
+    \b
+    Example:
+        auditor check logs/ -r nz-1996 --out reports/
+        auditor baseline create --from reports/findings.parquet --out baseline.json
+        auditor check logs/ -r nz-1996 --baseline baseline.json
+    """
+
+
+@baseline_group.command("create")
+@click.option("--from", "source", required=True, type=click.Path(dir_okay=False),
+              help="A findings.parquet written by `auditor check`.")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+              help="The baseline file to write (JSON).")
+def create_command(source, out):
+    """Write a baseline: every finding of a findings.parquet, by finding id.
+
+    The baseline records the ruleset id and content hash from the report's
+    provenance and a sorted list of {finding_id, code, rule_id, table_id,
+    seq}. `auditor check --baseline FILE` then reports those findings as
+    known; only new ones count towards the exit code. A baseline made under
+    another ruleset id is refused (exit 2).
+
+    \b
+    Example:
+        auditor baseline create --from reports/findings.parquet --out baseline.json
+    """
+    with file_errors():
+        document = baseline_from_report(Path(source))
+    write_text(Path(out), baseline_json(document))
+    click.echo(f"wrote {len(document['findings'])} finding(s) of ruleset "
+               f"{document['ruleset']['id']} to {out}")

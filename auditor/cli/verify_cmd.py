@@ -1,0 +1,50 @@
+"""`auditor verify`: does a report still stand?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from auditor.cli import terminal_safe
+from auditor.report.verify import ReportError, verify_report
+
+
+@click.command("verify")
+@click.argument("folder", metavar="DIR", type=click.Path())
+@click.pass_context
+def verify_command(ctx, folder):
+    """Check that the report in DIR still stands.
+
+    Re-reads every input named in DIR/findings.parquet's provenance and
+    compares its SHA-256, reloads the ruleset (the files of its extends chain)
+    and compares its content hash, re-runs the audit and compares the
+    findings and the quarantined rows row for row with the report. Input
+    paths are those given to `auditor check`: run verify from the same folder.
+
+    \b
+    Exit codes: 0 the report stands; 1 something no longer matches (each
+    difference is listed); 2 DIR holds no report.
+
+    \b
+    Example:
+        auditor check logs/ --ruleset nz-1996 --out reports/
+        auditor verify reports/
+    """
+    try:
+        verdict = verify_report(Path(folder))
+    except ReportError as exc:
+        click.echo(terminal_safe(f"error: {exc}"), err=True)
+        ctx.exit(2)
+    for note in verdict.notes:
+        click.echo(terminal_safe(f"note: {note}"))
+    if verdict.stands:
+        click.echo(terminal_safe(
+            f"report stands: {verdict.inputs} input(s) unchanged, ruleset {verdict.ruleset} "
+            f"unchanged, {verdict.findings} finding(s) and {verdict.quarantined} quarantined "
+            f"row(s) reproduced."))
+        ctx.exit(0)
+    click.echo(terminal_safe(f"report does not stand: {len(verdict.problems)} difference(s)"))
+    for problem in verdict.problems:
+        click.echo(terminal_safe(f"  - {problem}"))
+    ctx.exit(1)

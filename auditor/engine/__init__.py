@@ -1,0 +1,71 @@
+"""Engines: where the audit runs. One facade, `run_audit`, dispatching to
+
+- `local` (`auditor.engine.local`): this process, or `jobs` processes on this
+  machine, each auditing a group of whole tables;
+- `dask` (`auditor.engine.dask_engine`): the workers of a dask.distributed
+  cluster read the files and audit one table per task.
+
+Every engine runs the same single-process core (`auditor.audit.audit_parts`)
+on whole tables and merges the findings with `auditor.findings.finalize`, so
+the findings are the same, byte for byte, whichever engine and however many
+jobs.
+
+    from auditor.engine import run_audit
+    result = run_audit(["logs/"], ruleset, jobs=4)
+    result = run_audit(["logs/"], ruleset, engine="dask", scheduler="tcp://10.0.0.5:8786")
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from auditor.audit import AuditResult, stage
+from auditor.engine.dask_engine import EngineError, require_dask
+from auditor.logs.load import LoadedLogs, load_logs
+from auditor.rules.ruleset import Ruleset
+
+ENGINES: tuple[str, ...] = ("local", "dask")
+
+
+def check_engine(engine: str, scheduler: str | None = None) -> None:
+    """Fail early (EngineError) when the engine asked for cannot run here."""
+    if engine not in ENGINES:
+        raise EngineError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if scheduler and engine != "dask":
+        raise EngineError("--scheduler is for --engine dask")
+    if engine == "dask":
+        require_dask()
+
+
+def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int = 1,
+              engine: str = "local", scheduler: str | None = None,
+              timings: dict[str, float] | None = None) -> AuditResult:
+    """Audit `logs` (paths of files or folders, or logs already loaded)
+    against `ruleset` with `engine`, in `jobs` processes (local) or workers
+    (a dask LocalCluster when no `scheduler` address is given).
+
+    `timings`, when given, receives seconds per stage: `load`, `replay`,
+    `checks` and, when the work was shared out, `parallel` (the elapsed time
+    of the shared part; `replay` and `checks` are then the work summed over
+    the workers)."""
+    check_engine(engine, scheduler)
+    if engine == "dask":
+        from auditor.engine.dask_engine import audit_dask
+
+        if isinstance(logs, LoadedLogs):
+            paths = getattr(logs, "paths", None)
+            if paths is None:
+                raise EngineError("the dask engine reads the logs on its workers: "
+                                  "give it the paths, not loaded logs")
+            logs = paths
+        return audit_dask(list(logs), ruleset, jobs=jobs, scheduler=scheduler,
+                          timings=timings)
+    from auditor.engine.local import audit_local
+
+    if not isinstance(logs, LoadedLogs):
+        with stage(timings, "load"):
+            logs = load_logs(list(logs))
+    return audit_local(logs, ruleset, jobs=jobs, timings=timings)
+
+
+__all__ = ["ENGINES", "EngineError", "check_engine", "run_audit"]

@@ -1,0 +1,459 @@
+"""Baselines and waivers: which findings are new, which were already known,
+which are waived, and which waivers matched nothing.
+
+A **baseline** is a JSON file listing the findings of an earlier audit by
+their stable `finding_id`; a finding whose id is in it is *known*. A
+**waiver file** is TOML, one `[[waiver]]` per accepted breach:
+
+    [[waiver]]
+    rule = "R5.7-stick"          # the ruleset's rule id (required)
+    table = "T3"                 # optional: every table when left out
+    seq_from = 100               # optional, inclusive
+    seq_to = 250                 # optional, inclusive
+    reason = "stick replaced"    # required: why the breach is accepted
+    expires = 2026-06-30         # optional: applies up to and including this day (UTC)
+
+A finding a waiver in force matches is *waived*; any other known finding is
+*known*; the rest are *new*. Only new findings count towards the exit code.
+A waiver is stronger than the baseline: a finding both known and waived is
+waived. The findings table itself never changes: the statuses go into the
+provenance (`meta["statuses"]`) and from there into the report formats.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from auditor.codes import SEVERITY_RANK
+
+SCHEMA_VERSION = "1"
+STATUSES: tuple[str, ...] = ("new", "known", "waived")
+WAIVER_KEYS = ("rule", "table", "seq_from", "seq_to", "reason", "expires")
+BASELINE_ENTRY_KEYS = ("finding_id", "code", "rule_id", "table_id", "seq")
+
+
+class BaselineError(Exception):
+    """A baseline or waiver file that cannot be used (exit 2). The message
+    names the file and, for a waiver, its number and key."""
+
+
+# --- baseline ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Baseline:
+    path: str
+    sha256: str
+    ruleset_id: str
+    ruleset_hash: str
+    entries: tuple[dict, ...]
+
+    @property
+    def ids(self) -> frozenset[str]:
+        return frozenset(e["finding_id"] for e in self.entries)
+
+
+def baseline_entries(findings: pd.DataFrame) -> list[dict]:
+    """One entry per finding, ordered by table, seq, rule and id."""
+    entries = []
+    for fid, code, rule_id, table, seq in zip(
+            findings["finding_id"], findings["code"], findings["rule_id"],
+            findings["table_id"], findings["seq"]):
+        entries.append({
+            "finding_id": str(fid), "code": str(code), "rule_id": str(rule_id),
+            "table_id": None if _missing(table) else str(table),
+            "seq": None if _missing(seq) else int(seq),
+        })
+    entries.sort(key=lambda e: (e["table_id"] or "", -1 if e["seq"] is None else e["seq"],
+                                e["rule_id"], e["finding_id"]))
+    return entries
+
+
+def baseline_document(findings: pd.DataFrame, ruleset_id: str, ruleset_hash: str) -> dict:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "ruleset": {"id": ruleset_id, "content_hash": ruleset_hash},
+        "findings": baseline_entries(findings),
+    }
+
+
+def baseline_from_report(findings_parquet: Path) -> dict:
+    """The baseline document of an earlier `findings.parquet`: its findings
+    and the ruleset named in its provenance."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(findings_parquet)
+    if not path.is_file():
+        raise BaselineError(f"{path}: no such file")
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise BaselineError(f"{path}: not a findings.parquet: {exc}") from None
+    raw = (table.schema.metadata or {}).get(b"auditor")
+    try:
+        meta = json.loads(raw) if raw else {}
+        ruleset_id = meta["ruleset"]["id"]
+        ruleset_hash = meta["ruleset"]["content_hash"]
+    except (ValueError, KeyError, TypeError):
+        raise BaselineError(f"{path}: no auditor provenance (ruleset id and hash) in its "
+                            "metadata: is it a findings.parquet written by `auditor check`?"
+                            ) from None
+    missing = [c for c in BASELINE_ENTRY_KEYS if c not in table.column_names]
+    if missing:
+        raise BaselineError(f"{path}: not a findings table: missing column(s) "
+                            f"{', '.join(missing)}")
+    frame = table.select(list(BASELINE_ENTRY_KEYS)).to_pandas()
+    return baseline_document(frame, ruleset_id, ruleset_hash)
+
+
+def baseline_json(document: dict) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=True) + "\n"
+
+
+def load_baseline(path: str | Path, ruleset_id: str) -> Baseline:
+    """Read and validate a baseline; one made for another ruleset id is an
+    error (finding ids include the ruleset id, so they could never match)."""
+    where = str(path)
+    data = _read_bytes(Path(path))
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise BaselineError(f"{where}: not valid JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise BaselineError(f"{where}: should be a JSON object")
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        raise BaselineError(f"{where}: key 'schema_version': expected {SCHEMA_VERSION!r}, "
+                            f"found {doc.get('schema_version')!r}")
+    rs = doc.get("ruleset")
+    if not (isinstance(rs, dict) and isinstance(rs.get("id"), str)
+            and isinstance(rs.get("content_hash"), str)):
+        raise BaselineError(f"{where}: key 'ruleset': should be an object with string "
+                            "'id' and 'content_hash'")
+    if rs["id"] != ruleset_id:
+        raise BaselineError(f"{where}: baseline of ruleset {rs['id']!r}, but this audit "
+                            f"uses {ruleset_id!r}")
+    items = doc.get("findings")
+    if not isinstance(items, list):
+        raise BaselineError(f"{where}: key 'findings': should be a list")
+    entries = []
+    for n, item in enumerate(items, 1):
+        if not isinstance(item, dict) or not isinstance(item.get("finding_id"), str) \
+                or not item["finding_id"]:
+            raise BaselineError(f"{where}: finding {n}: key 'finding_id': should be a "
+                                "non-empty string")
+        entries.append(item)
+    return Baseline(where, hashlib.sha256(data).hexdigest(), rs["id"], rs["content_hash"],
+                    tuple(entries))
+
+
+# --- waivers ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Waiver:
+    number: int  # 1-based position in the file
+    rule: str
+    reason: str
+    table: str | None = None
+    seq_from: int | None = None
+    seq_to: int | None = None
+    expires: date | None = None
+
+    def expired(self, today: date) -> bool:
+        return self.expires is not None and today > self.expires
+
+    def matches(self, findings: pd.DataFrame) -> np.ndarray:
+        mask = np.array(findings["rule_id"].astype(object) == self.rule, dtype=bool)
+        if self.table is not None:
+            mask &= (findings["table_id"].astype(object) == self.table).to_numpy(dtype=bool)
+        if self.seq_from is not None or self.seq_to is not None:
+            seq = findings["seq"]
+            lo = self.seq_from if self.seq_from is not None else -1
+            hi = self.seq_to if self.seq_to is not None else np.iinfo(np.int64).max
+            mask &= (seq.notna() & (seq.fillna(-2) >= lo) & (seq.fillna(-2) <= hi)
+                     ).to_numpy(dtype=bool)
+        return mask
+
+    def as_dict(self) -> dict:
+        return {"number": self.number, "rule": self.rule, "table": self.table,
+                "seq_from": self.seq_from, "seq_to": self.seq_to, "reason": self.reason,
+                "expires": self.expires.isoformat() if self.expires else None}
+
+
+@dataclass(frozen=True)
+class Waivers:
+    path: str
+    sha256: str
+    items: tuple[Waiver, ...]
+
+
+def load_waivers(path: str | Path) -> Waivers:
+    """Read and validate a waiver file; every problem names the file, the
+    waiver's number and the key."""
+    where = str(path)
+    data = _read_bytes(Path(path))
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise BaselineError(f"{where}: cannot be read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BaselineError(f"{where}: not valid TOML: {exc}") from None
+    unknown = sorted(set(doc) - {"waiver"})
+    if unknown:
+        raise BaselineError(f"{where}: key {unknown[0]!r}: unknown key (a waiver file holds "
+                            "only [[waiver]] tables)")
+    raw = doc.get("waiver", [])
+    if not isinstance(raw, list):
+        raise BaselineError(f"{where}: key 'waiver': should be an array of tables "
+                            "([[waiver]])")
+    items = tuple(_waiver(where, n, entry) for n, entry in enumerate(raw, 1))
+    return Waivers(where, hashlib.sha256(data).hexdigest(), items)
+
+
+def _waiver(where: str, n: int, entry) -> Waiver:
+    def fail(key: str, problem: str):
+        raise BaselineError(f"{where}: waiver {n}: key {key!r}: {problem}")
+
+    if not isinstance(entry, dict):
+        raise BaselineError(f"{where}: waiver {n}: should be a table ([[waiver]])")
+    for key in entry:
+        if key not in WAIVER_KEYS:
+            fail(key, f"unknown key (allowed: {', '.join(WAIVER_KEYS)})")
+    for key in ("rule", "reason"):
+        if key not in entry:
+            fail(key, "required")
+        if not isinstance(entry[key], str) or not entry[key].strip():
+            fail(key, "should be a non-empty string")
+    table = entry.get("table")
+    if table is not None and (not isinstance(table, str) or not table):
+        fail("table", "should be a non-empty string")
+    seqs = {}
+    for key in ("seq_from", "seq_to"):
+        value = entry.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                  or value < 0):
+            fail(key, "should be a whole number, 0 or more")
+        seqs[key] = value
+    if seqs["seq_from"] is not None and seqs["seq_to"] is not None \
+            and seqs["seq_from"] > seqs["seq_to"]:
+        fail("seq_to", f"{seqs['seq_to']} is below seq_from {seqs['seq_from']}")
+    expires = entry.get("expires")
+    if expires is not None:
+        if isinstance(expires, str):
+            try:
+                expires = date.fromisoformat(expires)
+            except ValueError:
+                fail("expires", "should be a date (YYYY-MM-DD)")
+        elif isinstance(expires, datetime) or not isinstance(expires, date):
+            fail("expires", "should be a date (YYYY-MM-DD), not a date and time")
+    return Waiver(n, entry["rule"], entry["reason"].strip(), table, seqs["seq_from"],
+                  seqs["seq_to"], expires)
+
+
+# --- statuses ---------------------------------------------------------------
+
+
+@dataclass
+class Triage:
+    """The status of every finding (aligned with the findings' rows) and what
+    the baseline and waivers did."""
+
+    status: np.ndarray
+    finding_ids: list[str]
+    known: list[str]                        # found ids that the baseline lists
+    waived_by: dict[str, int]               # found id -> number of the waiver
+    baseline: Baseline | None = None
+    waivers: Waivers | None = None
+    waiver_use: list[dict] = field(default_factory=list)
+    unused_waivers: list[dict] = field(default_factory=list)
+    ruleset_hash: str | None = None
+
+    @property
+    def is_new(self) -> np.ndarray:
+        return self.status == "new"
+
+    def counts(self) -> dict[str, int]:
+        return {s: int((self.status == s).sum()) for s in STATUSES}
+
+    def as_meta(self) -> dict:
+        """What goes into the provenance as `statuses`."""
+        baseline = None
+        if self.baseline is not None:
+            found = set(self.finding_ids)
+            baseline = {
+                "file": self.baseline.path, "sha256": self.baseline.sha256,
+                "ruleset_id": self.baseline.ruleset_id,
+                "ruleset_hash": self.baseline.ruleset_hash,
+                "ruleset_hash_matches": self.baseline.ruleset_hash == self.ruleset_hash,
+                "entries": len(self.baseline.entries),
+                "not_found": len(self.baseline.ids - found),
+            }
+        waivers = None
+        if self.waivers is not None:
+            waivers = {"file": self.waivers.path, "sha256": self.waivers.sha256,
+                       "entries": self.waiver_use}
+        return {
+            "counts": self.counts(),
+            "known": sorted(self.known),
+            "waived": sorted(self.waived_by),
+            "waived_by": dict(sorted(self.waived_by.items())),
+            "baseline": baseline,
+            "waivers": waivers,
+            "unused_waivers": self.unused_waivers,
+        }
+
+    def summary_text(self) -> str:
+        """The terminal summary's sentence on baseline and waivers (empty when
+        neither was given)."""
+        if self.baseline is None and self.waivers is None:
+            return ""
+        counts = self.counts()
+        parts = [(f"Known (in baseline): {counts['known']}, waived: {counts['waived']}; "
+                  f"only the {counts['new']} new finding(s) count towards the verdict.")]
+        if self.baseline is not None and self.baseline.ruleset_hash != self.ruleset_hash:
+            parts.append(f"Note: the baseline was made with ruleset content "
+                         f"{self.baseline.ruleset_hash}, this audit used {self.ruleset_hash}.")
+        if self.unused_waivers:
+            listed = "; ".join(f"waiver {u['number']} (rule {_printable(u['rule'])}): "
+                               f"{u['why']}" for u in self.unused_waivers)
+            parts.append(f"Unused waiver(s) in {self.waivers.path}: {listed}.")
+        return " ".join(parts)
+
+
+def triage(findings: pd.DataFrame, baseline: Baseline | None = None,
+           waivers: Waivers | None = None, rule_ids=None, ruleset_hash: str | None = None,
+           today: date | None = None) -> Triage:
+    """Give each finding its status: `waived` when a waiver in force matches
+    it, else `known` when its id is in the baseline, else `new`. Waivers that
+    matched nothing, have expired or name a rule the ruleset does not have are
+    reported as unused. `today` (UTC) decides expiry."""
+    today = today or datetime.now(UTC).date()
+    ids = [str(f) for f in findings["finding_id"]]
+    status = np.full(len(ids), "new", dtype=object)
+    known: list[str] = []
+    if baseline is not None:
+        in_baseline = np.array([f in baseline.ids for f in ids], dtype=bool)
+        status[in_baseline] = "known"
+        known = [f for f, k in zip(ids, in_baseline) if k]
+    waived_by: dict[str, int] = {}
+    use, unused = [], []
+    for w in (waivers.items if waivers is not None else ()):
+        expired = w.expired(today)
+        mask = np.zeros(len(ids), dtype=bool) if expired else w.matches(findings)
+        fresh = mask & (status != "waived")
+        for i in np.flatnonzero(fresh):
+            waived_by[ids[i]] = w.number
+        status[mask] = "waived"
+        use.append({**w.as_dict(), "expired": expired, "matched": int(mask.sum())})
+        why = None
+        if expired:
+            why = f"expired on {w.expires.isoformat()}"
+        elif rule_ids is not None and w.rule not in rule_ids:
+            why = "the ruleset has no rule with this id"
+        elif not mask.any():
+            why = "matched no finding"
+        if why:
+            unused.append({**w.as_dict(), "why": why})
+    return Triage(status=status, finding_ids=ids, known=known, waived_by=waived_by,
+                  baseline=baseline, waivers=waivers, waiver_use=use, unused_waivers=unused,
+                  ruleset_hash=ruleset_hash)
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """What an audit accepts before it runs: a baseline, waivers, or neither."""
+
+    baseline: Baseline | None
+    waivers: Waivers | None
+    rule_ids: frozenset[str]
+    ruleset_hash: str | None
+
+    def triage(self, findings: pd.DataFrame, today: date | None = None) -> Triage:
+        return triage(findings, self.baseline, self.waivers, self.rule_ids,
+                      self.ruleset_hash, today)
+
+
+def load_accepted(baseline_path, waivers_path, ruleset) -> Accepted:
+    """Load and validate `--baseline` and `--waivers` (either may be None)
+    for an audit under `ruleset`: done before any log is read."""
+    baseline = load_baseline(baseline_path, ruleset.id) if baseline_path else None
+    waivers = load_waivers(waivers_path) if waivers_path else None
+    return Accepted(baseline, waivers, frozenset(r.id for r in ruleset.rules),
+                    ruleset.content_hash)
+
+
+def verdict(findings: pd.DataFrame, status, fail_on: str) -> dict:
+    """The exit verdict: only new findings at or above `fail_on` fail the run."""
+    limit = SEVERITY_RANK[fail_on]
+    at_or_above = (findings["severity"].map(SEVERITY_RANK) <= limit).to_numpy(dtype=bool)
+    failing = int((at_or_above & (np.asarray(status, dtype=object) == "new")).sum())
+    return {"fail_on": fail_on, "failing": failing, "exit_code": 1 if failing else 0,
+            "result": "fail" if failing else "pass"}
+
+
+# --- for the report formats -------------------------------------------------
+
+
+def statuses_of(findings: pd.DataFrame, meta: dict) -> list[str]:
+    """Each finding's status as recorded in `meta["statuses"]` (every finding
+    is new when the audit ran without baseline and waivers)."""
+    st = meta.get("statuses") or {}
+    known, waived = set(st.get("known", ())), set(st.get("waived", ()))
+    return ["waived" if f in waived else "known" if f in known else "new"
+            for f in findings["finding_id"]]
+
+
+def waiver_of(meta: dict, finding_id: str) -> dict | None:
+    """The waiver (as in `meta["statuses"]["waivers"]["entries"]`) that waived
+    a finding, or None."""
+    st = meta.get("statuses") or {}
+    number = (st.get("waived_by") or {}).get(finding_id)
+    if number is None:
+        return None
+    for entry in (st.get("waivers") or {}).get("entries", ()):
+        if entry["number"] == number:
+            return entry
+    return None
+
+
+def baseline_used(meta: dict) -> bool:
+    return bool((meta.get("statuses") or {}).get("baseline"))
+
+
+def verdict_of(findings: pd.DataFrame, meta: dict) -> dict:
+    """The verdict recorded by `auditor check`, or (for a library caller that
+    did not record one) the default `--fail-on major` verdict."""
+    return meta.get("verdict") or verdict(findings, statuses_of(findings, meta), "major")
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise BaselineError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BaselineError(f"{path}: is a folder, not a file") from None
+    except OSError as exc:
+        raise BaselineError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+
+
+def _printable(text: str) -> str:
+    """Text from a waiver file as the terminal may show it: control and
+    format characters written as visible escapes."""
+    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp",
+                                                                     "Cs") else ch
+                   for ch in text)
+
+
+def _missing(value) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))

@@ -1,0 +1,78 @@
+"""The `github` format: GitHub Actions workflow annotations on standard
+output, one line per finding. Writes no file.
+
+    ::error file=<source_file>,line=<source_line>,title=<code> <rule_id>::<table> seq <seq>: <message> (clause <clause>)
+
+`error` for a critical or major finding, `warning` for a minor one,
+`notice` for info. A known or waived finding is a `notice` whatever its
+severity (it does not fail the run), its message ending in `[known]` or
+`[waived: reason]`.
+
+Escaping is GitHub's: `%`, `\\r` and `\\n` become `%25`, `%0D`, `%0A` in the
+message, and `:` and `,` also `%3A`, `%2C` in the properties. Every other
+control or format character (bidirectional overrides, zero-width characters)
+is written as `%XX` of its UTF-8 bytes too, so a value from a log can never
+start a new workflow command or reach a terminal or log viewer as a control
+sequence.
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+from pathlib import Path
+
+from auditor.report.baseline import statuses_of, waiver_of
+from auditor.report.json_format import finding_records
+
+COMMANDS = {"critical": "error", "major": "error", "minor": "warning", "info": "notice"}
+#: Control, format (bidirectional overrides, zero-width), separator and
+#: surrogate characters: written as %XX so they reach no terminal or viewer.
+_UNSAFE = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))
+
+
+def _percent(ch: str) -> str:
+    return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+
+
+def escape_data(value) -> str:
+    text = "" if value is None else str(value)
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return "".join(_percent(ch) if unicodedata.category(ch) in _UNSAFE else ch for ch in text)
+
+
+def escape_property(value) -> str:
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(rec: dict, status: str, waiver: dict | None = None) -> str:
+    command = COMMANDS[rec["severity"]] if status == "new" else "notice"
+    props = []
+    if rec["source_file"]:
+        props.append(f"file={escape_property(rec['source_file'])}")
+        if rec["source_line"] is not None:
+            props.append(f"line={rec['source_line']}")
+    props.append("title=" + escape_property(f"{rec['code']} {rec['rule_id']}"))
+    table = rec["table_id"] if rec["table_id"] is not None else "?"
+    seq = rec["seq"] if rec["seq"] is not None else "?"
+    text = f"{table} seq {seq}: {rec['message']} (clause {rec['clause']})"
+    if status == "known":
+        text += " [known]"
+    elif status == "waived":
+        text += f" [waived: {waiver['reason'] if waiver else 'waiver'}]"
+    return f"::{command} {','.join(props)}::{escape_data(text)}"
+
+
+def annotations(result, meta: dict) -> list[str]:
+    findings = result.findings
+    return [annotation(rec, status, waiver_of(meta, rec["finding_id"]))
+            for rec, status in zip(finding_records(findings), statuses_of(findings, meta))]
+
+
+def write(result, meta: dict, out: Path) -> list[str]:
+    """The `github` format: annotation lines on standard output; no file."""
+    lines = annotations(result, meta)
+    if lines:
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+    return []

@@ -1,0 +1,259 @@
+"""Benchmark `auditor check` end to end: events per second of CPU time, wall
+time, peak memory and the time of each stage, per log size, format and engine.
+
+    python benchmarks/run.py                      # 1M and 10M events, Parquet
+    python benchmarks/run.py --sizes 1M --formats parquet,csv
+    python benchmarks/run.py --sizes 200k --engines jobs1,jobs2
+
+Logs are made by `auditor generate` (a realistic lawful log with every
+selection of violations planted, 4 tables per million events) and kept in
+`--cache` (default ~/.cache/auditor-benchmarks) for the next run. Each
+audit runs in a fresh process doing what `auditor check` does (load, replay,
+checks, Parquet reports), so one run's memory never inflates another's:
+
+- `cpu_s`: user + system time of that process and all it started (worker
+  processes included), interpreter start-up and imports included;
+- `wall_s`: elapsed time of the same;
+- `peak_rss_mb`: the audit process's own peak resident memory; with psutil
+  installed, `peak_tree_rss_mb` is the peak of it and its workers together
+  (sampled every 0.1 s);
+- `stages`: seconds per stage from the audit's `timings` hook (`load`,
+  `replay`, `checks`, `report`; with workers, `parallel` is the elapsed time
+  of the shared part and `replay`/`checks` are summed over the workers).
+
+Results are printed as a table and written as JSON (--out, default
+benchmarks/results.json). Nothing here is a test: timings are never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+EVENTS_PER_ROLL = 12.7  # what the generator writes per valid roll, on average
+ENGINES = {  # name -> (engine, jobs)
+    "jobs1": ("local", 1),
+    "jobs2": ("local", 2),
+    "dask": ("dask", 2),
+}
+INJECT = ("dice.set_size,offer.order,settle.wrong_outcome,settle.missing,noroll.missing,"
+          "call.wrong_total,shooter.ineligible,dice.not_in_bowl,log.sequence_gap,"
+          "log.out_of_order")
+
+
+def parse_size(text: str) -> int:
+    text = text.strip().lower()
+    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+    return int(float(text.rstrip("km")) * scale)
+
+
+def size_label(n: int) -> str:
+    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k"
+
+
+def log_for(size: int, fmt: str, cache: Path, seed: int) -> Path:
+    """The cached generated log of about `size` events (made if missing)."""
+    tables = max(4, size // 250_000)
+    rolls = max(1, round(size / tables / EVENTS_PER_ROLL))
+    path = cache / f"events-{size_label(size)}-t{tables}-s{seed}.{fmt}"
+    if not path.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        print(f"generating {path.name} ({tables} tables x {rolls} rolls) ...", flush=True)
+        subprocess.run([sys.executable, "-m", "auditor", "generate", "--tables", str(tables),
+                        "--rolls", str(rolls), "--seed", str(seed), "--out", str(path),
+                        "--inject", INJECT], check=True, stdout=subprocess.DEVNULL)
+    return path
+
+
+# --- one audit, in its own process ---------------------------------------------------
+
+def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str) -> dict:
+    """What `auditor check PATH --ruleset R --engine E --jobs J` does, timed."""
+    from auditor.report.formats import write_reports
+    from auditor.report.provenance import provenance
+    from auditor.rules.ruleset import load_ruleset
+
+    timings: dict[str, float] = {}
+    ruleset = load_ruleset(ruleset_ref)
+    try:
+        from auditor.engine import run_audit
+    except ImportError:  # an older checkout: the single-process audit, staged here
+        result = _audit_staged(path, ruleset, timings)
+    else:
+        result = run_audit([path], ruleset, jobs=jobs, engine=engine, timings=timings)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as out:
+        write_reports(result, provenance(result), Path(out), ("parquet",))
+    timings["report"] = time.perf_counter() - start
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return {"events": int(result.logs.rows_replayed), "rows_read": int(result.logs.rows_read),
+            "findings": len(result.findings), "stages": timings,
+            "peak_rss_mb": round(own.ru_maxrss / 1024, 1)}
+
+
+def _audit_staged(path: str, ruleset, timings: dict[str, float]):
+    from auditor.audit import AuditResult, CheckContext, stamp_hits
+    from auditor.checks import CHECKS
+    from auditor.findings import finalize
+    from auditor.game.replay import replay
+    from auditor.logs.load import load_logs
+
+    t = time.perf_counter()
+    logs = load_logs([path])
+    timings["load"] = time.perf_counter() - t
+    t = time.perf_counter()
+    state = replay(logs.events, bar=ruleset.parameters["bar_number"])
+    timings["replay"] = time.perf_counter() - t
+    t = time.perf_counter()
+    ctx = CheckContext(logs.events, state, logs.quarantine)
+    parts = [stamp_hits(ctx, CHECKS[r.check].func(ctx, r.params), r, ruleset.id)
+             for r in ruleset.rules]
+    result = AuditResult(ruleset, logs, finalize(parts))
+    timings["checks"] = time.perf_counter() - t
+    return result
+
+
+# --- the driver ----------------------------------------------------------------------
+
+def run_one(path: Path, engine_name: str, ruleset: str, pythonpath: str | None) -> dict:
+    engine, jobs = ENGINES[engine_name]
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", str(path), "--engine",
+           engine, "--jobs", str(jobs), "--ruleset", ruleset]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
+    peak = _watch_tree(proc.pid)
+    out, _ = proc.communicate()
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode:
+        raise SystemExit(f"audit failed ({proc.returncode}): {' '.join(cmd)}")
+    got = json.loads(out.strip().splitlines()[-1])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    got.update({
+        "engine": engine_name, "jobs": jobs, "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
+        "events_per_cpu_s": round(got["events"] / cpu), "events_per_wall_s":
+        round(got["events"] / wall), "stages": {k: round(v, 2) for k, v in got["stages"].items()},
+    })
+    peak.join()
+    if peak.value:
+        got["peak_tree_rss_mb"] = round(peak.value / 2**20, 1)
+    return got
+
+
+class _Peak(threading.Thread):
+    """Peak resident memory of a process and its descendants (psutil)."""
+
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.pid, self.value = pid, 0
+
+    def run(self) -> None:
+        import psutil
+
+        try:
+            root = psutil.Process(self.pid)
+            while root.is_running() and root.status() != psutil.STATUS_ZOMBIE:
+                procs = [root, *root.children(recursive=True)]
+                total = 0
+                for p in procs:
+                    try:
+                        total += p.memory_info().rss
+                    except psutil.Error:
+                        pass
+                self.value = max(self.value, total)
+                time.sleep(0.1)
+        except psutil.Error:
+            pass
+
+
+def _watch_tree(pid: int) -> threading.Thread:
+    try:
+        import psutil  # noqa: F401  (optional: only for the process tree's memory)
+    except ImportError:
+        t = threading.Thread(target=lambda: None)
+        t.value = 0
+        t.start()
+        return t
+    t = _Peak(pid)
+    t.start()
+    return t
+
+
+def print_row(r: dict) -> None:
+    s = r["stages"]
+    stages = " ".join(f"{k}={s[k]:.2f}" for k in ("load", "replay", "checks", "report",
+                                                   "parallel") if k in s)
+    mem = f"{r['peak_rss_mb']:.0f}" + (f"/{r['peak_tree_rss_mb']:.0f}"
+                                       if "peak_tree_rss_mb" in r else "")
+    print(f"{r['size']:>5} {r['format']:8} {r['engine']:6} {r['events']:>10,} "
+          f"{r['events_per_cpu_s']:>9,} {r['cpu_s']:>7.2f} {r['wall_s']:>7.2f} {mem:>11}  "
+          f"{stages}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1M,10M", help="event counts, e.g. 200k,1M,10M")
+    ap.add_argument("--formats", default="parquet", help="parquet, csv, jsonl (comma-separated)")
+    ap.add_argument("--engines", default=",".join(ENGINES),
+                    help=f"of {', '.join(ENGINES)} (comma-separated)")
+    ap.add_argument("--ruleset", default="nz-table-games")
+    ap.add_argument("--cache", type=Path, help="where generated logs are kept "
+                    "(default: ~/.cache/auditor-benchmarks)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=HERE / "results.json")
+    ap.add_argument("--pythonpath", help="audit with the auditor found here (another checkout)")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--engine", default="local", help=argparse.SUPPRESS)
+    ap.add_argument("--jobs", type=int, default=1, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:  # a single audit, in the process the driver started
+        print(json.dumps(audit_once(args.one, args.engine, args.jobs, args.ruleset)))
+        return
+    cache = args.cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) \
+        / "auditor-benchmarks"
+    sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    unknown = [e for e in engines if e not in ENGINES]
+    if unknown:
+        raise SystemExit(f"unknown engine(s) {unknown}; choose from {list(ENGINES)}")
+    print(f"{'size':>5} {'format':8} {'engine':6} {'events':>10} {'ev/cpu-s':>9} {'cpu s':>7} "
+          f"{'wall s':>7} {'peak MB':>11}  stages (s)", flush=True)
+    runs = []
+    for size in sizes:
+        for fmt in formats:
+            path = log_for(size, fmt, cache, args.seed)
+            for engine in engines:
+                r = run_one(path, engine, args.ruleset, args.pythonpath)
+                r.update({"size": size_label(size), "format": fmt, "log": path.name})
+                print_row(r)
+                runs.append(r)
+    result = {
+        "command": "python benchmarks/run.py " + " ".join(argv if argv is not None
+                                                           else sys.argv[1:]),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform(), "processor": platform.processor()},
+        "ruleset": args.ruleset,
+        "runs": runs,
+    }
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"written: {args.out}")
+
+
+if __name__ == "__main__":
+    main()

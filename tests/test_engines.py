@@ -1,0 +1,189 @@
+"""Engines: the audit split by table over processes (`--jobs`) or over a dask
+cluster gives the same findings, byte for byte, as the single-process audit."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from auditor.cli import main
+from auditor.engine import EngineError, run_audit
+from auditor.engine.split import balance, quarantine_groups, split_logs
+from auditor.generate import INJECTABLE, generate, write_log
+from auditor.logs.load import load_logs
+from auditor.report.parquet import write_findings, write_quarantine
+from auditor.rules.ruleset import load_ruleset
+
+META = {"test": "engines"}
+
+
+@pytest.fixture(scope="module")
+def logs_dir(tmp_path_factory) -> Path:
+    """Five tables with every injectable code planted, over three files: T03
+    spans two files (a repeated seq), and one CSV holds broken rows, one of a
+    table that has no other event, one of no table at all."""
+    d = tmp_path_factory.mktemp("engines")
+    a = generate(3, 120, seed=21, inject=list(INJECTABLE))
+    write_log(a.table, d / "a.parquet")
+    b = generate(3, 90, seed=22, inject=["call.wrong_total", "offer.order"], first_table=3)
+    write_log(b.table, d / "b.csv")
+    lines = (d / "b.csv").read_text(encoding="utf-8").splitlines()
+    header = lines[0].split(",")
+
+    def row(**cells) -> str:
+        return ",".join(str(cells.get(name, "")) for name in header)
+
+    ts = "2026-03-01T20:00:00Z"
+    lines += [row(table_id="T04", seq=99999, ts=ts, event="roll", actor_role="player",
+                  seat=3, dice="A1,A2", die1=7, die2=1).replace("A1,A2", '"A1,A2"'),
+              row(table_id="T99", seq=5, ts=ts, event="no_such_event"),
+              ",".join(["x"] * (len(header) + 3))]
+    (d / "b.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return d
+
+
+@pytest.fixture(scope="module")
+def ruleset():
+    return load_ruleset("nz-table-games")
+
+
+def _bytes(result, tmp_path: Path, name: str) -> tuple[bytes, bytes]:
+    out = tmp_path / name
+    out.mkdir()
+    write_findings(result.findings, out / "findings.parquet", META)
+    write_quarantine(result.logs.quarantine, out / "quarantine.parquet", META)
+    return (out / "findings.parquet").read_bytes(), (out / "quarantine.parquet").read_bytes()
+
+
+def test_the_test_logs_are_worth_splitting(logs_dir, ruleset):
+    result = run_audit([logs_dir], ruleset)
+    assert result.tables == ["T01", "T02", "T03", "T04", "T05"]
+    assert len(result.findings) > 50
+    assert len(result.logs.quarantine) >= 2
+    assert set(result.findings["table_id"].dropna()) >= {"T01", "T03", "T05"}
+    assert result.findings["table_id"].isna().any()  # a row naming no table
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_jobs_give_the_same_findings_byte_for_byte(logs_dir, ruleset, tmp_path, jobs):
+    one = run_audit([logs_dir], ruleset)
+    many = run_audit([logs_dir], ruleset, jobs=jobs)
+    assert _bytes(many, tmp_path, "many") == _bytes(one, tmp_path, "one")
+    assert many.tables == one.tables
+
+
+def test_more_jobs_than_tables(logs_dir, ruleset, tmp_path):
+    logs = load_logs([logs_dir / "a.parquet"])
+    one = run_audit(logs, ruleset)
+    many = run_audit(logs, ruleset, jobs=8)
+    assert _bytes(many, tmp_path, "many") == _bytes(one, tmp_path, "one")
+
+
+def test_groups_hold_whole_tables_and_each_quarantined_row_once(logs_dir):
+    logs = load_logs([logs_dir])
+    groups = split_logs(logs, 2)
+    assert len(groups) == 2
+    tables = [set(g.events["table_id"].astype(str)) for g in groups]
+    assert not tables[0] & tables[1]
+    assert tables[0] | tables[1] == set(logs.events["table_id"].astype(str))
+    assert sum(len(g.events) for g in groups) == len(logs.events)
+    assert sum(len(g.quarantine) for g in groups) == len(logs.quarantine)
+
+
+def test_balance_is_deterministic_and_fills_every_group():
+    sizes = {"T1": 50, "T2": 40, "T3": 30, "T4": 20, "T5": 10}
+    assert balance(sizes, 2) == [["T1", "T4", "T5"], ["T2", "T3"]]
+    assert balance(sizes, 9) == [["T1"], ["T2"], ["T3"], ["T4"], ["T5"]]
+    assert balance(sizes, 1) == [sorted(sizes)]
+
+
+def test_orphan_quarantined_rows_go_to_the_first_group():
+    q = pd.DataFrame({"table_id": ["T2", None, "T9", "T1"], "seq": [1, 2, 3, 4]})
+    first, second = quarantine_groups(q, [["T1"], ["T2"]])
+    assert first["seq"].tolist() == [2, 3, 4]
+    assert second["seq"].tolist() == [1]
+
+
+def test_timings_hook_names_the_stages(logs_dir, ruleset):
+    timings: dict[str, float] = {}
+    run_audit([logs_dir], ruleset, timings=timings)
+    assert {"load", "replay", "checks"} <= set(timings)
+    timings = {}
+    run_audit([logs_dir], ruleset, jobs=2, timings=timings)
+    assert {"load", "replay", "checks", "parallel"} <= set(timings)
+
+
+# --- the command -----------------------------------------------------------------
+
+def _check(args: list[str]):
+    return CliRunner().invoke(main, ["check", *args], catch_exceptions=False)
+
+
+def test_check_jobs_writes_the_same_reports(logs_dir, tmp_path):
+    one = _check([str(logs_dir), "-r", "nz-table-games", "--out", str(tmp_path / "one"), "-q"])
+    two = _check([str(logs_dir), "-r", "nz-table-games", "--out", str(tmp_path / "two"), "-q",
+                  "--jobs", "2"])
+    assert one.exit_code == two.exit_code == 1
+    for name in ("findings.parquet", "quarantine.parquet"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
+
+def test_check_rejects_bad_engine_arguments(logs_dir, tmp_path):
+    out = str(tmp_path / "out")
+    r = _check([str(logs_dir), "-r", "nz-table-games", "--out", out, "--jobs", "0"])
+    assert r.exit_code == 2
+    r = _check([str(logs_dir), "-r", "nz-table-games", "--out", out,
+                "--scheduler", "tcp://127.0.0.1:8786"])
+    assert r.exit_code == 2 and "--engine dask" in r.output
+    assert not (tmp_path / "out" / "findings.parquet").exists()
+
+
+def test_dask_missing_is_a_clear_exit_2(logs_dir, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import fails
+    r = _check([str(logs_dir), "-r", "nz-table-games", "--out", str(tmp_path / "o"),
+                "--engine", "dask"])
+    assert r.exit_code == 2
+    assert "pip install 'craps-auditor[dask]'" in r.output
+    with pytest.raises(EngineError):
+        run_audit([logs_dir], load_ruleset("nz-table-games"), engine="dask")
+
+
+# --- dask -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed is not installed (pip install '.[dask]')")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+        yield c
+
+
+def test_dask_gives_the_same_findings_byte_for_byte(logs_dir, ruleset, cluster, tmp_path):
+    local = run_audit([logs_dir], ruleset)
+    remote = run_audit([logs_dir], ruleset, engine="dask", scheduler=cluster.scheduler_address)
+    assert _bytes(remote, tmp_path, "dask") == _bytes(local, tmp_path, "local")
+    assert remote.tables == local.tables
+    assert [f.as_dict() for f in remote.logs.inputs] == [f.as_dict() for f in local.logs.inputs]
+
+
+def test_check_on_a_dask_cluster_writes_the_same_reports(logs_dir, cluster, tmp_path):
+    local = _check([str(logs_dir), "-r", "nz-table-games", "--out", str(tmp_path / "l"), "-q"])
+    remote = _check([str(logs_dir), "-r", "nz-table-games", "--out", str(tmp_path / "d"), "-q",
+                     "--engine", "dask", "--scheduler", cluster.scheduler_address])
+    assert local.exit_code == remote.exit_code == 1
+    for name in ("findings.parquet", "quarantine.parquet"):
+        assert (tmp_path / "l" / name).read_bytes() == (tmp_path / "d" / name).read_bytes()
+
+
+def test_dask_reports_a_file_that_cannot_be_a_log(tmp_path, cluster, ruleset):
+    (tmp_path / "empty.csv").write_text("", encoding="utf-8")
+    from auditor.logs.reader import LogFileError
+
+    with pytest.raises(LogFileError, match="empty.csv: the file is empty"):
+        run_audit([tmp_path], ruleset, engine="dask", scheduler=cluster.scheduler_address)

@@ -1,0 +1,506 @@
+"""The `html` report format: OUT/report.html.
+
+Two kinds of test. The first kind parses the page with html.parser and
+always runs: summary, counts, the per-code cap at volume, escaping of
+everything from a log or a ruleset, determinism. The second kind opens the
+page in headless Chromium (Debian's `chromium`, driven by Playwright; never a
+downloaded browser) to click the filters, open a finding and watch for
+console errors and dialogs; it skips only when no chromium binary is found.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+import pytest
+from builder import lawful_table
+from click.testing import CliRunner
+
+from auditor.audit import AuditResult, audit
+from auditor.cli import main
+from auditor.findings import finalize, severity_counts
+from auditor.logs.schema import COLUMN_NAMES
+from auditor.report import html as html_report
+from auditor.report.provenance import provenance
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_logs"
+PLANTED = SAMPLES / "nz-table-games" / "night-planted.csv"
+BROKEN = SAMPLES / "format" / "broken-rows.csv"
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = '"><img src=x onerror=alert(1)>'
+RULESET_TITLE = "<script>alert('ruleset')</script> house rules"
+RULE_SUMMARY = "<img src=x onerror=alert(3)> one hand only"
+
+
+# --- parsing the page --------------------------------------------------------
+
+
+class Page(HTMLParser):
+    """A parsed report: every element with its attributes, the text inside
+    each element of interest, and the raw text of each <script>."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.scripts: list[str] = []
+        self.text: list[str] = []
+        self._stack: list[tuple[str, dict, list[str]]] = []
+        self.blocks: dict[str, list[str]] = {}  # element id -> its text
+        self.details: list[dict] = []  # each finding: attrs + text
+        self.feed(text)
+        self.close()
+
+    VOID: ClassVar[frozenset[str]] = frozenset(
+        {"meta", "br", "input", "img", "hr", "link", "wbr", "source", "area", "col"})
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if tag in self.VOID:
+            return
+        self._stack.append((tag, a, []))
+
+    def handle_startendtag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        while self._stack:
+            name, attrs, parts = self._stack.pop()
+            text = "".join(parts)
+            if self._stack:
+                self._stack[-1][2].append(text)
+            if name == "script":
+                self.scripts.append(text)
+            if attrs.get("id"):
+                self.blocks[attrs["id"]] = text
+            if name == "details" and "finding" in attrs.get("class", ""):
+                self.details.append({**attrs, "text": text})
+            if name == tag:
+                break
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._stack:
+            self._stack[-1][2].append(data)
+
+    def all_text(self) -> str:
+        return "".join(self.text)
+
+    def find(self, tag: str, **attrs) -> list[dict]:
+        return [a for t, a in self.tags if t == tag
+                and all(a.get(k.replace("_", "-")) == v for k, v in attrs.items())]
+
+
+def squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+# --- logs --------------------------------------------------------------------
+
+
+def injected_log(tmp_path: Path) -> Path:
+    """A small table whose player P2 is `<script>…` (player_id and actor_id),
+    whose stickperson's actor_id is `<script>…`, with an extra free-text
+    column holding `"><img …>`: the shooter throws with two hands once."""
+    b = lawful_table()
+    b.play(2, 4, 2)
+    b.roll(2, 3, 3, flags="two_hands,simultaneous,far_end")
+    b.call(6)
+    for row in b.rows:
+        for col in ("player_id", "actor_id"):
+            if row.get(col) in ("P2", "K1"):
+                row[col] = SCRIPT
+        row["note"] = IMG
+    path = tmp_path / "injected.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=[*COLUMN_NAMES, "note"])
+        writer.writeheader()
+        for row in b.rows:
+            writer.writerow({k: row.get(k, "") for k in [*COLUMN_NAMES, "note"]})
+    return path
+
+
+def injected_ruleset(tmp_path: Path) -> Path:
+    path = tmp_path / "house.toml"
+    path.write_text(
+        "[ruleset]\n"
+        'id = "house"\n'
+        f"title = {json.dumps(RULESET_TITLE)}\n"
+        'status = "provisional"\n'
+        'notes = "a test ruleset <b>with markup</b>"\n'
+        'extends = "nz-table-games"\n\n'
+        "[[rule]]\n"
+        'id = "R5.5-one-hand"\n'
+        f"summary = {json.dumps(RULE_SUMMARY)}\n",
+        encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def planted():
+    """The sample night with planted breaches, plus a file of broken rows."""
+    return audit([PLANTED, BROKEN], "nz-table-games")
+
+
+@pytest.fixture(scope="module")
+def planted_html(planted) -> str:
+    return html_report.render_html(planted, provenance(planted))
+
+
+@pytest.fixture
+def injected(tmp_path):
+    return audit([injected_log(tmp_path)], str(injected_ruleset(tmp_path)))
+
+
+def synthetic(result: AuditResult, sizes: dict[str, int]) -> AuditResult:
+    """`result` with its findings replaced by `sizes[code]` findings of each
+    code, each on a real event (the volume tests)."""
+    ev = result.logs.events
+    rows = []
+    rng = np.random.default_rng(0)
+    for code, n in sizes.items():
+        for pos in rng.integers(0, len(ev), n):
+            e = ev.iloc[int(pos)]
+            rows.append({
+                "table_id": str(e["table_id"]), "seq": e["seq"], "ts": e["ts"],
+                "event": str(e["event"]), "seat": e["seat"], "actor_role": None,
+                "actor_id": None, "source_file": str(e["source_file"]),
+                "source_line": e["source_line"], "code": code, "rule_id": "R-" + code,
+                "ruleset": result.ruleset.id, "clause": "1", "severity": "major",
+                "message": "synthetic", "evidence": "{}",
+            })
+    findings = finalize([pd.DataFrame(rows)])
+    return AuditResult(result.ruleset, result.logs, findings)
+
+
+# --- the page, parsed ----------------------------------------------------------
+
+
+def test_summary_comes_first_with_ruleset_inputs_tables_and_verdict(planted, planted_html):
+    page = Page(planted_html)
+    text = squash(page.all_text())
+    ids = [a.get("id") for _, a in page.tags if a.get("id")]
+    assert ids.index("verdict") < ids.index("summary") < ids.index("charts") \
+        < ids.index("findings")
+    rs = planted.ruleset
+    for value in (rs.id, rs.title, rs.status, rs.content_hash):
+        assert value in text
+    for f in planted.logs.inputs:
+        assert f.path in text and f.sha256 in text
+    rows = squash(page.blocks["summary"])
+    logs = planted.logs
+    for n in (logs.rows_read, logs.rows_replayed, logs.rows_quarantined):
+        assert f"{n:,}" in rows
+    for table in planted.tables:
+        assert table in rows
+    assert "2026-03-01 20:00:00" in rows  # the time span audited
+    # the verdict: --fail-on not in meta, so major is assumed and said so
+    verdict = squash(page.blocks["verdict"])
+    failing = int((planted.findings["severity"].isin(["critical", "major"])).sum())
+    assert verdict.startswith("FAIL")
+    assert f"{failing:,} finding(s) at or above major" in verdict
+    assert "assumed" in verdict
+
+
+def test_counts_by_severity_and_by_code_are_right(planted, planted_html):
+    page = Page(planted_html)
+    summary = page.blocks["summary"]
+    counts = severity_counts(planted.findings)
+    cards = re.findall(r"([\d,]+)\s+(critical|major|minor|info)", summary)
+    assert {s: int(n.replace(",", "")) for n, s in cards[:4]} == counts
+    by_code = planted.findings["code"].value_counts()
+    for code, n in by_code.items():
+        assert code in summary
+        assert len([d for d in page.details if d["data-code"] == code]) == n
+    assert len(page.details) == len(planted.findings)
+
+
+def test_verdict_reads_the_threshold_from_meta(planted):
+    meta = {**provenance(planted), "fail_on": "critical"}
+    verdict = squash(Page(html_report.render_html(planted, meta)).blocks["verdict"])
+    n = int((planted.findings["severity"] == "critical").sum())
+    assert n and verdict.startswith("FAIL") and f"{n:,} finding(s) at or above critical" \
+        in verdict and "assumed" not in verdict
+    quiet = AuditResult(planted.ruleset, planted.logs,
+                        planted.findings[planted.findings["severity"] == "minor"])
+    verdict = squash(Page(html_report.render_html(quiet, meta)).blocks["verdict"])
+    assert verdict.startswith("PASS") and "No finding at or above critical" in verdict
+
+
+def test_verdict_follows_the_recorded_verdict_when_findings_are_excused(planted):
+    """`auditor check` may record its verdict (baseline and waivers excuse
+    known findings): the page then agrees with the exit code."""
+    critical = int((planted.findings["severity"] == "critical").sum())
+    meta = {**provenance(planted),
+            "verdict": {"fail_on": "critical", "failing": 0, "exit_code": 0, "result": "pass"}}
+    verdict = squash(Page(html_report.render_html(planted, meta)).blocks["verdict"])
+    assert verdict.startswith("PASS") and "No new finding at or above critical" in verdict
+    assert f"{critical:,} more finding(s) at or above critical are known" in verdict
+    assert "assumed" not in verdict
+
+
+def test_each_finding_opens_to_its_evidence_and_the_rows_around_it(planted, planted_html):
+    page = Page(planted_html)
+    f = planted.findings
+    row = f[(f["code"] == "offer.order")].iloc[0]
+    entry = next(d for d in page.details if d["id"] == "f-" + row["finding_id"])
+    text = entry["text"]
+    summary = planted.ruleset.rule(row["rule_id"]).summary
+    assert summary in text and row["clause"] in text and row["message"] in text
+    evidence = json.loads(row["evidence"])
+    for key in evidence:
+        assert f'"{key}"' in text  # pretty JSON
+    ctx = text[text.index("line seq"):]
+    seqs = [int(m) for m in re.findall(r"^(?:\u25b6|\s)\s*\d+\s+(\d+)\s", ctx,
+                                       flags=re.MULTILINE)]
+    seq = int(row["seq"])
+    assert seqs == list(range(seq - 3, seq + 4))  # 3 before, itself, 3 after
+    marked = re.search(r"\u25b6\s*\d+\s+(\d+)", ctx)
+    assert int(marked.group(1)) == seq
+
+
+def test_a_quarantined_row_shows_as_recorded(planted, planted_html):
+    page = Page(planted_html)
+    malformed = [d for d in page.details if d["data-code"] == "log.malformed"]
+    assert len(malformed) == planted.logs.rows_quarantined
+    texts = " ".join(d["text"] for d in malformed)
+    assert "dice_offerd" in texts  # the unknown event, as recorded
+    assert "quarantined" in texts
+
+
+def test_the_list_is_capped_per_code_at_volume(planted):
+    big = synthetic(planted, {"call.wrong_total": 450, "dice.set_size": 30})
+    page = Page(html_report.render_html(big, provenance(big), per_code=200))
+    assert len(page.details) == 230
+    notes = squash(page.blocks["findings"])
+    assert "Showing 230 of 480 findings" in notes
+    assert "call.wrong_total: showing 200 of 450; the full list is in findings.parquet" \
+        in notes
+    assert "dice.set_size: showing" not in notes
+    cards = squash(page.blocks["summary"])
+    assert "480 findings" in cards  # the summary counts every finding
+
+
+def test_the_cap_is_lowered_evenly_when_many_codes_pass_it():
+    assert html_report.code_cap([5000] * 36, 200, 2000) == 55
+    assert html_report.code_cap([5000, 10], 200, 2000) == 200
+    assert html_report.code_cap([300, 300, 10], 200, 300) == 145
+    assert html_report.code_cap([1] * 5000, 200, 2000) == 1
+
+
+def test_every_value_from_a_log_or_ruleset_is_escaped(injected, tmp_path):
+    assert {"throw.two_hands"} <= set(injected.findings["code"])
+    text = html_report.render_html(injected, provenance(injected))
+    page = Page(text)
+    # no markup got through: one script (the page's own), no images, no handlers
+    assert [t for t, _ in page.tags].count("script") == 1
+    assert page.find("img") == []
+    assert not [a for _, a in page.tags for k in a if k.startswith("on")]
+    own = (ROOT / "auditor" / "report" / "templates" / "report.js").read_text()
+    assert page.scripts == [own]
+    # ... and every value shows as text
+    shown = page.all_text()
+    assert SCRIPT in shown and IMG in shown
+    assert RULESET_TITLE in shown and RULE_SUMMARY in shown
+    assert "a test ruleset <b>with markup</b>" in shown
+    assert "<script>alert" not in text.replace(own, "")
+
+
+def test_the_page_is_self_contained(planted_html):
+    page = Page(planted_html)
+    for tag, attrs in page.tags:
+        for key in ("src", "href", "action", "srcset", "data"):
+            value = attrs.get(key)
+            assert value is None or value.startswith("#"), (tag, key, value)
+    assert page.find("link") == []
+    csp = page.find("meta", http_equiv="Content-Security-Policy")
+    assert csp and "default-src 'none'" in csp[0]["content"]
+    assert "@import" not in planted_html and "url(" not in planted_html
+    assert page.find("svg")  # charts inline
+
+
+def test_same_input_same_bytes(tmp_path):
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        result = CliRunner().invoke(main, ["check", str(PLANTED), "--ruleset",
+                                           "nz-table-games", "--out", str(out),
+                                           "--format", "html", "--quiet"])
+        assert result.exit_code == 1, result.output
+        outs.append((out / "report.html").read_bytes())
+        assert not list(out.glob(".*.tmp"))  # written atomically
+    assert outs[0] == outs[1]
+    assert b"generated" not in outs[0].split(b"<main>")[0]  # no clock without --stamp
+
+
+def test_an_audit_without_findings_passes(tmp_path):
+    b = lawful_table()
+    b.play(2, 4, 2)
+    path = b.write_csv(tmp_path / "clean.csv")
+    result = audit([path], "nz-table-games")
+    assert len(result.findings) == 0
+    page = Page(html_report.render_html(result, {**provenance(result), "fail_on": "major"}))
+    assert squash(page.blocks["verdict"]).startswith("PASS")
+    assert "No findings" in page.blocks["findings"]
+
+
+# --- in the browser ----------------------------------------------------------------
+
+CHROMIUM = os.environ.get("AUDITOR_CHROMIUM") or shutil.which("chromium") or (
+    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+#: as root on a machine with no network: see .ci/run
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+browser_test = pytest.mark.skipif(
+    CHROMIUM is None, reason="no chromium binary found (Debian: apt-get install chromium; "
+                             "or set AUDITOR_CHROMIUM)")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Opened:
+    """A report open in a page, with everything the page said or asked."""
+
+    def __init__(self, browser, path: Path, javascript: bool = True):
+        self.context = browser.new_context(java_script_enabled=javascript,
+                                           viewport={"width": 1400, "height": 1000})
+        self.page = self.context.new_page()
+        self.console: list[str] = []
+        self.dialogs: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
+        self.page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.goto(path.as_uri(), wait_until="load")
+
+    def visible(self) -> int:
+        return self.page.locator("details.finding:visible").count()
+
+    def close(self):
+        self.context.close()
+
+
+def write_report(result, out: Path) -> Path:
+    html_report.write(result, provenance(result), out)
+    return out / "report.html"
+
+
+@pytest.fixture(scope="module")
+def planted_file(planted, tmp_path_factory) -> Path:
+    return write_report(planted, tmp_path_factory.mktemp("html"))
+
+
+@browser_test
+def test_the_page_loads_with_no_console_errors_and_no_fetch(browser, planted_file):
+    opened = Opened(browser, planted_file)
+    try:
+        assert opened.console == []
+        assert opened.requests == [planted_file.as_uri()]
+        assert opened.page.locator("#filters").is_visible()
+        assert opened.page.title().endswith("FAIL")
+    finally:
+        opened.close()
+
+
+@browser_test
+def test_the_filters_change_what_is_shown(browser, planted, planted_file):
+    f = planted.findings
+    opened = Opened(browser, planted_file)
+    page = opened.page
+    try:
+        assert opened.visible() == len(f)
+        page.click("input[name=severity][value=major]")  # hide the majors
+        assert opened.visible() == int((f["severity"] != "major").sum())
+        assert f"{opened.visible()} of {len(f)}" in page.inner_text("#shown-count")
+        page.click("input[name=severity][value=major]")
+        page.select_option("#filter-code", "call.wrong_total")
+        assert opened.visible() == int((f["code"] == "call.wrong_total").sum())
+        page.select_option("#filter-code", "")
+        page.select_option("#filter-table", "T04")
+        assert opened.visible() == int((f["table_id"] == "T04").sum())
+        page.click("#filter-reset")
+        assert opened.visible() == len(f)
+        assert opened.console == []
+    finally:
+        opened.close()
+
+
+@browser_test
+def test_a_finding_opens_to_its_evidence(browser, planted, planted_file):
+    row = planted.findings[planted.findings["code"] == "offer.order"].iloc[0]
+    opened = Opened(browser, planted_file)
+    try:
+        entry = opened.page.locator(f"#f-{row['finding_id']}")
+        evidence = entry.locator("pre.evidence")
+        assert not evidence.is_visible()
+        entry.locator("summary").click()
+        assert evidence.is_visible()
+        assert json.loads(evidence.inner_text()) == json.loads(row["evidence"])
+        assert entry.locator("pre.ctx mark").inner_text().startswith("\u25b6")
+    finally:
+        opened.close()
+
+
+@browser_test
+def test_injected_markup_shows_as_text_and_runs_nothing(browser, injected, tmp_path):
+    path = write_report(injected, tmp_path / "out")
+    opened = Opened(browser, path)
+    page = opened.page
+    try:
+        for entry in page.locator("details.finding").all():
+            entry.locator("summary").click()
+        page.wait_for_timeout(200)
+        assert opened.dialogs == []
+        assert opened.console == []
+        assert page.locator("img").count() == 0
+        assert page.locator("script").count() == 1
+        body = page.inner_text("body")
+        assert SCRIPT in body and IMG in body and RULESET_TITLE in body
+        assert page.evaluate("document.title").startswith("Craps audit: house")
+        assert page.inner_text("h1") == RULESET_TITLE
+    finally:
+        opened.close()
+
+
+@browser_test
+def test_without_javascript_every_listed_finding_is_readable(browser, planted, planted_file):
+    opened = Opened(browser, planted_file, javascript=False)
+    try:
+        assert not opened.page.locator("#filters").is_visible()
+        assert opened.visible() == len(planted.findings)
+        assert opened.page.locator("#summary").is_visible()
+    finally:
+        opened.close()
+
+
+@browser_test
+def test_the_page_prints(browser, planted_file, tmp_path):
+    opened = Opened(browser, planted_file)
+    try:
+        pdf = opened.page.pdf(path=str(tmp_path / "report.pdf"), format="A4")
+        assert pdf[:4] == b"%PDF"
+        opened.page.emulate_media(media="print")
+        assert not opened.page.locator("#filters").is_visible()
+    finally:
+        opened.close()

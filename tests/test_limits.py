@@ -1,0 +1,104 @@
+"""Limits a user can rely on (README, *Limits*): the largest cell accepted, a
+table spread over 200 files, 10,000 small files in one folder."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from test_fuzz import apply_row_op, session_rows, write_form
+
+from auditor.cli import main
+from auditor.logs.reader import MAX_CELL_BYTES
+from auditor.logs.schema import COLUMN_NAMES
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def provenance(out) -> dict:
+    return json.loads(pq.read_schema(out / "findings.parquet").metadata[b"auditor"])
+
+
+# --- the largest cell --------------------------------------------------------------------
+
+@pytest.mark.parametrize("form", ["csv", "jsonl", "parquet", "csv.gz"])
+def test_a_cell_over_one_mib_quarantines_its_row(tmp_path, form):
+    rows = session_rows((21, 1, 2))
+    rows = apply_row_op(("set", 5, "actor_id", "é" * (MAX_CELL_BYTES // 2) + "x"), rows)
+    rows = apply_row_op(("set", 7, "player_id", "p" * MAX_CELL_BYTES), rows)  # exactly 1 MiB
+    path = write_form(rows, form, tmp_path)
+    res = run("check", path, "-r", "nz-table-games", "--out", tmp_path / "out")
+    assert res.exit_code == 1, res.output
+    md = provenance(tmp_path / "out")
+    assert md["rows"] == {"read": len(rows), "replayed": len(rows) - 1, "quarantined": 1}
+    q = pq.read_table(tmp_path / "out" / "quarantine.parquet").to_pylist()
+    assert len(q) == 1
+    line = 7 if form.startswith("csv") else 6  # the CSV header is line 1; Parquet: row 6
+    assert q[0]["source_line"] == line and q[0]["seq"] == rows[5]["seq"]
+    assert q[0]["reason"] == (f"actor_id is {MAX_CELL_BYTES + 1} bytes; a cell may hold at "
+                              f"most {MAX_CELL_BYTES}")
+    raw = json.loads(q[0]["raw"])
+    assert raw["actor_id"].endswith(f"… [{MAX_CELL_BYTES + 1} bytes, truncated]")
+    assert len(q[0]["raw"]) < 4096  # the quarantine keeps the start of the cell only
+
+
+def test_huge_cells_in_every_row_do_not_blow_up(tmp_path):
+    """Every row holding a 2 MiB cell (a 24 MiB file): each row quarantined,
+    the quarantine holding only the start of each cell."""
+    rows = session_rows((22, 1, 1))[:12]
+    rows = [dict(r, note="n" * (2 * MAX_CELL_BYTES)) for r in rows]
+    path = write_form(rows, "csv", tmp_path)
+    res = run("check", path, "-r", "nz-table-games", "--out", tmp_path / "out")
+    assert res.exit_code == 1, res.output
+    md = provenance(tmp_path / "out")
+    assert md["rows"] == {"read": len(rows), "replayed": 0, "quarantined": len(rows)}
+    size = (tmp_path / "out" / "quarantine.parquet").stat().st_size
+    assert size < 200_000
+
+
+# --- many files --------------------------------------------------------------------------
+
+def test_a_table_spread_over_200_files(tmp_path):
+    rows = session_rows((23, 1, 40))
+    assert len(rows) >= 400
+    forms = ("csv", "jsonl", "parquet", "csv.gz")
+    folder = tmp_path / "night"
+    for i in range(200):
+        part = rows[i::200]  # every file holds every 200th event: seq rises in each file
+        sub = folder / f"f{i:03d}"
+        sub.mkdir(parents=True)
+        write_form(part, forms[i % len(forms)], sub, columns=list(COLUMN_NAMES))
+    res = run("check", folder, "-r", "nz-table-games", "--out", tmp_path / "out")
+    assert res.exit_code == 0, res.output
+    assert "Audited 200 file(s), 1 table(s)" in res.output
+    md = provenance(tmp_path / "out")
+    assert len(md["inputs"]) == 200
+    assert md["rows"] == {"read": len(rows), "replayed": len(rows), "quarantined": 0}
+    assert md["findings"]["total"] == 0
+    assert all(i["rows_read"] == i["rows_replayed"] for i in md["inputs"])
+
+
+@pytest.fixture(scope="module")
+def ten_thousand_files(tmp_path_factory):
+    """10,000 tiny logs in one folder, each a table opened and closed."""
+    folder = tmp_path_factory.mktemp("many") / "logs"
+    folder.mkdir()
+    head = "table_id,seq,ts,event,actor_role\n"
+    for i in range(10_000):
+        (folder / f"t{i:05d}.csv").write_text(
+            f"{head}T{i:05d},1,2026-03-01T20:00:00+00:00,table_open,game_supervisor\n"
+            f"T{i:05d},2,2026-03-01T20:00:05+00:00,table_close,game_supervisor\n")
+    return folder
+
+
+def test_ten_thousand_small_files_in_one_folder(tmp_path, ten_thousand_files):
+    res = run("check", ten_thousand_files, "-r", "nz-table-games", "--out", tmp_path / "out")
+    assert res.exit_code == 0, res.output
+    assert "Audited 10000 file(s), 10000 table(s), 20000 event(s) replayed of 20000" in res.output
+    md = provenance(tmp_path / "out")
+    assert len(md["inputs"]) == 10_000 and md["findings"]["total"] == 0
+    assert all(i["rows_read"] == 2 == i["rows_replayed"] for i in md["inputs"])
