@@ -45,6 +45,9 @@ def atomic_path(target: Path):
     except OSError as exc:
         raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
     os.close(fd)
+    # mkstemp makes the file private (0600); a report is meant to be shared,
+    # so it gets the mode any new file would get under the user's umask.
+    os.chmod(tmp, 0o666 & ~_umask())
     try:
         yield Path(tmp)
         if _BATCHES:
@@ -151,6 +154,12 @@ def _hold_signals():
 def _release_signals(previous) -> None:
     if previous is not None:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _unlink(path: str) -> None:
