@@ -15,8 +15,9 @@ checks, Parquet reports), so one run's memory never inflates another's:
   processes included), interpreter start-up and imports included;
 - `wall_s`: elapsed time of the same;
 - `peak_rss_mb`: the audit process's own peak resident memory; with psutil
-  installed, `peak_tree_rss_mb` is the peak of it and its workers together
-  (sampled every 0.1 s);
+  installed, `peak_tree_mb` is the peak of it and its workers together
+  (proportional set size, so pages a forked worker shares with its parent
+  count once; sampled every 0.2 s);
 - `stages`: seconds per stage from the audit's `timings` hook (`load`,
   `replay`, `checks`, `report`; with workers, `parallel` is the elapsed time
   of the shared part and `replay`/`checks` are summed over the workers).
@@ -150,12 +151,13 @@ def run_one(path: Path, engine_name: str, ruleset: str, pythonpath: str | None) 
     })
     peak.join()
     if peak.value:
-        got["peak_tree_rss_mb"] = round(peak.value / 2**20, 1)
+        got["peak_tree_mb"] = round(peak.value / 2**20, 1)
     return got
 
 
 class _Peak(threading.Thread):
-    """Peak resident memory of a process and its descendants (psutil)."""
+    """Peak memory of a process and its descendants (psutil): the sum of
+    their proportional set sizes (resident sizes where PSS is not known)."""
 
     def __init__(self, pid: int):
         super().__init__(daemon=True)
@@ -171,11 +173,11 @@ class _Peak(threading.Thread):
                 total = 0
                 for p in procs:
                     try:
-                        total += p.memory_info().rss
+                        total += getattr(p.memory_full_info(), "pss", 0) or p.memory_info().rss
                     except psutil.Error:
                         pass
                 self.value = max(self.value, total)
-                time.sleep(0.1)
+                time.sleep(0.2)
         except psutil.Error:
             pass
 
@@ -197,8 +199,8 @@ def print_row(r: dict) -> None:
     s = r["stages"]
     stages = " ".join(f"{k}={s[k]:.2f}" for k in ("load", "replay", "checks", "report",
                                                    "parallel") if k in s)
-    mem = f"{r['peak_rss_mb']:.0f}" + (f"/{r['peak_tree_rss_mb']:.0f}"
-                                       if "peak_tree_rss_mb" in r else "")
+    mem = f"{r['peak_rss_mb']:.0f}" + (f"/{r['peak_tree_mb']:.0f}"
+                                       if "peak_tree_mb" in r else "")
     print(f"{r['size']:>5} {r['format']:8} {r['engine']:6} {r['events']:>10,} "
           f"{r['events_per_cpu_s']:>9,} {r['cpu_s']:>7.2f} {r['wall_s']:>7.2f} {mem:>11}  "
           f"{stages}", flush=True)
@@ -216,6 +218,8 @@ def main(argv: list[str] | None = None) -> None:
                     "(default: ~/.cache/auditor-benchmarks)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=HERE / "results.json")
+    ap.add_argument("--append", action="store_true",
+                    help="add these runs to those already in --out")
     ap.add_argument("--pythonpath", help="audit with the auditor found here (another checkout)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--engine", default="local", help=argparse.SUPPRESS)
@@ -233,7 +237,8 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         raise SystemExit(f"unknown engine(s) {unknown}; choose from {list(ENGINES)}")
     print(f"{'size':>5} {'format':8} {'engine':6} {'events':>10} {'ev/cpu-s':>9} {'cpu s':>7} "
-          f"{'wall s':>7} {'peak MB':>11}  stages (s)", flush=True)
+          f"{'wall s':>7} {'peak MB':>11}  stages (s)   [peak MB: own/with workers]",
+          flush=True)
     runs = []
     for size in sizes:
         for fmt in formats:
@@ -243,9 +248,14 @@ def main(argv: list[str] | None = None) -> None:
                 r.update({"size": size_label(size), "format": fmt, "log": path.name})
                 print_row(r)
                 runs.append(r)
+    command = "python benchmarks/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    commands = [command]
+    if args.append and args.out.exists():
+        before = json.loads(args.out.read_text(encoding="utf-8"))
+        commands = before.get("commands", []) + commands
+        runs = before.get("runs", []) + runs
     result = {
-        "command": "python benchmarks/run.py " + " ".join(argv if argv is not None
-                                                           else sys.argv[1:]),
+        "commands": commands,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "platform": platform.platform(), "processor": platform.processor()},
         "ruleset": args.ruleset,

@@ -133,13 +133,12 @@ def test_unwritable_out(tmp_path, earlier, where):
 def test_commit_together_is_all_or_nothing(tmp_path):
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("old a")
-    with pytest.raises(OutputError):
-        with commit_together():
-            with atomic_path(a) as tmp:
-                tmp.write_text("new a")
-            assert a.read_text() == "old a"  # not yet in place
-            with atomic_path(b) as tmp:
-                raise OSError(errno.ENOSPC, "No space left on device")
+    with pytest.raises(OutputError), commit_together():
+        with atomic_path(a) as tmp:
+            tmp.write_text("new a")
+        assert a.read_text() == "old a"  # not yet in place
+        with atomic_path(b) as tmp:
+            raise OSError(errno.ENOSPC, "No space left on device")
     assert a.read_text() == "old a" and not b.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
     with commit_together():
@@ -149,11 +148,10 @@ def test_commit_together_is_all_or_nothing(tmp_path):
             tmp.write_text("new b")
     assert a.read_text() == "new a" and b.read_text() == "new b"
     for code, kept in ((0, True), (1, True), (2, False)):
-        with pytest.raises(SystemExit):
-            with commit_together():
-                with atomic_path(a) as tmp:
-                    tmp.write_text(f"exit {code}")
-                raise SystemExit(code)
+        with pytest.raises(SystemExit), commit_together():
+            with atomic_path(a) as tmp:
+                tmp.write_text(f"exit {code}")
+            raise SystemExit(code)
         assert (a.read_text() == f"exit {code}") is kept
 
 
@@ -174,11 +172,12 @@ def test_signal_while_writing_leaves_no_partial_report(earlier, monkeypatch, sig
             time.sleep(5)  # the handler raises here
             raise AssertionError("the signal did not interrupt the run")
     monkeypatch.setattr(parquet_format.pq, "write_table", write_table)
+    handler = signal.getsignal(signal.SIGTERM)
     res = run("check", log, "-r", "nz-table-games", "--out", out)
     assert res.exit_code == code, res.output
     assert word in res.output and "Traceback" not in res.output
     assert_untouched(out, before)
-    assert signal.getsignal(signal.SIGTERM) is not None  # the previous handler is back
+    assert signal.getsignal(signal.SIGTERM) is handler  # the previous handler is back
 
 
 # --- interruptions of a real process ---------------------------------------------------------

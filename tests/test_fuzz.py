@@ -38,8 +38,12 @@ from hypothesis import strategies as st
 
 from auditor.cli import main
 from auditor.generate import generate
-from auditor.logs.schema import COLUMN_KINDS, COLUMN_NAMES, EVENTS
+from auditor.logs.schema import COLUMN_KINDS, COLUMN_NAMES
 from auditor.report.formats import FORMATS
+
+#: An exception Python could only print ("Exception ignored in ...", with its
+#: traceback, on standard error) fails the test like any other.
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 
 FORMS = ("csv", "csv.gz", "jsonl", "ndjson.gz", "parquet", "parquet.gz")
 STRING_COLUMNS = tuple(c for c in COLUMN_NAMES if COLUMN_KINDS[c] == "str")
@@ -397,6 +401,7 @@ def audit_and_judge(path: Path, out: Path, rows_expected: int | None = None,
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
     meta["_findings"] = findings
     meta["_quarantine"] = quarantine
+    meta["_exit"] = res.exit_code
     return meta
 
 
@@ -571,6 +576,7 @@ def test_any_csv_the_tool_writes_is_formula_safe(tmp_path):
 def _hostile_files(folder: Path) -> dict[str, Path]:
     rows = session_rows((11, 1, 2))
     csv_bytes = to_csv(rows, list(COLUMN_NAMES))
+    lines = csv_bytes.split(b"\n")
     files = {
         "random.csv": os.urandom(4096),
         "random.parquet": os.urandom(4096),
@@ -587,6 +593,11 @@ def _hostile_files(folder: Path) -> dict[str, Path]:
         "empty.csv": b"",
         "header_only.csv": csv_bytes.split(b"\n")[0] + b"\n",
         "nul.csv": csv_bytes.replace(b"T01", b"T\x0001"),
+        "latin1_short_row.csv": b"\n".join([*lines[:2], "T01,9,é".encode("latin-1"),
+                                            *lines[2:]]),
+        "quoted_header.csv": to_csv([dict(r, **{"a\nb": "x\ny"}) for r in rows],
+                                    [*COLUMN_NAMES, "a\nb"]),
+        "unclosed_quote_header.csv": csv_bytes.replace(b",seq,", b',"seq,', 1),
         "bad_key.jsonl": to_jsonl(rows, list(COLUMN_NAMES)).replace(b'"flags"', b'"fl\x80gs"', 1),
         "dup_columns.parquet": to_parquet(rows, [*COLUMN_NAMES[:-1], "seq"]),
     }
@@ -604,6 +615,8 @@ HOSTILE_VERDICTS = {
     "latin1.csv": (1, 1), "huge_cell.csv": (1, 1), "deep.jsonl": (1, 1),
     "nested.jsonl": (1, 1), "empty.csv": (2, None), "header_only.csv": (2, None),
     "nul.csv": (0, 0), "bad_key.jsonl": (1, 1), "dup_columns.parquet": (2, None),
+    "latin1_short_row.csv": (1, 1), "quoted_header.csv": (0, 0),
+    "unclosed_quote_header.csv": (2, None),
 }
 
 
@@ -617,10 +630,11 @@ def test_fixed_hostile_files_in_process(tmp_path):
             assert meta is None, name
         else:
             assert meta is not None and meta["rows"]["quarantined"] == quarantined, name
+            assert meta["_exit"] == code, name
 
 
 @pytest.mark.parametrize("name,command", [
-    ("random.csv", "check"), ("truncated.parquet", "check"), ("latin1.csv", "check"),
+    ("random.csv", "check"), ("truncated.parquet", "check"), ("latin1_short_row.csv", "check"),
     ("deep.jsonl", "validate"),
 ])
 def test_fixed_hostile_files_through_a_real_process(tmp_path, name, command):

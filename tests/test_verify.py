@@ -168,3 +168,29 @@ def test_no_report_exits_2(night, setup):
     assert res.exit_code == 2, res.output
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "elsewhere" in lines[0]
+
+
+FAMILY = {
+    "nz@1996.toml": '[ruleset]\nid = "nz@1996"\ntitle = "Old"\nstatus = "verified"\n'
+                    'extends = "nz-1996"\neffective_from = 1996-01-01\n'
+                    'effective_to = 2026-02-28\n',
+    "nz@2026.toml": '[ruleset]\nid = "nz@2026"\ntitle = "New"\nstatus = "verified"\n'
+                    'extends = "nz-table-games"\neffective_from = 2026-03-01\n',
+}
+
+
+def test_a_report_judged_by_a_family_of_versions(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rules").mkdir()
+    for name, text in FAMILY.items():
+        (tmp_path / "rules" / name).write_text(text)
+    b = lawful_table()
+    b.play(2, 3, 4, settlements=[(s, "pass", "win", 10) for s in (2, 5, 7)])
+    b.write_csv(tmp_path / "night.csv")
+    res = run("check", "night.csv", "--ruleset", "rules/nz", "--out", "reports")
+    assert res.exit_code == 0, res.output
+    assert verify().exit_code == 0
+    (tmp_path / "rules" / "nz@2026.toml").write_text(
+        FAMILY["nz@2026.toml"].replace('"New"', '"Newer"'))
+    res = verify()
+    assert res.exit_code == 1 and "ruleset nz@2026: changed" in res.output, res.output

@@ -9,7 +9,9 @@ from auditor.checks.registry import Hits
 
 
 def event_is(ctx, *names: str) -> np.ndarray:
-    return ctx.events["event"].isin(names).to_numpy()
+    """Rows whose event is one of `names` (worked out per category)."""
+    wanted = set(names)
+    return category_mask(ctx.events["event"], wanted.__contains__)
 
 
 def has_flag(ctx, word: str) -> np.ndarray:
@@ -23,9 +25,10 @@ def category_mask(column: pd.Series, predicate) -> np.ndarray:
     if not isinstance(column.dtype, pd.CategoricalDtype):
         column = column.astype("category")
     cats = column.cat.categories
-    hit = np.fromiter((bool(predicate(str(c))) for c in cats), dtype=bool, count=len(cats))
-    codes = column.cat.codes.to_numpy()
-    return np.where(codes >= 0, hit[codes] if len(hit) else False, False)
+    # One more slot, False, for code -1 (nothing recorded).
+    hit = np.zeros(len(cats) + 1, dtype=bool)
+    hit[:len(cats)] = [bool(predicate(str(c))) for c in cats]
+    return hit[column.cat.codes.to_numpy()]
 
 
 def latest(ctx, anchor: np.ndarray, resets: np.ndarray | None = None) -> np.ndarray:
@@ -46,7 +49,9 @@ def latest(ctx, anchor: np.ndarray, resets: np.ndarray | None = None) -> np.ndar
 
 
 def role_in(ctx, roles) -> np.ndarray:
-    return ctx.events["actor_role"].isin(list(roles)).to_numpy()
+    """Rows whose actor_role is one of `roles` (worked out per category)."""
+    wanted = set(roles)
+    return category_mask(ctx.events["actor_role"], wanted.__contains__)
 
 
 def written(ctx, name: str) -> tuple[np.ndarray, list]:

@@ -9,6 +9,7 @@ above it (or, for `validate`, any format problem); 2 the audit could not run
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -34,13 +35,25 @@ def terminal_safe(text: str) -> str:
     bidirectional format characters come out as visible escapes."""
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() or ch in "\n " else
-                   (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
-                    if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
-                   for ch in text)
+    return "".join(ch if ch.isprintable() or ch == "\n" else _escape(ch) for ch in text)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+_HANDLER_PID: list[int] = []
 
 
 def _raise_terminated(signum, frame):
+    if _HANDLER_PID and os.getpid() != _HANDLER_PID[-1]:
+        # a forked worker inherited the handler: it ends as SIGTERM ends it
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
     raise Terminated()
 
 
@@ -50,8 +63,13 @@ def _install_signal_handlers():
     if threading.current_thread() is not threading.main_thread() or \
             not hasattr(signal, "SIGTERM"):
         return lambda: None
+    _HANDLER_PID.append(os.getpid())
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def restore():
+        signal.signal(signal.SIGTERM, previous)
+        _HANDLER_PID.pop()
+    return restore
 
 
 class AuditorGroup(click.Group):

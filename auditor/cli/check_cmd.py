@@ -15,8 +15,8 @@ from auditor.codes import SEVERITIES
 from auditor.engine import ENGINES, EngineError, check_engine, run_audit
 from auditor.findings import finalize
 from auditor.logs.load import load_logs
-from auditor.report.baseline import load_accepted, verdict
 from auditor.report.atomic import commit_together
+from auditor.report.baseline import load_accepted, verdict
 from auditor.report.formats import FORMATS, check_out_dir, write_reports
 from auditor.report.progress import Progress
 from auditor.report.provenance import provenance

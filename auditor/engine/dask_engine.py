@@ -171,7 +171,7 @@ def _summary(read) -> _FileSummary:
 
 def _table_piece(read, table: str) -> pa.Table:
     events = read[0]
-    return events.filter(pc.equal(events.column("table_id"), table))
+    return events.filter(pc.is_in(events.column("table_id"), value_set=pa.array([table])))
 
 
 def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Ruleset):

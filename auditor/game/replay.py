@@ -110,8 +110,21 @@ SPARSE_COLUMNS: tuple[str, ...] = (
 )
 #: Sparse columns whose value may be None (then the row counts as not written).
 NULLABLE_COLUMNS = frozenset(("relinquish_roles",))
-#: State every row carries: the value before the row's event.
-DENSE_COLUMNS: tuple[str, ...] = ("shooter", "point", "occupied", "line_bettors")
+#: Sparse columns holding whole numbers, and those holding booleans: kept as
+#: numpy arrays once the replay ends (read back as Python ints and bools).
+INT_COLUMNS = frozenset((
+    "roll_total", "roll_counted_total", "roll_point_before", "roll_voided", "roll_come_wagers",
+    "call_row", "call_expected", "call_roll", "settle_roll", "settled_on_void", "offer_round",
+    "offer_anchor", "offer_open_seat", "received_count", "bowl_set_count", "live_count",
+    "selected_count", "offtable_shooter", "lost_shooter"))
+BOOL_COLUMNS = frozenset((
+    "roll_seven_out", "roll_line_bet", "roll_by_shooter", "roll_after_seven_out",
+    "roll_marker_off", "roll_other_line_bettors", "roll_after_point_made", "stick_any_wager",
+    "stick_willing", "stick_after_decision", "passed_then_settled", "seat_unknown"))
+#: State every row carries: the value before the row's event (seats are
+#: 1..62, points 4..10, seat sets bits of a 64-bit mask).
+DENSE_COLUMNS: dict[str, type] = {"shooter": np.int16, "point": np.int8,
+                                  "occupied": np.int64, "line_bettors": np.int64}
 
 #: Sparse columns written together on every roll by a player, and on every
 #: stickperson's roll: one record per roll, split into columns at the end.
@@ -125,7 +138,7 @@ STICK_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "stick_any_
 class ReplayState:
     """What the replay derived, beside the events (positions 0..n-1).
 
-    Dense columns (`DENSE_COLUMNS`) are int64 arrays: `state["point"]`.
+    Dense columns (`DENSE_COLUMNS`) are integer arrays: `state["point"]`.
     Sparse columns (`SPARSE_COLUMNS`) hold a value on the rows they concern
     only: `written(name)` gives those rows (ascending) and their values,
     `mask(name)` the rows as a boolean mask, `at(name, row)` one value.
@@ -151,7 +164,7 @@ class ReplayState:
     def written(self, name: str) -> tuple[np.ndarray, list]:
         """Rows where the replay wrote `name`, ascending, and the values."""
         rows, values = self.sparse[name]
-        return rows, list(values)
+        return rows, _listed(values)
 
     def rows(self, name: str) -> np.ndarray:
         return self.sparse[name][0]
@@ -166,7 +179,7 @@ class ReplayState:
         got = self._lookups.get(name)
         if got is None:
             rows, values = self.sparse[name]
-            got = self._lookups[name] = dict(zip(rows.tolist(), values))
+            got = self._lookups[name] = dict(zip(rows.tolist(), _listed(values)))
         return got
 
     def at(self, name: str, row: int, default=None):
@@ -182,7 +195,7 @@ class ReplayState:
             return self.dense[name]
         out = np.full(self.n, None, dtype=object)
         rows, values = self.sparse[name]
-        for r, v in zip(rows.tolist(), values):
+        for r, v in zip(rows.tolist(), _listed(values)):
             out[r] = v
         return out
 
@@ -192,36 +205,48 @@ class ReplayState:
         return pd.DataFrame(data, index=index)
 
 
+def _listed(values) -> list:
+    return values.tolist() if isinstance(values, np.ndarray) else list(values)
+
+
 class _Output:
     """Where the replay writes: dense int64 arrays, and per sparse column a
     growing array of rows and a list of values (last write to a row wins)."""
 
     def __init__(self, n: int):
         self.n = n
-        self.dense = {name: np.zeros(n, dtype=np.int64) for name in DENSE_COLUMNS}
+        self.dense = {name: np.zeros(n, dtype=dtype) for name, dtype in DENSE_COLUMNS.items()}
         self.rows = {name: array("q") for name in SPARSE_COLUMNS}
         self.values: dict[str, list] = {name: [] for name in SPARSE_COLUMNS}
         self.player_rolls = (array("q"), [])
         self.stick_rolls = (array("q"), [])
 
     def finish(self) -> ReplayState:
+        pieces: dict[str, list[tuple[array, list | tuple]]] = {
+            name: [(self.rows[name], self.values[name])] for name in SPARSE_COLUMNS}
         for (rows, records), fields in ((self.player_rolls, PLAYER_ROLL_FIELDS),
                                         (self.stick_rolls, STICK_ROLL_FIELDS)):
-            if not rows:
-                continue
-            for name, values in zip(fields, zip(*records)):
-                self.rows[name].extend(rows)
-                self.values[name].extend(values)
-        sparse = {name: _settle(self.rows[name], self.values[name], name in NULLABLE_COLUMNS)
-                  for name in SPARSE_COLUMNS}
+            if rows:
+                for name, values in zip(fields, zip(*records)):
+                    pieces[name].append((rows, values))
+        self.player_rolls = self.stick_rolls = None
+        self.rows, self.values = {}, {}
+        sparse = {name: _settle(pieces.pop(name), name) for name in SPARSE_COLUMNS}
         return ReplayState(self.n, self.dense, sparse)
 
 
-def _settle(rows: array, values: list, nullable: bool) -> tuple[np.ndarray, list]:
-    """Rows ascending, one value per row (the last written), None dropped."""
-    r = np.frombuffer(rows, dtype=np.int64).copy() if len(rows) else np.empty(0, np.int64)
-    if not len(r):
-        return r, []
+def _settle(pieces: list[tuple[array, list | tuple]], name: str) -> tuple[np.ndarray, object]:
+    """One sparse column: rows ascending, one value per row (the last
+    written), None dropped; numbers and booleans as numpy arrays."""
+    pieces = [(rows, values) for rows, values in pieces if len(rows)]
+    if not pieces:
+        return np.empty(0, np.int64), []
+    if len(pieces) == 1:
+        r = np.frombuffer(pieces[0][0], dtype=np.int64)  # shares the array's memory
+        values = pieces[0][1]
+    else:
+        r = np.concatenate([np.frombuffer(rows, dtype=np.int64) for rows, _ in pieces])
+        values = [v for _, vs in pieces for v in vs]
     if len(r) > 1 and not (r[1:] > r[:-1]).all():
         order = np.argsort(r, kind="stable")
         r = r[order]
@@ -230,11 +255,15 @@ def _settle(rows: array, values: list, nullable: bool) -> tuple[np.ndarray, list
         keep = order[last]
         r = r[last]
         values = [values[j] for j in keep.tolist()]
-    if nullable and any(v is None for v in values):
+    if name in NULLABLE_COLUMNS and any(v is None for v in values):
         ok = [v is not None for v in values]
         r = r[np.asarray(ok, dtype=bool)]
         values = [v for v, good in zip(values, ok) if good]
-    return r, values
+    if name in INT_COLUMNS:
+        return r, np.fromiter(values, dtype=np.int64, count=len(values))
+    if name in BOOL_COLUMNS:
+        return r, np.fromiter(values, dtype=bool, count=len(values))
+    return r, values if isinstance(values, list) else list(values)
 
 
 # --- what is worked out once per distinct value ------------------------------
@@ -311,13 +340,12 @@ class _Inputs:
     TEXT = ("actor_role", "actor_id", "outcome", "reason", "flags")
 
     def __init__(self, events: pd.DataFrame):
-        self.event = events["event"].cat.codes.to_numpy().astype(np.int64) \
+        self.event = events["event"].cat.codes.to_numpy() \
             if isinstance(events["event"].dtype, pd.CategoricalDtype) else \
             events["event"].map({e: c for c, e in enumerate(EVENTS)}).fillna(-1) \
             .to_numpy(dtype=np.int64)
         self.table = _coded(events["table_id"])[0]
-        self.ints = {name: events[name].fillna(0).to_numpy(dtype=np.int64)
-                     for name in ("seat", "die1", "die2")}
+        self.ints = {name: events[name] for name in ("seat", "die1", "die2")}
         self.coded = {}
         for name in self.TEXT:
             codes, values = _coded(events[name])
@@ -330,8 +358,10 @@ class _Inputs:
         self.wager_keys = [key for _, _, key, tracked in bets if tracked]
 
     def chunk(self, a: int, b: int) -> dict[str, list]:
-        out = {name: arr[a:b].tolist() for name, arr in self.ints.items()}
-        out["seat_bit"] = _bits(self.ints["seat"][a:b]).tolist()
+        ints = {name: col.iloc[a:b].to_numpy(dtype=np.int64, na_value=0)
+                for name, col in self.ints.items()}
+        out = {name: arr.tolist() for name, arr in ints.items()}
+        out["seat_bit"] = _bits(ints["seat"]).tolist()
         for name, (codes, lut) in self.coded.items():
             out[name] = lut[codes[a:b]].tolist()
         out["event"] = self.event[a:b].tolist()
@@ -386,6 +416,7 @@ def _replay(events: pd.DataFrame, out: _Output, bar: int) -> ReplayState:
             if lo == bounds[t]:  # a new table starts here
                 if st is not None:
                     st.flush_pending()
+                    st.close()
                 st = TableReplay(out, decisions)
             hi = min(bounds[t + 1], b)
             st.bind(rows, a)
@@ -395,6 +426,7 @@ def _replay(events: pd.DataFrame, out: _Output, bar: int) -> ReplayState:
             out.dense[name][a:b] = values
     if st is not None:
         st.flush_pending()
+        st.close()
     return out.finish()
 
 
@@ -475,6 +507,13 @@ class TableReplay:
         self.flags = rows["flags"]
         self.base = base
 
+    def close(self) -> None:
+        """Drop the handlers (bound to self: a cycle) and the chunk's lists, so
+        the table's state is freed at once, the cyclic collector being off."""
+        self.handlers = []
+        self.bind(dict.fromkeys(("seat", "die1", "die2", "seat_bit", "actor_role", "actor_id",
+                                 "dice", "bet", "outcome", "reason", "flags")), 0)
+
     def run(self, lo: int, hi: int, ev: list, dense: tuple[list, ...]) -> None:
         handlers = self.handlers
         base = self.base
@@ -512,11 +551,6 @@ class TableReplay:
             self.line_bettors |= bit(seat)
         else:
             self.line_bettors &= ~bit(seat)
-
-    def come_wager_count(self) -> int:
-        """Come and don't come wagers on the layout (kept as `come_count`)."""
-        return sum(n for w in self.wagers.values() for k, n in w.items()
-                   if k.startswith(("come", "dont_come")))
 
     def any_line_wager(self) -> bool:
         return any(n > 0 for w in self.wagers.values() for k, n in w.items())

@@ -368,8 +368,9 @@ _EMPTY_QUARANTINE: pd.DataFrame | None = None
 
 
 def _empty_quarantine() -> pd.DataFrame:
-    """A file with nothing to quarantine (most files): built once, copied."""
+    """A file with nothing to quarantine (most files): one empty frame built
+    once and shared (it is only ever concatenated, never changed in place)."""
     global _EMPTY_QUARANTINE
     if _EMPTY_QUARANTINE is None:
         _EMPTY_QUARANTINE = _quarantine_records([])
-    return _EMPTY_QUARANTINE.copy()
+    return _EMPTY_QUARANTINE

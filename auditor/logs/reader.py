@@ -10,12 +10,15 @@ wrong cell quarantines one row instead of failing the whole file.
 
 from __future__ import annotations
 
+import codecs
+import csv
 import gzip
 import hashlib
 import io
 import json
 import re
 import zlib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -175,35 +178,54 @@ def _plain_cells(table: pa.Table) -> tuple[pa.Table, dict[int, list[str]]]:
     """Every column as one of the types coercion expects (text, numbers,
     timestamps), with each cell that cannot be used as read noted for its row:
     text that is not UTF-8 (kept with its bad bytes escaped as \\xNN) and a cell
-    over MAX_CELL_BYTES (kept truncated). Nested values become JSON text."""
+    over MAX_CELL_BYTES (kept truncated). Nested values become JSON text.
+    Chunk by chunk, and a chunk with nothing to change is kept as it is: no
+    copy of a large file's columns."""
     problems: dict[int, list[str]] = {}
     columns = []
     for name, col in zip(table.column_names, table.columns):
-        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
-        t = col.type
-        if pa.types.is_dictionary(t):
-            col = col.dictionary_decode()
-            t = col.type
-        if pa.types.is_binary(t) or pa.types.is_large_binary(t) or \
-                pa.types.is_fixed_size_binary(t):
-            col = col.cast(pa.binary()).view(pa.string())
-        elif pa.types.is_large_string(t):
-            col = col.cast(pa.string())
-        elif pa.types.is_nested(t):
-            col = pa.array([_nested_text(name, r, v, problems)
-                            for r, v in enumerate(col.to_pylist())], pa.string())
-        elif not (pa.types.is_string(t) or pa.types.is_integer(t) or pa.types.is_floating(t)
-                  or pa.types.is_decimal(t) or pa.types.is_timestamp(t)
-                  or pa.types.is_boolean(t) or pa.types.is_null(t)):
-            try:
-                col = col.cast(pa.string())
-            except (pa.ArrowException, ValueError):
-                col = pa.array([None if v is None else str(v) for v in col.to_pylist()],
-                               pa.string())
-        if pa.types.is_string(col.type) and col.null_count < len(col):
-            col = _checked_text(name, col, problems)
-        columns.append(col)
+        chunks, start = [], 0
+        for chunk in col.chunks:
+            chunks.append(_plain_chunk(name, chunk, start, problems))
+            start += len(chunk)
+        types = {c.type for c in chunks}
+        if len(types) > 1:  # e.g. one chunk's nested values made text
+            chunks = [c.cast(pa.string()) for c in chunks]
+        columns.append(pa.chunked_array(chunks, chunks[0].type) if chunks
+                       else pa.chunked_array([], _plain_type(col.type)))
     return pa.table(columns, names=table.column_names), problems
+
+
+def _plain_type(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t) \
+            or pa.types.is_floating(t) or pa.types.is_decimal(t) or pa.types.is_timestamp(t) \
+            or pa.types.is_boolean(t) or pa.types.is_null(t):
+        return t
+    return pa.string()
+
+
+def _plain_chunk(name: str, col: pa.Array, start: int,
+                 problems: dict[int, list[str]]) -> pa.Array:
+    t = col.type
+    if pa.types.is_dictionary(t):
+        col = col.dictionary_decode()
+        t = col.type
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or \
+            pa.types.is_fixed_size_binary(t):
+        col = col.cast(pa.binary()).view(pa.string())
+    elif pa.types.is_nested(t):
+        col = pa.array([_nested_text(name, start + r, v, problems)
+                        for r, v in enumerate(col.to_pylist())], pa.string())
+    elif _plain_type(t) != t:
+        try:
+            col = col.cast(pa.string())
+        except (pa.ArrowException, ValueError):
+            col = pa.array([None if v is None else str(v) for v in col.to_pylist()],
+                           pa.string())
+    if (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) \
+            and col.null_count < len(col):
+        col = _checked_text(name, col, start, problems)
+    return col
 
 
 def _nested_text(name: str, r: int, value, problems: dict[int, list[str]]) -> str | None:
@@ -218,14 +240,19 @@ def _nested_text(name: str, r: int, value, problems: dict[int, list[str]]) -> st
         return "[nested too deeply]"
 
 
-def _checked_text(name: str, col: pa.Array, problems: dict[int, list[str]]) -> pa.Array:
+def _checked_text(name: str, col: pa.Array, start: int,
+                  problems: dict[int, list[str]]) -> pa.Array:
+    """`col` (rows from `start`) with text that is not UTF-8 escaped and cells
+    over MAX_CELL_BYTES truncated, each noted for its row; as it was when
+    there is neither."""
     try:
         col.validate(full=True)
         utf8_ok = True
     except pa.ArrowInvalid:
         utf8_ok = False
     if not utf8_ok:
-        values = col.view(pa.binary()).to_pylist()
+        large = pa.types.is_large_string(col.type)
+        values = col.view(pa.large_binary() if large else pa.binary()).to_pylist()
         texts = []
         for r, v in enumerate(values):
             if v is None:
@@ -235,8 +262,8 @@ def _checked_text(name: str, col: pa.Array, problems: dict[int, list[str]]) -> p
                 texts.append(v.decode("utf-8"))
             except UnicodeDecodeError:
                 texts.append(v.decode("utf-8", "backslashreplace"))
-                problems.setdefault(r, []).append(f"{name} is not UTF-8 text")
-        col = pa.array(texts, pa.string())
+                problems.setdefault(start + r, []).append(f"{name} is not UTF-8 text")
+        col = pa.array(texts, col.type)
     sizes = pc.binary_length(col)
     if (pc.max(sizes).as_py() or 0) > MAX_CELL_BYTES:
         big = np.flatnonzero(pc.fill_null(
@@ -244,23 +271,32 @@ def _checked_text(name: str, col: pa.Array, problems: dict[int, list[str]]) -> p
         values = col.to_pylist()
         for r in big.tolist():
             size = len(values[r].encode("utf-8"))
-            problems.setdefault(r, []).append(
+            problems.setdefault(start + r, []).append(
                 f"{name} is {size} bytes; a cell may hold at most {MAX_CELL_BYTES}")
             values[r] = f"{values[r][:CELL_KEEP_CHARS]}… [{size} bytes, truncated]"
-        col = pa.array(values, pa.string())
+        col = pa.array(values, col.type)
     return col
 
 
 # --- CSV -------------------------------------------------------------------
 
 def _read_csv(path: Path, data: bytes):
-    header = data.split(b"\n", 1)[0].rstrip(b"\r")
+    # The header is the first record, which may hold quoted line breaks.
+    header = data[:_header_end(data)]
+    if len(header) > MAX_CELL_BYTES:
+        raise LogFileError(path, f"the header is {len(header)} bytes; at most {MAX_CELL_BYTES} "
+                           "are accepted (an unclosed quote?)", line=1)
+    header_lines = header.count(b"\n") + 1  # physical lines it spans
     try:
-        names = [n.strip() for n in next(iter(_csv_header(header)))]
-    except (UnicodeDecodeError, StopIteration):
+        names = [n.strip() for n in _csv_header(header.rstrip(b"\r"))]
+    except UnicodeDecodeError:
         raise LogFileError(path, "the header line is not UTF-8 text", line=1) from None
+    except StopIteration:  # an empty first line: no columns
+        names = []
+    except csv.Error as exc:
+        raise LogFileError(path, f"the header is not a CSV record: {exc}", line=1) from None
     if len(set(names)) != len(names):
-        dupes = sorted({n for n in names if names.count(n) > 1})
+        dupes = sorted(n for n, k in Counter(names).items() if k > 1)[:20]
         raise LogFileError(path, f"duplicate column(s) in header: {', '.join(dupes)}", line=1)
     rejected = RawRejected()
     collected: list[tuple[int | None, str, int, int]] = []
@@ -273,7 +309,7 @@ def _read_csv(path: Path, data: bytes):
         return pa_csv.read_csv(
             io.BytesIO(data),
             read_options=pa_csv.ReadOptions(use_threads=threads, column_names=names,
-                                            skip_rows=1, block_size=1 << 24),
+                                            skip_rows=header_lines, block_size=1 << 24),
             parse_options=pa_csv.ParseOptions(newlines_in_values=True,
                                               ignore_empty_lines=False,
                                               invalid_row_handler=on_invalid),
@@ -284,6 +320,12 @@ def _read_csv(path: Path, data: bytes):
             ),
         )
 
+    # Arrow cannot hand a row with the wrong cell count to the handler when the
+    # row is not UTF-8 (the whole file would fail): bytes that are not UTF-8
+    # are marked while Arrow parses, and put back afterwards.
+    marked = not _is_utf8(data)
+    if marked:
+        data = data.decode("utf-8", _MARK_ERRORS).encode("utf-8")
     try:
         table = parse(True)
         if collected and any(c[0] is None for c in collected):
@@ -291,11 +333,15 @@ def _read_csv(path: Path, data: bytes):
             table = parse(False)  # single-threaded parsing numbers the bad records
     except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
         raise LogFileError(path, f"not parseable as CSV: {_arrow_message(exc)}") from None
-    # Record numbers: the header is record 1, data records 2.. in file order.
+    if marked:
+        table = _unmarked(table)
+        collected[:] = [(n, _MARKS.sub(_mark_escape, t), e, a) for n, t, e, a in collected]
+    # Record numbers: Arrow numbers the records after the skipped header lines
+    # from header_lines + 1, in file order.
     bad_records = sorted((c[0] or 0) for c in collected)
     n_valid = table.num_rows
     total_records = n_valid + len(bad_records)
-    all_records = np.arange(2, total_records + 2, dtype=np.int64)
+    all_records = np.arange(header_lines + 1, total_records + header_lines + 1, dtype=np.int64)
     valid_records = np.setdiff1d(all_records, np.asarray(bad_records, dtype=np.int64),
                                  assume_unique=True)[:n_valid]
     # Records holding quoted newlines push later physical lines down.
@@ -323,14 +369,75 @@ def _read_csv(path: Path, data: bytes):
     return table, lines, rejected
 
 
+def _header_end(data: bytes) -> int:
+    """Where the first record of a CSV file ends: its first line break outside
+    quotes (a doubled quote inside quotes closes and reopens them)."""
+    pos, nl = 0, data.find(b"\n")
+    while True:
+        if nl != -1 and nl < pos:  # the line break was inside quotes: the next one
+            nl = data.find(b"\n", pos)
+        end = len(data) if nl == -1 else nl
+        quote = data.find(b'"', pos, end)
+        if quote == -1:
+            return end
+        close = data.find(b'"', quote + 1)
+        if close == -1:
+            return len(data)
+        pos = close + 1
+
+#: Bytes that are not UTF-8, marked while Arrow parses (private-use U+F780..
+#: U+F7FF for bytes 0x80..0xFF) and restored afterwards.
+_MARK_BASE = 0xF700
+_MARK_ERRORS = "auditor-mark-bytes"
+_MARKS = re.compile("[\uf780-\uf7ff]")
+
+
+def _mark_bytes(err: UnicodeDecodeError):
+    bad = err.object[err.start:err.end]
+    return "".join(chr(_MARK_BASE + b) for b in bad), err.end
+
+
+codecs.register_error(_MARK_ERRORS, _mark_bytes)
+
+
+def _mark_escape(m: re.Match) -> str:
+    return f"\\x{ord(m.group()) - _MARK_BASE:02x}"
+
+
+def _is_utf8(data: bytes) -> bool:
+    """Whether `data` is UTF-8, checked by Arrow without a copy."""
+    offsets = pa.py_buffer(np.array([0, len(data)], dtype=np.int64).tobytes())
+    text = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(data)])
+    try:
+        text.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def _unmarked(table: pa.Table) -> pa.Table:
+    """The marked bytes put back (coercion then quarantines their rows)."""
+    cols = []
+    for col in table.columns:
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+        if pa.types.is_string(col.type) and pc.any(
+                pc.match_substring_regex(col, "[\uf780-\uf7ff]")).as_py():
+            col = pa.array([None if v is None else
+                            b"".join(bytes([ord(ch) - _MARK_BASE]) if _MARKS.match(ch)
+                                     else ch.encode("utf-8") for ch in v)
+                            if _MARKS.search(v) else v.encode("utf-8")
+                            for v in col.to_pylist()], pa.binary()).view(pa.string())
+        cols.append(col)
+    return pa.table(cols, names=table.column_names)
+
+
 #: A line that may be a record of empty cells (only commas and quotes).
 _MAYBE_BLANK = re.compile(rb'(?:\A|\n)[",\r]*(?:\n|\Z)')
 
 
-def _csv_header(header: bytes):
-    import csv
-
-    return csv.reader([header.decode("utf-8")])
+def _csv_header(header: bytes) -> list[str]:
+    """The names of the header record (which may hold quoted line breaks)."""
+    return next(csv.reader(io.StringIO(header.decode("utf-8"), newline="")))
 
 
 def _clip(text: str, keep: int = 500) -> str:
@@ -461,17 +568,32 @@ def _stringify_nested(table: pa.Table) -> pa.Table:
 def _read_parquet(path: Path):
     try:
         if path.name.lower().endswith(".gz"):
-            table = pq.read_table(io.BytesIO(_read_bytes(path)))
+            pf = pq.ParquetFile(io.BytesIO(_read_bytes(path)))
         else:
-            table = pq.read_table(path)
-        names = table.column_names
+            pf = pq.ParquetFile(path)
+        names = pf.schema_arrow.names
+        if len(set(names)) == len(names):
+            table = _parquet_columns(pf, names)
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise LogFileError(path, f"not a readable Parquet file: {_arrow_message(exc)}") from None
     if len(set(names)) != len(names):
-        dupes = sorted({n for n in names if names.count(n) > 1})
+        dupes = sorted(n for n, k in Counter(names).items() if k > 1)[:20]
         raise LogFileError(path, f"duplicate column(s): {', '.join(dupes)}")
     # Parquet has no lines; a row is located by its 1-based row number.
     return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
+
+
+def _parquet_columns(pf: pq.ParquetFile, names: list[str]) -> pa.Table:
+    """The file's columns one at a time, each in one piece: a large file is
+    read with a column's worth of memory to spare, not the whole table's
+    (every row group read at once, then joined), and quicker."""
+    if pf.metadata.num_row_groups <= 1 or not names:
+        return pf.read(use_threads=False)
+    columns = []
+    for name in names:
+        col = pf.read(columns=[name], use_threads=False).column(0)
+        columns.append(col.combine_chunks() if col.num_chunks > 1 else col)
+    return pa.table(columns, names=names)
 
 
 def _arrow_message(exc: Exception) -> str:
