@@ -127,9 +127,11 @@ def _client(distributed, scheduler: str | None, jobs: int):
         except (OSError, TimeoutError) as exc:
             raise EngineError(f"cannot reach the dask scheduler at {scheduler}: {exc}") \
                 from None
+    # The workers' own logs stay quiet (a heartbeat that races the shutdown
+    # is logged with a traceback); a task's failure reaches the client anyway.
     cluster = distributed.LocalCluster(n_workers=max(1, jobs), threads_per_worker=1,
                                        processes=True, dashboard_address=None,
-                                       silence_logs=logging.ERROR)
+                                       silence_logs=logging.CRITICAL)
     return _Closing(distributed.Client(cluster), cluster)
 
 
