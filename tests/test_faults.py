@@ -18,7 +18,7 @@ from builder import lawful_table
 from click.testing import CliRunner
 
 import auditor.report.parquet as parquet_format
-from auditor.cli import main
+from auditor.cli import Terminated, main
 from auditor.generate import generate, write_log
 from auditor.report.atomic import OutputError, atomic_path, commit_together
 
@@ -224,4 +224,29 @@ def test_interrupting_a_real_run(earlier, big_log, signum, code):
             proc.wait()
     assert proc.returncode == code, (proc.returncode, stdout, stderr)
     assert "Traceback" not in stdout + stderr
+    assert_untouched(out, before)
+
+
+@pytest.mark.parametrize("interruption,code", [("Terminated", 143), ("KeyboardInterrupt", 130)])
+def test_an_interruption_python_could_only_print_still_stops_the_run(earlier, monkeypatch,
+                                                                      interruption, code):
+    """A signal that arrives in a finalizer or an at-fork callback (forking
+    the workers of --jobs) raises where Python can only print it ("Exception
+    ignored in ..."). The run must still end as interrupted, keep nothing and
+    print no traceback."""
+    error = Terminated if interruption == "Terminated" else KeyboardInterrupt
+    out, before, log = earlier
+    real = parquet_format.pq.write_table
+
+    class Finalizer:
+        def __del__(self):
+            raise error()
+
+    def write_table(table, where, **kwargs):
+        Finalizer()  # collected at once: its exception cannot propagate
+        return real(table, where, **kwargs)
+    monkeypatch.setattr(parquet_format.pq, "write_table", write_table)
+    res = run("check", log, "-r", "nz-table-games", "--out", out)
+    assert res.exit_code == code, res.output
+    assert "Traceback" not in res.output and "Exception ignored" not in res.output
     assert_untouched(out, before)

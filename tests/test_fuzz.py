@@ -256,6 +256,20 @@ def write_form(rows: list[dict], form: str, folder: Path, columns=None, retypes=
     return path
 
 
+def row_lines(rows: list[dict], form: str) -> set[int]:
+    """Where each row written starts: its physical line (CSV, JSON Lines) or
+    its row number (Parquet). A quarantined row must name one of these."""
+    if not form.startswith("csv"):
+        return set(range(1, len(rows) + 1))
+    columns = list(dict.fromkeys(k for r in rows for k in r)) or list(COLUMN_NAMES)
+    line = 1 + sum(c.encode("utf-8", "surrogatepass").count(b"\n") for c in columns) + 1
+    starts = set()
+    for row in rows:
+        starts.add(line)
+        line += 1 + sum(_cell_bytes(row.get(c)).count(b"\n") for c in columns)
+    return starts
+
+
 def expected_rows(rows: list[dict], form: str, columns=None) -> int:
     """Rows the reader must count as read: CSV records with any cell (blank
     lines are not rows), every JSON line, every Parquet row."""
@@ -439,7 +453,10 @@ def test_row_and_cell_mutations(fuzz_examples):
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
             path = write_form(rows, form, tmp)
-            audit_and_judge(path, tmp / "out", expected_rows(rows, form))
+            meta = audit_and_judge(path, tmp / "out", expected_rows(rows, form))
+            if meta is not None:
+                lines = set(meta["_quarantine"]["source_line"].tolist())
+                assert lines <= row_lines(rows, form), sorted(lines - row_lines(rows, form))
 
     prop()
 
@@ -646,3 +663,17 @@ def test_fixed_hostile_files_through_a_real_process(tmp_path, name, command):
     assert proc.returncode == HOSTILE_VERDICTS[name][0], (name, proc.stderr)
     for word in FORBIDDEN_IN_OUTPUT:
         assert word not in proc.stdout + proc.stderr, (name, proc.stderr[-2000:])
+
+
+def test_lines_are_physical_after_quoted_line_breaks(tmp_path):
+    """Found by the fuzzing: a header or a rejected row holding a quoted line
+    break moved every later line number (and a broken header made a row up)."""
+    path = tmp_path / "breaks.csv"
+    path.write_bytes(
+        b'table_id,seq,ts,event,"no\nte"\n'                            # lines 1-2
+        b'T1,1,2026-03-01T20:00:00+00:00,table_open,"a\nb"\n'          # 3-4
+        b"T1,2\n"                                                       # 5: too few cells
+        b'T1,3,2026-03-01T20:00:06+00:00,"x\ny"\n'                     # 6-7: too few cells
+        b"T1,4,2026-03-01T20:00:07+00:00,table_clos,\n")               # 8: unknown event
+    meta = audit_and_judge(path, tmp_path / "out", rows_expected=4)
+    assert meta["_quarantine"]["source_line"].tolist() == [5, 6, 8]

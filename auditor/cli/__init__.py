@@ -18,7 +18,7 @@ import click
 
 from auditor import __version__
 from auditor.logs.reader import LogFileError
-from auditor.report.atomic import OutputError, commit_together
+from auditor.report.atomic import PENDING_INTERRUPTIONS, OutputError, commit_together
 from auditor.rules.ruleset import RulesetError
 
 EXPECTED_ERRORS = (LogFileError, RulesetError, OutputError)
@@ -59,17 +59,33 @@ def _raise_terminated(signum, frame):
 
 def _install_signal_handlers():
     """SIGTERM raises Terminated (SIGINT already raises KeyboardInterrupt);
-    returns what restores the previous handler."""
+    an interruption Python could not raise where it arrived is kept, not
+    printed. Returns what restores the previous handlers."""
     if threading.current_thread() is not threading.main_thread() or \
             not hasattr(signal, "SIGTERM"):
         return lambda: None
     _HANDLER_PID.append(os.getpid())
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous_hook = sys.unraisablehook
+
+    def unraisable(args):
+        if isinstance(args.exc_value, (Terminated, KeyboardInterrupt)):
+            PENDING_INTERRUPTIONS.append(args.exc_value)  # raised again, nothing kept
+        else:
+            previous_hook(args)
+    sys.unraisablehook = unraisable
 
     def restore():
         signal.signal(signal.SIGTERM, previous)
+        sys.unraisablehook = previous_hook
         _HANDLER_PID.pop()
+        PENDING_INTERRUPTIONS.clear()
     return restore
+
+
+def _raise_swallowed() -> None:
+    if PENDING_INTERRUPTIONS:
+        raise PENDING_INTERRUPTIONS[0]
 
 
 class AuditorGroup(click.Group):
@@ -81,7 +97,10 @@ class AuditorGroup(click.Group):
         restore = _install_signal_handlers()
         try:
             with commit_together():
-                return super().invoke(ctx)
+                try:
+                    return super().invoke(ctx)
+                finally:
+                    _raise_swallowed()  # an interruption lost on the way: nothing is kept
         except EXPECTED_ERRORS as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise

@@ -344,16 +344,22 @@ def _read_csv(path: Path, data: bytes):
     all_records = np.arange(header_lines + 1, total_records + header_lines + 1, dtype=np.int64)
     valid_records = np.setdiff1d(all_records, np.asarray(bad_records, dtype=np.int64),
                                  assume_unique=True)[:n_valid]
-    # Records holding quoted newlines push later physical lines down.
+    # Records holding quoted newlines, valid or not, push later physical lines down.
     extra = np.zeros(n_valid, dtype=np.int64)
     for name in names if b'"' in data else ():  # only a quoted value holds a line break
         col = table.column(name)
         if pc.any(pc.match_substring(col, "\n")).as_py():
             extra += pc.count_substring(col, "\n").to_numpy(zero_copy_only=False)
-    shift = np.concatenate([[0], np.cumsum(extra)[:-1]]) if n_valid else extra
-    lines = valid_records + shift
-    for number, text, expected, actual in collected:
-        rejected.lines.append(_physical_line(number or 0, valid_records, lines))
+    collected.sort(key=lambda c: c[0] or 0)
+    numbers = np.concatenate([valid_records, np.asarray(bad_records, dtype=np.int64)])
+    extras = np.concatenate([extra, np.asarray([c[1].count("\n") for c in collected],
+                                               dtype=np.int64)])
+    order = np.argsort(numbers, kind="stable")
+    shift = np.empty_like(extras)
+    shift[order] = np.cumsum(extras[order]) - extras[order]  # line breaks before each record
+    lines = valid_records + shift[:n_valid]
+    for (number, text, expected, actual), moved in zip(collected, shift[n_valid:].tolist()):
+        rejected.lines.append(int((number or 0) + moved))
         rejected.texts.append(_clip(text))
         rejected.reasons.append(f"row has {actual} cells, the header has {expected}")
     # Blank lines are not rows: drop records whose every cell is empty.
@@ -443,15 +449,6 @@ def _csv_header(header: bytes) -> list[str]:
 def _clip(text: str, keep: int = 500) -> str:
     """A rejected line as kept in the quarantine: at most `keep` characters."""
     return text if len(text) <= keep else f"{text[:keep]}… [{len(text)} characters, truncated]"
-
-
-def _physical_line(record: int, valid_records: np.ndarray, lines: np.ndarray) -> int:
-    """Physical line of a rejected record: its record number plus the quoted
-    newlines of the valid records before it."""
-    i = int(np.searchsorted(valid_records, record))
-    if i == 0:
-        return record
-    return record + int(lines[i - 1] - valid_records[i - 1])
 
 
 def _empty_to_null(table: pa.Table) -> pa.Table:

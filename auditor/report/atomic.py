@@ -25,6 +25,11 @@ class OutputError(Exception):
 #: waiting to be renamed.
 _BATCHES: list[list[tuple[str, Path]]] = []
 
+#: Interruptions (SIGINT, SIGTERM) that arrived where Python could not raise
+#: them (a finalizer, an at-fork callback); the CLI records them here. A block
+#: that ends with one pending commits nothing and raises it.
+PENDING_INTERRUPTIONS: list[BaseException] = []
+
 
 @contextmanager
 def atomic_path(target: Path):
@@ -80,11 +85,13 @@ def commit_together():
         raise
     finally:
         _BATCHES.remove(pending)
-        if ok:
+        if ok and not PENDING_INTERRUPTIONS:
             _commit(pending)
         else:
             for tmp, _ in pending:
                 _unlink(tmp)
+            if ok:
+                raise PENDING_INTERRUPTIONS[0]
 
 
 def _ends_well(exc: BaseException) -> bool:
