@@ -36,7 +36,7 @@ from auditor.rules.versions import audit_family, resolve_family
 @click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS),
               default=("parquet",), show_default=True, help="Report format(s).")
 @click.option("--fail-on", type=click.Choice(SEVERITIES), default="major", show_default=True,
-              help="Exit 1 when any finding is at or above this severity.")
+              help="Exit 1 when any new finding (not known from --baseline, not waived) is at or above this severity.")
 @click.option("--stamp", is_flag=True, help="Record the wall-clock time in the reports "
               "(they are then no longer byte-identical from run to run).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")

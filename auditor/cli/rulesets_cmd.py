@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from auditor.cli import terminal_safe  # defined before the commands are registered
 from auditor.report.atomic import OutputError, atomic_path
 from auditor.rules import describe
 from auditor.rules import ruleset as ruleset_mod
@@ -45,7 +46,7 @@ def list_command():
     Example:
         auditor rulesets list
     """
-    click.echo(describe.format_list(describe.load_shipped()))
+    click.echo(terminal_safe(describe.format_list(describe.load_shipped())))
 
 
 @rulesets_group.command("show")
@@ -62,7 +63,7 @@ def show_command(ref):
         auditor rulesets show nz-1996
         auditor rulesets show rulesets/my-casino.toml
     """
-    click.echo(describe.describe_ruleset(ruleset_mod.load_ruleset(ref)))
+    click.echo(terminal_safe(describe.describe_ruleset(ruleset_mod.load_ruleset(ref))))
 
 
 @rulesets_group.command("diff")
@@ -82,7 +83,7 @@ def diff_command(a, b):
         auditor rulesets diff nz-1996 my-casino.toml
     """
     left, right = ruleset_mod.load_ruleset(a), ruleset_mod.load_ruleset(b)
-    click.echo(describe.format_diff(describe.diff_rulesets(left, right)))
+    click.echo(terminal_safe(describe.format_diff(describe.diff_rulesets(left, right))))
 
 
 @rulesets_group.command("check")
@@ -100,7 +101,7 @@ def check_command(file):
     """
     rs = ruleset_mod.load_ruleset(file)  # a RulesetError becomes "error: ..." and exit 2
     n = len(describe.regulatory_rules(rs))
-    click.echo(f"OK: {rs.id} ({n} rules, status {rs.status}, hash {rs.content_hash})")
+    click.echo(terminal_safe(f"OK: {rs.id} ({n} rules, status {rs.status}, hash {rs.content_hash})"))
 
 
 @rulesets_group.command("new")
