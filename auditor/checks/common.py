@@ -76,3 +76,12 @@ def col(ctx, name: str) -> pd.Series:
 
 def seat_list(mask: int) -> list[int]:
     return [s for s in range(1, 63) if mask >> s & 1]
+
+
+def by_other_roles(ctx, event: str, roles, what: str) -> Hits:
+    """Every `event` whose actor_role is not one of `roles`: the shape of the
+    "done by the wrong role" checks. `what` starts the message
+    ("no roll declared" -> "no roll declared by dealer")."""
+    rows = np.flatnonzero(event_is(ctx, event) & ~role_in(ctx, roles))
+    actors = ctx.events["actor_role"]
+    return Hits(rows, [f"{what} by {actors.iat[r] or 'an unrecorded role'}" for r in rows])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from auditor.checks.common import col, event_is, has_flag, latest, role_in
+from auditor.checks.common import by_other_roles, col, event_is, has_flag, latest
 from auditor.checks.registry import Hits, check
 from auditor.logs.schema import NO_ROLL_CONDITIONS
 
@@ -102,10 +102,7 @@ def no_roll_role(ctx, params) -> Hits:
     Quiet on: `no_roll` by the stickperson or the game supervisor.
     Points at: the `no_roll`.
     """
-    mask = event_is(ctx, "no_roll") & ~role_in(ctx, params["no_roll_roles"])
-    rows = np.flatnonzero(mask)
-    roles = col(ctx, "actor_role")
-    return Hits(rows, [f"no roll declared by {roles.iat[r]}" for r in rows])
+    return by_other_roles(ctx, "no_roll", params["no_roll_roles"], "no roll declared")
 
 
 @check("dispute_ruling_role", "dispute.wrong_role", ("dispute_roles",))
@@ -117,10 +114,7 @@ def dispute_ruling_role(ctx, params) -> Hits:
     Quiet on: a `ruling` by the game supervisor.
     Points at: the `ruling`.
     """
-    mask = event_is(ctx, "ruling") & ~role_in(ctx, params["dispute_roles"])
-    rows = np.flatnonzero(mask)
-    roles = col(ctx, "actor_role")
-    return Hits(rows, [f"dispute decided by {roles.iat[r]}" for r in rows])
+    return by_other_roles(ctx, "ruling", params["dispute_roles"], "dispute decided")
 
 
 @check("overrule_authority", "overrule.authority", ("overrule_authority",))

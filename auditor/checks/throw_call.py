@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from auditor.checks.common import col, event_is, has_flag, role_in, written
+from auditor.checks.common import by_other_roles, col, event_is, has_flag, written
 from auditor.checks.registry import Hits, check
 
 
@@ -131,7 +131,4 @@ def caller_role(ctx, params) -> Hits:
     Quiet on: `total_called` by the stickperson.
     Points at: the `total_called`.
     """
-    mask = event_is(ctx, "total_called") & ~role_in(ctx, params["caller_roles"])
-    rows = np.flatnonzero(mask)
-    roles = col(ctx, "actor_role")
-    return Hits(rows, [f"total called by {roles.iat[r] or 'an unrecorded role'}" for r in rows])
+    return by_other_roles(ctx, "total_called", params["caller_roles"], "total called")
