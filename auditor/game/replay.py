@@ -20,7 +20,11 @@ The loop is the audit's hot path and is kept lean on purpose:
 - state written on few rows (`SPARSE_COLUMNS`) is appended to growing arrays,
   never to a column as long as the log;
 - a roll's decision can be undone (no roll, cocked die, ruling): the wagers
-  are snapshotted copy-on-write, so only a seat whose wagers change is copied.
+  are snapshotted copy-on-write, so only a seat whose wagers change is copied;
+- the dense state is recorded only where it changes;
+- the module is compiled by Cython at install time (`setup.py`), with the C
+  types of `replay.pxd`; this file stays the one source, and runs as it is
+  where nothing could be compiled (`COMPILED` says which runs).
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ import pandas as pd
 from auditor.game.outcomes import POINTS, expected_outcome
 from auditor.logs.schema import EVENTS, NO_ROLL_CONDITIONS
 
+#: True when this module runs compiled (a C extension built from this file).
+COMPILED = not __file__.endswith(".py")
+
 # Where a die is.
 NEW, BOWL, OFFERED, SHOOTER, LAYOUT, OFF_TABLE, LOST, REMOVED = range(8)
 LIVE = frozenset((NEW, BOWL, OFFERED, SHOOTER, LAYOUT))
@@ -43,6 +50,9 @@ LIVE = frozenset((NEW, BOWL, OFFERED, SHOOTER, LAYOUT))
 ROUND_START, ROUND_AFTER_RELINQUISH, ROUND_REPLACEMENT = 0, 1, 2
 
 LINE_KEYS = ("pass", "dont_pass")
+#: Codes of the events `TableReplay.run` calls directly (the most frequent).
+WAGER_SETTLED, WAGER_PLACED, ROLL, DICE_COLLECTED = (
+    EVENTS.index(e) for e in ("wager_settled", "wager_placed", "roll", "dice_collected"))
 COME_FAMILY = ("come", "dont_come")
 
 #: Rows per chunk of per-row Python lists (memory stays flat on long logs).
@@ -210,16 +220,27 @@ def _listed(values) -> list:
 
 
 class _Output:
-    """Where the replay writes: dense int64 arrays, and per sparse column a
-    growing array of rows and a list of values (last write to a row wins)."""
+    """Where the replay writes: the dense state as change points (a row and
+    the four values from that row on, recorded only when one of them moves),
+    and per sparse column a growing array of rows and a list of values (last
+    write to a row wins)."""
 
     def __init__(self, n: int):
         self.n = n
-        self.dense = {name: np.zeros(n, dtype=dtype) for name, dtype in DENSE_COLUMNS.items()}
+        self.changes = tuple(array("q") for _ in range(1 + len(DENSE_COLUMNS)))
         self.rows = {name: array("q") for name in SPARSE_COLUMNS}
         self.values: dict[str, list] = {name: [] for name in SPARSE_COLUMNS}
         self.player_rolls = (array("q"), [])
         self.stick_rolls = (array("q"), [])
+
+    def dense(self) -> dict[str, np.ndarray]:
+        """The dense columns spelled out from the change points."""
+        rows = np.frombuffer(self.changes[0], dtype=np.int64)
+        if not len(rows):
+            return {name: np.zeros(self.n, dtype=dtype) for name, dtype in DENSE_COLUMNS.items()}
+        counts = np.diff(np.append(rows, self.n))
+        return {name: np.repeat(np.frombuffer(values, dtype=np.int64).astype(dtype), counts)
+                for (name, dtype), values in zip(DENSE_COLUMNS.items(), self.changes[1:])}
 
     def finish(self) -> ReplayState:
         pieces: dict[str, list[tuple[array, list | tuple]]] = {
@@ -232,7 +253,9 @@ class _Output:
         self.player_rolls = self.stick_rolls = None
         self.rows, self.values = {}, {}
         sparse = {name: _settle(pieces.pop(name), name) for name in SPARSE_COLUMNS}
-        return ReplayState(self.n, self.dense, sparse)
+        dense = self.dense()
+        self.changes = ()
+        return ReplayState(self.n, dense, sparse)
 
 
 def _settle(pieces: list[tuple[array, list | tuple]], name: str) -> tuple[np.ndarray, object]:
@@ -408,7 +431,6 @@ def _replay(events: pd.DataFrame, out: _Output, bar: int) -> ReplayState:
     for a in range(0, n, CHUNK_ROWS):
         b = min(a + CHUNK_ROWS, n)
         rows = inputs.chunk(a, b)
-        dense = ([0] * (b - a), [0] * (b - a), [0] * (b - a), [0] * (b - a))
         lo = a
         while lo < b:
             while bounds[t + 1] <= lo:
@@ -420,10 +442,8 @@ def _replay(events: pd.DataFrame, out: _Output, bar: int) -> ReplayState:
                 st = TableReplay(out, decisions)
             hi = min(bounds[t + 1], b)
             st.bind(rows, a)
-            st.run(lo - a, hi - a, rows["event"], dense)
+            st.run(lo - a, hi - a, rows["event"])
             lo = hi
-        for name, values in zip(DENSE_COLUMNS, dense):
-            out.dense[name][a:b] = values
     if st is not None:
         st.flush_pending()
         st.close()
@@ -514,16 +534,41 @@ class TableReplay:
         self.bind(dict.fromkeys(("seat", "die1", "die2", "seat_bit", "actor_role", "actor_id",
                                  "dice", "bet", "outcome", "reason", "flags")), 0)
 
-    def run(self, lo: int, hi: int, ev: list, dense: tuple[list, ...]) -> None:
+    def run(self, lo: int, hi: int, ev: list) -> None:
+        """Rows [lo, hi) of the bound chunk. The dense state before each row
+        is recorded only where it changed; the most frequent events are
+        called directly (a C call once compiled), the rest through
+        `handlers`."""
         handlers = self.handlers
         base = self.base
-        shooter, point, occupied, line_bettors = dense
+        changes = self.out.changes
+        rows, shooters, points, occupieds, bettors = changes
+        if rows:
+            shooter, point = shooters[-1], points[-1]
+            occupied, line_bettors = occupieds[-1], bettors[-1]
+        else:
+            shooter = point = occupied = line_bettors = -1
         for k in range(lo, hi):
-            shooter[k] = self.shooter
-            point[k] = self.point
-            occupied[k] = self.occupied
-            line_bettors[k] = self.line_bettors
-            handlers[ev[k]](base + k, k)
+            if self.shooter != shooter or self.point != point \
+                    or self.occupied != occupied or self.line_bettors != line_bettors:
+                shooter, point = self.shooter, self.point
+                occupied, line_bettors = self.occupied, self.line_bettors
+                rows.append(base + k)
+                shooters.append(shooter)
+                points.append(point)
+                occupieds.append(occupied)
+                bettors.append(line_bettors)
+            e = ev[k]
+            if e == WAGER_SETTLED:
+                self.on_wager_settled(base + k, k)
+            elif e == WAGER_PLACED:
+                self.on_wager_placed(base + k, k)
+            elif e == ROLL:
+                self.on_roll(base + k, k)
+            elif e == DICE_COLLECTED:
+                self.on_dice_collected(base + k, k)
+            else:
+                handlers[e](base + k, k)
 
     # --- output ------------------------------------------------------------
 
@@ -792,8 +837,8 @@ class TableReplay:
         # failed inspection): this bowl leaves the table with that many dice.
         # A lost die is the lost-die procedure's concern (seed 6.1), not this.
         in_set = self.sets.get(self.current_set, [])
-        size = sum(1 for x in in_set if x.loc != REMOVED)
-        if self.current_set and size != self.set_size and not any(x.loc == LOST for x in in_set):
+        size = len([x for x in in_set if x.loc != REMOVED])
+        if self.current_set and size != self.set_size and not [x for x in in_set if x.loc == LOST]:
             self.put("bowl_set_count", i, size)
             self.set_size = size
 
@@ -1010,8 +1055,8 @@ class TableReplay:
                             bool(self.line_bettors & ~self.round_declined), self.stick_decided))
         # The dice chosen by the shooter: the rest must be in the bowl by now.
         if self.selection_row >= 0:
-            stray = sorted(x for x in self.live if dice[x].loc == OFFERED
-                           or (dice[x].loc == NEW and dice[x].set_id == self.current_set))
+            stray = sorted([x for x in self.live if dice[x].loc == OFFERED
+                            or (dice[x].loc == NEW and dice[x].set_id == self.current_set)])
             if stray:
                 self.put("rest_not_in_bowl", self.selection_row, stray)
             self.selection_row = -1
@@ -1050,12 +1095,12 @@ class TableReplay:
         got = self.tables[point * 13 + total] if 0 <= total <= 12 else None
         table, affected = got if got is not None else decisions.table(point, total)
         pending = []
-        for seat_no, w in wagers.items():
-            if affected.isdisjoint(w):
+        for seat_no, held in self.snapshot.items():
+            if affected.isdisjoint(held):
                 continue  # nothing this seat holds is decided or travels
             # Copy-on-write: the undo snapshot keeps the seat's wagers as they were.
-            w = wagers[seat_no] = dict(w)
-            for key, count in list(w.items()):
+            w = wagers[seat_no] = dict(held)
+            for key, count in held.items():
                 got = table.get(key, _MISSING)
                 if got is _MISSING:
                     got = table[key] = decisions.decide(key, point, total)

@@ -1,0 +1,65 @@
+# cython: language_level=3
+cimport cython
+
+cdef long WAGER_SETTLED, WAGER_PLACED, ROLL, DICE_COLLECTED
+
+cdef class Die:
+    cdef public bint checked_use, failed, found
+    cdef public list found_inspections, inspections
+    cdef public set live
+    cdef public int loc
+    cdef public object serial
+    cdef public long set_id
+
+cdef class TableReplay:
+    cdef public object out, decisions, tables
+    cdef public int bar
+    cdef public list handlers
+    cdef public object counted_rows, counted_values, seven_out_rows, seven_out_values
+    cdef public object player_roll_rows, player_roll_values, settle_rows, settle_values
+    cdef public object settle_roll_rows, settle_roll_values
+    cdef public long point, shooter, open_seat, seven_out_seat
+    cdef public long long occupied, line_bettors, round_declined
+    cdef public bint made_point, has_failed, ever_offered, last_roll_valid, last_roll_called
+    cdef public bint marker_off_dp, stick_decided, offtable_offered, lost_allowance_over
+    cdef public bint last_roll_by_player
+    cdef public object selected, dispute_die
+    cdef public long selection_row, come_count, set_count, set_size, current_set
+    cdef public long round_kind, round_anchor, last_roll, last_roll_point, last_roll_seat
+    cdef public long pending_roll, offtable_row, lost_row, lost_shooter, lost_set, lost_count
+    cdef public dict wagers, snapshot, dice, sets
+    cdef public set live
+    cdef public list last_roll_voided_rows, pending, passed_rows, last_roll_faces
+    cdef public object last_roll_dice, undo
+    cdef public list seat, die1, die2, seat_bit, role, actor, dice_in, bet, outcome, reason, flags
+    cdef public long base
+
+    @cython.locals(k=cython.long, base=cython.long, e=cython.long, shooter=cython.long,
+                   point=cython.long, occupied=cython.longlong, line_bettors=cython.longlong)
+    cpdef run(self, long lo, long hi, list ev)
+    cpdef put(self, str column, long row, value)
+    cpdef check_seat(self, long i, long s)
+    cpdef check_row_seat(self, long i, long k)
+    cpdef note_never_received(self, long i, tuple d)
+    cpdef note_failed(self, long i, tuple d)
+    @cython.locals(d=Die)
+    cpdef record_use(self, long row, tuple serials)
+    cpdef flush_pending(self)
+    cpdef mark_passed_then_settled(self)
+    cpdef refresh_line_bit(self, long seat)
+    @cython.locals(s=cython.long, sb=cython.longlong)
+    cpdef on_wager_placed(self, long i, long k)
+    @cython.locals(s=cython.long, num=cython.long, match=cython.long, j=cython.long, pn=cython.long, ps=cython.long, any_number=cython.bint)
+    cpdef on_wager_settled(self, long i, long k)
+    cpdef on_settlement_complete(self, long i, long k)
+    @cython.locals(die=Die)
+    cpdef on_dice_collected(self, long i, long k)
+    @cython.locals(die=Die)
+    cpdef on_dice_to_bowl(self, long i, long k)
+    cpdef on_dice_to_shooter(self, long i, long k)
+    @cython.locals(die=Die, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong, by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
+    cpdef on_roll(self, long i, long k)
+    @cython.locals(total=cython.long, point=cython.long, seat_no=cython.long, count=cython.long, num=cython.long, seven_out=cython.bint, decision=cython.bint,
+                   w=dict, held=dict, pending=list, table=dict, affected=frozenset, wagers=dict)
+    cpdef decide(self, long i)
+    cpdef on_total_called(self, long i, long k)
