@@ -1,7 +1,10 @@
 # cython: language_level=3
 cimport cython
 
-cdef long WAGER_SETTLED, WAGER_PLACED, ROLL, DICE_COLLECTED
+cdef long WAGER_SETTLED, WAGER_PLACED, ROLL, DICE_COLLECTED, SETTLEMENT_COMPLETE, TOTAL_CALLED
+cdef long DICE_TO_SHOOTER, NEW, BOWL, OFFERED, SHOOTER, LAYOUT, OFF_TABLE, LOST, REMOVED
+
+cpdef long long bit(long seat)
 
 cdef class Die:
     cdef public bint checked_use, failed, found
@@ -12,12 +15,12 @@ cdef class Die:
     cdef public long set_id
 
 cdef class TableReplay:
-    cdef public object out, decisions, tables
+    cdef public object out, decisions, tables, inputs
+    cdef public dict sinks
     cdef public int bar
     cdef public list handlers
-    cdef public object counted_rows, counted_values, seven_out_rows, seven_out_values
-    cdef public object player_roll_rows, player_roll_values, settle_rows, settle_values
-    cdef public object settle_roll_rows, settle_roll_values
+    cdef public object decision_rows, decision_values, settle_rows, settle_values
+    cdef public object player_roll_rows, player_roll_values
     cdef public long point, shooter, open_seat, seven_out_seat
     cdef public long long occupied, line_bettors, round_declined
     cdef public bint made_point, has_failed, ever_offered, last_roll_valid, last_roll_called
@@ -29,14 +32,16 @@ cdef class TableReplay:
     cdef public long pending_roll, offtable_row, lost_row, lost_shooter, lost_set, lost_count
     cdef public dict wagers, snapshot, dice, sets
     cdef public set live
-    cdef public list last_roll_voided_rows, pending, passed_rows, last_roll_faces
+    cdef public list last_roll_voided_rows, pending, passed_rows
+    cdef public long face1, face2
     cdef public object last_roll_dice, undo
-    cdef public list seat, die1, die2, seat_bit, role, actor, dice_in, bet, outcome, reason, flags
+    cdef public list seat, die1, die2, role, dice_in, bet, outcome
     cdef public long base
 
     @cython.locals(k=cython.long, base=cython.long, e=cython.long, shooter=cython.long,
                    point=cython.long, occupied=cython.longlong, line_bettors=cython.longlong)
     cpdef run(self, long lo, long hi, list ev)
+    @cython.locals(rows=list, values=list)
     cpdef put(self, str column, long row, value)
     cpdef check_seat(self, long i, long s)
     cpdef check_row_seat(self, long i, long k)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import functools
 import gc
-from array import array
 
 import numpy as np
 import pandas as pd
@@ -42,7 +41,8 @@ from auditor.logs.schema import EVENTS, NO_ROLL_CONDITIONS
 #: True when this module runs compiled (a C extension built from this file).
 COMPILED = not __file__.endswith(".py")
 
-# Where a die is.
+# Where a die is: the live places (at the table) are those up to LAYOUT, so
+# `loc <= LAYOUT` is the hot paths' spelling of `loc in LIVE`.
 NEW, BOWL, OFFERED, SHOOTER, LAYOUT, OFF_TABLE, LOST, REMOVED = range(8)
 LIVE = frozenset((NEW, BOWL, OFFERED, SHOOTER, LAYOUT))
 
@@ -51,8 +51,10 @@ ROUND_START, ROUND_AFTER_RELINQUISH, ROUND_REPLACEMENT = 0, 1, 2
 
 LINE_KEYS = ("pass", "dont_pass")
 #: Codes of the events `TableReplay.run` calls directly (the most frequent).
-WAGER_SETTLED, WAGER_PLACED, ROLL, DICE_COLLECTED = (
-    EVENTS.index(e) for e in ("wager_settled", "wager_placed", "roll", "dice_collected"))
+(WAGER_SETTLED, WAGER_PLACED, ROLL, DICE_COLLECTED, SETTLEMENT_COMPLETE, TOTAL_CALLED,
+ DICE_TO_SHOOTER) = (EVENTS.index(e) for e in (
+    "wager_settled", "wager_placed", "roll", "dice_collected", "settlement_complete",
+    "total_called", "dice_to_shooter"))
 COME_FAMILY = ("come", "dont_come")
 
 #: Rows per chunk of per-row Python lists (memory stays flat on long logs).
@@ -61,12 +63,6 @@ CHUNK_ROWS = 1 << 18
 
 def bit(seat: int) -> int:
     return 1 << seat if 0 < seat < 63 else 0
-
-
-def _bits(seats: np.ndarray) -> np.ndarray:
-    """`bit` of every seat, vectorised."""
-    ok = (seats > 0) & (seats < 63)
-    return np.where(ok, np.left_shift(1, np.where(ok, seats, 0)), 0).astype(np.int64)
 
 
 class Die:
@@ -91,7 +87,7 @@ class Die:
 
     def move(self, where: int) -> None:
         self.loc = where
-        if where in LIVE:
+        if where <= LAYOUT:
             self.live.add(self.serial)
         else:
             self.live.discard(self.serial)
@@ -143,6 +139,10 @@ PLAYER_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "roll_line
                       "roll_other_line_bettors", "roll_after_point_made")
 STICK_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "stick_any_wager",
                      "stick_willing", "stick_after_decision")
+#: Written by every decision of a roll (again if a recount changes it), and by
+#: every settlement matched to what the last roll decided.
+DECISION_FIELDS = ("roll_counted_total", "roll_seven_out")
+SETTLEMENT_FIELDS = ("settle_expected", "settle_roll")
 
 
 class ReplayState:
@@ -227,48 +227,61 @@ class _Output:
 
     def __init__(self, n: int):
         self.n = n
-        self.changes = tuple(array("q") for _ in range(1 + len(DENSE_COLUMNS)))
-        self.rows = {name: array("q") for name in SPARSE_COLUMNS}
+        # Plain lists: appending to one is cheaper than to an array("q"),
+        # which parses its argument each time.
+        self.changes = tuple([] for _ in range(1 + len(DENSE_COLUMNS)))
+        self.rows: dict[str, list] = {name: [] for name in SPARSE_COLUMNS}
         self.values: dict[str, list] = {name: [] for name in SPARSE_COLUMNS}
-        self.player_rolls = (array("q"), [])
-        self.stick_rolls = (array("q"), [])
+        #: (rows, values) of each sparse column, for `TableReplay.put`
+        self.sinks = {name: (self.rows[name], self.values[name]) for name in SPARSE_COLUMNS}
+        self.player_rolls = ([], [])
+        self.stick_rolls = ([], [])
+        self.decisions = ([], [])
+        self.settlements = ([], [])
 
     def dense(self) -> dict[str, np.ndarray]:
         """The dense columns spelled out from the change points."""
-        rows = np.frombuffer(self.changes[0], dtype=np.int64)
+        rows = _int64(self.changes[0])
         if not len(rows):
             return {name: np.zeros(self.n, dtype=dtype) for name, dtype in DENSE_COLUMNS.items()}
         counts = np.diff(np.append(rows, self.n))
-        return {name: np.repeat(np.frombuffer(values, dtype=np.int64).astype(dtype), counts)
+        return {name: np.repeat(_int64(values).astype(dtype), counts)
                 for (name, dtype), values in zip(DENSE_COLUMNS.items(), self.changes[1:])}
 
     def finish(self) -> ReplayState:
-        pieces: dict[str, list[tuple[array, list | tuple]]] = {
-            name: [(self.rows[name], self.values[name])] for name in SPARSE_COLUMNS}
+        pieces: dict[str, list[tuple[np.ndarray, list | tuple]]] = {
+            name: [(_int64(self.rows[name]), self.values[name])] for name in SPARSE_COLUMNS}
         for (rows, records), fields in ((self.player_rolls, PLAYER_ROLL_FIELDS),
-                                        (self.stick_rolls, STICK_ROLL_FIELDS)):
+                                        (self.stick_rolls, STICK_ROLL_FIELDS),
+                                        (self.decisions, DECISION_FIELDS),
+                                        (self.settlements, SETTLEMENT_FIELDS)):
             if rows:
+                rows = _int64(rows)  # once for all the fields of the records
                 for name, values in zip(fields, zip(*records)):
                     pieces[name].append((rows, values))
-        self.player_rolls = self.stick_rolls = None
-        self.rows, self.values = {}, {}
+        self.player_rolls = self.stick_rolls = self.decisions = self.settlements = None
+        self.rows, self.values, self.sinks = {}, {}, {}
         sparse = {name: _settle(pieces.pop(name), name) for name in SPARSE_COLUMNS}
         dense = self.dense()
         self.changes = ()
         return ReplayState(self.n, dense, sparse)
 
 
-def _settle(pieces: list[tuple[array, list | tuple]], name: str) -> tuple[np.ndarray, object]:
+def _int64(values: list) -> np.ndarray:
+    return np.fromiter(values, dtype=np.int64, count=len(values))
+
+
+def _settle(pieces: list[tuple[np.ndarray, list | tuple]], name: str
+            ) -> tuple[np.ndarray, object]:
     """One sparse column: rows ascending, one value per row (the last
     written), None dropped; numbers and booleans as numpy arrays."""
     pieces = [(rows, values) for rows, values in pieces if len(rows)]
     if not pieces:
         return np.empty(0, np.int64), []
     if len(pieces) == 1:
-        r = np.frombuffer(pieces[0][0], dtype=np.int64)  # shares the array's memory
-        values = pieces[0][1]
+        r, values = pieces[0]
     else:
-        r = np.concatenate([np.frombuffer(rows, dtype=np.int64) for rows, _ in pieces])
+        r = np.concatenate([rows for rows, _ in pieces])
         values = [v for _, vs in pieces for v in vs]
     if len(r) > 1 and not (r[1:] > r[:-1]).all():
         order = np.argsort(r, kind="stable")
@@ -360,7 +373,10 @@ class _Inputs:
     """The columns the replay reads, prepared once, vectorised; `chunk` turns
     rows [a, b) into Python lists for the loop."""
 
-    TEXT = ("actor_role", "actor_id", "outcome", "reason", "flags")
+    TEXT = ("actor_role", "outcome")
+    #: Read by few events (inspections, rulings, markers): looked up by row
+    #: (`value`) instead of being turned into lists.
+    RARE = ("actor_id", "reason", "flags")
 
     def __init__(self, events: pd.DataFrame):
         self.event = events["event"].cat.codes.to_numpy() \
@@ -369,6 +385,10 @@ class _Inputs:
             .to_numpy(dtype=np.int64)
         self.table = _coded(events["table_id"])[0]
         self.ints = {name: events[name] for name in ("seat", "die1", "die2")}
+        self.rare = {}
+        for name in self.RARE:
+            codes, values = _coded(events[name])
+            self.rare[name] = (codes, _lut(values, None))
         self.coded = {}
         for name in self.TEXT:
             codes, values = _coded(events[name])
@@ -384,11 +404,15 @@ class _Inputs:
         ints = {name: col.iloc[a:b].to_numpy(dtype=np.int64, na_value=0)
                 for name, col in self.ints.items()}
         out = {name: arr.tolist() for name, arr in ints.items()}
-        out["seat_bit"] = _bits(ints["seat"]).tolist()
         for name, (codes, lut) in self.coded.items():
             out[name] = lut[codes[a:b]].tolist()
         out["event"] = self.event[a:b].tolist()
         return out
+
+    def value(self, name: str, row: int):
+        """The value of a `RARE` column at `row` (None if nothing recorded)."""
+        codes, lut = self.rare[name]
+        return lut[codes[row]]
 
 
 def _lut(values: list, missing) -> np.ndarray:
@@ -439,7 +463,7 @@ def _replay(events: pd.DataFrame, out: _Output, bar: int) -> ReplayState:
                 if st is not None:
                     st.flush_pending()
                     st.close()
-                st = TableReplay(out, decisions)
+                st = TableReplay(out, decisions, inputs)
             hi = min(bounds[t + 1], b)
             st.bind(rows, a)
             st.run(lo - a, hi - a, rows["event"])
@@ -455,24 +479,22 @@ class TableReplay:
     event type (`on_<event>`), each called with the row's position `i` and
     its index `k` in the current chunk's lists."""
 
-    def __init__(self, out: _Output, decisions: _Decisions):
+    def __init__(self, out: _Output, decisions: _Decisions, inputs: _Inputs):
         self.out = out
+        self.inputs = inputs
         self.decisions = decisions
+        self.sinks = out.sinks
         self.bar = decisions.bar
         self.handlers = [getattr(self, "on_" + e, self.on_nothing) for e in EVENTS]
         self.handlers.append(self.on_nothing)  # code -1: not an event we know
         self.tables = decisions.tables
         # The columns written most often: their appends, bound once.
-        self.counted_rows = out.rows["roll_counted_total"].append
-        self.counted_values = out.values["roll_counted_total"].append
-        self.seven_out_rows = out.rows["roll_seven_out"].append
-        self.seven_out_values = out.values["roll_seven_out"].append
+        self.decision_rows = out.decisions[0].append
+        self.decision_values = out.decisions[1].append
         self.player_roll_rows = out.player_rolls[0].append
         self.player_roll_values = out.player_rolls[1].append
-        self.settle_rows = out.rows["settle_expected"].append
-        self.settle_values = out.values["settle_expected"].append
-        self.settle_roll_rows = out.rows["settle_roll"].append
-        self.settle_roll_values = out.values["settle_roll"].append
+        self.settle_rows = out.settlements[0].append
+        self.settle_values = out.settlements[1].append
         self.reset()
 
     def reset(self) -> None:
@@ -521,18 +543,17 @@ class TableReplay:
     def bind(self, rows: dict[str, list], base: int) -> None:
         """The current chunk's per-row lists (row `i` is `base + k`)."""
         self.seat, self.die1, self.die2 = rows["seat"], rows["die1"], rows["die2"]
-        self.seat_bit = rows["seat_bit"]
-        self.role, self.actor, self.dice_in = rows["actor_role"], rows["actor_id"], rows["dice"]
-        self.bet, self.outcome, self.reason = rows["bet"], rows["outcome"], rows["reason"]
-        self.flags = rows["flags"]
+        self.role, self.dice_in = rows["actor_role"], rows["dice"]
+        self.bet, self.outcome = rows["bet"], rows["outcome"]
         self.base = base
 
     def close(self) -> None:
         """Drop the handlers (bound to self: a cycle) and the chunk's lists, so
         the table's state is freed at once, the cyclic collector being off."""
         self.handlers = []
-        self.bind(dict.fromkeys(("seat", "die1", "die2", "seat_bit", "actor_role", "actor_id",
-                                 "dice", "bet", "outcome", "reason", "flags")), 0)
+        self.bind(dict.fromkeys(("seat", "die1", "die2", "actor_role", "dice", "bet",
+                                 "outcome")), 0)
+        self.inputs = None
 
     def run(self, lo: int, hi: int, ev: list) -> None:
         """Rows [lo, hi) of the bound chunk. The dense state before each row
@@ -567,14 +588,21 @@ class TableReplay:
                 self.on_roll(base + k, k)
             elif e == DICE_COLLECTED:
                 self.on_dice_collected(base + k, k)
+            elif e == SETTLEMENT_COMPLETE:
+                self.on_settlement_complete(base + k, k)
+            elif e == TOTAL_CALLED:
+                self.on_total_called(base + k, k)
+            elif e == DICE_TO_SHOOTER:
+                self.on_dice_to_shooter(base + k, k)
             else:
                 handlers[e](base + k, k)
 
     # --- output ------------------------------------------------------------
 
     def put(self, column: str, row: int, value) -> None:
-        self.out.rows[column].append(row)
-        self.out.values[column].append(value)
+        rows, values = self.sinks[column]
+        rows.append(row)
+        values.append(value)
 
     # --- helpers -------------------------------------------------------------
 
@@ -606,7 +634,8 @@ class TableReplay:
 
     def check_row_seat(self, i: int, k: int) -> None:
         """`check_seat` for the seat the row names."""
-        if self.seat[k] and not self.occupied & self.seat_bit[k]:
+        s = self.seat[k]
+        if s and not self.occupied & bit(s):
             self.put("seat_unknown", i, True)
 
     def note_never_received(self, i: int, d: tuple[str, ...]) -> None:
@@ -725,7 +754,7 @@ class TableReplay:
 
     def on_wager_placed(self, i: int, k: int) -> None:
         s = self.seat[k]
-        sb = self.seat_bit[k]
+        sb = bit(s)
         if s and not self.occupied & sb:
             self.put("seat_unknown", i, True)
         fam, _, key, tracked = self.bet[k]
@@ -749,7 +778,7 @@ class TableReplay:
 
     def on_wager_settled(self, i: int, k: int) -> None:
         s = self.seat[k]
-        if s and not self.occupied & self.seat_bit[k]:
+        if s and not self.occupied & bit(s):
             self.put("seat_unknown", i, True)
         if self.passed_rows:
             self.mark_passed_then_settled()
@@ -776,9 +805,7 @@ class TableReplay:
         if match >= 0:
             expected = pending[match][3]
             self.settle_rows(i)
-            self.settle_values(expected)
-            self.settle_roll_rows(i)
-            self.settle_roll_values(self.pending_roll)
+            self.settle_values((expected, self.pending_roll))
             if expected != "push" or outcome != "push":
                 del pending[match]
             if expected == "push" and outcome in ("win", "lose"):
@@ -809,7 +836,7 @@ class TableReplay:
     def on_dice_inspected(self, i: int, k: int) -> None:
         d = self.dice_in[k]
         self.note_never_received(i, d)
-        role, actor, outcome = self.role[k], self.actor[k], self.outcome[k]
+        role, actor, outcome = self.role[k], self.inputs.value("actor_id", i), self.outcome[k]
         for x in d:
             die = self.dice.get(x)
             if die is None:
@@ -855,7 +882,7 @@ class TableReplay:
         dice = self.dice
         for x in d:
             die = dice.get(x)
-            if die is not None and die.loc in LIVE:
+            if die is not None and die.loc <= LAYOUT:
                 die.loc = SHOOTER  # from one live place to another
 
     def on_dice_to_shooter(self, i: int, k: int) -> None:
@@ -987,7 +1014,7 @@ class TableReplay:
         self.selection_row = i
 
     def on_marker(self, i: int, k: int) -> None:
-        words = set((self.flags[k] or "").split(","))
+        words = set((self.inputs.value("flags", i) or "").split(","))
         self.marker_off_dp = self.outcome[k] == "off" and "dont_pass_line" in words
 
     def on_shooter_relinquish(self, i: int, k: int) -> None:
@@ -1012,11 +1039,12 @@ class TableReplay:
         # What the previous roll left unsettled is now missing.
         if self.pending:
             self.flush_pending()
-        self.passed_rows = []
+        if self.passed_rows:
+            self.passed_rows = []
         dice = self.dice
         for x in d:
             die = dice.get(x)
-            if die is None or not die.checked_use or die.loc not in LIVE:
+            if die is None or not die.checked_use or die.loc > LAYOUT:
                 # Some die unknown, not at the table or first used: the full story.
                 self.note_never_received(i, d)
                 self.record_use(i, d)
@@ -1030,7 +1058,7 @@ class TableReplay:
                 self.note_failed(i, d)
         by_player = role == "player"
         if by_player:
-            sb = self.seat_bit[k]
+            sb = bit(s)
             if s and not self.occupied & sb:
                 self.put("seat_unknown", i, True)
             w = self.wagers.get(s)
@@ -1065,17 +1093,18 @@ class TableReplay:
             self.end_lost_allowance(i, d)
         for x in d:
             die = dice.get(x)
-            if die is not None and die.loc in LIVE:
+            if die is not None and die.loc <= LAYOUT:
                 die.loc = LAYOUT  # from one live place to another
         self.last_roll = i
         self.last_roll_valid = True
         self.last_roll_called = False
         self.last_roll_point = self.point
-        self.last_roll_faces = [d1, d2]
+        self.face1, self.face2 = d1, d2
         self.last_roll_dice = d
         self.last_roll_by_player = by_player
         self.last_roll_seat = s
-        self.last_roll_voided_rows = []
+        if self.last_roll_voided_rows:
+            self.last_roll_voided_rows = []
         self.dispute_die = None  # a dispute concerns the roll it follows
         self.decide(i)
 
@@ -1083,8 +1112,7 @@ class TableReplay:
         """Apply the last roll's counted total: decide line and come bets, move
         the point, note a 7 Out. Called again if a cocked die or a ruling
         changes the total, after undoing the previous decision."""
-        faces = self.last_roll_faces
-        total = faces[0] + faces[1]
+        total = self.face1 + self.face2
         point = self.last_roll_point
         wagers = self.wagers
         # Undo snapshot: the seats' wager dicts are shared with it until changed.
@@ -1126,10 +1154,8 @@ class TableReplay:
         self.pending = pending
         self.pending_roll = i
         seven_out = point != 0 and total == 7
-        self.counted_rows(i)
-        self.counted_values(total)
-        self.seven_out_rows(i)
-        self.seven_out_values(seven_out)
+        self.decision_rows(i)
+        self.decision_values((total, seven_out))
         if point == 0:
             self.point = total if total in POINTS else 0
         elif total == point or total == 7:
@@ -1158,7 +1184,7 @@ class TableReplay:
         if not self.last_roll_called:
             self.last_roll_called = True
             self.put("call_row", r, i)
-        self.put("call_expected", i, self.last_roll_faces[0] + self.last_roll_faces[1])
+        self.put("call_expected", i, self.face1 + self.face2)
         self.put("call_roll", i, r)
 
     def void_last_roll(self, i: int) -> None:
@@ -1190,7 +1216,7 @@ class TableReplay:
     def on_ruling(self, i: int, k: int) -> None:
         if self.last_roll < 0:
             return
-        if self.reason[k] == "void":
+        if self.inputs.value("reason", i) == "void":
             self.void_last_roll(i)
         else:  # face_determined: the ruling fixes the face of the disputed die
             self.recount(self.dispute_die, self.die1[k])
@@ -1200,9 +1226,12 @@ class TableReplay:
         if not counted or target not in self.last_roll_dice:
             return
         pos = self.last_roll_dice.index(target)
-        if self.last_roll_faces[pos] == counted:
+        if (self.face1, self.face2)[pos] == counted:
             return
-        self.last_roll_faces[pos] = counted
+        if pos == 0:
+            self.face1 = counted
+        else:
+            self.face2 = counted
         if self.last_roll_valid:
             self.undo_decision()
             self.decide(self.last_roll)
