@@ -41,7 +41,7 @@ cdef class TableReplay:
     @cython.locals(k=cython.long, base=cython.long, e=cython.long, shooter=cython.long,
                    point=cython.long, occupied=cython.longlong, line_bettors=cython.longlong)
     cpdef run(self, long lo, long hi, list ev)
-    @cython.locals(rows=list, values=list)
+    @cython.locals(rows=list, values=list, sink=tuple)
     cpdef put(self, str column, long row, value)
     cpdef check_seat(self, long i, long s)
     cpdef check_row_seat(self, long i, long k)
@@ -52,19 +52,22 @@ cdef class TableReplay:
     cpdef flush_pending(self)
     cpdef mark_passed_then_settled(self)
     cpdef refresh_line_bit(self, long seat)
-    @cython.locals(s=cython.long, sb=cython.longlong)
+    @cython.locals(s=cython.long, sb=cython.longlong, info=tuple, w=dict, tracked=bint)
     cpdef on_wager_placed(self, long i, long k)
-    @cython.locals(s=cython.long, num=cython.long, match=cython.long, j=cython.long, pn=cython.long, ps=cython.long, any_number=cython.bint)
+    @cython.locals(s=cython.long, num=cython.long, match=cython.long, j=cython.long, pn=cython.long,
+                   ps=cython.long, any_number=cython.bint, info=tuple, decided=tuple, pending=list,
+                   tracked=bint)
     cpdef on_wager_settled(self, long i, long k)
     cpdef on_settlement_complete(self, long i, long k)
-    @cython.locals(die=Die)
+    @cython.locals(die=Die, d=tuple, dice=dict)
     cpdef on_dice_collected(self, long i, long k)
     @cython.locals(die=Die)
     cpdef on_dice_to_bowl(self, long i, long k)
     cpdef on_dice_to_shooter(self, long i, long k)
-    @cython.locals(die=Die, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong, by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
+    @cython.locals(die=Die, d=tuple, dice=dict, w=dict, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong, by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
     cpdef on_roll(self, long i, long k)
     @cython.locals(total=cython.long, point=cython.long, seat_no=cython.long, count=cython.long, num=cython.long, seven_out=cython.bint, decision=cython.bint,
-                   w=dict, held=dict, pending=list, table=dict, affected=frozenset, wagers=dict)
+                   w=dict, held=dict, pending=list, table=dict, affected=frozenset, wagers=dict,
+                   snapshot=dict)
     cpdef decide(self, long i)
     cpdef on_total_called(self, long i, long k)

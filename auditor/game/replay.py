@@ -600,7 +600,8 @@ class TableReplay:
     # --- output ------------------------------------------------------------
 
     def put(self, column: str, row: int, value) -> None:
-        rows, values = self.sinks[column]
+        sink = self.sinks[column]
+        rows, values = sink
         rows.append(row)
         values.append(value)
 
@@ -757,7 +758,8 @@ class TableReplay:
         sb = bit(s)
         if s and not self.occupied & sb:
             self.put("seat_unknown", i, True)
-        fam, _, key, tracked = self.bet[k]
+        info = self.bet[k]
+        fam, _, key, tracked = info
         if tracked:
             w = self.wagers.get(s)
             if w is None:
@@ -789,7 +791,8 @@ class TableReplay:
                 self.put("settled_on_void", i, self.last_roll)
             else:
                 self.last_roll_voided_rows.append(i)
-        fam, num, key, tracked = self.bet[k]
+        info = self.bet[k]
+        fam, num, key, tracked = info
         if not tracked:
             return
         outcome = self.outcome[k]
@@ -797,7 +800,9 @@ class TableReplay:
         pending = self.pending
         match = -1
         any_number = num == 0 and fam in COME_FAMILY
-        for j, (ps, pf, pn, po) in enumerate(pending):
+        for j in range(len(pending)):
+            decided = pending[j]
+            ps, pf, pn, po = decided
             if ps == s and pf == fam and (pn == num or any_number):
                 match = j
                 if po == outcome:
@@ -1124,7 +1129,10 @@ class TableReplay:
         table, affected = got if got is not None else decisions.table(point, total)
         pending = []
         for seat_no, held in self.snapshot.items():
-            if affected.isdisjoint(held):
+            for key in held:
+                if key in affected:
+                    break
+            else:
                 continue  # nothing this seat holds is decided or travels
             # Copy-on-write: the undo snapshot keeps the seat's wagers as they were.
             w = wagers[seat_no] = dict(held)
@@ -1134,7 +1142,7 @@ class TableReplay:
                     got = table[key] = decisions.decide(key, point, total)
                 if got is None:
                     continue
-                if got.__class__ is str:
+                if type(got) is str:
                     # An untravelled come bet travels to its number.
                     del w[key]
                     w[got] = w.get(got, 0) + count
