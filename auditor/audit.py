@@ -6,13 +6,16 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from auditor.checks import CHECKS
+from auditor.checks.common import Shared
 from auditor.checks.registry import Hits
-from auditor.findings import LOCATION_COLUMNS, evidence_json, finalize
+from auditor.findings import LOCATION_COLUMNS, evidence_jsons, finalize, paused_gc
 from auditor.game.replay import replay
 from auditor.logs.load import LoadedLogs, load_logs
 from auditor.rules.ruleset import Ruleset, load_ruleset
@@ -26,6 +29,12 @@ class CheckContext:
     events: pd.DataFrame
     state: pd.DataFrame
     quarantine: pd.DataFrame
+
+    @cached_property
+    def shared(self) -> Shared:
+        """What many checks derive from the events and state, worked out once
+        per audit rather than once per rule."""
+        return Shared(self.events, self.state)
 
 
 @dataclass
@@ -74,12 +83,16 @@ def audit_parts(logs: LoadedLogs, ruleset: Ruleset,
     with stage(timings, "replay"):
         state = replay(logs.events, bar=ruleset.parameters["bar_number"])
     with stage(timings, "checks"):
-        ctx = CheckContext(logs.events, state, logs.quarantine)
-        parts = []
-        for rule in ruleset.rules:
-            hits = CHECKS[rule.check].func(ctx, rule.params)
-            parts.append(stamp_hits(ctx, hits, rule, ruleset.id))
-    return parts
+        part = run_checks(CheckContext(logs.events, state, logs.quarantine), ruleset)
+    return [part] if len(part) else []
+
+
+def run_checks(ctx: CheckContext, ruleset: Ruleset) -> pd.DataFrame:
+    """Every rule's check over `ctx`, stamped: one frame of findings in rule
+    order (not yet ordered nor given ids)."""
+    with paused_gc():
+        found = [(CHECKS[rule.check].func(ctx, rule.params), rule) for rule in ruleset.rules]
+        return stamp_all(ctx, found, ruleset.id)
 
 
 @contextmanager
@@ -97,21 +110,101 @@ def stage(timings: dict[str, float] | None, name: str):
 
 def stamp_hits(ctx: CheckContext, hits: Hits, rule, ruleset_id: str) -> pd.DataFrame:
     """The engine, not the check, stamps rule id, clause and severity."""
-    if hits.located is not None:
-        frame = hits.located.reset_index(drop=True).copy()
-    else:
-        if not len(hits.rows):
-            return pd.DataFrame()
-        frame = ctx.events.iloc[hits.rows][list(LOCATION_COLUMNS)].reset_index(drop=True)
-        for col in ("table_id", "event", "actor_role", "source_file"):
-            frame[col] = frame[col].astype(object)
-    if not len(frame):
+    with paused_gc():
+        return stamp_all(ctx, [(hits, rule)], ruleset_id)
+
+
+def stamp_all(ctx: CheckContext, found: list[tuple[Hits, object]],
+              ruleset_id: str) -> pd.DataFrame:
+    """`stamp_hits` of every rule's hits, in rule order, as one frame: the
+    location columns are gathered once for all rows of all rules (a frame
+    built and typed per rule costs more than most checks)."""
+    found = [(h, r) for h, r in found
+             if (len(h.located) if h.located is not None else len(h.rows))]
+    if not found:
         return pd.DataFrame()
-    frame["code"] = rule.code
-    frame["rule_id"] = rule.id
-    frame["ruleset"] = ruleset_id
-    frame["clause"] = rule.clause
-    frame["severity"] = rule.severity
-    frame["message"] = hits.messages
-    frame["evidence"] = [evidence_json(e) for e in hits.evidence]
-    return frame
+    blocks: list[dict] = []
+    run: list[Hits] = []
+    for hits, _ in found:
+        if hits.located is None:
+            run.append(hits)
+            continue
+        if run:
+            blocks.append(_locate_rows(ctx, np.concatenate([h.rows for h in run])))
+            run = []
+        blocks.append(_located(ctx, hits.located))
+    if run:
+        blocks.append(_locate_rows(ctx, np.concatenate([h.rows for h in run])))
+    columns = {c: _joined([b[c] for b in blocks]) for c in LOCATION_COLUMNS}
+    counts = [len(h.located) if h.located is not None else len(h.rows) for h, _ in found]
+    for name, attr in (("code", "code"), ("rule_id", "id"), ("clause", "clause"),
+                       ("severity", "severity")):
+        columns[name] = np.repeat(np.array([getattr(r, attr) for _, r in found], dtype=object),
+                                  counts)
+    columns["ruleset"] = np.full(sum(counts), ruleset_id, dtype=object)
+    messages: list = []
+    evidence: list = []
+    for hits, _ in found:
+        messages.extend(hits.messages)
+        evidence.extend(hits.evidence)
+    columns["message"] = _objects(messages)
+    columns["evidence"] = _objects(evidence_jsons(evidence))
+    order = (*LOCATION_COLUMNS, "code", "rule_id", "ruleset", "clause", "severity", "message",
+             "evidence")
+    # Text stays object: a frame built from object arrays of text would
+    # infer the str dtype and read None as NaN.
+    return pd.DataFrame({c: pd.Series(columns[c], dtype=object, copy=False)
+                         if isinstance(columns[c], np.ndarray) and columns[c].dtype == object
+                         else columns[c] for c in order})
+
+
+_CATEGORICAL_LOCATION = ("table_id", "event", "actor_role", "actor_id", "source_file")
+
+
+def _locate_rows(ctx: CheckContext, rows: np.ndarray) -> dict:
+    """The location columns of event `rows`: text as objects (NaN where
+    nothing was recorded, as a categorical reads), numbers and time as
+    the events hold them."""
+    events = ctx.events
+    out = {}
+    for c in LOCATION_COLUMNS:
+        column = events[c]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            out[c] = ctx.shared.values_at(c, rows)
+        elif c in _CATEGORICAL_LOCATION:
+            out[c] = np.asarray(column.array.take(rows), dtype=object)
+        else:
+            out[c] = column.array.take(rows)
+    return out
+
+
+def _located(ctx: CheckContext, located: pd.DataFrame) -> dict:
+    """The location columns of findings about rows that are not events."""
+    out = {}
+    for c in LOCATION_COLUMNS:
+        values = located[c]
+        if c in ("seq", "seat", "source_line"):
+            out[c] = values.astype("Int64").array
+        elif c == "ts":
+            ts = pd.to_datetime(values, utc=True)
+            like = ctx.events["ts"].dtype if "ts" in ctx.events else None
+            if isinstance(like, pd.DatetimeTZDtype) and ts.dtype != like:
+                ts = ts.astype(like)  # as the events' times: one dtype to join
+            out[c] = ts.array
+        else:
+            out[c] = values.to_numpy(dtype=object)
+    return out
+
+
+def _joined(arrays: list):
+    if len(arrays) == 1:
+        return arrays[0]
+    if all(isinstance(a, np.ndarray) for a in arrays):
+        return np.concatenate(arrays)
+    return pd.concat([pd.Series(a) for a in arrays], ignore_index=True).array
+
+
+def _objects(values: list) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out

@@ -3,8 +3,10 @@ to the clause it breaks, with an id that stays the same from run to run."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -25,6 +27,17 @@ LOCATION_COLUMNS: tuple[str, ...] = (
 
 def evidence_json(evidence: dict) -> str:
     """Evidence as canonical JSON text: sorted keys, so the bytes never vary."""
+    if not evidence:
+        return "{}"
+    return _encode(evidence)
+
+
+def evidence_jsons(evidence: list[dict]) -> list[str]:
+    """`evidence_json` of each (the many-findings path: no per-call set-up)."""
+    return ["{}" if not e else _encode(e) for e in evidence]
+
+
+def _dumps(evidence) -> str:
     return json.dumps(evidence, sort_keys=True, ensure_ascii=False, default=_jsonable,
                       separators=(",", ":"))
 
@@ -41,6 +54,47 @@ def _jsonable(value):
     return str(value)
 
 
+def _c_encoder():
+    """json.dumps with these options builds a C encoder on every call; build
+    it once (the same encoder json.dumps uses, so the same bytes). None where
+    the C encoder is not available."""
+    try:
+        from json.encoder import c_make_encoder, encode_basestring
+        if c_make_encoder is None:
+            return None
+        make = c_make_encoder(None, _jsonable, encode_basestring, None, ":", ",", True,
+                              False, True)
+    except (ImportError, TypeError):
+        return None
+
+    def encode(evidence) -> str:
+        return "".join(make(evidence, 0))
+
+    probe = {"b": [1, 2.5, None, True], "a": {"z": "é\n", "y": np.int64(3)}, "c": float("nan")}
+    try:
+        return encode if encode(probe) == _dumps(probe) else None
+    except (TypeError, ValueError):
+        return None
+
+
+_encode = _c_encoder() or _dumps
+
+
+@contextmanager
+def paused_gc():
+    """The cyclic garbage collector off for the block. The checks and the
+    findings allocate many small objects and make no cycles, while the
+    replay's state holds millions of objects that every full collection
+    would traverse again: its cost grows with the log, not the work."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def empty_findings() -> pd.DataFrame:
     return finalize([])
 
@@ -49,38 +103,95 @@ def finalize(parts: list[pd.DataFrame]) -> pd.DataFrame:
     """Concatenate per-rule findings, order them deterministically and give
     each its stable id: a hash of ruleset, rule, table and seq (with the source
     line where seq could not be read, and a counter where one rule fires
-    twice on one seq)."""
+    twice on one seq).
+
+    The order is one `np.lexsort` of integer keys (each column factorised
+    once) and the ids one pass of Python over the rows: a sort of the
+    frame by text columns and per-row pandas `map`s cost seconds for tens
+    of thousands of findings."""
+    with paused_gc():
+        return _finalize(parts)
+
+
+def _finalize(parts: list[pd.DataFrame]) -> pd.DataFrame:
     parts = [p for p in parts if len(p)]
     if not parts:
         frame = pd.DataFrame({c: pd.Series(dtype=object) for c in FINDING_COLUMNS})
         return _typed(frame)
-    frame = pd.concat(parts, ignore_index=True)
-    frame["_sev"] = frame["severity"].map(SEVERITY_RANK)
-    frame["_seqkey"] = frame["seq"].fillna(-1).astype("int64")
-    frame = frame.sort_values(
-        ["table_id", "_seqkey", "source_file", "source_line", "_sev", "code", "rule_id"],
-        kind="stable", na_position="first",
-    ).reset_index(drop=True)
-    keys = (
-        frame["ruleset"].astype(str) + "|" + frame["rule_id"].astype(str) + "|"
-        + frame["table_id"].astype(object).fillna("").astype(str) + "|"
-        + frame["seq"].astype(object).where(frame["seq"].notna(), None).map(
-            lambda v: "" if v is None else str(int(v)))
-    )
-    no_seq = frame["seq"].isna()
-    if no_seq.any():
-        keys = keys.where(~no_seq, keys + "|" + frame["source_file"].astype(str).map(
-            lambda p: p.replace("\\", "/").rsplit("/", 1)[-1]) + ":" +
-            frame["source_line"].astype(str))
-    dup = keys.groupby(keys).cumcount()
-    keys = keys.where(dup == 0, keys + "#" + dup.astype(str))
-    frame["finding_id"] = keys.map(lambda k: hashlib.sha256(k.encode()).hexdigest()[:20])
-    return _typed(frame[list(FINDING_COLUMNS)])
+    frame = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    frame = frame.reset_index(drop=True)
+    typed = _typed_columns(frame)
+    order = _finding_order(typed)
+    typed = {name: values.take(order).reset_index(drop=True) for name, values in typed.items()}
+    ids = pd.Series(_finding_ids(typed, frame, order), dtype=object)
+    return pd.DataFrame({"finding_id": ids, **typed})
+
+
+def _finding_order(frame: dict[str, pd.Series]) -> np.ndarray:
+    """Positions in the order table, seq, file, line, severity, code, rule id
+    (stable; a missing value first, a missing seq as -1): the order of
+    `sort_values(..., kind="stable", na_position="first")`."""
+    sev = frame["severity"].map(SEVERITY_RANK)
+    seqkey = frame["seq"].fillna(-1).astype("int64").to_numpy()
+    keys = [_rank(frame["table_id"]), seqkey, _rank(frame["source_file"]),
+            _rank(frame["source_line"]), _rank(sev), _rank(frame["code"]),
+            _rank(frame["rule_id"])]
+    return np.lexsort(keys[::-1])
+
+
+def _rank(column: pd.Series) -> np.ndarray:
+    """Each value's rank among the column's distinct values (-1: missing)."""
+    codes, _ = pd.factorize(column, sort=True, use_na_sentinel=True)
+    return codes
+
+
+def _finding_ids(typed: dict[str, pd.Series], untyped: pd.DataFrame,
+                 order: np.ndarray) -> list[str]:
+    """`ruleset|rule_id|table_id|seq` (seq unread: `|file name:line` added;
+    a repeat of the same key: `#n`), hashed, for rows in finding order."""
+    tables = typed["table_id"].to_numpy(dtype=object, copy=True)
+    tables[pd.isna(tables)] = ""
+    seq = typed["seq"]
+    seq_na = seq.isna().to_numpy()
+    seqs = [str(q) for q in seq.to_numpy(dtype=np.int64, na_value=0).tolist()]
+    for i in np.flatnonzero(seq_na).tolist():
+        seqs[i] = ""
+    keys = [f"{rs}|{rule}|{t}|{q}"
+            for rs, rule, t, q in zip(_texts(typed["ruleset"]), _texts(typed["rule_id"]),
+                                      tables.tolist(), seqs)]
+    no_seq = np.flatnonzero(seq_na)
+    if len(no_seq):
+        # As recorded in the parts (a line read as a number prints as one).
+        at = order[no_seq]
+        files = untyped["source_file"].take(at).astype(str).tolist()
+        lines = untyped["source_line"].take(at).astype(str).tolist()
+        for i, f, line in zip(no_seq.tolist(), files, lines):
+            keys[i] += "|" + f.replace("\\", "/").rsplit("/", 1)[-1] + ":" + line
+    seen: dict[str, int] = {}
+    ids = []
+    sha = hashlib.sha256
+    for k in keys:
+        n = seen.get(k, 0)
+        seen[k] = n + 1
+        ids.append(sha((k if n == 0 else f"{k}#{n}").encode()).hexdigest()[:20])
+    return ids
+
+
+def _texts(column: pd.Series) -> list:
+    """`column.astype(str)` as a list; text as it is."""
+    values = column.tolist()
+    return values if all(type(v) is str for v in values) else column.astype(str).tolist()
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
-    out = pd.DataFrame({
-        "finding_id": frame["finding_id"].astype(object),
+    out = pd.DataFrame({"finding_id": frame["finding_id"].astype(object),
+                        **_typed_columns(frame)})
+    return out.reset_index(drop=True)
+
+
+def _typed_columns(frame: pd.DataFrame) -> dict[str, pd.Series]:
+    """The findings columns but finding_id, each in its one dtype."""
+    return {
         "code": frame["code"].astype(object),
         "rule_id": frame["rule_id"].astype(object),
         "ruleset": frame["ruleset"].astype(object),
@@ -97,8 +208,7 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
         "evidence": frame["evidence"].astype(object),
         "source_file": frame["source_file"].astype(object),
         "source_line": frame["source_line"].astype("Int64"),
-    })
-    return out.reset_index(drop=True)
+    }
 
 
 def severity_counts(findings: pd.DataFrame) -> dict[str, int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from auditor.checks.common import event_is, has_flag, written
+from auditor.checks.common import next_after, written
 from auditor.checks.registry import Hits, check
 
 
@@ -52,12 +52,20 @@ def _satisfies(inspections: list, groups: list[list[str]]) -> bool:
     return True
 
 
-def _first_uses(ctx, found: bool):
-    rows, records = written(ctx, "first_use")
-    for r, record in zip(rows, records):
-        dice = [d for d in record if d["found"] == found]
-        if dice:
-            yield r, dice
+def _first_uses(ctx, found: bool) -> list:
+    """(row, dice) of first uses of received (or found) dice; split once per
+    audit, for the two checks that read them."""
+    memo = ctx.shared._memo
+    got = memo.get(("first_uses", found))
+    if got is None:
+        rows, records = written(ctx, "first_use")
+        got = []
+        for r, record in zip(rows, records):
+            dice = [d for d in record if d["found"] == found]
+            if dice:
+                got.append((r, dice))
+        memo[("first_uses", found)] = got
+    return got
 
 
 @check("dice_inspected_before_use", "dice.not_inspected", ("new_dice_inspections",))
@@ -125,14 +133,17 @@ def shooter_selection(ctx, params) -> Hits:
     Quiet on: two dice chosen and those two rolled.
     Points at: the `dice_selected`, or the roll of other dice.
     """
-    sel_rows, counts = written(ctx, "selected_count")
+    sel_rows, counts = ctx.shared.sparse("selected_count")
+    bad = counts != 2
     roll_rows, chosen = written(ctx, "roll_not_selected")
-    found = {r: f"shooter chose {c} dice, not 2" for r, c in zip(sel_rows, counts) if c != 2}
-    evid = {r: {"chosen_count": c} for r, c in zip(sel_rows, counts) if c != 2}
-    dice = ctx.events["dice"]
-    for r, ch in zip(roll_rows, chosen):
-        found[r] = f"rolled {dice.iat[r]} but had chosen {','.join(ch)}"
-        evid[r] = {"chosen": ch, "rolled": dice.iat[r]}
+    found = {r: f"shooter chose {c} dice, not 2"
+             for r, c in zip(sel_rows[bad].tolist(), counts[bad].tolist())}
+    evid = {r: {"chosen_count": c}
+            for r, c in zip(sel_rows[bad].tolist(), counts[bad].tolist())}
+    dice = ctx.shared.values_at("dice", np.asarray(roll_rows, dtype=np.int64))
+    for r, ch, rolled in zip(roll_rows, chosen, dice):
+        found[r] = f"rolled {rolled} but had chosen {','.join(ch)}"
+        evid[r] = {"chosen": ch, "rolled": rolled}
     rows = sorted(found)
     return Hits(np.asarray(rows, dtype=np.int64), [found[r] for r in rows],
                 [evid[r] for r in rows])
@@ -162,12 +173,12 @@ def stick_used(ctx, params) -> Hits:
     did not record it (documented choice).
     Points at: the collection or pass.
     """
-    mask = event_is(ctx, "dice_collected", "dice_to_shooter") & has_flag(ctx, "no_stick")
-    rows = np.flatnonzero(mask)
-    ev = ctx.events["event"]
-    return Hits(rows, [("dice collected" if ev.iat[r] == "dice_collected"
+    sh = ctx.shared
+    rows = sh.event_rows("dice_collected", "dice_to_shooter")
+    rows = rows[sh.flag("no_stick", rows)]
+    return Hits(rows, [("dice collected" if ev == "dice_collected"
                         else "dice passed to the shooter") + " without the craps stick"
-                       for r in rows])
+                       for ev in sh.values_at("event", rows)])
 
 
 @check("settle_before_pass", "dice.passed_before_settlement")
@@ -209,15 +220,15 @@ def off_table_procedure(ctx, params) -> Hits:
     the found die.
     """
     found: dict[int, tuple[str, dict]] = {}
-    off_rows, shooters = written(ctx, "offtable_shooter")
+    off_rows, shooters = ctx.shared.sparse("offtable_shooter")
     # With no shooter (a stickperson's throw, a die dropped before anyone
     # accepted the dice) there is nobody to offer the remaining dice to.
-    off_rows = [r for r, s in zip(off_rows, shooters) if s]
-    replaced = _replacement_offer_after(ctx, off_rows)
-    for r in off_rows:
-        if not replaced.get(r):
-            found[r] = (("the remaining dice were not offered to the shooter after a die "
-                         "left the table"), {})
+    has_shooter = shooters != 0 if shooters.dtype != object else \
+        np.fromiter((bool(s) for s in shooters), dtype=bool, count=len(shooters))
+    off_rows = off_rows[has_shooter]
+    for r in off_rows[~_replacement_offer_after(ctx, off_rows)].tolist():
+        found[r] = (("the remaining dice were not offered to the shooter after a die "
+                     "left the table"), {})
     groups = params["found_die_inspections"]
     for r, dice in _first_uses(ctx, found=True):
         bad = [d for d in dice if not _satisfies(d["inspections"], groups)]
@@ -230,25 +241,14 @@ def off_table_procedure(ctx, params) -> Hits:
                 [found[r][1] for r in rows])
 
 
-def _replacement_offer_after(ctx, off_rows) -> dict[int, bool]:
-    """For each `die_off_table`, whether a replacement offer to the shooter
-    came before the next roll."""
-    rows, rounds = written(ctx, "offer_round")
-    offers = {r for r, k in zip(rows, rounds) if k == 2}
-    is_roll = event_is(ctx, "roll")
-    table = ctx.events["table_id"].cat.codes.to_numpy()
-    out = {}
-    n = len(is_roll)
-    for r in off_rows:
-        j = r + 1
-        ok = False
-        while j < n and table[j] == table[r] and not is_roll[j]:
-            if j in offers:
-                ok = True
-                break
-            j += 1
-        out[r] = ok
-    return out
+def _replacement_offer_after(ctx, off: np.ndarray) -> np.ndarray:
+    """For each `die_off_table` row, whether a replacement offer to the
+    shooter came before the next roll (of its table)."""
+    sh = ctx.shared
+    rows, rounds = sh.sparse("offer_round")
+    offers = rows[rounds == 2]
+    limit = np.minimum(next_after(sh.event_rows("roll"), off, sh.n), sh.table_end(off))
+    return next_after(offers, off, sh.n) < limit
 
 
 @check("lost_die_procedure", "dice.lost_die_procedure", ("lost_dice_for_new_set",))

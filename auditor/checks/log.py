@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from auditor.checks.common import written
+from auditor.checks.common import in_sorted, rows_where, written
 from auditor.checks.registry import Hits, check, no_hits
 from auditor.findings import LOCATION_COLUMNS
 
@@ -26,18 +26,18 @@ def sequence_gap(ctx, params) -> Hits:
     ev = ctx.events
     if len(ev) < 2:
         return no_hits()
-    table = ev["table_id"].cat.codes.to_numpy()
-    seq = ev["seq"].to_numpy(dtype=np.int64)
-    same = table[1:] == table[:-1]
-    jump = same & (seq[1:] - seq[:-1] > 1)
-    rows = np.flatnonzero(jump) + 1
+    sh = ctx.shared
+    seq = sh.seq
+    rows = rows_where(len(seq), lambda a, b: seq[a:b] - seq[a - 1:b - 1] > 1, start=1)
+    rows = rows[~in_sorted(sh.table_starts, rows)]  # a table's first row follows no row of it
     if not len(rows):
         return no_hits()
     quarantined = _quarantined_seqs(ctx)
     keep, messages, evidence = [], [], []
-    for r in rows:
+    tids = sh.values_at("table_id", rows)
+    for r, tid in zip(rows.tolist(), tids):
         lo, hi = int(seq[r - 1]), int(seq[r])
-        tid = str(ev["table_id"].iat[r])
+        tid = str(tid)
         known = quarantined.get(tid, set())
         missing = [s for s in range(lo + 1, hi) if s not in known]
         if not missing:
@@ -73,38 +73,86 @@ def sequence_order(ctx, params) -> Hits:
     ev = ctx.events
     if len(ev) < 2:
         return no_hits()
-    table = ev["table_id"].cat.codes.to_numpy()
-    seq = ev["seq"].to_numpy(dtype=np.int64)
-    ts = ev["ts"].to_numpy(dtype="datetime64[us]").astype(np.int64)
-    same = np.concatenate([[False], table[1:] == table[:-1]])
-    prev_seq = np.concatenate([[0], seq[:-1]])
-    prev_ts = np.concatenate([[0], ts[:-1]])
-    repeated = same & (seq == prev_seq)
-    ts_back = same & (ts < prev_ts)
-    # Within one file, in file (recording) order: seq going back.
-    order = ev["source_order"].to_numpy()
-    by_file = np.argsort(order, kind="stable")
-    f_table = table[by_file]
-    f_file = ev["source_file"].cat.codes.to_numpy()[by_file]
-    f_seq = seq[by_file]
-    back_in_file = np.zeros(len(ev), dtype=bool)
-    back_in_file[by_file[1:]] = (f_table[1:] == f_table[:-1]) & (f_file[1:] == f_file[:-1]) \
-        & (f_seq[1:] < f_seq[:-1])
-    mask = repeated | ts_back | back_in_file
-    rows = np.flatnonzero(mask)
+    sh = ctx.shared
+    table = sh.codes("table_id")
+    seq = sh.seq
+    ts = ev["ts"].to_numpy(dtype="datetime64[us]").view(np.int64)
+    n = len(ev)
+    # Rows following a row of their own table: seq repeated, or ts going back.
+    cand = rows_where(n, lambda a, b: (seq[a:b] == seq[a - 1:b - 1])
+                      | (ts[a:b] < ts[a - 1:b - 1]), start=1)
+    cand = cand[~in_sorted(sh.table_starts, cand)]
+    in_file = _back_in_file(ev["source_order"].to_numpy(), table, sh.codes("source_file"), seq)
+    rows = np.union1d(cand, in_file).astype(np.int64)
+    same = ~in_sorted(sh.table_starts, rows)
+    prev = np.maximum(rows - 1, 0)
+    repeated = same & (seq[rows] == seq[prev])
+    ts_back = same & (ts[rows] < ts[prev])
+    rep, back, in_file = repeated.tolist(), ts_back.tolist(), in_sorted(in_file, rows).tolist()
+    went_back = rows[ts_back]
+    ts_texts = iter(zip(_utc_texts(ts[went_back - 1]), _utc_texts(ts[went_back])))
+    seqs = seq[rows].tolist()
+    prev = seq[prev].tolist()
     messages, evidence = [], []
-    for r in rows:
+    for i, same_table in enumerate(same.tolist()):
         why = []
-        if repeated[r]:
-            why.append(f"seq {seq[r]} repeats")
-        if ts_back[r]:
-            why.append(f"ts goes back from {pd.Timestamp(prev_ts[r], unit='us', tz='UTC')} "
-                       f"to {pd.Timestamp(ts[r], unit='us', tz='UTC')}")
-        if back_in_file[r]:
+        if rep[i]:
+            why.append(f"seq {seqs[i]} repeats")
+        if back[i]:
+            before, after = next(ts_texts)
+            why.append(f"ts goes back from {before} to {after}")
+        if in_file[i]:
             why.append("seq is lower than the previous row of this table in its file")
         messages.append("; ".join(why))
-        evidence.append({"previous_seq": int(prev_seq[r]) if same[r] else None})
+        evidence.append({"previous_seq": prev[i] if same_table else None})
     return Hits(rows, messages, evidence)
+
+
+#: 9999-12-31 23:59:59.999999 UTC in microseconds.
+_LAST_US = 253402300799999999
+
+
+def _utc_texts(us: np.ndarray) -> list[str]:
+    """`str(pd.Timestamp(v, unit="us", tz="UTC"))` of each value, worked out
+    by numpy for the years 1970-9999 (whole seconds without a fraction, as
+    pandas prints them)."""
+    if not len(us) or us.min() < 0 or us.max() > _LAST_US:
+        return [str(pd.Timestamp(v, unit="us", tz="UTC")) for v in us.tolist()]
+    whole = us % 1_000_000 == 0
+    text = np.where(whole, np.datetime_as_string(us.astype("datetime64[us]"), unit="s"),
+                    np.datetime_as_string(us.astype("datetime64[us]"), unit="us"))
+    return [t.replace("T", " ") + "+00:00" for t in text.tolist()]
+
+
+def _back_in_file(order: np.ndarray, table: np.ndarray, files: np.ndarray,
+                  seq: np.ndarray) -> np.ndarray:
+    """Rows (ascending) whose seq is lower than that of the row just before
+    them in file (recording) order, that row being of the same table and
+    file. Empty when the rows are in file order already (a log read in
+    order: seq never goes back within a table)."""
+    n = len(order)
+    if n < 2 or not len(rows_where(n, lambda a, b: order[a:b] <= order[a - 1:b - 1], start=1)):
+        return np.empty(0, dtype=np.int64)
+    by_file = _file_order(order)
+    f_table, f_file, f_seq = table[by_file], files[by_file], seq[by_file]
+    at = rows_where(n, lambda a, b: (f_table[a:b] == f_table[a - 1:b - 1])
+                    & (f_file[a:b] == f_file[a - 1:b - 1]) & (f_seq[a:b] < f_seq[a - 1:b - 1]),
+                    start=1)
+    return np.sort(by_file[at])
+
+
+def _file_order(order: np.ndarray) -> np.ndarray:
+    """The rows in file order: `np.argsort(order, kind="stable")`. A
+    permutation's inverse is worked out in one pass, not by sorting."""
+    n = len(order)
+    lo, hi = int(order.min()), int(order.max())
+    if lo >= 0 and hi < 4 * n + 64:
+        slot = np.full(hi + 1, -1, dtype=np.int64)
+        slot[order] = np.arange(n)
+        inverse = slot[slot >= 0]
+        if len(inverse) == n:  # no value repeats: the stable sort's result
+            return inverse
+    return np.argsort(order, kind="stable")
 
 
 @check("row_malformed", "log.malformed")
@@ -145,10 +193,10 @@ def unknown_reference(ctx, params) -> Hits:
     die_rows, dice = written(ctx, "die_never_received")
     msgs: dict[int, list[str]] = {}
     evid: dict[int, dict] = {}
-    seats = ctx.events["seat"]
-    for r in seat_rows:
-        msgs.setdefault(r, []).append(f"seat {seats.iat[r]} has no player")
-        evid.setdefault(r, {})["seat"] = int(seats.iat[r])
+    seats = ctx.shared.ints_at("seat", seat_rows)
+    for r, seat in zip(seat_rows, seats):
+        msgs.setdefault(r, []).append(f"seat {seat} has no player")
+        evid.setdefault(r, {})["seat"] = int(seat)
     for r, d in zip(die_rows, dice):
         msgs.setdefault(r, []).append(f"die {', '.join(d)} never received at this table")
         evid.setdefault(r, {})["dice"] = d

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from auditor.checks.common import by_other_roles, col, event_is, has_flag, latest
+from auditor.checks.common import by_other_roles, next_after
 from auditor.checks.registry import Hits, check
 from auditor.logs.schema import NO_ROLL_CONDITIONS
 
@@ -26,31 +26,30 @@ def mandatory_no_roll(ctx, params) -> Hits:
     Points at: the roll.
     """
     conditions = params["mandatory_no_roll_conditions"]
-    is_roll = event_is(ctx, "roll")
-    flagged = np.zeros(len(is_roll), dtype=bool)
-    which: dict[int, list[str]] = {}
+    sh = ctx.shared
+    rolls = sh.event_rows("roll")
+    flagged = np.zeros(len(rolls), dtype=bool)
     for c in conditions:
-        m = is_roll & has_flag(ctx, c)
-        for r in np.flatnonzero(m):
-            which.setdefault(r, []).append(c)
-        flagged |= m
-    voided = ctx.state.mask("roll_voided")
-    rows = np.flatnonzero(flagged & ~voided & _rolls_with_settlements(ctx))
+        flagged |= sh.flag(c, rolls)
+    rows = rolls[flagged]
+    rows = rows[~sh.written_at("roll_voided", rows) & _rolls_with_settlements(ctx, rows)]
+    which = [[c for c, on in zip(conditions, flags) if on] for flags in
+             zip(*(sh.flag(c, rows).tolist() for c in conditions))] if len(rows) else []
     return Hits(rows,
-                [f"roll with {', '.join(which[r])} was not called a no roll and wagers were "
-                 f"settled on it" for r in rows], [{"conditions": which[r]} for r in rows])
+                [f"roll with {', '.join(w)} was not called a no roll and wagers were "
+                 f"settled on it" for w in which], [{"conditions": w} for w in which])
 
 
-def _rolls_with_settlements(ctx) -> np.ndarray:
-    """Rolls followed, before the next roll of their table (and its next
-    `table_open`), by a settlement of any wager (a field or place bet paid on
-    the roll is as much a settlement on it as a line bet): a row mask."""
-    is_settle = event_is(ctx, "wager_settled")
-    last = latest(ctx, event_is(ctx, "roll"), resets=event_is(ctx, "table_open"))
-    out = np.zeros(len(is_settle), dtype=bool)
-    on = last[is_settle]
-    out[on[on >= 0]] = True
-    return out
+def _rolls_with_settlements(ctx, rows: np.ndarray) -> np.ndarray:
+    """Which of the roll `rows` are followed, before the next roll of their
+    table (and its next `table_open`), by a settlement of any wager (a field
+    or place bet paid on the roll is as much a settlement on it as a line
+    bet)."""
+    sh = ctx.shared
+    limit = np.minimum(next_after(sh.event_rows("roll"), rows, sh.n),
+                       next_after(sh.event_rows("table_open"), rows, sh.n))
+    limit = np.minimum(limit, sh.table_end(rows))
+    return next_after(sh.event_rows("wager_settled"), rows, sh.n) < limit
 
 
 #: Roll flags that are grounds for a no roll (R 6.4 mandatory, 6.5 discretionary).
@@ -69,14 +68,14 @@ def no_roll_chips_contact(ctx, params) -> Hits:
     `die_on_die`, `short`): that roll was void or voidable anyway.
     Points at: the `no_roll`.
     """
-    is_roll = event_is(ctx, "roll")
-    is_chips = event_is(ctx, "no_roll") & (col(ctx, "reason") == "chips_contact").to_numpy()
-    grounded = np.zeros(len(is_roll), dtype=bool)
+    sh = ctx.shared
+    rows = sh.event_rows("no_roll")
+    rows = rows[sh.is_in("reason", ("chips_contact",), rows)]
+    last = sh.latest(sh.event_rows("roll"), rows)  # the roll each no roll is about
+    grounded = np.zeros(len(rows), dtype=bool)
     for flag in NO_ROLL_GROUNDS:
-        grounded |= has_flag(ctx, flag)
-    rows = np.flatnonzero(is_chips)
-    last = latest(ctx, is_roll)[rows]  # the roll each no roll is about
-    out = rows[(last < 0) | ~grounded[np.maximum(last, 0)]]
+        grounded |= sh.flag(flag, np.maximum(last, 0))
+    out = rows[(last < 0) | ~grounded]
     return Hits(out,
                 "no roll declared because the dice touched chips other than the bank")
 
@@ -89,8 +88,9 @@ def no_roll_timing(ctx, params) -> Hits:
     Quiet on: flag `before_rest` (or not recorded).
     Points at: the `no_roll`.
     """
-    mask = event_is(ctx, "no_roll") & has_flag(ctx, "after_rest")
-    return Hits(np.flatnonzero(mask), "no roll called after the dice came to rest")
+    rows = ctx.shared.event_rows("no_roll")
+    return Hits(rows[ctx.shared.flag("after_rest", rows)],
+                "no roll called after the dice came to rest")
 
 
 @check("no_roll_role", "noroll.wrong_role", ("no_roll_roles",))
@@ -129,8 +129,10 @@ def overrule_authority(ctx, params) -> Hits:
     Points at: the `overrule`.
     """
     authority = params["overrule_authority"]
-    rows = np.flatnonzero(event_is(ctx, "overrule"))
-    roles, reasons = col(ctx, "actor_role"), col(ctx, "reason")
-    out = [r for r in rows if reasons.iat[r] not in authority.get(roles.iat[r], [])]
-    return Hits(np.asarray(out, dtype=np.int64),
-                [f"{roles.iat[r]} has no authority to overrule {reasons.iat[r]}" for r in out])
+    sh = ctx.shared
+    rows = sh.event_rows("overrule")
+    roles, reasons = sh.values_at("actor_role", rows), sh.values_at("reason", rows)
+    out = [(r, role, reason) for r, role, reason in zip(rows.tolist(), roles, reasons)
+           if reason not in authority.get(role, [])]
+    return Hits(np.asarray([r for r, _, _ in out], dtype=np.int64),
+                [f"{role} has no authority to overrule {reason}" for _, role, reason in out])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from auditor.checks.common import col, role_in, seat_list, written
+from auditor.checks.common import in_sorted, seat_list, written
 from auditor.checks.registry import Hits, check
 from auditor.game.replay import ROUND_AFTER_RELINQUISH, ROUND_START
 
@@ -26,12 +26,30 @@ ROUNDS = {"all": (ROUND_START, ROUND_AFTER_RELINQUISH),
           "start_of_play": (ROUND_START,)}
 
 
-def _offers(ctx, offer_rounds: str = "all"):
-    """(row, round kind) of the offers a rule governs. Replacement offers
+def _offers(ctx, offer_rounds: str = "all") -> tuple[np.ndarray, np.ndarray]:
+    """Rows and round kinds of the offers a rule governs. Replacement offers
     after a die left the table (rule 6.1) are never among them."""
-    rows, rounds = written(ctx, "offer_round")
-    governed = ROUNDS[offer_rounds]
-    return [(r, k) for r, k in zip(rows, rounds) if k in governed]
+    rows, rounds = ctx.shared.sparse("offer_round")
+    keep = np.isin(rounds, ROUNDS[offer_rounds])
+    return rows[keep], rounds[keep]
+
+
+def _next_clockwise(masks: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """`next_clockwise` of many masks at once: the lowest seat (bit 1..62)
+    above `after`, else the lowest seat; 0 where there is none."""
+    seats = masks.astype(np.uint64) & np.uint64(SEAT_BITS)
+    shift = (np.clip(after, -1, 62) + 1).astype(np.uint64)
+    above = (seats >> shift) << shift
+    pick = np.where(above != 0, above, seats)
+    low = pick & (~pick + np.uint64(1))  # the lowest bit set
+    out = np.zeros(len(pick), dtype=np.int64)
+    some = low != 0
+    out[some] = np.log2(low[some].astype(np.float64)).astype(np.int64)  # exact: powers of 2
+    return out
+
+
+#: Bits 1..62: the seats `seat_list` reads.
+SEAT_BITS = sum(1 << s for s in range(1, 63))
 
 
 @check("offer_order", "offer.order",
@@ -53,31 +71,30 @@ def offer_order(ctx, params) -> Hits:
     to seat 2.
     Points at: the out-of-turn `dice_offered`.
     """
-    st = ctx.state
-    seats = ctx.events["seat"].to_numpy(dtype=np.int64, na_value=0)
-    anchors, opens = st.lookup("offer_anchor"), st.lookup("offer_open_seat")
-    occupied, line_bettors = st["occupied"], st["line_bettors"]
+    st, sh = ctx.state, ctx.shared
+    rows, kinds = _offers(ctx, params["offer_rounds"])
+    anchor = sh.sparse_at("offer_anchor", rows, 0).astype(np.int64)
+    mask = st["occupied"][rows].astype(np.int64)
+    if params["first_offer_anchor"] == "table_open_seat":
+        opens = sh.sparse_at("offer_open_seat", rows, None)
+        open_seat = np.fromiter((int(o or 0) for o in opens), dtype=np.int64, count=len(rows))
+        use = (kinds == ROUND_START) & (anchor == 0) & (open_seat != 0)
+        anchor = np.where(use, open_seat - 1, anchor)
+    if params["skip_players_without_line_bet"]:
+        line = st["line_bettors"][rows].astype(np.int64)
+        mask = np.where((kinds == ROUND_AFTER_RELINQUISH) & (line != 0), line, mask)
+    expected = _next_clockwise(mask, anchor)
+    got = sh.int_at("seat", rows)
+    bad = (expected != 0) & (got != expected)
     out, messages, evidence = [], [], []
-    for r, kind in _offers(ctx, params["offer_rounds"]):
-        anchor = int(anchors[int(r)])
-        mask = int(occupied[r])
-        if kind == ROUND_START and anchor == 0:
-            open_seat = int(opens.get(int(r)) or 0)
-            if params["first_offer_anchor"] == "table_open_seat" and open_seat:
-                anchor = open_seat - 1
-        if kind == ROUND_AFTER_RELINQUISH and params["skip_players_without_line_bet"]:
-            line = int(line_bettors[r])
-            if line:
-                mask = line
-        expected = next_clockwise(mask, anchor)
-        got = int(seats[r])
-        if expected and got != expected:
-            out.append(r)
-            messages.append(f"dice offered to seat {got}; seat {expected} was next in turn")
-            evidence.append({"expected_seat": expected, "offered_seat": got,
-                             "round": "start_of_play" if kind == ROUND_START
-                             else "after_relinquish",
-                             "after_seat": anchor, "eligible_seats": seat_list(mask)})
+    for r, kind, a, m, want, seat in zip(*(x[bad].tolist() for x in
+                                           (rows, kinds, anchor, mask, expected, got))):
+        out.append(r)
+        messages.append(f"dice offered to seat {seat}; seat {want} was next in turn")
+        evidence.append({"expected_seat": want, "offered_seat": seat,
+                         "round": "start_of_play" if kind == ROUND_START
+                         else "after_relinquish",
+                         "after_seat": a, "eligible_seats": seat_list(m)})
     return Hits(np.asarray(out, dtype=np.int64), messages, evidence)
 
 
@@ -91,13 +108,14 @@ def offer_line_bettors_only(ctx, params) -> Hits:
     Quiet on: offers to players holding a line bet; offers at the start of play.
     Points at: the `dice_offered`.
     """
-    seats = ctx.events["seat"].to_numpy(dtype=np.int64, na_value=0)
-    line_bettors = ctx.state["line_bettors"]
-    out = [r for r, kind in _offers(ctx) if kind == ROUND_AFTER_RELINQUISH
-           and not (int(line_bettors[r]) >> int(seats[r])) & 1]
-    return Hits(np.asarray(out, dtype=np.int64),
-                [f"dice offered to seat {seats[r]}, which held no Pass or Don't Pass wager"
-                 for r in out])
+    rows, kinds = _offers(ctx)
+    rows = rows[kinds == ROUND_AFTER_RELINQUISH]
+    seats = ctx.shared.int_at("seat", rows)
+    line_bettors = ctx.state["line_bettors"][rows].astype(np.int64)
+    bad = ((line_bettors >> np.clip(seats, 0, 63)) & 1) == 0
+    return Hits(rows[bad],
+                [f"dice offered to seat {s}, which held no Pass or Don't Pass wager"
+                 for s in seats[bad].tolist()])
 
 
 @check("offer_complete_set", "offer.incomplete_set", ("offer_rounds",))
@@ -113,8 +131,8 @@ def offer_complete_set(ctx, params) -> Hits:
     Points at: the `dice_offered`.
     """
     rows, missing = written(ctx, "offer_missing_dice")
-    governed = {r for r, _ in _offers(ctx, params["offer_rounds"])}
-    keep = [(r, m) for r, m in zip(rows, missing) if r in governed]
+    governed = in_sorted(_offers(ctx, params["offer_rounds"])[0], rows).tolist()
+    keep = [(r, m) for r, m, ok in zip(rows, missing, governed) if ok]
     return Hits(np.asarray([r for r, _ in keep], dtype=np.int64),
                 [f"offer left out die(s) {', '.join(m)} of the set" for _, m in keep],
                 [{"missing_dice": m} for _, m in keep])
@@ -131,12 +149,9 @@ def offer_role(ctx, params) -> Hits:
     Quiet on: the stickperson offering.
     Points at: the `dice_offered`.
     """
-    allowed = role_in(ctx, params["offer_roles"])
-    roles = col(ctx, "actor_role")
-    out = []
-    for r, _ in _offers(ctx, params["offer_rounds"]):
-        if not allowed[r]:
-            out.append(r)
-    return Hits(np.asarray(out, dtype=np.int64),
-                [f"dice offered by {roles.iat[r]}; the rules name "
-                 f"{' or '.join(params['offer_roles'])}" for r in out])
+    sh = ctx.shared
+    rows = _offers(ctx, params["offer_rounds"])[0]
+    out = rows[~sh.is_in("actor_role", params["offer_roles"], rows)]
+    return Hits(out, [f"dice offered by {role}; the rules name "
+                      f"{' or '.join(params['offer_roles'])}"
+                      for role in sh.values_at("actor_role", out)])

@@ -8,12 +8,14 @@ check, stamps the rule id, clause and severity on each finding.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from auditor.findings import paused_gc
 from auditor.rules.parameters import PARAMETERS
 
 
@@ -73,10 +75,20 @@ def check(name: str, code: str, params: tuple[str, ...] = ()):
         if name in CHECKS:
             raise ValueError(f"check {name} registered twice")
         family = func.__module__.rsplit(".", 1)[-1]
-        CHECKS[name] = Check(name, code, family, tuple(params), func)
+        CHECKS[name] = Check(name, code, family, tuple(params), _gc_paused(func))
         return func
 
     return register
+
+
+def _gc_paused(func: Callable) -> Callable:
+    """The check with the cyclic garbage collector paused (see
+    `auditor.findings.paused_gc`), whoever calls it."""
+    @functools.wraps(func)
+    def run(ctx, params):
+        with paused_gc():
+            return func(ctx, params)
+    return run
 
 
 def checks_for_code(code: str) -> list[Check]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from auditor.checks.common import col, written
+from auditor.checks.common import written
 from auditor.checks.registry import Hits, check
 
 
@@ -21,26 +21,25 @@ def line_bet_outcome(ctx, params) -> Hits:
     Quiet on: pass wins on a natural; don't pass pushes on the bar.
     Points at: the `wager_settled`.
     """
-    rows, expected = written(ctx, "settle_expected")
-    outcome = ctx.events["outcome"].astype(object).to_numpy()
-    wrong = outcome[rows] != np.asarray(expected, dtype=object) if len(rows) else []
-    bets, seats = col(ctx, "bet"), col(ctx, "seat")
-    roll_rows = ctx.state.lookup("settle_roll")
-    seq = ctx.events["seq"]
-    out, messages, evidence = [], [], []
-    for r, want in zip(rows[wrong], np.asarray(expected, dtype=object)[wrong]):
-        got = outcome[r]
-        out.append(r)
-        rr = roll_rows.get(int(r))
-        if want == "undecided":
-            messages.append(f"{bets.iat[r]} at seat {seats.iat[r]} settled {got}, but the last "
+    sh = ctx.shared
+    rows, expected = sh.sparse("settle_expected")
+    outcome = sh.values_at("outcome", rows)
+    wrong = outcome != expected if len(rows) else np.zeros(0, dtype=bool)
+    rows, got, want = rows[wrong], outcome[wrong], expected[wrong]
+    bets, seats = sh.values_at("bet", rows), sh.ints_at("seat", rows)
+    roll_rows = sh.sparse_at("settle_roll", rows, None)
+    seq = sh.seq
+    messages, evidence = [], []
+    for r, g, w, bet, seat, rr in zip(rows.tolist(), got, want, bets, seats, roll_rows):
+        if w == "undecided":
+            messages.append(f"{bet} at seat {seat} settled {g}, but the last "
                             f"roll did not decide it")
         else:
-            messages.append(f"{bets.iat[r]} at seat {seats.iat[r]} settled {got}; the dice "
-                            f"decided {want}")
-        evidence.append({"expected": want, "settled": got,
-                         "roll_seq": int(seq.iat[rr]) if rr is not None and rr >= 0 else None})
-    return Hits(np.asarray(out, dtype=np.int64), messages, evidence)
+            messages.append(f"{bet} at seat {seat} settled {g}; the dice "
+                            f"decided {w}")
+        evidence.append({"expected": w, "settled": g,
+                         "roll_seq": int(seq[rr]) if rr is not None and rr >= 0 else None})
+    return Hits(rows, messages, evidence)
 
 
 @check("line_bet_settled", "settle.missing")
@@ -71,6 +70,6 @@ def no_settlement_on_void_roll(ctx, params) -> Hits:
     Points at: the `wager_settled`.
     """
     rows, roll_rows = written(ctx, "settled_on_void")
-    seq = ctx.events["seq"]
-    return Hits(rows, [f"wager settled on the void roll at seq {seq.iat[rr]}"
-                       for rr in roll_rows], [{"roll_seq": int(seq.iat[rr])} for rr in roll_rows])
+    seq = ctx.shared.seq
+    return Hits(rows, [f"wager settled on the void roll at seq {seq[rr]}"
+                       for rr in roll_rows], [{"roll_seq": int(seq[rr])} for rr in roll_rows])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from auditor.checks.common import col, event_is, role_in, written
+from auditor.checks.common import written
 from auditor.checks.registry import Hits, check
 
 
@@ -12,13 +12,25 @@ def _player_rolls(ctx, name: str) -> tuple[np.ndarray, list]:
     return written(ctx, name)
 
 
-def _marker_off_exception_holds(ctx, r: int) -> bool:
+def _marker_off_exception_holds(ctx, rows: np.ndarray) -> np.ndarray:
     """SD 20:18:33:08(2): the previous shooter may throw without a line bet
     only with the marker off on the don't pass line, come or don't come
-    wagers left to decide, and no other player willing to shoot."""
-    st = ctx.state
-    return bool(st.at("roll_marker_off", r)) and (st.at("roll_come_wagers", r) or 0) > 0 \
-        and not st.at("roll_other_line_bettors", r) and bool(st.at("roll_by_shooter", r))
+    wagers left to decide, and no other player willing to shoot. For each
+    of the roll `rows`."""
+    sh = ctx.shared
+    return _truthy(sh.sparse_at("roll_marker_off", rows, None)) \
+        & (_number(sh.sparse_at("roll_come_wagers", rows, None)) > 0) \
+        & ~_truthy(sh.sparse_at("roll_other_line_bettors", rows, None)) \
+        & _truthy(sh.sparse_at("roll_by_shooter", rows, None))
+
+
+def _truthy(values: np.ndarray) -> np.ndarray:
+    return np.fromiter((bool(v) for v in values), dtype=bool, count=len(values))
+
+
+def _number(values: np.ndarray) -> np.ndarray:
+    """`value or 0` of each value."""
+    return np.fromiter((v or 0 for v in values), dtype=np.float64, count=len(values))
 
 
 @check("line_bet_at_roll", "shooter.ineligible", ("eligibility", "no_shooter_fallback"))
@@ -34,22 +46,19 @@ def line_bet_at_roll(ctx, params) -> Hits:
     stickperson's throws (not a player); a marker-off throw inside SD (2).
     Points at: the roll.
     """
-    rows, has_bet = written(ctx, "roll_line_bet")
-    point = ctx.state["point"]
-    out, messages = [], []
-    for r, ok in zip(rows, has_bet):
-        if ok:
-            continue
-        if params["eligibility"] == "come_out" and point[r] != 0:
-            continue
-        if params["no_shooter_fallback"] == "previous_shooter_marker_off" and \
-                _marker_off_exception_holds(ctx, r):
-            continue
-        out.append(r)
-        messages.append(f"seat {ctx.events['seat'].iat[r]} rolled without an active Pass or "
-                        f"Don't Pass wager")
-    return Hits(np.asarray(out, dtype=np.int64), messages,
-                [{"point_before": int(point[r])} for r in out])
+    sh = ctx.shared
+    rows, has_bet = sh.sparse("roll_line_bet")
+    rows = rows[~_truthy(has_bet)] if has_bet.dtype == object else rows[~has_bet.astype(bool)]
+    point = ctx.state["point"][rows]
+    keep = np.ones(len(rows), dtype=bool)
+    if params["eligibility"] == "come_out":
+        keep &= point == 0
+    if params["no_shooter_fallback"] == "previous_shooter_marker_off":
+        keep[keep] = ~_marker_off_exception_holds(ctx, rows[keep])
+    out = rows[keep]
+    return Hits(out, [f"seat {seat} rolled without an active Pass or Don't Pass wager"
+                      for seat in sh.ints_at("seat", out)],
+                [{"point_before": p} for p in point[keep].tolist()])
 
 
 @check("shooter_accepted_dice", "shooter.not_accepted")
@@ -62,15 +71,15 @@ def shooter_accepted_dice(ctx, params) -> Hits:
     Quiet on: rolls by the player whose `dice_accepted` made them shooter.
     Points at: the roll.
     """
-    rows, by_shooter = written(ctx, "roll_by_shooter")
-    shooter = ctx.state["shooter"]
-    seats = ctx.events["seat"]
-    out = [r for r, ok in zip(rows, by_shooter) if not ok]
-    messages = [f"seat {seats.iat[r]} rolled but the shooter was "
-                + (f"seat {shooter[r]}" if shooter[r] else "nobody (no one had accepted the dice)")
-                for r in out]
-    return Hits(np.asarray(out, dtype=np.int64), messages,
-                [{"shooter_seat": int(shooter[r])} for r in out])
+    sh = ctx.shared
+    rows, by_shooter = sh.sparse("roll_by_shooter")
+    out = rows[~_truthy(by_shooter)] if by_shooter.dtype == object \
+        else rows[~by_shooter.astype(bool)]
+    shooter = ctx.state["shooter"][out].tolist()
+    messages = [f"seat {seat} rolled but the shooter was "
+                + (f"seat {s}" if s else "nobody (no one had accepted the dice)")
+                for seat, s in zip(sh.ints_at("seat", out), shooter)]
+    return Hits(out, messages, [{"shooter_seat": int(s)} for s in shooter])
 
 
 @check("pass_after_seven_out", "shooter.kept_after_seven_out")
@@ -97,12 +106,13 @@ def order_to_pass_authority(ctx, params) -> Hits:
     Quiet on: an order by an empowered role; voluntary and seven-out passes.
     Points at: the `shooter_relinquish`.
     """
-    mask = event_is(ctx, "shooter_relinquish") & (col(ctx, "reason") == "ordered").to_numpy() \
-        & ~role_in(ctx, params["order_to_pass_roles"])
-    rows = np.flatnonzero(mask)
-    roles = col(ctx, "actor_role")
-    return Hits(rows, [f"shooter ordered to pass by {roles.iat[r] or 'an unrecorded role'}; "
-                       f"only {', '.join(params['order_to_pass_roles'])} may" for r in rows])
+    sh = ctx.shared
+    rows = sh.event_rows("shooter_relinquish")
+    rows = rows[sh.is_in("reason", ("ordered",), rows)
+                & ~sh.is_in("actor_role", params["order_to_pass_roles"], rows)]
+    return Hits(rows, [f"shooter ordered to pass by {role or 'an unrecorded role'}; "
+                       f"only {', '.join(params['order_to_pass_roles'])} may"
+                       for role in sh.values_at("actor_role", rows)])
 
 
 @check("stickperson_throw_allowed", "shooter.stickperson_throw")
@@ -119,10 +129,10 @@ def stickperson_throw_allowed(ctx, params) -> Hits:
     rows, any_wager = written(ctx, "stick_any_wager")
     willing = ctx.state.lookup("stick_willing")
     after = ctx.state.lookup("stick_after_decision")
-    roles = col(ctx, "actor_role")
+    roles = ctx.shared.values_at("actor_role", np.asarray(rows, dtype=np.int64))
     out, messages = [], []
-    for r, wagers in zip(rows, any_wager):
-        if roles.iat[r] != "stickperson":
+    for r, wagers, role in zip(rows, any_wager, roles):
+        if role != "stickperson":
             continue
         why = []
         if willing.get(r):
@@ -151,20 +161,23 @@ def marker_off_throw_allowed(ctx, params) -> Hits:
     with a line bet; and every roll by a shooter who holds a line bet.
     Points at: the roll.
     """
-    rows, has_bet = written(ctx, "roll_line_bet")
-    st = ctx.state
-    out, messages = [], []
-    for r, ok in zip(rows, has_bet):
-        if ok or not st.at("roll_after_point_made", r):
-            continue  # SD (2) speaks of a shooter who has made the come-out point
+    sh = ctx.shared
+    rows, has_bet = sh.sparse("roll_line_bet")
+    rows = rows[~_truthy(has_bet)] if has_bet.dtype == object else rows[~has_bet.astype(bool)]
+    # SD (2) speaks of a shooter who has made the come-out point.
+    rows = rows[_truthy(sh.sparse_at("roll_after_point_made", rows, None))]
+    marker_off = _truthy(sh.sparse_at("roll_marker_off", rows, None))
+    come = _truthy(sh.sparse_at("roll_come_wagers", rows, None))
+    others = _truthy(sh.sparse_at("roll_other_line_bettors", rows, None))
+    bad = ~marker_off | ~come | others
+    out, messages = rows[bad], []
+    for m, c, o in zip(marker_off[bad], come[bad], others[bad]):
         why = []
-        if not st.at("roll_marker_off", r):
+        if not m:
             why.append("the on/off marker was not off on the don't pass line")
-        if not st.at("roll_come_wagers", r):
+        if not c:
             why.append("no come or don't come wager remained")
-        if st.at("roll_other_line_bettors", r):
+        if o:
             why.append("another player held a line bet and could shoot")
-        if why:
-            out.append(r)
-            messages.append("shooter threw without a line bet: " + "; ".join(why))
-    return Hits(np.asarray(out, dtype=np.int64), messages)
+        messages.append("shooter threw without a line bet: " + "; ".join(why))
+    return Hits(out, messages)

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from auditor.checks.common import by_other_roles, col, event_is, has_flag, written
+from auditor.checks.common import by_other_roles, next_after
 from auditor.checks.registry import Hits, check
 
 
 def _throw_fault(ctx, params, flag: str, message: str) -> Hits:
-    mask = event_is(ctx, "roll") & has_flag(ctx, flag)
+    sh = ctx.shared
+    rows = sh.event_rows("roll")
+    rows = rows[sh.flag(flag, rows)]
     if not params["include_voided_rolls"]:
-        mask &= ~ctx.state.mask("roll_voided")
-    return Hits(np.flatnonzero(mask), message)
+        rows = rows[~sh.written_at("roll_voided", rows)]
+    return Hits(rows, message)
 
 
 @check("one_hand_throw", "throw.two_hands", ("include_voided_rolls",))
@@ -62,9 +64,9 @@ def total_called(ctx, params) -> Hits:
     Quiet on: a `total_called` after it; a roll voided by a no roll.
     Points at: the roll.
     """
-    rows, _ = written(ctx, "roll_total")
-    called, voided = ctx.state.mask("call_row"), ctx.state.mask("roll_voided")
-    out = rows[~called[rows] & ~voided[rows]]
+    sh = ctx.shared
+    rows = sh.sparse_rows("roll_total")
+    out = rows[~sh.written_at("call_row", rows) & ~sh.written_at("roll_voided", rows)]
     return Hits(out, "no total was called after the roll")
 
 
@@ -80,46 +82,43 @@ def called_total_correct(ctx, params) -> Hits:
     Points at: the `total_called`. An `overrule` that corrects the call is
     recorded in the evidence; the finding stays.
     """
-    rows, roll_rows = written(ctx, "call_roll")
-    counted = ctx.state.lookup("roll_counted_total")
-    total = col(ctx, "total").to_numpy(dtype=float, na_value=np.nan)
-    want = np.array([counted.get(rr, np.nan) for rr in roll_rows], dtype=float)
-    called = total[rows] if len(rows) else np.empty(0)
+    sh = ctx.shared
+    rows, roll_rows = sh.sparse("call_roll")
+    want = sh.sparse_at("roll_counted_total", roll_rows, np.nan).astype(float)
+    called = sh.events["total"].array[rows].to_numpy(dtype=float, na_value=np.nan) \
+        if len(rows) else np.empty(0)
     wrong = ~np.isnan(want) & ~np.isnan(called) & (want != called)
-    overrules = _overrules_after(ctx) if wrong.any() else {}
-    seq = ctx.events["seq"]
+    overrules = _overrules_after(ctx, rows[wrong]) if wrong.any() else {}
+    seq = sh.seq
     out, messages, evidence = [], [], []
-    for r, rr, got, right in zip(rows[wrong], np.asarray(roll_rows)[wrong], called[wrong],
-                                 want[wrong]):
+    for r, rr, got, right in zip(rows[wrong].tolist(), np.asarray(roll_rows)[wrong].tolist(),
+                                 called[wrong], want[wrong]):
         out.append(r)
         messages.append(f"called {int(got)}; the dice showed {int(right)}")
-        ev = {"called": int(got), "counted": int(right), "roll_seq": int(seq.iat[rr])}
+        ev = {"called": int(got), "counted": int(right), "roll_seq": int(seq[rr])}
         if r in overrules:
             ev["overruled_by"] = overrules[r]
         evidence.append(ev)
     return Hits(np.asarray(out, dtype=np.int64), messages, evidence)
 
 
-def _overrules_after(ctx) -> dict[int, dict]:
-    """Each call followed (before the next roll, at the same table) by an
-    overrule: who overruled."""
-    is_call = event_is(ctx, "total_called")
-    is_over = event_is(ctx, "overrule")
-    is_roll = event_is(ctx, "roll") | event_is(ctx, "table_open")
-    table = ctx.events["table_id"].to_numpy()
-    out: dict[int, dict] = {}
-    last_call, last_table = -1, None
-    seq, roles = ctx.events["seq"], ctx.events["actor_role"]
-    for r in np.flatnonzero(is_call | is_over | is_roll):
-        if table[r] != last_table:
-            last_call, last_table = -1, table[r]
-        if is_roll[r]:
-            last_call = -1
-        elif is_call[r]:
-            last_call = r
-        elif last_call >= 0:
-            out[last_call] = {"seq": int(seq.iat[r]), "role": roles.iat[r]}
-    return out
+def _overrules_after(ctx, calls: np.ndarray) -> dict[int, dict]:
+    """Which of the `calls` are followed (before the next roll, call or
+    `table_open`, at the same table) by an overrule: the last such overrule,
+    who made it."""
+    sh = ctx.shared
+    overs = sh.event_rows("overrule")
+    if not len(overs) or not len(calls):
+        return {}
+    calls = np.asarray(calls, dtype=np.int64)
+    limit = np.minimum(next_after(sh.event_rows("roll", "table_open", "total_called"), calls,
+                                  sh.n), sh.table_end(calls))
+    at = np.searchsorted(overs, limit, side="left") - 1
+    last = np.where(at >= 0, overs[np.maximum(at, 0)], -1)
+    hit = last > calls
+    roles = sh.values_at("actor_role", last[hit])
+    return {c: {"seq": int(sh.seq[o]), "role": role}
+            for c, o, role in zip(calls[hit].tolist(), last[hit].tolist(), roles)}
 
 
 @check("caller_role", "call.wrong_role", ("caller_roles",))
