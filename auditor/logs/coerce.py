@@ -76,17 +76,26 @@ class _Problems:
 
 
 def _np(arr) -> np.ndarray:
+    """A boolean mask (numpy or Arrow, null meaning False) as numpy."""
     if isinstance(arr, np.ndarray):
         return arr
     if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    return pc.fill_null(arr, False).to_numpy(zero_copy_only=False)
+        arr = _flat(arr)
+    if arr.null_count:
+        arr = pc.fill_null(arr, False)
+    return arr.to_numpy(zero_copy_only=False)
 
 
 def _flat(col) -> pa.Array:
     if isinstance(col, pa.ChunkedArray):
+        if col.num_chunks == 1:
+            return col.chunk(0)
         return col.combine_chunks() if col.num_chunks else pa.array([], col.type)
     return col
+
+
+def _chunks(col) -> list[pa.Array]:
+    return col.chunks if isinstance(col, pa.ChunkedArray) else [col]
 
 
 def _as_text(col) -> pa.Array:
@@ -101,30 +110,206 @@ def _as_text(col) -> pa.Array:
     elif not pa.types.is_string(col.type):
         col = pc.cast(col, pa.string())
     col = pc.utf8_trim_whitespace(col)
-    return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
+    empty = pc.equal(col, "")
+    if not pc.any(empty).as_py():
+        return col
+    return pc.if_else(empty, pa.scalar(None, pa.string()), col)
+
+
+class _Text:
+    """A text column, trimmed, empty cells null: its distinct values and each
+    row's code into them (`codes`, int32, len(values) for a null row), so a
+    check runs once per distinct value and reaches the rows through the codes
+    only when some value fails it. With `codes` None, `values` is the column
+    itself, one cell per row (the columns whose values are nearly all
+    distinct: seq, ts)."""
+
+    __slots__ = ("_array", "_null", "codes", "values")
+
+    def __init__(self, values: pa.Array, codes: np.ndarray | None,
+                 array: pa.DictionaryArray | None = None):
+        self.values = values
+        self.codes = codes
+        self._array = array  # the column as a dictionary array, when at hand
+        self._null = None
+
+    def __len__(self) -> int:
+        return len(self.values) if self.codes is None else len(self.codes)
+
+    @property
+    def null(self) -> np.ndarray:
+        """Per row: no value."""
+        if self._null is None:
+            self._null = _np(pc.is_null(self.values)) if self.codes is None \
+                else self.codes == len(self.values)
+        return self._null
+
+    @property
+    def null_count(self) -> int:
+        if self.codes is None:
+            return self.values.null_count
+        if self._array is not None:
+            return self._array.null_count
+        return int(np.count_nonzero(self.null))
+
+    def rows(self, per_value) -> np.ndarray:
+        """A mask over the values as a mask over the rows (null rows False)."""
+        mask = _np(per_value)
+        if self.codes is None:
+            return mask
+        if not mask.any():
+            return np.zeros(len(self.codes), dtype=bool)
+        return np.append(mask, False).take(self.codes)
+
+    def take(self, per_value: pa.Array) -> pa.Array:
+        """An array over the values as an array over the rows (null rows null)."""
+        if self.codes is None:
+            return per_value
+        with_null = pa.concat_arrays([per_value, pa.nulls(1, per_value.type)])
+        return with_null.take(pa.array(self.codes))
+
+    def value(self, r: int):
+        if self.codes is None:
+            return self.values[r].as_py()
+        code = int(self.codes[r])
+        return None if code == len(self.values) else self.values[code].as_py()
+
+    def array(self) -> pa.Array:
+        """The column: dictionary-encoded (int32 indices), or as it is."""
+        if self.codes is None:
+            return self.values
+        if self._array is None:
+            null = self.null
+            if null.any():
+                indices = pa.array(np.where(null, 0, self.codes).astype(np.int32, copy=False),
+                                   mask=null)
+            else:
+                indices = pa.array(self.codes)
+            self._array = pa.DictionaryArray.from_arrays(indices, self.values, safe=False)
+        return self._array
+
+    def replaced(self, values: pa.Array) -> _Text:
+        """Each value replaced by the one at its place in `values` (equal
+        results become one value again)."""
+        if self.codes is None:
+            return _Text(values, None)
+        return _Text(*_distinct(values, self.codes))
+
+
+def _distinct(values: pa.Array, codes: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+    """`values` (possibly repeated or null) made distinct and non-null, with
+    `codes` (into `values`, len(values) = null) pointing into the result."""
+    encoded = pc.dictionary_encode(values)
+    unique = encoded.dictionary
+    if len(unique) == len(values) and not encoded.indices.null_count:
+        return unique, codes  # distinct already, in the same order
+    remap = np.append(pc.fill_null(encoded.indices, len(unique)).to_numpy(zero_copy_only=False),
+                      len(unique)).astype(np.int32, copy=False)
+    return unique, remap.take(codes)
+
+
+def _text_chunk(col: pa.Array) -> pa.Array:
+    """Any plain column's cells as text, untrimmed (as `_as_text` reads them)."""
+    if col.null_count == len(col):
+        return pa.nulls(len(col), pa.string())
+    if pa.types.is_timestamp(col.type):
+        return pc.strftime(col, format="%Y-%m-%dT%H:%M:%S")
+    if not pa.types.is_string(col.type):
+        return pc.cast(col, pa.string())
+    return col
+
+
+def _cleaned(values: pa.Array) -> pa.Array:
+    """Text trimmed, empty text null."""
+    trimmed = pc.utf8_trim_whitespace(values)
+    return pc.if_else(pc.equal(trimmed, ""), pa.scalar(None, pa.string()), trimmed)
+
+
+_INDICES = pa.int32()
+
+
+def _int32(indices: pa.Array) -> pa.Array:
+    return indices if indices.type == _INDICES else indices.cast(_INDICES)
+
+
+def _text(col, n: int, distinct: bool = True) -> _Text:
+    """Any column as `_Text`. A dictionary-encoded column keeps its
+    dictionaries (one per chunk: put side by side, no unification); a plain
+    one is dictionary-encoded unless `distinct` is False."""
+    if col is None:
+        return _Text(pa.array([], pa.string()), np.zeros(n, dtype=np.int32))
+    chunks = _chunks(col)
+    if not distinct and not any(pa.types.is_dictionary(c.type) for c in chunks):
+        return _Text(_as_text(col), None)
+    if len(chunks) == 1 and pa.types.is_dictionary(chunks[0].type):
+        # The common case (Parquet): one dictionary, usually clean already.
+        chunk = chunks[0]
+        values = chunk.dictionary
+        as_is = pa.types.is_string(values.type) and chunk.type.index_type == _INDICES
+        if not pa.types.is_string(values.type):
+            values = _text_chunk(values)
+        indices = _int32(chunk.indices)
+        if indices.null_count:
+            indices = pc.fill_null(indices, len(values))
+        codes = indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+        clean = _cleaned(values)
+        # Values already trimmed, none empty, each once: the column stays as it is.
+        if not clean.null_count and pc.all(pc.equal(clean, values)).as_py() is not False \
+                and _distinct(values, codes)[1] is codes:
+            return _Text(values, codes, chunk if as_is else None)
+        return _Text(*_distinct(clean, codes))
+    dictionaries, codes, offset = [], [], 0
+    for chunk in chunks:
+        if not pa.types.is_dictionary(chunk.type):
+            text = _text_chunk(chunk)
+            chunk = pc.dictionary_encode(text) if len(text) else \
+                pa.DictionaryArray.from_arrays(pa.array([], pa.int32()), pa.array([], pa.string()))
+        values = chunk.dictionary
+        if not pa.types.is_string(values.type):
+            values = _text_chunk(values)
+        indices = _int32(chunk.indices)
+        if indices.null_count:
+            indices = pc.fill_null(indices, -1)  # a null row: given the null code below
+        part = indices.to_numpy(zero_copy_only=False).astype(np.int32)
+        if offset:
+            part[part >= 0] += offset
+        dictionaries.append(values)
+        codes.append(part)
+        offset += len(values)
+    raw = pa.concat_arrays(dictionaries) if dictionaries else pa.array([], pa.string())
+    codes = np.concatenate(codes) if len(codes) != 1 else codes[0]
+    codes[codes < 0] = len(raw)
+    return _Text(*_distinct(_cleaned(raw), codes))
 
 
 def _int_column(name: str, col, problems: _Problems, n: int) -> pa.Array:
     if col is None or col.null_count == n:
         return pa.nulls(n, pa.int64())
-    col = _flat(col)
-    if pa.types.is_integer(col.type):
-        try:
-            return pc.cast(col, pa.int64())
-        except pa.ArrowInvalid:  # unsigned beyond int64: compare as text below
-            pass
-    text = _as_text(col)
-    good = pc.fill_null(pc.match_substring_regex(text, INT_RE), False)
-    problems.add(pc.and_(pc.is_valid(text), pc.invert(good)),
+    if not any(pa.types.is_dictionary(c.type) for c in _chunks(col)):
+        col = _flat(col)
+        if pa.types.is_integer(col.type):
+            try:
+                return pc.cast(col, pa.int64())
+            except pa.ArrowInvalid:  # unsigned beyond int64: compare as text below
+                pass
+    text = _text(col, n, distinct=name != "seq")
+    values = text.values
+    good = pc.fill_null(pc.match_substring_regex(values, INT_RE), False)
+    problems.add(text.rows(pc.and_(pc.is_valid(values), pc.invert(good))),
                  f"{name} is not a whole number")
-    cleaned = pc.if_else(good, pc.replace_substring_regex(text, r"\.0*$", ""),
-                         pa.scalar(None, pa.string()))
+    if pc.any(pc.match_substring(values, ".")).as_py():
+        values = pc.replace_substring_regex(values, r"\.0*$", "")
+    if (pc.sum(good).as_py() or 0) + values.null_count == len(values):
+        cleaned = values  # every value a whole number (as a CSV's seq nearly always is)
+    else:
+        cleaned = pc.if_else(good, values, pa.scalar(None, pa.string()))
     try:
-        return pc.cast(cleaned, pa.int64())
+        ints = pc.cast(cleaned, pa.int64())
     except pa.ArrowInvalid:  # a number beyond int64
-        values = pa.array([_safe_int(v) for v in cleaned.to_pylist()], pa.int64())
-        problems.add(pc.and_(pc.is_valid(cleaned), pc.is_null(values)), f"{name} is out of range")
-        return values
+        ints = pa.array([_safe_int(v) for v in cleaned.to_pylist()], pa.int64())
+        problems.add(text.rows(pc.and_(pc.is_valid(cleaned), pc.is_null(ints))),
+                     f"{name} is out of range")
+    return text.take(ints)
 
 
 def _safe_int(text):
@@ -137,17 +322,23 @@ def _safe_int(text):
 def _amount_column(col, problems: _Problems, n: int) -> pa.Array:
     if col is None or col.null_count == n:
         return pa.nulls(n, pa.float64())
-    col = _flat(col)
-    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or \
-            pa.types.is_decimal(col.type):
-        values = pc.cast(col, pa.float64(), safe=False)
-        nan = pc.is_nan(values)
-        problems.add(nan, "amount is not a number")
-        return pc.if_else(nan, pa.scalar(None, pa.float64()), values)
-    text = _as_text(col)
-    ok = pc.fill_null(pc.match_substring_regex(text, AMOUNT_RE), False)
-    problems.add(pc.and_(pc.is_valid(text), pc.invert(ok)), "amount is not a number")
-    return pc.cast(pc.if_else(ok, text, pa.scalar(None, pa.string())), pa.float64())
+    if not any(pa.types.is_dictionary(c.type) for c in _chunks(col)):
+        col = _flat(col)
+        if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or \
+                pa.types.is_decimal(col.type):
+            values = pc.cast(col, pa.float64(), safe=False)
+            nan = pc.is_nan(values)
+            if not pc.any(nan).as_py():
+                return values
+            problems.add(nan, "amount is not a number")
+            return pc.if_else(nan, pa.scalar(None, pa.float64()), values)
+    text = _text(col, n)
+    values = text.values
+    ok = pc.fill_null(pc.match_substring_regex(values, AMOUNT_RE), False)
+    problems.add(text.rows(pc.and_(pc.is_valid(values), pc.invert(ok))),
+                 "amount is not a number")
+    return text.take(pc.cast(pc.if_else(ok, values, pa.scalar(None, pa.string())),
+                             pa.float64()))
 
 
 def _ts_column(col, problems: _Problems, n: int) -> pa.Array:
@@ -155,29 +346,36 @@ def _ts_column(col, problems: _Problems, n: int) -> pa.Array:
     if col is None:
         problems.add(np.ones(n, dtype=bool), "ts missing")
         return pa.nulls(n, utc)
-    col = _flat(col)
-    if pa.types.is_timestamp(col.type):
-        # Parquet timestamps: with a zone, converted; without one, taken as UTC.
-        values = pc.cast(col, pa.timestamp("us", tz=col.type.tz or "UTC"))
-        values = values.cast(utc)
-        problems.add(pc.is_null(values), "ts missing")
-        return values
-    text = _as_text(col)
-    has_offset = pc.fill_null(pc.match_substring_regex(text, TS_OFFSET_RE), False)
-    problems.add(pc.is_null(text), "ts missing")
-    problems.add(pc.and_(pc.is_valid(text), pc.invert(has_offset)),
+    if not any(pa.types.is_dictionary(c.type) for c in _chunks(col)):
+        col = _flat(col)
+        if pa.types.is_timestamp(col.type):
+            # Parquet timestamps: with a zone, converted; without one, taken as UTC.
+            values = pc.cast(col, pa.timestamp("us", tz=col.type.tz or "UTC"))
+            values = values.cast(utc)
+            if values.null_count:
+                problems.add(pc.is_null(values), "ts missing")
+            return values
+    text = _text(col, n, distinct=False)
+    values = text.values
+    has_offset = pc.fill_null(pc.match_substring_regex(values, TS_OFFSET_RE), False)
+    problems.add(text.null, "ts missing")
+    problems.add(text.rows(pc.and_(pc.is_valid(values), pc.invert(has_offset))),
                  "ts has no UTC offset (ISO-8601 with offset required)")
-    offset_text = pc.if_else(has_offset, text, pa.scalar(None, pa.string()))
+    if (pc.sum(has_offset).as_py() or 0) + values.null_count == len(values):
+        offset_text = values  # every time with its offset (nearly always)
+    else:
+        offset_text = pc.if_else(has_offset, values, pa.scalar(None, pa.string()))
     try:
         # Arrow's ISO-8601 parser reads the common forms (and gives the same
         # instants pandas does); pandas decides when it refuses any value.
-        values = pc.cast(offset_text, utc)
+        parsed = pc.cast(offset_text, utc)
     except pa.ArrowInvalid:
         strs = pd.Series(offset_text.to_numpy(zero_copy_only=False), dtype=object)
         parsed = pd.to_datetime(strs, utc=True, format="ISO8601", errors="coerce")
-        values = pa.array(parsed.astype("datetime64[us, UTC]"), type=utc)
-    problems.add(pc.and_(has_offset, pc.is_null(values)), "ts is not an ISO-8601 time")
-    return values
+        parsed = pa.array(parsed.astype("datetime64[us, UTC]"), type=utc)
+    problems.add(text.rows(pc.and_(has_offset, pc.is_null(parsed))),
+                 "ts is not an ISO-8601 time")
+    return text.take(parsed)
 
 
 def coerce(raw: RawLog) -> CoercedLog:
@@ -188,6 +386,7 @@ def coerce(raw: RawLog) -> CoercedLog:
     problems.add_rows(raw.cell_problems)
     present = set(table.column_names)
     cols: dict[str, pa.Array] = {}
+    texts: dict[str, _Text] = {}
     for name, kind in schema.COLUMNS:
         col = table.column(name) if name in present else None
         if kind == "int":
@@ -197,10 +396,13 @@ def coerce(raw: RawLog) -> CoercedLog:
         elif kind == "ts":
             cols[name] = _ts_column(col, problems, n)
         else:
-            cols[name] = _as_text(col) if col is not None else pa.nulls(n, pa.string())
-    _validate(cols, problems, n)
+            texts[name] = _text(col, n)
+    _validate(cols, texts, problems, n)
 
-    arrays = [cols[name] for name in schema.COLUMN_NAMES]
+    # Text columns dictionary-encoded: a file's events take a fraction of the
+    # memory until all files are ordered.
+    arrays = [texts[name].array() if name in texts else cols[name]
+              for name in schema.COLUMN_NAMES]
     names = list(schema.COLUMN_NAMES)
     for name in table.column_names:
         if name not in schema.COLUMN_KINDS and name not in RESERVED_COLUMNS:
@@ -213,115 +415,161 @@ def coerce(raw: RawLog) -> CoercedLog:
     names += ["source_file", "source_line"]
     typed = pa.table(arrays, names=names)
 
-    quarantine = _quarantine_frame(raw, table, problems, cols)
+    quarantine = _quarantine_frame(raw, table, problems, cols, texts)
     keep = ~problems.bad
     events = typed if keep.all() else typed.filter(pa.array(keep))
     return CoercedLog(events=events, quarantine=quarantine,
                       rows_read=n + len(raw.rejected.lines))
 
 
-def _quoted(arr: pa.Array):
-    return lambda r: repr(arr[r].as_py())
+#: Event types as Arrow text, to find each value's event code.
+_EVENTS = pa.array(schema.EVENTS)
 
 
-def _validate(cols: dict[str, pa.Array], problems: _Problems, n: int) -> None:
-    """Row checks that need more than one column: the spec's per-event rules."""
-    event = cols["event"]
-    problems.add(pc.is_null(cols["table_id"]), "table_id missing")
+_MAX_FINITE = float(np.finfo(np.float64).max)
+
+#: The event code of a row without a (known) event.
+_NO_EVENT = len(schema.EVENTS)
+
+
+def _event_mask(ev: np.ndarray, names) -> np.ndarray:
+    """Per row: is its event code one of `names`."""
+    lut = np.zeros(_NO_EVENT + 1, dtype=bool)
+    lut[[schema.EVENT_CODE[e] for e in names]] = True
+    return lut.take(ev)
+
+
+def _outside(col: pa.Array, low, high) -> tuple[bool, bool]:
+    """Whether any value of `col` is below `low`, above `high`: one pass, so
+    the checks of a column that holds none (nearly always) are skipped."""
+    bounds = pc.min_max(col)
+    lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
+    if lo is None:
+        return False, False
+    return lo < low, hi > high
+
+
+def _validate(cols: dict[str, pa.Array], texts: dict[str, _Text], problems: _Problems,
+              n: int) -> None:
+    """Row checks that need more than one column: the spec's per-event rules.
+    Text is checked once per distinct value; events are compared as codes."""
+    event = texts["event"]
+    problems.add(texts["table_id"].null, "table_id missing")
     seq_flagged = np.zeros(n, dtype=bool)
     seq_flagged[[r for r, why in problems.reasons.items()
                  if any(w.startswith("seq ") for w in why)]] = True
-    problems.add(_np(pc.is_null(cols["seq"])) & ~seq_flagged, "seq missing")
-    problems.add(pc.is_null(event), "event missing")
-    known = pc.is_in(event, value_set=pa.array(schema.EVENTS))
-    problems.add(pc.and_(pc.is_valid(event), pc.invert(known)),
-                 lambda r: f"unknown event {event[r].as_py()!r}")
-    event = pc.if_else(known, event, pa.scalar(None, pa.string()))
-    # Rules about events absent from the file need no look (small files are many).
-    present = set(pc.unique(event).to_pylist())
+    if cols["seq"].null_count:
+        problems.add(_np(pc.is_null(cols["seq"])) & ~seq_flagged, "seq missing")
+    problems.add(event.null, "event missing")
+    code = pc.index_in(event.values, value_set=_EVENTS)
+    problems.add(event.rows(pc.is_null(code)),
+                 lambda r: f"unknown event {event.value(r)!r}")
+    # Each row's event code; _NO_EVENT for a missing or unknown event.
+    ev = np.append(pc.fill_null(code, _NO_EVENT).to_numpy(zero_copy_only=False), _NO_EVENT) \
+        .astype(np.uint8).take(event.codes)
 
-    for column, required_by in _required_by_column().items():
+    def event_name(r: int) -> str | None:
+        return schema.EVENTS[ev[r]] if ev[r] != _NO_EVENT else None
+
+    # Rules about events absent from the file need no look (small files are many).
+    counts = np.bincount(ev, minlength=_NO_EVENT + 1)
+    present = {schema.EVENTS[i] for i in np.flatnonzero(counts[:_NO_EVENT])}
+
+    def null(column: str) -> np.ndarray:
+        return texts[column].null if column in texts else _np(pc.is_null(cols[column]))
+
+    def null_count(column: str) -> int:
+        return texts[column].null_count if column in texts else cols[column].null_count
+
+    # Per row, one bit for each column its event requires.
+    required = _REQUIRED_BITS.take(ev)
+    for bit, (column, required_by) in enumerate(_required_by_column().items()):
         required_by = [e for e in required_by if e in present]
-        if not required_by or cols[column].null_count == 0:
+        if not required_by or null_count(column) == 0:
             continue
-        needs = pc.is_in(event, value_set=pa.array(required_by))
-        problems.add(pc.and_(needs, pc.is_null(cols[column])),
-                     lambda r, c=column: f"missing {c} required by {event[r].as_py()}")
+        problems.add(((required & (1 << bit)) != 0) & null(column),
+                     lambda r, c=column: f"missing {c} required by {event_name(r)}")
 
     def given(column: str) -> bool:
-        return cols[column].null_count < n
+        return null_count(column) < n
 
-    role = cols["actor_role"]
+    role = texts["actor_role"]
     if given("actor_role"):
-        problems.add(pc.and_(pc.is_valid(role),
-                             pc.invert(pc.is_in(role, pa.array(schema.ROLES)))),
-                     lambda r: f"unknown actor_role {role[r].as_py()!r}")
+        problems.add(role.rows(pc.invert(pc.is_in(role.values, pa.array(schema.ROLES)))),
+                     lambda r: f"unknown actor_role {role.value(r)!r}")
     seat = cols["seat"]
     if given("seat"):
-        problems.add(pc.less(seat, 1), "seat must be 1 or more")
-        problems.add(pc.greater(seat, schema.MAX_SEAT),
-                     f"seat must be {schema.MAX_SEAT} or less")
+        low, high = _outside(seat, 1, schema.MAX_SEAT)
+        if low:
+            problems.add(pc.less(seat, 1), "seat must be 1 or more")
+        if high:
+            problems.add(pc.greater(seat, schema.MAX_SEAT),
+                         f"seat must be {schema.MAX_SEAT} or less")
     for die in ("die1", "die2"):
         d = cols[die]
-        if given(die):
+        if given(die) and any(_outside(d, 1, 6)):
             problems.add(pc.or_(pc.less(d, 1), pc.greater(d, 6)), f"{die} must be 1 to 6")
     total = cols["total"]
-    if given("total"):
+    if given("total") and any(_outside(total, 2, 12)):
         problems.add(pc.or_(pc.less(total, 2), pc.greater(total, 12)), "total must be 2 to 12")
     amount = cols["amount"]
-    if given("amount"):
+    # (min_max skips NaN: NaN is neither below 0 nor infinite, nor is it here)
+    if given("amount") and any(_outside(amount, 0, _MAX_FINITE)):
         problems.add(pc.or_(pc.less(amount, 0), pc.is_inf(amount)), "amount must be 0 or more")
-    bet = cols["bet"]
+    bet = texts["bet"]
     if given("bet"):
-        problems.add(pc.invert(pc.fill_null(pc.match_substring_regex(bet, schema.BET_PATTERN),
-                                            True)), "bet is not a lower-case bet name")
+        problems.add(bet.rows(pc.invert(pc.match_substring_regex(bet.values,
+                                                                 schema.BET_PATTERN))),
+                     "bet is not a lower-case bet name")
 
     for column, allowed in (("outcome", schema.OUTCOMES), ("reason", schema.REASONS)):
-        values = cols[column]
+        values = texts[column]
         if not given(column):
             continue
         for name, words in allowed.items():
             if name not in present:
                 continue
-            mask = pc.and_(pc.and_(pc.equal(event, name), pc.is_valid(values)),
-                           pc.invert(pc.is_in(values, pa.array(words))))
-            problems.add(mask, lambda r, c=column, e=name, v=values:
-                         f"unknown {c} for {e} {v[r].as_py()!r}")
-    _validate_flags(cols["flags"], event, problems, n)
-    _validate_dice(cols, event, problems)
+            unknown = values.rows(pc.invert(pc.is_in(values.values, pa.array(words))))
+            problems.add((ev == schema.EVENT_CODE[name]) & unknown,
+                         lambda r, c=column, e=name, v=values:
+                         f"unknown {c} for {e} {v.value(r)!r}")
+    _validate_flags(texts["flags"], ev, event_name, problems, n)
+    _validate_dice(texts, ev, problems)
 
 
-def _validate_flags(flags: pa.Array, event: pa.Array, problems: _Problems, n: int) -> None:
+def _validate_flags(flags: _Text, ev: np.ndarray, event_name, problems: _Problems,
+                    n: int) -> None:
+    """Every word of a row's flags must be one its event takes: judged once
+    per distinct flags value and event that takes flags."""
     if flags.null_count == n:
         return
-    words = pc.split_pattern(flags, ",")
+    words = pc.split_pattern(flags.values, ",")
     flat = pc.utf8_trim_whitespace(pc.list_flatten(words))
     parent = pc.list_parent_indices(words).to_numpy()
-    event_of_word = event.take(pa.array(parent))
-    ok = np.zeros(len(flat), dtype=bool)
+    ok = np.zeros(n, dtype=bool)
     for name, allowed in schema.FLAGS.items():
-        ok |= _np(pc.and_(pc.equal(event_of_word, name), pc.is_in(flat, pa.array(allowed))))
-    bad_rows = np.zeros(n, dtype=bool)
-    bad_rows[parent[~ok]] = True
-    takes = pc.is_in(event, pa.array(list(schema.FLAGS)))
-    no_flags = _np(pc.and_(pc.is_valid(flags), pc.invert(takes)))
-    problems.add(bad_rows & ~no_flags, lambda r: f"unknown flag for {event[r].as_py()}")
+        word_bad = ~_np(pc.is_in(flat, pa.array(allowed)))
+        value_ok = np.bincount(parent[word_bad], minlength=len(flags.values)) == 0
+        ok |= (ev == schema.EVENT_CODE[name]) & flags.rows(value_ok)
+    given = ~flags.null
+    no_flags = given & ~_event_mask(ev, schema.FLAGS)
+    problems.add(given & ~ok & ~no_flags, lambda r: f"unknown flag for {event_name(r)}")
     problems.add(no_flags, "flags given for an event that takes none")
 
 
-def _validate_dice(cols: dict[str, pa.Array], event: pa.Array, problems: _Problems) -> None:
-    dice = cols["dice"]
-    if dice.null_count == len(dice):
+def _validate_dice(texts: dict[str, _Text], ev: np.ndarray, problems: _Problems) -> None:
+    dice = texts["dice"]
+    if dice.null_count == len(dice.null):
         return
-    if pc.any(pc.match_substring_regex(dice, r"\s")).as_py():
-        dice = pc.replace_substring_regex(dice, r"\s+", "")
-        cols["dice"] = dice
-    problems.add(pc.invert(pc.fill_null(pc.match_substring_regex(dice, DICE_RE), True)),
+    if pc.any(pc.match_substring_regex(dice.values, r"\s")).as_py():
+        dice = dice.replaced(pc.replace_substring_regex(dice.values, r"\s+", ""))
+        texts["dice"] = dice
+    problems.add(dice.rows(pc.invert(pc.match_substring_regex(dice.values, DICE_RE))),
                  "dice is not a comma-separated list of serials")
-    count = pc.add(pc.count_substring(dice, ","), 1)
-    problems.add(pc.and_(pc.equal(event, "roll"), pc.not_equal(count, 2)),
+    count = pc.add(pc.count_substring(dice.values, ","), 1).to_numpy(zero_copy_only=False)
+    problems.add((ev == schema.EVENT_CODE["roll"]) & dice.rows(count != 2),
                  "roll must name exactly the two dice thrown")
-    problems.add(pc.and_(pc.equal(event, "die_cocked"), pc.not_equal(count, 1)),
+    problems.add((ev == schema.EVENT_CODE["die_cocked"]) & dice.rows(count != 1),
                  "die_cocked must name one die")
 
 
@@ -333,8 +581,21 @@ def _required_by_column() -> dict[str, list[str]]:
     return by_column
 
 
+def _required_bits() -> np.ndarray:
+    """Per event code (and _NO_EVENT), a bit for each column of
+    `_required_by_column()` (in its order) that the event requires."""
+    bits = np.zeros(_NO_EVENT + 1, dtype=np.uint32)
+    for bit, required_by in enumerate(_required_by_column().values()):
+        for event in required_by:
+            bits[schema.EVENT_CODE[event]] |= 1 << bit
+    return bits
+
+
+_REQUIRED_BITS = _required_bits()
+
+
 def _quarantine_frame(raw: RawLog, table: pa.Table, problems: _Problems,
-                      cols: dict[str, pa.Array]) -> pd.DataFrame:
+                      cols: dict[str, pa.Array], texts: dict[str, _Text]) -> pd.DataFrame:
     """Quarantined rows as recorded (every cell as text, in a JSON object) with
     where they came from and why they were set aside."""
     idx = np.flatnonzero(problems.bad)
@@ -346,8 +607,8 @@ def _quarantine_frame(raw: RawLog, table: pa.Table, problems: _Problems,
         for i, row in zip(idx.tolist(), sub):
             cells = {k: (None if v is None else str(v)) for k, v in row.items()}
             seq = cols["seq"][i].as_py()
-            records.append((raw.path, int(raw.lines[i]), cols["table_id"][i].as_py(), seq,
-                            cols["event"][i].as_py(), problems.reason(i),
+            records.append((raw.path, int(raw.lines[i]), texts["table_id"].value(i), seq,
+                            texts["event"].value(i), problems.reason(i),
                             json.dumps(cells, sort_keys=True, ensure_ascii=False)))
     for line, text, reason in zip(raw.rejected.lines, raw.rejected.texts, raw.rejected.reasons):
         records.append((raw.path, int(line), None, None, None, reason,

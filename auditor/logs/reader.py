@@ -141,7 +141,7 @@ def read_log(path: Path) -> RawLog:
         table, lines, rejected = _read_parquet(path)
     else:
         data = _utf8(path, _read_bytes(path))
-        if not data.strip():
+        if not data or data.isspace():  # (not data.strip(): no copy of a large file)
             raise LogFileError(path, "the file is empty")
         if fmt == "csv":
             table, lines, rejected = _read_csv(path, data)
@@ -208,6 +208,8 @@ def _plain_chunk(name: str, col: pa.Array, start: int,
                  problems: dict[int, list[str]]) -> pa.Array:
     t = col.type
     if pa.types.is_dictionary(t):
+        if _is_text_type(t.value_type):
+            return _checked_dictionary(name, col, start, problems)
         col = col.dictionary_decode()
         t = col.type
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or \
@@ -226,6 +228,67 @@ def _plain_chunk(name: str, col: pa.Array, start: int,
             and col.null_count < len(col):
         col = _checked_text(name, col, start, problems)
     return col
+
+
+def _is_text_type(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) \
+        or pa.types.is_large_binary(t)
+
+
+def _checked_dictionary(name: str, col: pa.DictionaryArray, start: int,
+                        problems: dict[int, list[str]]) -> pa.DictionaryArray:
+    """A dictionary-encoded text column (Parquet's own dictionary pages, CSV
+    read as dictionaries) checked like `_checked_text`, but once per distinct
+    value: a problem found in a value is noted for every row holding it."""
+    values = kept = col.dictionary
+    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        values = values.cast(pa.binary()).view(pa.string())
+    found: dict[int, list[str]] = {}
+    if values.null_count < len(values):
+        values = _checked_text(name, values, 0, found)
+    if values is kept:
+        return col
+    if found:
+        bad = np.zeros(len(values) + 1, dtype=bool)
+        bad[list(found)] = True
+        codes = dictionary_codes(col)
+        for r in np.flatnonzero(bad[codes]).tolist():
+            problems.setdefault(start + r, []).extend(found[int(codes[r])])
+    return pa.DictionaryArray.from_arrays(col.indices, values)
+
+
+def dictionary_codes(col: pa.DictionaryArray) -> np.ndarray:
+    """Each row's index into the dictionary of `col`, a null row as
+    len(dictionary): `per_value_with_one_more[codes]` is then per row."""
+    indices = col.indices
+    if indices.null_count:
+        indices = pc.fill_null(indices, len(col.dictionary))
+    return indices.to_numpy(zero_copy_only=False)
+
+
+def per_row(col, per_value, null_value) -> np.ndarray:
+    """`per_value(text array) -> numpy array` worked out for each row of `col`
+    (text, plain or dictionary-encoded, chunked or not): once per distinct
+    value where the column is dictionary-encoded; `null_value` for a null row
+    of a dictionary."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    parts = []
+    for chunk in chunks:
+        if pa.types.is_dictionary(chunk.type):
+            values = np.append(per_value(chunk.dictionary), null_value)
+            parts.append(values[dictionary_codes(chunk)])
+        else:
+            parts.append(per_value(chunk))
+    if not parts:
+        return np.zeros(0, dtype=np.asarray(null_value).dtype)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _any_value(col, test) -> bool:
+    """Whether `test(text array)` holds for any chunk of `col`, looking at a
+    dictionary-encoded chunk's dictionary only."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    return any(test(c.dictionary if pa.types.is_dictionary(c.type) else c) for c in chunks)
 
 
 def _nested_text(name: str, r: int, value, problems: dict[int, list[str]]) -> str | None:
@@ -314,7 +377,8 @@ def _read_csv(path: Path, data: bytes):
                                               ignore_empty_lines=False,
                                               invalid_row_handler=on_invalid),
             convert_options=pa_csv.ConvertOptions(
-                column_types={n: pa.string() for n in names},
+                column_types={n: _CSV_DICTIONARY if n in CSV_DICTIONARY_COLUMNS else pa.string()
+                              for n in names},
                 strings_can_be_null=False, quoted_strings_can_be_null=False,
                 check_utf8=False,  # a cell that is not UTF-8 quarantines its row only
             ),
@@ -348,8 +412,9 @@ def _read_csv(path: Path, data: bytes):
     extra = np.zeros(n_valid, dtype=np.int64)
     for name in names if b'"' in data else ():  # only a quoted value holds a line break
         col = table.column(name)
-        if pc.any(pc.match_substring(col, "\n")).as_py():
-            extra += pc.count_substring(col, "\n").to_numpy(zero_copy_only=False)
+        if _any_value(col, lambda v: pc.any(pc.match_substring(v, "\n")).as_py()):
+            extra += per_row(col, lambda v: pc.count_substring(v, "\n").to_numpy(
+                zero_copy_only=False), 0)
     collected.sort(key=lambda c: c[0] or 0)
     numbers = np.concatenate([valid_records, np.asarray(bad_records, dtype=np.int64)])
     extras = np.concatenate([extra, np.asarray([c[1].count("\n") for c in collected],
@@ -363,11 +428,11 @@ def _read_csv(path: Path, data: bytes):
         rejected.texts.append(_clip(text))
         rejected.reasons.append(f"row has {actual} cells, the header has {expected}")
     # Blank lines are not rows: drop records whose every cell is empty.
-    if n_valid and _MAYBE_BLANK.search(data.rstrip(b"\r\n")):
+    if n_valid and _maybe_blank(data):
         nonblank = np.zeros(n_valid, dtype=bool)
         for name in names:
-            nonblank |= pc.not_equal(table.column(name), "").to_numpy(
-                zero_copy_only=False)
+            nonblank |= per_row(table.column(name), lambda v: _np_bool(pc.not_equal(v, "")),
+                                False)
         if not nonblank.all():
             table = table.filter(pa.array(nonblank))
             lines = lines[nonblank]
@@ -426,19 +491,53 @@ def _unmarked(table: pa.Table) -> pa.Table:
     cols = []
     for col in table.columns:
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
-        if pa.types.is_string(col.type) and pc.any(
-                pc.match_substring_regex(col, "[\uf780-\uf7ff]")).as_py():
-            col = pa.array([None if v is None else
-                            b"".join(bytes([ord(ch) - _MARK_BASE]) if _MARKS.match(ch)
-                                     else ch.encode("utf-8") for ch in v)
-                            if _MARKS.search(v) else v.encode("utf-8")
-                            for v in col.to_pylist()], pa.binary()).view(pa.string())
+        if pa.types.is_dictionary(col.type):
+            col = pa.DictionaryArray.from_arrays(col.indices, _unmarked_text(col.dictionary))
+        else:
+            col = _unmarked_text(col)
         cols.append(col)
     return pa.table(cols, names=table.column_names)
 
 
-#: A line that may be a record of empty cells (only commas and quotes).
-_MAYBE_BLANK = re.compile(rb'(?:\A|\n)[",\r]*(?:\n|\Z)')
+def _unmarked_text(col: pa.Array) -> pa.Array:
+    if pa.types.is_string(col.type) and pc.any(
+            pc.match_substring_regex(col, "[\uf780-\uf7ff]")).as_py():
+        col = pa.array([None if v is None else
+                        b"".join(bytes([ord(ch) - _MARK_BASE]) if _MARKS.match(ch)
+                                 else ch.encode("utf-8") for ch in v)
+                        if _MARKS.search(v) else v.encode("utf-8")
+                        for v in col.to_pylist()], pa.binary()).view(pa.string())
+    return col
+
+
+#: A line that may be a record of empty cells (only commas and quotes): the
+#: first line, or one after a line break (two patterns: one starting with the
+#: literal line break is scanned for quickly, `(?:\A|\n)` was tried at every byte).
+_MAYBE_BLANK_FIRST = re.compile(rb'[",\r]*(?:\n|\Z)')
+_MAYBE_BLANK_NEXT = re.compile(rb'\n[",\r]*(?:\n|\Z)')
+
+
+def _maybe_blank(data: bytes) -> bool:
+    """Whether any line of `data` (trailing line breaks aside) may be a record
+    of empty cells."""
+    if data[:1] not in (b",", b'"', b"\r", b"\n", b"") and not any(
+            pair in data for pair in (b"\n,", b'\n"', b"\n\r", b"\n\n")):
+        return False  # no line starts as a blank one would
+    end = len(data)
+    while end and data[end - 1] in b"\r\n":
+        end -= 1
+    return bool(_MAYBE_BLANK_FIRST.match(data, 0, end) or _MAYBE_BLANK_NEXT.search(data, 0, end))
+
+
+#: CSV columns read as dictionaries: few distinct values each, so every later
+#: step (empty cells, line breaks, UTF-8 and size checks, typing) looks at
+#: each distinct value once. `seq` and `ts` are nearly all distinct.
+CSV_DICTIONARY_COLUMNS = frozenset(COLUMN_NAMES) - {"seq", "ts"}
+_CSV_DICTIONARY = pa.dictionary(pa.int32(), pa.string())
+
+
+def _np_bool(mask) -> np.ndarray:
+    return pc.fill_null(mask, False).to_numpy(zero_copy_only=False)
 
 
 def _csv_header(header: bytes) -> list[str]:
@@ -457,8 +556,30 @@ def _empty_to_null(table: pa.Table) -> pa.Table:
     for col in table.columns:
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
             col = pc.if_else(pc.equal(col, ""), pa.scalar(None, col.type), col)
+        elif pa.types.is_dictionary(col.type):
+            col = pa.chunked_array([_dictionary_empty_to_null(c) for c in col.chunks], col.type)
         cols.append(col)
     return pa.table(cols, names=table.column_names)
+
+
+def _dictionary_empty_to_null(col: pa.DictionaryArray) -> pa.DictionaryArray:
+    """Rows holding the empty value made null (the value stays, unused)."""
+    empty = _np_bool(pc.equal(col.dictionary, ""))
+    if not empty.any():
+        return col
+    indices = col.indices
+    if not indices.null_count and not indices.offset and empty.sum() == 1:
+        # (as the CSV reader gives them) the validity bitmap of "not the
+        # empty value", put under the same indices: no copy of the indices
+        valid = pc.not_equal(indices, pa.scalar(int(np.flatnonzero(empty)[0]), indices.type))
+        if not valid.offset:
+            indices = pa.Array.from_buffers(indices.type, len(indices),
+                                            [valid.buffers()[1], indices.buffers()[1]])
+            return pa.DictionaryArray.from_arrays(indices, col.dictionary, safe=False)
+    codes = dictionary_codes(col)
+    null = np.append(empty, True)[codes]
+    indices = pa.array(np.where(null, 0, codes).astype(np.int32), mask=null)
+    return pa.DictionaryArray.from_arrays(indices.cast(col.type.index_type), col.dictionary)
 
 
 # --- JSON Lines --------------------------------------------------------------
@@ -563,14 +684,25 @@ def _stringify_nested(table: pa.Table) -> pa.Table:
 # --- Parquet -----------------------------------------------------------------
 
 def _read_parquet(path: Path):
+    source = io.BytesIO(_read_bytes(path)) if path.name.lower().endswith(".gz") else path
     try:
-        if path.name.lower().endswith(".gz"):
-            pf = pq.ParquetFile(io.BytesIO(_read_bytes(path)))
-        else:
-            pf = pq.ParquetFile(path)
-        names = pf.schema_arrow.names
-        if len(set(names)) == len(names):
-            table = _parquet_columns(pf, names)
+        try:
+            # Text columns as Parquet stores them, dictionary-encoded: no
+            # string per row is built, and every check looks at each
+            # distinct value once.
+            pf = pq.ParquetFile(source, read_dictionary=_text_columns(source))
+            names = pf.schema_arrow.names
+            if len(set(names)) == len(names):
+                table = _parquet_columns(pf, names)
+        except (pa.ArrowException, OSError, UnicodeDecodeError):
+            # A damaged file: read as before, so its error (or its rows) are
+            # exactly what the plain reader gives.
+            if isinstance(source, io.BytesIO):
+                source.seek(0)
+            pf = pq.ParquetFile(source)
+            names = pf.schema_arrow.names
+            if len(set(names)) == len(names):
+                table = _parquet_columns(pf, names)
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise LogFileError(path, f"not a readable Parquet file: {_arrow_message(exc)}") from None
     if len(set(names)) != len(names):
@@ -580,16 +712,28 @@ def _read_parquet(path: Path):
     return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
 
 
+def _text_columns(source) -> list[str]:
+    """The top-level text and binary columns of a Parquet file."""
+    schema = pq.read_schema(source)
+    if isinstance(source, io.BytesIO):
+        source.seek(0)
+    return [f.name for f in schema if _is_text_type(f.type)]
+
+
 def _parquet_columns(pf: pq.ParquetFile, names: list[str]) -> pa.Table:
     """The file's columns one at a time, each in one piece: a large file is
     read with a column's worth of memory to spare, not the whole table's
-    (every row group read at once, then joined), and quicker."""
+    (every row group read at once, then joined), and quicker. A dictionary
+    column keeps one piece per row group (each with its own dictionary):
+    joining them would unify the dictionaries for nothing."""
     if pf.metadata.num_row_groups <= 1 or not names:
         return pf.read(use_threads=False)
     columns = []
     for name in names:
         col = pf.read(columns=[name], use_threads=False).column(0)
-        columns.append(col.combine_chunks() if col.num_chunks > 1 else col)
+        if col.num_chunks > 1 and not pa.types.is_dictionary(col.type):
+            col = col.combine_chunks()
+        columns.append(col)
     return pa.table(columns, names=names)
 
 
