@@ -4,6 +4,7 @@ gather their findings. The library entry point behind `auditor check`."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
@@ -50,7 +51,8 @@ class AuditResult:
     def tables(self) -> list[str]:
         if self.table_ids is not None:
             return list(self.table_ids)
-        return sorted(self.logs.events["table_id"].astype(str).unique().tolist())
+        # The distinct values first (on a categorical: its codes), then text.
+        return sorted({str(v) for v in self.logs.events["table_id"].unique().tolist()})
 
 
 def audit(paths: list[str | Path], ruleset: Ruleset | str) -> AuditResult:
@@ -77,13 +79,20 @@ def audit_loaded(logs: LoadedLogs, ruleset: Ruleset,
 
 
 def audit_parts(logs: LoadedLogs, ruleset: Ruleset,
-                timings: dict[str, float] | None = None) -> list[pd.DataFrame]:
+                timings: dict[str, float] | None = None,
+                on_stage: Callable[[str], None] | None = None) -> list[pd.DataFrame]:
     """The stamped findings of every rule, before `finalize` orders them and
-    gives them their ids: what an engine gathers from each group of tables."""
+    gives them their ids: what an engine gathers from each group of tables.
+    `on_stage(name)`, when given, is called as each stage ends ("replay",
+    then "checks"): what a live progress display follows."""
     with stage(timings, "replay"):
         state = replay(logs.events, bar=ruleset.parameters["bar_number"])
+    if on_stage is not None:
+        on_stage("replay")
     with stage(timings, "checks"):
         part = run_checks(CheckContext(logs.events, state, logs.quarantine), ruleset)
+    if on_stage is not None:
+        on_stage("checks")
     return [part] if len(part) else []
 
 

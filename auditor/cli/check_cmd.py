@@ -13,6 +13,7 @@ from auditor.cli import terminal_safe
 from auditor.cli.baseline_cmd import file_errors
 from auditor.codes import SEVERITIES
 from auditor.engine import ENGINES, EngineError, check_engine, run_audit
+from auditor.engine.stream import load_with_progress
 from auditor.findings import finalize
 from auditor.logs.load import load_logs
 from auditor.report.atomic import commit_together
@@ -80,29 +81,28 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
         check_engine(engine, scheduler)
         if engine == "dask" and family:
             raise EngineError("a ruleset family is audited by --engine local")
+    # Progress on standard error (a terminal only, never with --quiet), fed
+    # by the engines; ended before anything else is printed, error or summary.
     progress = Progress(quiet=quiet)
     progress.start()
-    if engine == "dask":  # the workers read the logs
-        with _engine_errors():
-            result = run_audit(list(paths), ruleset, jobs=jobs, engine=engine,
-                               scheduler=scheduler)
-        logs = result.logs
-    else:
-        logs = load_logs(list(paths))
-    for loaded in logs.inputs:
-        progress.advance(files=1, events=loaded.rows_read)
-    progress.finish()
-    if engine == "local":
-        # Under a family, each version audits its own table sessions with the
-        # same audit function, and the findings are merged.
-        audit = functools.partial(run_audit, jobs=jobs)
-        result = audit_family(logs, family, audit) if family else audit(logs, ruleset)
-    meta = provenance(result, stamp=stamp)
-    triage = accepted.triage(result.findings)
-    meta["statuses"] = triage.as_meta()
-    meta["verdict"] = verdict(result.findings, triage.status, fail_on)
-    with commit_together():  # every report file in place, or none, before the summary
-        written = write_reports(result, meta, Path(out_dir), formats)
+    try:
+        with _engine_errors(progress):
+            if family:  # each version audits its own table sessions: loaded at once
+                logs = load_with_progress(list(paths), progress)
+                audit = functools.partial(run_audit, jobs=jobs, progress=progress)
+                result = audit_family(logs, family, audit)
+            else:
+                result = run_audit(list(paths), ruleset, jobs=jobs, engine=engine,
+                                   scheduler=scheduler, progress=progress)
+        meta = provenance(result, stamp=stamp)
+        triage = accepted.triage(result.findings)
+        meta["statuses"] = triage.as_meta()
+        meta["verdict"] = verdict(result.findings, triage.status, fail_on)
+        progress.stage("writing")
+        with commit_together():  # every report file in place, or none, before the summary
+            written = write_reports(result, meta, Path(out_dir), formats)
+    finally:
+        progress.finish()
     failing = meta["verdict"]["failing"]  # new findings only
     if not quiet:
         click.echo(terminal_safe("\n".join(filter(None, (
@@ -111,11 +111,14 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
 
 
 @contextmanager
-def _engine_errors():
-    """An engine that cannot run stops the audit: one line, exit 2."""
+def _engine_errors(progress: Progress | None = None):
+    """An engine that cannot run stops the audit: one line, exit 2 (on a
+    line of its own, after the progress line)."""
     try:
         yield
     except EngineError as exc:
+        if progress is not None:
+            progress.finish()
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(2) from None
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from auditor.audit import AuditResult, stage
+from auditor.audit import AuditResult
 from auditor.engine.dask_engine import EngineError, require_dask
-from auditor.logs.load import LoadedLogs, load_logs
+from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
 
 ENGINES: tuple[str, ...] = ("local", "dask")
@@ -39,7 +39,7 @@ def check_engine(engine: str, scheduler: str | None = None) -> None:
 
 def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int = 1,
               engine: str = "local", scheduler: str | None = None,
-              timings: dict[str, float] | None = None) -> AuditResult:
+              timings: dict[str, float] | None = None, progress=None) -> AuditResult:
     """Audit `logs` (paths of files or folders, or logs already loaded)
     against `ruleset` with `engine`, in `jobs` processes (local) or workers
     (a dask LocalCluster when no `scheduler` address is given).
@@ -47,7 +47,12 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
     `timings`, when given, receives seconds per stage: `load`, `replay`,
     `checks` and, when the work was shared out, `parallel` (the elapsed time
     of the shared part; `replay` and `checks` are then the work summed over
-    the workers)."""
+    the workers).
+
+    `progress`, when given (an `auditor.report.progress.Progress`), is told
+    of files read, events replayed and tables checked as the engine goes.
+    Given paths, the local engine audits many files a batch of linked files
+    at a time (`auditor.engine.stream`); given loaded logs, all at once."""
     check_engine(engine, scheduler)
     if engine == "dask":
         from auditor.engine.dask_engine import audit_dask
@@ -59,13 +64,12 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
                                   "give it the paths, not loaded logs")
             logs = paths
         return audit_dask(list(logs), ruleset, jobs=jobs, scheduler=scheduler,
-                          timings=timings)
-    from auditor.engine.local import audit_local
+                          timings=timings, progress=progress)
+    from auditor.engine.local import audit_local, audit_paths
 
     if not isinstance(logs, LoadedLogs):
-        with stage(timings, "load"):
-            logs = load_logs(list(logs))
-    return audit_local(logs, ruleset, jobs=jobs, timings=timings)
+        return audit_paths(list(logs), ruleset, jobs=jobs, timings=timings, progress=progress)
+    return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress)
 
 
 __all__ = ["ENGINES", "EngineError", "check_engine", "run_audit"]

@@ -30,9 +30,11 @@ import pyarrow.compute as pc
 from auditor.audit import AuditResult, audit_parts, stage
 from auditor.engine.local import add_work
 from auditor.engine.split import quarantine_groups
+from auditor.engine.stream import LazyLogs
 from auditor.findings import finalize
-from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs, order_events
+from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
 from auditor.logs.reader import LogFileError, discover
+from auditor.report.progress import NoProgress
 from auditor.rules.ruleset import Ruleset
 
 
@@ -50,23 +52,10 @@ def require_dask():
     return distributed
 
 
-class RemoteLogs(LoadedLogs):
+class RemoteLogs(LazyLogs):
     """Logs read by the cluster's workers. The client holds what the reports
     say about them (inputs, quarantined rows); the events themselves are read
     here only if a report asks for them (the HTML report's timelines)."""
-
-    def __init__(self, paths: list[str | Path], quarantine: pd.DataFrame,
-                 inputs: list[InputFile]):
-        self.paths = list(paths)
-        self.quarantine = quarantine
-        self.inputs = inputs
-        self._events: pd.DataFrame | None = None
-
-    @property
-    def events(self) -> pd.DataFrame:
-        if self._events is None:
-            self._events = load_logs(self.paths).events
-        return self._events
 
 
 @dataclass
@@ -81,26 +70,36 @@ class _FileSummary:
 
 def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
                scheduler: str | None = None,
-               timings: dict[str, float] | None = None) -> AuditResult:
+               timings: dict[str, float] | None = None, progress=None) -> AuditResult:
     """Audit the logs under `paths` on the cluster at `scheduler` (an
-    address), or on a LocalCluster of `jobs` worker processes started for it."""
+    address), or on a LocalCluster of `jobs` worker processes started for it.
+    `progress` is told of each file as a worker has read it and of each
+    table as its task ends."""
     distributed = require_dask()
+    progress = progress if progress is not None else NoProgress()
     files = discover(paths)
     if not files:
         raise LogFileError(", ".join(map(str, paths)), "no log files found "
                            "(.csv, .jsonl, .ndjson, .parquet, optionally .gz)")
+    progress.expect(files=len(files))
     with ExitStack() as stack:
         client = stack.enter_context(_client(distributed, scheduler, jobs))
+        progress.stage("reading")
         with stage(timings, "load"):
             read = [client.submit(_read_file, str(f), str(f.resolve()), pure=False)
                     for f in files]
-            summaries = client.gather([client.submit(_summary, r, pure=False) for r in read])
+            summaries = _as_done(distributed, [client.submit(_summary, r, pure=False)
+                                               for r in read],
+                                 lambda s: progress.advance(files=1, events=s.loaded.rows_read)
+                                 if s.loaded is not None else None)
         for s in summaries:  # the first file that cannot be a log, as the local engine
             if s.error:
                 raise LogFileError(*s.error)
         inputs = [s.loaded for s in summaries]
         quarantine = pd.concat([s.quarantine for s in summaries], ignore_index=True)
         tables = sorted({t for s in summaries for t in s.tables})
+        progress.expect(tables=len(tables))
+        progress.stage("auditing")
         with stage(timings, "parallel"):
             tasks = []
             for table, rows in zip(tables, quarantine_groups(quarantine, [[t] for t in tables])):
@@ -109,13 +108,26 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
                 tasks.append(client.submit(_audit_table, pieces, rows, ruleset, pure=False))
             if not tables and len(quarantine):  # nothing replayable: the quarantine only
                 tasks.append(client.submit(_audit_table, [], quarantine, ruleset, pure=False))
-            done = client.gather(tasks)
+            done = _as_done(distributed, tasks,
+                            lambda d: progress.advance(tables=d[2], audited=d[3]))
         del read, tasks
-    add_work(timings, [t for _, t in done])
+    add_work(timings, [t for _, t, _, _ in done])
     with stage(timings, "checks"):
-        findings = finalize([p for parts, _ in done for p in parts])
+        findings = finalize([p for parts, _, _, _ in done for p in parts])
     return AuditResult(ruleset, RemoteLogs(paths, quarantine, inputs), findings,
                        table_ids=tables)
+
+
+def _as_done(distributed, futures: list, on_result) -> list:
+    """The futures' results in their own order, `on_result` called on each
+    as it completes (whatever the order), so progress follows the cluster."""
+    position = {f.key: k for k, f in enumerate(futures)}
+    results: list = [None] * len(futures)
+    for future in distributed.as_completed(futures):
+        result = future.result()
+        results[position[future.key]] = result
+        on_result(result)
+    return results
 
 
 def _client(distributed, scheduler: str | None, jobs: int):
@@ -177,14 +189,15 @@ def _table_piece(read, table: str) -> pa.Table:
 
 
 def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Ruleset):
-    """One table's events from every file holding them, in file order, audited."""
+    """One table's events from every file holding them, in file order, audited:
+    (stamped findings, stage times, tables audited, events replayed)."""
     if pieces:
         events = order_events(pa.concat_tables(pieces, promote_options="default"))
     else:
         events = order_events(_no_events())
     timings: dict[str, float] = {}
     parts = audit_parts(LoadedLogs(events, quarantine, []), ruleset, timings)
-    return [p for p in parts if len(p)], timings
+    return [p for p in parts if len(p)], timings, 1 if pieces else 0, len(events)
 
 
 def _no_events() -> pa.Table:

@@ -1,44 +1,95 @@
 """The local engine: the audit in this process, or in N processes on this
-machine, each auditing a group of whole tables (`--jobs N`).
+machine (`--jobs N`).
 
-The logs are loaded once, here (reading is vectorised and already uses the
-machine's cores); the tables are then cut into N groups of about the same
-number of events, each group is replayed and checked in its own process by
-the single-process core (`auditor.audit.audit_parts`), and the findings of
-all groups are merged by `auditor.findings.finalize`: the same order and the
-same ids, byte for byte, as `--jobs 1`.
+Given paths, it first plans (`auditor.engine.stream`): an input of many
+files that fall into several independent batches (no table shared between
+batches) is audited a batch at a time, so memory is bounded by the largest
+batch, not the whole input; with `jobs` > 1 the batches are shared out over
+N worker processes, each loading its own. An input loaded at once (one file,
+small, or files all linked by shared tables) has its tables cut into N groups
+of about the same number of events, each replayed and checked in its own
+process. Either way each worker runs the single-process core
+(`auditor.audit.audit_parts`) and the findings are merged by
+`auditor.findings.finalize`: the same order and the same ids, byte for byte,
+as one load audited by `--jobs 1`.
 
-On Linux the worker processes are forked, so they inherit the loaded events
-instead of receiving a copy; elsewhere they are spawned and sent their group.
+On Linux the worker processes are forked: they inherit the loaded events
+instead of receiving a copy, and report their progress (files read, events
+replayed, tables checked) through a pipe as they go; elsewhere they are
+spawned, sent their work, and counted as each finishes.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
 
-import pandas as pd
-
-from auditor.audit import AuditResult, audit_loaded, audit_parts, stage
-from auditor.engine.split import split_logs
+from auditor.audit import AuditResult, audit_parts, stage
+from auditor.engine import stream
+from auditor.engine.split import split_logs, table_runs
 from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs
+from auditor.logs.reader import LogFileError, discover
+from auditor.report.progress import NoProgress
 from auditor.rules.ruleset import Ruleset
 
 #: Groups handed to forked workers by position (they inherit this module's
 #: memory, so the events are not copied through a pipe).
 _GROUPS: list[LoadedLogs] = []
+#: Where forked workers report progress: (task, files, events, tables, audited).
+_REPORT = None
+
+
+def audit_paths(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
+                timings: dict[str, float] | None = None, progress=None) -> AuditResult:
+    """Audit every log under `paths`: a batch at a time when the files allow
+    it (see module docstring), else loaded at once."""
+    progress = progress if progress is not None else NoProgress()
+    files = discover(paths)
+    if not files:
+        raise LogFileError(", ".join(map(str, paths)), "no log files found "
+                           "(.csv, .jsonl, .ndjson, .parquet, optionally .gz)")
+    progress.expect(files=len(files))
+    try:
+        batches = stream.plan(files, progress)
+    except LogFileError as exc:
+        raise stream.first_error(files, exc, set()) from None
+    if batches is not None:
+        try:
+            return _audit_batches(paths, files, batches, ruleset, jobs, timings, progress)
+        except stream.TablesCrossBatches:
+            progress.start(files=len(files))  # the plan was wrong: start again, at once
+            progress.stage("reading")
+    return _audit_at_once(paths, ruleset, jobs, timings, progress)
+
+
+def _audit_at_once(paths, ruleset, jobs, timings, progress) -> AuditResult:
+    progress.stage("reading")
+    with stage(timings, "load"):
+        logs = stream.load_with_progress(list(paths), progress)
+    return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress)
 
 
 def audit_local(logs: LoadedLogs, ruleset: Ruleset, jobs: int = 1,
-                timings: dict[str, float] | None = None) -> AuditResult:
-    """Audit `logs` in `jobs` processes (1: in this one)."""
+                timings: dict[str, float] | None = None, progress=None) -> AuditResult:
+    """Audit loaded `logs` in `jobs` processes (1: in this one)."""
+    progress = progress if progress is not None else NoProgress()
+    runs = table_runs(logs.events)
+    progress.expect(tables=(progress.tables_total or 0) + len({t for t, _, _ in runs}))
+    progress.stage("auditing")
     groups = split_logs(logs, jobs) if jobs > 1 else [logs]
     if len(groups) == 1:
-        return audit_loaded(logs, ruleset, timings)
+        work: dict[str, float] = {}
+        parts = audit_parts(logs, ruleset, work, stream.stage_progress(
+            progress, len(logs.events), len({t for t, _, _ in runs})))
+        add_work(timings, [work])
+        with stage(timings, "checks"):
+            findings = finalize(parts)
+        return AuditResult(ruleset, logs, findings)
     with stage(timings, "parallel"):
-        parts, worker_timings = _run_groups(groups, ruleset)
+        parts, worker_timings = _run_groups(groups, ruleset, progress)
     add_work(timings, worker_timings)
     with stage(timings, "checks"):
         findings = finalize(parts)
@@ -55,29 +106,175 @@ def add_work(timings: dict[str, float] | None, workers: list[dict[str, float]]) 
             timings[name] = timings.get(name, 0.0) + seconds
 
 
-def _run_groups(groups: list[LoadedLogs], ruleset: Ruleset):
+# --- batches ----------------------------------------------------------------------------
+
+def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: Ruleset,
+                   jobs: int, timings, progress) -> AuditResult:
+    """Each batch loaded, audited and dropped in turn (or by `jobs` workers)."""
+    progress.expect(files=len(files))
+    work = [[files[i] for i in b] for b in batches]
+    if jobs > 1:
+        progress.stage("auditing")  # the workers read and audit side by side
+        with stage(timings, "parallel"):
+            results = _run_pool(work, _audit_batch_task, ruleset, jobs, progress,
+                                on_error=lambda exc, done: stream.first_error(
+                                    files, exc, {i for b in done for i in batches[b]}))
+    else:
+        results = []
+        for k, batch in enumerate(work):
+            try:
+                results.append(stream.audit_batch(batch, ruleset, progress))
+            except LogFileError as exc:
+                done = {i for b in batches[:k] for i in b}
+                raise stream.first_error(files, exc, done) from None
+    add_work(timings, [r.timings for r in results])
+    parts, quarantine, inputs, tables = stream.merge(files, results)
+    progress.expect(tables=len(tables))
+    with stage(timings, "checks"):
+        findings = finalize(parts)
+    return AuditResult(ruleset, stream.LazyLogs(list(paths), quarantine, inputs), findings,
+                       table_ids=tables)
+
+
+def _audit_batch_task(task: int, files: list[Path], ruleset: Ruleset):
+    """In a worker: one batch audited, or the LogFileError it met (as its
+    arguments: the exception itself does not survive pickling)."""
+    try:
+        return stream.audit_batch(files, ruleset, _WorkerProgress(task))
+    except LogFileError as exc:
+        return ("error", exc.path, exc.problem, exc.line)
+
+
+# --- groups of tables of loaded logs -------------------------------------------------------
+
+def _run_groups(groups: list[LoadedLogs], ruleset: Ruleset, progress):
     global _GROUPS
-    forked = sys.platform.startswith("linux") and \
-        "fork" in multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if forked else "spawn")
+    forked = _fork_context() is not None
     if forked:
         _GROUPS = groups
-        tasks = list(range(len(groups)))
+        work = list(range(len(groups)))
     else:
-        tasks = groups
+        work = groups
     try:
-        with ProcessPoolExecutor(max_workers=len(groups), mp_context=context) as pool:
-            done = list(pool.map(_audit_group, tasks, [ruleset] * len(groups)))
+        done = _run_pool(work, _audit_group, ruleset, len(groups), progress)
     finally:
         _GROUPS = []
-    parts = [p for group_parts, _ in done for p in group_parts]
-    return parts, [t for _, t in done]
+    parts = [p for group_parts, _, _ in done for p in group_parts]
+    return parts, [t for _, t, _ in done]
 
 
-def _audit_group(task: int | LoadedLogs, ruleset: Ruleset
-                 ) -> tuple[list[pd.DataFrame], dict[str, float]]:
-    """In a worker: the stamped findings of one group, and its stage times."""
-    logs = _GROUPS[task] if isinstance(task, int) else task
+def _audit_group(task: int, group: int | LoadedLogs, ruleset: Ruleset):
+    """In a worker: the stamped findings of one group, its stage times, and
+    its totals for the progress (files, events read, tables, events replayed)."""
+    logs = _GROUPS[group] if isinstance(group, int) else group
+    tables = len({t for t, _, _ in table_runs(logs.events)})
     timings: dict[str, float] = {}
-    parts = [p for p in audit_parts(logs, ruleset, timings) if len(p)]
-    return parts, timings
+    parts = audit_parts(logs, ruleset, timings,
+                        stream.stage_progress(_WorkerProgress(task), len(logs.events), tables))
+    return parts, timings, (0, 0, tables, len(logs.events))
+
+
+# --- the worker pool ---------------------------------------------------------------------
+
+def _fork_context():
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return None
+
+
+def _run_pool(work: list, func, ruleset: Ruleset, jobs: int, progress, on_error=None) -> list:
+    """`func(task, item, ruleset)` for each item in up to `jobs` processes,
+    the results in item order. Progress: what forked workers report as they
+    go, and on each item's end whatever it had not reported yet."""
+    global _REPORT
+    context = _fork_context() or multiprocessing.get_context("spawn")
+    report = context.SimpleQueue() if _fork_context() is not None else None
+    told: dict[int, list[int]] = {k: [0, 0, 0, 0] for k in range(len(work))}
+    results: dict[int, object] = {}
+
+    def tell(task: int, counts) -> None:
+        if task in results:  # late news of an item already counted whole
+            return
+        progress.advance(files=counts[0], events=counts[1], tables=counts[2],
+                         audited=counts[3])
+        for j in range(4):
+            told[task][j] += counts[j]
+
+    def drain() -> None:
+        while report is not None and not report.empty():
+            task, *counts = report.get()
+            tell(task, counts)
+
+    _REPORT = report
+    pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(work))), mp_context=context)
+    try:
+        futures = {pool.submit(func, k, item, ruleset): k for k, item in enumerate(work)}
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            drain()
+            for future in finished:
+                k = futures[future]
+                result = future.result()
+                if isinstance(result, tuple) and result and result[0] == "error":
+                    error = LogFileError(*result[1:])
+                    done = [j for j in results]
+                    raise (on_error(error, done) if on_error else error)
+                tell(k, [t - s for t, s in zip(_totals(result), told[k])])
+                results[k] = result
+        pool.shutdown()
+    except BaseException:
+        _stop(pool)
+        raise
+    finally:
+        _REPORT = None
+        if report is not None:
+            report.close()
+    return [results[k] for k in range(len(work))]
+
+
+def _totals(result) -> list[int]:
+    """(files, events read, tables, events replayed) of a finished item."""
+    if isinstance(result, stream.BatchResult):
+        return [len(result.inputs), sum(f.rows_read for f in result.inputs),
+                len(result.tables), result.events]
+    return list(result[2])
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """The workers this audit started, ended now (an error or an interruption
+    must not wait for their batches)."""
+    processes = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        try:
+            p.terminate()
+        except (OSError, AttributeError):
+            pass
+    for p in processes:
+        try:
+            p.join(timeout=5)
+        except (OSError, AssertionError):
+            pass
+
+
+class _WorkerProgress:
+    """A worker's side of the progress: counts sent to the parent as they
+    happen (forked workers only; spawned ones are counted when they end)."""
+
+    def __init__(self, task: int):
+        self.task = task
+
+    def advance(self, files: int = 0, events: int = 0, tables: int = 0, audited: int = 0,
+                scanned: int = 0) -> None:
+        if _REPORT is not None:
+            try:
+                _REPORT.put((self.task, files, events, tables, audited))
+            except (OSError, ValueError):
+                pass
+
+    def stage(self, label: str) -> None:
+        pass
+
+    def expect(self, files=None, tables=None) -> None:
+        pass

@@ -1,0 +1,330 @@
+"""Auditing many files a batch at a time, so memory is bounded by the largest
+group of files that share a table, not by the whole input.
+
+A table must be replayed whole, so files that share a table must be loaded
+together. Before anything is loaded, each file is *scanned* for the tables it
+holds (Parquet: the `table_id` column only; CSV: that column parsed by Arrow,
+the other cells skipped; anything else: read whole once more); files that
+share a table form a connected component; consecutive components are packed
+into batches of at most `STREAM_EVENTS` events (a component larger than that
+is a batch of its own). Each batch is then loaded, replayed and checked like
+a whole input, and its events dropped before the next. The stamped findings
+of every batch are merged by `auditor.findings.finalize`, the quarantined
+rows and the inputs put back in file order: the same findings, quarantine
+and provenance, byte for byte, as loading everything at once.
+
+The scan is only a plan. What each batch really holds is checked as it is
+loaded; should two batches hold rows of one table (a table id the scan read
+differently from the loader), the audit starts again, loading everything at
+once. An input small enough to load at once (`STREAM_MIN_BYTES` on disk, or
+a single batch) is loaded at once, as before.
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+
+from auditor.logs.load import InputFile, LoadedLogs, load_logs, release_memory
+from auditor.logs.reader import LogFileError, log_format, read_log
+
+#: Events a batch may hold (from the scan). A component of linked files
+#: larger than this is one batch. About 0.45 KB of peak memory per event.
+STREAM_EVENTS = 1_000_000
+#: Inputs up to this many bytes on disk are loaded at once without a scan
+#: (16 MB of Parquet is about 1M events; of CSV, about 150k).
+STREAM_MIN_BYTES = 16 << 20
+
+
+class TablesCrossBatches(Exception):
+    """Two batches hold rows of one table: the plan was wrong (see module)."""
+
+
+class LazyLogs(LoadedLogs):
+    """Logs audited without being held whole: the reports get what they say
+    about them (inputs, quarantined rows); the events are read again only if
+    a report asks for them (the HTML report's evidence rows and timelines)."""
+
+    def __init__(self, paths: list[str | Path], quarantine: pd.DataFrame,
+                 inputs: list[InputFile]):
+        self.paths = list(paths)
+        self.quarantine = quarantine
+        self.inputs = inputs
+        self._events: pd.DataFrame | None = None
+
+    @property
+    def events(self) -> pd.DataFrame:
+        if self._events is None:
+            self._events = load_logs(self.paths).events
+        return self._events
+
+
+# --- loading with progress ----------------------------------------------------------------
+
+def load_with_progress(paths: list[str | Path], progress) -> LoadedLogs:
+    """`load_logs`, telling `progress` of each file as it is read (after all
+    of them when `load_logs` has no `on_file` hook)."""
+    if "on_file" in inspect.signature(load_logs).parameters:
+        return load_logs(paths, on_file=lambda f: progress.advance(files=1,
+                                                                   events=f.rows_read))
+    logs = load_logs(paths)
+    for f in logs.inputs:
+        progress.advance(files=1, events=f.rows_read)
+    return logs
+
+
+# --- the plan -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Scanned:
+    """What the scan learnt of one file: the tables it names (trimmed text,
+    every row, quarantined or not) and about how many rows it has."""
+
+    tables: frozenset[str]
+    rows: int
+
+
+def plan(files: list[Path], progress=None, budget: int | None = None
+         ) -> list[list[int]] | None:
+    """Batches of file positions (each in file order), or None when the
+    input is best loaded at once (small, or one batch anyway)."""
+    budget = STREAM_EVENTS if budget is None else budget
+    if len(files) < 2 or sum(_size(f) for f in files) <= STREAM_MIN_BYTES:
+        return None
+    if progress is not None:
+        progress.expect(files=len(files))
+        progress.stage("scanning")
+    scans = []
+    for f in files:
+        scans.append(scan(f))
+        if progress is not None:
+            progress.advance(scanned=1)
+    batches = pack(components([s.tables for s in scans]), [s.rows for s in scans], budget)
+    if len(batches) < 2:
+        return None
+    if progress is not None:
+        progress.expect(tables=len(set().union(*(s.tables for s in scans))))
+    return batches
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def components(tables: list[frozenset[str]]) -> list[list[int]]:
+    """Files (by position) linked by a shared table, each group in file
+    order, the groups in order of their first file."""
+    parent = list(range(len(tables)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[str, int] = {}
+    for i, names in enumerate(tables):
+        for t in names:
+            j = first.setdefault(t, i)
+            a, b = root(i), root(j)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(tables)):
+        groups.setdefault(root(i), []).append(i)
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
+def pack(comps: list[list[int]], rows: list[int], budget: int) -> list[list[int]]:
+    """Consecutive components joined into batches of at most `budget` rows
+    (fewer, larger audits: each audit has a fixed cost of its own)."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for comp in comps:
+        n = sum(rows[i] for i in comp)
+        if current and size + n > budget:
+            batches.append(sorted(current))
+            current, size = [], 0
+        current += comp
+        size += n
+    if current:
+        batches.append(sorted(current))
+    return batches
+
+
+def scan(path: Path) -> Scanned:
+    """The tables `path` names, cheaply where the format allows. A file the
+    quick scan cannot read is read as the loader reads it (which raises
+    LogFileError for a file that cannot be a log)."""
+    fmt = log_format(path)
+    plain = not path.name.lower().endswith(".gz")
+    try:
+        if fmt == "parquet" and plain:
+            return _scan_parquet(path)
+        if fmt == "csv" and plain:
+            return _scan_csv(path)
+    except Exception:  # noqa: BLE001, S110 - anything odd: read it as the loader does
+        pass
+    raw = read_log(path)
+    col = raw.table.column("table_id")
+    return Scanned(_table_names(col), raw.table.num_rows + len(raw.rejected.lines))
+
+
+def _scan_parquet(path: Path) -> Scanned:
+    pf = pq.ParquetFile(path)
+    rows = pf.metadata.num_rows
+    if "table_id" not in pf.schema_arrow.names:
+        return Scanned(frozenset(), rows)  # the loader will say what is wrong
+    col = pf.read(columns=["table_id"], use_threads=False).column(0)
+    return Scanned(_table_names(col), rows)
+
+
+def _scan_csv(path: Path) -> Scanned:
+    """The table_id column of a plain UTF-8 CSV file, by Arrow, every other
+    cell skipped. Anything unusual (a byte order mark, quoted names) goes to
+    the loader's own reading."""
+    data = path.read_bytes()
+    end = data.find(b"\n")
+    header = (data if end < 0 else data[:end]).rstrip(b"\r")
+    if header.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or b'"' in header:
+        raise ValueError("not a plain header")
+    names = [n.strip() for n in header.decode("utf-8").split(",")]
+    if "table_id" not in names or len(set(names)) != len(names):
+        raise ValueError("read it whole")
+    table = pa_csv.read_csv(
+        io.BytesIO(data),
+        read_options=pa_csv.ReadOptions(column_names=names, skip_rows=1,
+                                        block_size=1 << 24),
+        parse_options=pa_csv.ParseOptions(newlines_in_values=True,
+                                          invalid_row_handler=lambda row: "skip"),
+        convert_options=pa_csv.ConvertOptions(include_columns=["table_id"],
+                                              column_types={"table_id": pa.string()},
+                                              strings_can_be_null=False,
+                                              check_utf8=False))
+    return Scanned(_table_names(table.column(0)), table.num_rows)
+
+
+def _table_names(col) -> frozenset[str]:
+    """Distinct table ids as the loader types them: text, trimmed, empty
+    meaning none."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks else pa.array([], col.type)
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    col = pc.unique(col)
+    if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type):
+        col = col.cast(pa.string())
+    elif pa.types.is_timestamp(col.type):
+        col = pc.strftime(col, format="%Y-%m-%dT%H:%M:%S")
+    elif not pa.types.is_string(col.type):
+        col = pc.cast(col, pa.string())
+    col.validate(full=True)  # text that is not UTF-8: read as the loader does
+    names = pc.utf8_trim_whitespace(col.drop_null()).to_pylist()
+    return frozenset(n for n in names if n)
+
+
+# --- auditing a batch ---------------------------------------------------------------------
+
+@dataclass
+class BatchResult:
+    """What one batch leaves behind once its events are dropped."""
+
+    parts: list[pd.DataFrame]
+    quarantine: pd.DataFrame
+    inputs: list[InputFile]
+    tables: list[str]           # tables with events (audited)
+    named: set[str]             # every table the batch's rows name
+    events: int
+    timings: dict[str, float]
+
+
+def audit_batch(files: list[Path], ruleset, progress) -> BatchResult:
+    """Load, replay and check one batch of files; keep only the findings."""
+    from auditor.audit import audit_parts, stage
+
+    timings: dict[str, float] = {}
+    progress.stage("reading")
+    with stage(timings, "load"):
+        logs = load_with_progress(list(files), progress)
+    tables = sorted({str(t) for t in logs.events["table_id"].unique().tolist()})
+    q = logs.quarantine["table_id"] if len(logs.quarantine) else pd.Series([], dtype=object)
+    named = set(tables) | {str(t) for t in q.dropna().tolist()}
+    progress.stage("auditing")
+    parts = audit_parts(logs, ruleset, timings,
+                        stage_progress(progress, len(logs.events), len(tables)))
+    out = BatchResult(parts, logs.quarantine, list(logs.inputs), tables, named,
+                      len(logs.events), timings)
+    del logs
+    gc.collect()
+    release_memory()
+    return out
+
+
+def stage_progress(progress, events: int, tables: int):
+    """The `on_stage` callback of `audit_parts` that tells `progress` of the
+    events replayed (as the replay ends) and the tables checked (as the
+    checks end)."""
+
+    def on_stage(name: str) -> None:
+        if name == "replay":
+            progress.advance(audited=events)
+        elif name == "checks":
+            progress.advance(tables=tables)
+
+    return on_stage
+
+
+def merge(files: list[Path], results: list[BatchResult]
+          ) -> tuple[list, pd.DataFrame, list[InputFile], list[str]]:
+    """The batches' findings parts, and their quarantine, inputs and tables
+    in file order, as one load gives them. TablesCrossBatches when two
+    batches hold rows of one table."""
+    seen: set[str] = set()
+    for r in results:
+        if seen & r.named:
+            raise TablesCrossBatches(min(seen & r.named))
+        seen |= r.named
+    position = {str(f): i for i, f in enumerate(files)}
+    inputs: list[InputFile | None] = [None] * len(files)
+    for r in results:
+        for f in r.inputs:
+            inputs[position[f.path]] = f
+    quarantine = pd.concat([r.quarantine for r in results], ignore_index=True)
+    if len(quarantine):
+        where = quarantine["source_file"].map(lambda p: position.get(str(p), -1))
+        order = np.argsort(where.to_numpy(dtype=np.int64), kind="stable")
+        quarantine = quarantine.iloc[order].reset_index(drop=True)
+    parts = [p for r in results for p in r.parts]
+    tables = sorted({t for r in results for t in r.tables})
+    return parts, quarantine, [f for f in inputs if f is not None], tables
+
+
+def first_error(files: list[Path], error: LogFileError, done: set[int]) -> LogFileError:
+    """The error one load of every file would have raised: that of the first
+    file, in file order, that cannot be a log (files before the failed one
+    that no batch has read yet are read now)."""
+    failed = next((i for i, f in enumerate(files) if str(f) == error.path), None)
+    if failed is None:
+        return error
+    for i in range(failed):
+        if i in done:
+            continue
+        try:
+            read_log(files[i])
+        except LogFileError as exc:
+            return exc
+    return error

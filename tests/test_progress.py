@@ -1,0 +1,254 @@
+"""Progress: what the engines report as they go (files read, events replayed,
+tables checked), for --jobs 1, --jobs 2, batches and dask; that the line is
+shown only when asked; and that it never changes what is reported."""
+
+from __future__ import annotations
+
+import io
+import logging
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from auditor.cli import check_cmd, main
+from auditor.engine import run_audit, stream
+from auditor.generate import INJECTABLE, generate, write_log
+from auditor.logs.load import load_logs
+from auditor.report.progress import NoProgress, Progress
+from auditor.rules.ruleset import load_ruleset
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class Recording(Progress):
+    """A Progress that prints to a string and keeps every call."""
+
+    def __init__(self):
+        self.clock_ = Clock()
+        super().__init__(stream=io.StringIO(), enabled=True, clock=self.clock_, interval=0)
+        self.calls: list[tuple] = []
+
+    def advance(self, files=0, events=0, tables=0, audited=0, scanned=0):
+        self.calls.append(("advance", files, events, tables, audited, scanned))
+        self.clock_.now += 0.5
+        super().advance(files, events, tables, audited, scanned)
+
+    def stage(self, label):
+        self.calls.append(("stage", label))
+        super().stage(label)
+
+    def advances(self, field: int) -> list[int]:
+        return [c[field] for c in self.calls if c[0] == "advance" and c[field]]
+
+
+FILES, EVENTS, TABLES, AUDITED = 1, 2, 3, 4
+
+
+@pytest.fixture(scope="module")
+def logs_dir(tmp_path_factory) -> Path:
+    """Three files, four tables (T04 over two files), one quarantined row."""
+    d = tmp_path_factory.mktemp("progress")
+    write_log(generate(2, 40, seed=51, inject=list(INJECTABLE)).table, d / "a.parquet")
+    write_log(generate(1, 30, seed=52, first_table=3).table, d / "b.jsonl")
+    t4 = generate(1, 40, seed=53, first_table=4).table
+    half = t4.num_rows // 2
+    write_log(t4.slice(0, half), d / "c.parquet")
+    write_log(t4.slice(half), d / "d.csv")
+    with open(d / "d.csv", "a", encoding="utf-8") as fh:
+        fh.write("T04,999999,2026-03-01T20:00:00Z,no_such_event" + "," * 20 + "\n")
+    return d
+
+
+@pytest.fixture(scope="module")
+def ruleset():
+    return load_ruleset("nz-table-games")
+
+
+@pytest.fixture(scope="module")
+def expected(logs_dir, ruleset):
+    logs = load_logs([logs_dir])
+    return {"files": len(logs.inputs), "read": logs.rows_read, "replayed": logs.rows_replayed,
+            "tables": logs.events["table_id"].nunique(), "result": run_audit(logs, ruleset)}
+
+
+def _assert_totals(p: Recording, expected) -> None:
+    assert p.files == p.files_total == expected["files"] == 4
+    assert p.events == expected["read"]
+    assert p.audited == expected["replayed"]
+    assert p.tables == p.tables_total == expected["tables"] == 4
+    assert "\r" in p.stream.getvalue()
+
+
+# --- the line ---------------------------------------------------------------------------
+
+def test_the_line_names_the_stage_files_tables_events_and_rate():
+    clock = Clock()
+    p = Progress(stream=io.StringIO(), enabled=True, clock=clock, interval=0)
+    p.start(files=2)
+    clock.now = 2.0
+    p.advance(files=2, events=3000)
+    assert p.line() == "reading: 2/2 file(s), 3,000 event(s), 1,500 events/s"
+    p.expect(tables=4)
+    p.stage("auditing")
+    clock.now = 4.0
+    p.advance(audited=2000, tables=1)
+    assert p.line() == "auditing: 2/2 file(s), 1/4 table(s), 2,000 event(s), 1,000 events/s"
+    p.stage("writing")
+    p.finish()
+    out = p.stream.getvalue()
+    assert out.endswith("writing: 2/2 file(s), 1/4 table(s), 2,000 event(s), 1,000 events/s\n")
+    assert out.count("\n") == 1  # one line, rewritten in place
+
+
+def test_the_line_is_throttled_and_padded():
+    clock = Clock()
+    p = Progress(stream=io.StringIO(), enabled=True, clock=clock, interval=1.0)
+    p.start(files=10)
+    shown = p.stream.getvalue()
+    p.advance(files=1, events=10)  # within the interval: not shown
+    assert p.stream.getvalue() == shown
+    clock.now = 1.0
+    p.advance(files=1, events=10)
+    assert p.stream.getvalue().endswith("reading: 2/10 file(s), 20 event(s), 20 events/s")
+
+
+def test_quiet_and_not_a_terminal_print_nothing_and_a_broken_stream_is_harmless():
+    class Broken(io.StringIO):
+        def isatty(self):
+            return True
+
+        def write(self, text):
+            raise OSError("gone")
+
+    for p in (Progress(stream=io.StringIO()), Progress(stream=io.StringIO(), enabled=True,
+                                                      quiet=True), NoProgress()):
+        p.start(files=1)
+        p.advance(files=1, events=5)
+        p.stage("auditing")
+        p.finish()
+        assert p.files == 1  # still counts
+    assert Progress(stream=io.StringIO()).enabled is False
+    broken = Progress(stream=Broken())
+    broken.start()
+    broken.advance(files=1)
+    broken.finish()
+    assert broken.enabled is False
+
+
+# --- the engines ------------------------------------------------------------------------
+
+def test_jobs_1_reports_each_file_then_replay_then_checks(logs_dir, ruleset, expected):
+    p = Recording()
+    p.start()
+    run_audit([logs_dir], ruleset, progress=p)
+    _assert_totals(p, expected)
+    stages = [c[1] for c in p.calls if c[0] == "stage"]
+    assert stages[:2] == ["reading", "auditing"]
+    assert p.advances(FILES) == [1, 1, 1, 1]
+    # events replayed once the replay ends, tables once the checks end
+    kinds = [("audited" if c[AUDITED] else "tables") for c in p.calls
+             if c[0] == "advance" and (c[AUDITED] or c[TABLES])]
+    assert kinds == ["audited", "tables"]
+    assert p.line().startswith("auditing: 4/4 file(s), 4/4 table(s), ")
+
+
+def test_jobs_2_reports_each_group_of_tables(logs_dir, ruleset, expected):
+    p = Recording()
+    p.start()
+    run_audit([logs_dir], ruleset, jobs=2, progress=p)
+    _assert_totals(p, expected)
+    assert len(p.advances(TABLES)) == 2  # two groups of whole tables
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_batches_report_as_each_batch_goes(logs_dir, ruleset, expected, monkeypatch, jobs):
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    p = Recording()
+    p.start()
+    result = run_audit([logs_dir], ruleset, jobs=jobs, progress=p)
+    assert isinstance(result.logs, stream.LazyLogs)
+    _assert_totals(p, expected)
+    assert p.scanned == 4
+    # batches: a.parquet (T01, T02), b.jsonl (T03), c.parquet + d.csv (T04)
+    assert sorted(p.advances(TABLES)) == [1, 1, 2]
+    assert sorted(p.advances(FILES)) == [1, 1, 1, 1]
+    assert result.findings.equals(expected["result"].findings)
+
+
+def test_family_audits_report_too(tmp_path):
+    """A ruleset family loads at once and audits each version's part."""
+    log = tmp_path / "night.parquet"
+    write_log(generate(2, 20, seed=61).table, log)
+    p = Recording()
+    p.start()
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(check_cmd, "Progress", lambda quiet=False: p)
+    try:
+        res = CliRunner().invoke(main, ["check", str(log), "-r", "nz-table-games",
+                                        "--out", str(tmp_path / "o")])
+    finally:
+        monkey.undo()
+    assert res.exit_code in (0, 1), res.output
+    assert p.files == 1 and p.tables == 2 and p.label == "writing"
+
+
+def test_the_check_command_reports_the_same_with_progress_shown(logs_dir, tmp_path,
+                                                                  monkeypatch):
+    def check(out: str):
+        return CliRunner().invoke(main, ["check", str(logs_dir), "-r", "nz-table-games",
+                                         "--out", str(tmp_path / out), "--jobs", "2"])
+    plain = check("plain")
+    shown = Recording()
+    monkeypatch.setattr(check_cmd, "Progress", lambda quiet=False: shown)
+    with_progress = check("shown")
+    assert plain.exit_code == with_progress.exit_code == 1
+    # the line goes to its own stream
+    assert plain.output.replace("/plain/", "/shown/") == with_progress.output
+    for name in ("findings.parquet", "quarantine.parquet"):
+        assert (tmp_path / "plain" / name).read_bytes() == \
+            (tmp_path / "shown" / name).read_bytes()
+    out = shown.stream.getvalue()
+    assert "reading: " in out and "auditing: " in out and out.endswith("\n")
+    assert "writing: 4/4 file(s), 4/4 table(s)" in out
+
+
+def test_an_error_ends_the_progress_line_first(tmp_path, monkeypatch):
+    (tmp_path / "empty.csv").write_text("", encoding="utf-8")
+    shown = Recording()
+    monkeypatch.setattr(check_cmd, "Progress", lambda quiet=False: shown)
+    res = CliRunner().invoke(main, ["check", str(tmp_path), "-r", "nz-table-games",
+                                    "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "empty.csv" in res.output
+    assert shown.stream.getvalue().endswith("\n")
+
+
+# --- dask -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed is not installed (pip install '.[dask]')")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+        yield c
+
+
+def test_dask_reports_each_file_and_each_table(logs_dir, ruleset, expected, cluster):
+    p = Recording()
+    p.start()
+    result = run_audit([logs_dir], ruleset, engine="dask",
+                       scheduler=cluster.scheduler_address, progress=p)
+    _assert_totals(p, expected)
+    assert p.advances(FILES) == [1, 1, 1, 1]   # as each worker has read a file
+    assert p.advances(TABLES) == [1, 1, 1, 1]  # as each table's task ends
+    stages = [c[1] for c in p.calls if c[0] == "stage"]
+    assert stages == ["reading", "auditing"]
+    assert result.findings.equals(expected["result"].findings)

@@ -1,0 +1,199 @@
+"""Auditing many files a batch of linked files at a time (`auditor.engine.stream`)
+gives the same findings, quarantine, provenance and report bytes as loading
+every file at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from auditor.cli import main
+from auditor.engine import run_audit, stream
+from auditor.engine.stream import LazyLogs, components, pack
+from auditor.generate import INJECTABLE, generate, write_log
+from auditor.logs.load import load_logs
+from auditor.logs.reader import LogFileError, discover
+from auditor.report.parquet import write_findings, write_quarantine
+from auditor.rules.ruleset import load_ruleset
+
+META = {"test": "streaming"}
+
+
+@pytest.fixture(scope="module")
+def logs_dir(tmp_path_factory) -> Path:
+    """Six files, in several formats: T05 split over two files (d1, d2) with a
+    third file (c) between them in file order; a CSV with broken rows (one of
+    a table with no other row, one of no table at all); every code planted."""
+    d = tmp_path_factory.mktemp("streaming")
+    a = generate(2, 80, seed=31, inject=list(INJECTABLE))
+    write_log(a.table, d / "a.parquet")
+    b = generate(1, 60, seed=32, inject=["call.wrong_total", "offer.order"], first_table=3)
+    write_log(b.table, d / "b.csv")
+    lines = (d / "b.csv").read_text(encoding="utf-8").splitlines()
+    header = lines[0].split(",")
+
+    def row(**cells) -> str:
+        return ",".join(str(cells.get(name, "")) for name in header)
+
+    ts = "2026-03-01T20:00:00Z"
+    lines += [row(table_id="T99", seq=5, ts=ts, event="no_such_event"),
+              ",".join(["x"] * (len(header) + 3))]
+    (d / "b.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    c = generate(1, 70, seed=33, inject=["settle.missing", "log.sequence_gap"], first_table=4)
+    write_log(c.table, d / "c.jsonl")
+    t5 = generate(1, 90, seed=34, inject=["log.out_of_order", "call.missing"], first_table=5)
+    half = t5.table.num_rows // 2
+    write_log(t5.table.slice(half), d / "d1.parquet")  # the later half first
+    write_log(t5.table.slice(0, half), d / "d2.csv")
+    e = generate(1, 50, seed=35, first_table=6)
+    write_log(e.table, d / "e.parquet")
+    return d
+
+
+@pytest.fixture(scope="module")
+def ruleset():
+    return load_ruleset("nz-table-games")
+
+
+@pytest.fixture
+def streaming(monkeypatch):
+    """Every input streamed, one component per batch."""
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    audited: list[list[str]] = []
+    real = stream.audit_batch
+
+    def spy(files, ruleset, progress):
+        audited.append([Path(f).name for f in files])
+        return real(files, ruleset, progress)
+    monkeypatch.setattr(stream, "audit_batch", spy)
+    return audited
+
+
+def _bytes(result, tmp_path: Path, name: str) -> tuple[bytes, bytes]:
+    out = tmp_path / name
+    out.mkdir()
+    write_findings(result.findings, out / "findings.parquet", META)
+    write_quarantine(result.logs.quarantine, out / "quarantine.parquet", META)
+    return (out / "findings.parquet").read_bytes(), (out / "quarantine.parquet").read_bytes()
+
+
+def _same(streamed, once, tmp_path):
+    assert _bytes(streamed, tmp_path, "streamed") == _bytes(once, tmp_path, "once")
+    assert streamed.logs.quarantine.equals(once.logs.quarantine)
+    assert [f.as_dict() for f in streamed.logs.inputs] == [f.as_dict() for f in once.logs.inputs]
+    assert streamed.tables == once.tables
+
+
+def test_the_plan_keeps_files_sharing_a_table_together(logs_dir, streaming):
+    files = discover([logs_dir])
+    assert [f.name for f in files] == ["a.parquet", "b.csv", "c.jsonl", "d1.parquet",
+                                       "d2.csv", "e.parquet"]
+    assert stream.plan(files) == [[0], [1], [2], [3, 4], [5]]
+    assert stream.scan(files[1]).tables == {"T03", "T99"}  # a quarantined row's table too
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_streamed_findings_are_those_of_one_load(logs_dir, ruleset, tmp_path, streaming, jobs):
+    once = run_audit(load_logs([logs_dir]), ruleset)
+    assert len(once.findings) > 50 and len(once.logs.quarantine) == 2
+    streamed = run_audit([logs_dir], ruleset, jobs=jobs)
+    if jobs == 1:
+        assert streaming == [["a.parquet"], ["b.csv"], ["c.jsonl"],
+                             ["d1.parquet", "d2.csv"], ["e.parquet"]]
+    assert isinstance(streamed.logs, LazyLogs)
+    _same(streamed, once, tmp_path)
+    # the events, when a report asks for them, are those of one load
+    assert streamed.logs.events.equals(once.logs.events)
+
+
+def test_batches_of_several_components(logs_dir, ruleset, tmp_path, monkeypatch, streaming):
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 3000)
+    once = run_audit(load_logs([logs_dir]), ruleset)
+    streamed = run_audit([logs_dir], ruleset)
+    assert 1 < len(streaming) < 5
+    _same(streamed, once, tmp_path)
+
+
+def test_a_wrong_plan_falls_back_to_one_load(logs_dir, ruleset, tmp_path, monkeypatch,
+                                             streaming):
+    """A scan that misses a table (here: every one) is caught when the
+    batches are loaded: the audit starts again, all at once."""
+    monkeypatch.setattr(stream, "scan", lambda path: stream.Scanned(frozenset(), 10))
+    once = run_audit(load_logs([logs_dir]), ruleset)
+    streamed = run_audit([logs_dir], ruleset)
+    assert ["d1.parquet"] in streaming  # T05 was cut in two, then found
+    assert not isinstance(streamed.logs, LazyLogs)
+    _same(streamed, once, tmp_path)
+
+
+def test_an_input_small_enough_is_loaded_at_once(logs_dir, ruleset, monkeypatch):
+    calls = []
+    monkeypatch.setattr(stream, "audit_batch", lambda *a: calls.append(a))
+    result = run_audit([logs_dir], ruleset)
+    assert not calls and not isinstance(result.logs, LazyLogs)
+
+
+def test_the_check_command_writes_the_same_reports(logs_dir, tmp_path, monkeypatch):
+    def check(out: str):
+        return CliRunner().invoke(main, ["check", str(logs_dir), "-r", "nz-table-games",
+                                         "--out", str(tmp_path / out), "-q",
+                                         "--format", "parquet", "--format", "html",
+                                         "--format", "json"], catch_exceptions=False)
+    once = check("once")
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    streamed = check("streamed")
+    assert once.exit_code == streamed.exit_code == 1
+    for name in ("findings.parquet", "quarantine.parquet", "report.html", "findings.jsonl",
+                 "summary.json"):
+        assert (tmp_path / "once" / name).read_bytes() == \
+            (tmp_path / "streamed" / name).read_bytes(), name
+
+
+def test_the_first_bad_file_is_named_as_by_one_load(tmp_path, ruleset, streaming):
+    """The scan reads a Parquet file's table_id only, so a later batch may be
+    the first to meet a bad file: the error is still that of the first bad
+    file in file order."""
+    good = generate(1, 20, seed=41)
+    write_log(good.table, tmp_path / "a.parquet")
+    bad = generate(1, 20, seed=42, first_table=2).table
+    pq.write_table(bad.drop_columns(["seq"]), tmp_path / "b.parquet")  # no seq column
+    (tmp_path / "c.csv").write_text("", encoding="utf-8")
+    with pytest.raises(LogFileError) as once:
+        load_logs([tmp_path])
+    with pytest.raises(LogFileError) as streamed:
+        run_audit([tmp_path], ruleset)
+    assert str(streamed.value) == str(once.value)
+    assert "b.parquet" in str(once.value)
+    with pytest.raises(LogFileError) as by_jobs:
+        run_audit([tmp_path], ruleset, jobs=2)
+    assert str(by_jobs.value) == str(once.value)
+
+
+def test_scans_read_table_ids_as_the_loader_types_them(tmp_path):
+    table = pa.table({"table_id": pa.array([" T1 ", "T2", None, "", "T1"]),
+                      "seq": pa.array([1, 2, 3, 4, 5])})
+    pq.write_table(table, tmp_path / "a.parquet")
+    assert stream.scan(tmp_path / "a.parquet") == stream.Scanned(frozenset({"T1", "T2"}), 5)
+    numbers = table.set_column(0, "table_id", pc.cast(pa.array([7, 8, None, 9, 7]), pa.int64()))
+    pq.write_table(numbers, tmp_path / "b.parquet")
+    assert stream.scan(tmp_path / "b.parquet").tables == {"7", "8", "9"}
+    (tmp_path / "c.csv").write_text("table_id,seq\n T3 ,1\n\nT4,2,extra\n\"T5\",3\n",
+                                    encoding="utf-8")
+    assert stream.scan(tmp_path / "c.csv").tables == {"T3", "T5"}
+
+
+def test_components_and_packing():
+    tables = [frozenset({"A"}), frozenset({"B"}), frozenset({"A", "C"}), frozenset(),
+              frozenset({"C"}), frozenset({"D"})]
+    assert components(tables) == [[0, 2, 4], [1], [3], [5]]
+    rows = [10, 10, 10, 10, 10, 10]
+    assert pack(components(tables), rows, 25) == [[0, 2, 4], [1, 3], [5]]
+    assert pack(components(tables), rows, 1) == [[0, 2, 4], [1], [3], [5]]
+    assert pack(components(tables), rows, 1000) == [[0, 1, 2, 3, 4, 5]]
