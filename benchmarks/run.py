@@ -4,12 +4,14 @@ time, peak memory and the time of each stage, per log size, format and engine.
     python benchmarks/run.py                      # 1M and 10M events, Parquet
     python benchmarks/run.py --sizes 1M --formats parquet,csv
     python benchmarks/run.py --sizes 200k --engines jobs1,jobs2
+    python benchmarks/run.py --sizes 50M --files 20 --engines jobs1   # a folder of 20 files
 
 Logs are made by `auditor generate` (a realistic lawful log with every
 selection of violations planted, 4 tables per million events) and kept in
 `--cache` (default ~/.cache/auditor-benchmarks) for the next run. Each
 audit runs in a fresh process doing what `auditor check` does (load, replay,
-checks, Parquet reports), so one run's memory never inflates another's:
+checks, every report but the GitHub annotations), so one run's memory never
+inflates another's:
 
 - `cpu_s`: user + system time of that process and all it started (worker
   processes included), interpreter start-up and imports included;
@@ -62,24 +64,46 @@ def size_label(n: int) -> str:
     return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k"
 
 
-def log_for(size: int, fmt: str, cache: Path, seed: int) -> Path:
-    """The cached generated log of about `size` events (made if missing)."""
+def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1) -> Path:
+    """The cached generated log of about `size` events (made if missing): one
+    file, or a folder of `files` files holding different tables (as a state's
+    logs would be kept: a file per table and period)."""
     tables = max(4, size // 250_000)
+    tables += -tables % files  # the same number of tables in every file
     rolls = max(1, round(size / tables / EVENTS_PER_ROLL))
-    path = cache / f"events-{size_label(size)}-t{tables}-s{seed}.{fmt}"
-    if not path.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        print(f"generating {path.name} ({tables} tables x {rolls} rolls) ...", flush=True)
-        subprocess.run([sys.executable, "-m", "auditor", "generate", "--tables", str(tables),
-                        "--rolls", str(rolls), "--seed", str(seed), "--out", str(path),
-                        "--inject", INJECT], check=True, stdout=subprocess.DEVNULL)
-    return path
+    name = f"events-{size_label(size)}-t{tables}-s{seed}"
+    if files == 1:
+        path = cache / f"{name}.{fmt}"
+        _generate(path, tables, rolls, seed, 1)
+        return path
+    folder = cache / f"{name}-f{files}-{fmt}"
+    per_file = tables // files
+    for j in range(files):
+        _generate(folder / f"part-{j + 1:03d}.{fmt}", per_file, rolls, seed + j, 1 + j * per_file)
+    return folder
+
+
+def _generate(path: Path, tables: int, rolls: int, seed: int, first_table: int) -> None:
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    print(f"generating {path.name} ({tables} tables x {rolls} rolls) ...", flush=True)
+    subprocess.run([sys.executable, "-m", "auditor", "generate", "--tables", str(tables),
+                    "--rolls", str(rolls), "--seed", str(seed), "--first-table",
+                    str(first_table), "--out", str(path), "--inject", INJECT],
+                   check=True, stdout=subprocess.DEVNULL)
 
 
 # --- one audit, in its own process ---------------------------------------------------
 
+#: The reports written by every audit: all of them but the GitHub annotations
+#: (which go to standard output).
+REPORTS = ("parquet", "html", "json", "junit", "sarif")
+
+
 def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str) -> dict:
-    """What `auditor check PATH --ruleset R --engine E --jobs J` does, timed."""
+    """What `auditor check PATH --ruleset R --engine E --jobs J --format ...`
+    does, timed, every report written."""
     from auditor.report.formats import write_reports
     from auditor.report.provenance import provenance
     from auditor.rules.ruleset import load_ruleset
@@ -94,10 +118,15 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str) -> dict:
         result = run_audit([path], ruleset, jobs=jobs, engine=engine, timings=timings)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as out:
-        write_reports(result, provenance(result), Path(out), ("parquet",))
+        write_reports(result, provenance(result), Path(out), REPORTS)
     timings["report"] = time.perf_counter() - start
     own = resource.getrusage(resource.RUSAGE_SELF)
+    try:
+        from auditor.game.replay import COMPILED
+    except ImportError:  # an older checkout
+        COMPILED = False
     return {"events": int(result.logs.rows_replayed), "rows_read": int(result.logs.rows_read),
+            "replay": "compiled" if COMPILED else "python",
             "findings": len(result.findings), "stages": timings,
             "peak_rss_mb": round(own.ru_maxrss / 1024, 1)}
 
@@ -211,6 +240,8 @@ def main(argv: list[str] | None = None) -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1M,10M", help="event counts, e.g. 200k,1M,10M")
     ap.add_argument("--formats", default="parquet", help="parquet, csv, jsonl (comma-separated)")
+    ap.add_argument("--files", type=int, default=1,
+                    help="split each log into this many files of different tables (a folder)")
     ap.add_argument("--engines", default=",".join(ENGINES),
                     help=f"of {', '.join(ENGINES)} (comma-separated)")
     ap.add_argument("--ruleset", default="nz-table-games")
@@ -242,10 +273,11 @@ def main(argv: list[str] | None = None) -> None:
     runs = []
     for size in sizes:
         for fmt in formats:
-            path = log_for(size, fmt, cache, args.seed)
+            path = log_for(size, fmt, cache, args.seed, args.files)
             for engine in engines:
                 r = run_one(path, engine, args.ruleset, args.pythonpath)
-                r.update({"size": size_label(size), "format": fmt, "log": path.name})
+                r.update({"size": size_label(size), "format": fmt, "log": path.name,
+                          "files": args.files})
                 print_row(r)
                 runs.append(r)
     command = "python benchmarks/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
