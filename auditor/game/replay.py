@@ -222,14 +222,18 @@ def _listed(values) -> list:
 class _Output:
     """Where the replay writes: the dense state as change points (a row and
     the four values from that row on, recorded only when one of them moves),
-    and per sparse column a growing array of rows and a list of values (last
-    write to a row wins)."""
+    and per sparse column the rows and values written (last write to a row
+    wins).
+
+    Writes go to plain lists (appending to one is cheaper than to an
+    array("q"), which parses its argument each time); `flush`, after every
+    chunk of rows, moves them into numpy pieces, so the Python objects held
+    stay a chunk's worth however long the log."""
 
     def __init__(self, n: int):
         self.n = n
-        # Plain lists: appending to one is cheaper than to an array("q"),
-        # which parses its argument each time.
         self.changes = tuple([] for _ in range(1 + len(DENSE_COLUMNS)))
+        self.change_pieces: list[list[np.ndarray]] = []
         self.rows: dict[str, list] = {name: [] for name in SPARSE_COLUMNS}
         self.values: dict[str, list] = {name: [] for name in SPARSE_COLUMNS}
         #: (rows, values) of each sparse column, for `TableReplay.put`
@@ -238,51 +242,78 @@ class _Output:
         self.stick_rolls = ([], [])
         self.decisions = ([], [])
         self.settlements = ([], [])
+        self.records = ((self.player_rolls, PLAYER_ROLL_FIELDS),
+                        (self.stick_rolls, STICK_ROLL_FIELDS),
+                        (self.decisions, DECISION_FIELDS),
+                        (self.settlements, SETTLEMENT_FIELDS))
+        self.pieces: dict[str, list[tuple[np.ndarray, object]]] = {
+            name: [] for name in SPARSE_COLUMNS}
+
+    def flush(self) -> None:
+        """Move what was written so far into numpy pieces. The lists are
+        emptied in place: the table replay holds them (and their appends)."""
+        if self.changes[0]:
+            self.change_pieces.append([_int64(values) for values in self.changes])
+            for values in self.changes:
+                values.clear()
+        for name in SPARSE_COLUMNS:
+            rows, values = self.sinks[name]
+            if rows:
+                self.pieces[name].append((_int64(rows), _typed(values, name)))
+                rows.clear()
+                values.clear()
+        for (rows, records), fields in self.records:
+            if rows:
+                at = _int64(rows)  # once for all the fields of the records
+                for name, values in zip(fields, zip(*records)):
+                    self.pieces[name].append((at, _typed(values, name)))
+                rows.clear()
+                records.clear()
 
     def dense(self) -> dict[str, np.ndarray]:
         """The dense columns spelled out from the change points."""
-        rows = _int64(self.changes[0])
-        if not len(rows):
+        if not self.change_pieces:
             return {name: np.zeros(self.n, dtype=dtype) for name, dtype in DENSE_COLUMNS.items()}
-        counts = np.diff(np.append(rows, self.n))
-        return {name: np.repeat(_int64(values).astype(dtype), counts)
-                for (name, dtype), values in zip(DENSE_COLUMNS.items(), self.changes[1:])}
+        changes = [np.concatenate(column) for column in zip(*self.change_pieces)]
+        counts = np.diff(np.append(changes[0], self.n))
+        return {name: np.repeat(values.astype(dtype), counts)
+                for (name, dtype), values in zip(DENSE_COLUMNS.items(), changes[1:])}
 
     def finish(self) -> ReplayState:
-        pieces: dict[str, list[tuple[np.ndarray, list | tuple]]] = {
-            name: [(_int64(self.rows[name]), self.values[name])] for name in SPARSE_COLUMNS}
-        for (rows, records), fields in ((self.player_rolls, PLAYER_ROLL_FIELDS),
-                                        (self.stick_rolls, STICK_ROLL_FIELDS),
-                                        (self.decisions, DECISION_FIELDS),
-                                        (self.settlements, SETTLEMENT_FIELDS)):
-            if rows:
-                rows = _int64(rows)  # once for all the fields of the records
-                for name, values in zip(fields, zip(*records)):
-                    pieces[name].append((rows, values))
-        self.player_rolls = self.stick_rolls = self.decisions = self.settlements = None
-        self.rows, self.values, self.sinks = {}, {}, {}
-        sparse = {name: _settle(pieces.pop(name), name) for name in SPARSE_COLUMNS}
+        self.flush()
+        sparse = {name: _settle(self.pieces.pop(name), name) for name in SPARSE_COLUMNS}
         dense = self.dense()
-        self.changes = ()
+        self.change_pieces = []
         return ReplayState(self.n, dense, sparse)
+
+
+def _typed(values: list | tuple, name: str):
+    """A piece of a sparse column's values: numpy for numbers and booleans."""
+    if name in INT_COLUMNS:
+        return np.fromiter(values, dtype=np.int64, count=len(values))
+    if name in BOOL_COLUMNS:
+        return np.fromiter(values, dtype=bool, count=len(values))
+    return list(values)
 
 
 def _int64(values: list) -> np.ndarray:
     return np.fromiter(values, dtype=np.int64, count=len(values))
 
 
-def _settle(pieces: list[tuple[np.ndarray, list | tuple]], name: str
-            ) -> tuple[np.ndarray, object]:
-    """One sparse column: rows ascending, one value per row (the last
-    written), None dropped; numbers and booleans as numpy arrays."""
+def _settle(pieces: list[tuple[np.ndarray, object]], name: str) -> tuple[np.ndarray, object]:
+    """One sparse column from its pieces (in the order written): rows
+    ascending, one value per row (the last written), None dropped; numbers
+    and booleans as numpy arrays."""
     pieces = [(rows, values) for rows, values in pieces if len(rows)]
+    numeric = name in INT_COLUMNS or name in BOOL_COLUMNS
     if not pieces:
         return np.empty(0, np.int64), []
     if len(pieces) == 1:
         r, values = pieces[0]
     else:
         r = np.concatenate([rows for rows, _ in pieces])
-        values = [v for _, vs in pieces for v in vs]
+        values = np.concatenate([v for _, v in pieces]) if numeric else \
+            [v for _, vs in pieces for v in vs]
     if len(r) > 1 and not (r[1:] > r[:-1]).all():
         order = np.argsort(r, kind="stable")
         r = r[order]
@@ -290,16 +321,12 @@ def _settle(pieces: list[tuple[np.ndarray, list | tuple]], name: str
         last[:-1] = r[1:] != r[:-1]
         keep = order[last]
         r = r[last]
-        values = [values[j] for j in keep.tolist()]
+        values = values[keep] if numeric else [values[j] for j in keep.tolist()]
     if name in NULLABLE_COLUMNS and any(v is None for v in values):
         ok = [v is not None for v in values]
         r = r[np.asarray(ok, dtype=bool)]
         values = [v for v, good in zip(values, ok) if good]
-    if name in INT_COLUMNS:
-        return r, np.fromiter(values, dtype=np.int64, count=len(values))
-    if name in BOOL_COLUMNS:
-        return r, np.fromiter(values, dtype=bool, count=len(values))
-    return r, values if isinstance(values, list) else list(values)
+    return r, values
 
 
 # --- what is worked out once per distinct value ------------------------------
@@ -468,6 +495,7 @@ def _replay(events: pd.DataFrame, out: _Output, bar: int) -> ReplayState:
             st.bind(rows, a)
             st.run(lo - a, hi - a, rows["event"])
             lo = hi
+        out.flush()
     if st is not None:
         st.flush_pending()
         st.close()
