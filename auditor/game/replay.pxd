@@ -1,10 +1,18 @@
 # cython: language_level=3
 cimport cython
+from libc.stdint cimport int64_t
 
 cdef long WAGER_SETTLED, WAGER_PLACED, ROLL, DICE_COLLECTED, SETTLEMENT_COMPLETE, TOTAL_CALLED
 cdef long DICE_TO_SHOOTER, NEW, BOWL, OFFERED, SHOOTER, LAYOUT, OFF_TABLE, LOST, REMOVED
 
 cpdef long long bit(long seat)
+
+cdef class IntBuffer:
+    cdef public object array
+    cdef int64_t[:] data
+    cdef public Py_ssize_t size
+    cpdef append(self, int64_t value)
+    cpdef int64_t last(self)
 
 cdef class Die:
     cdef public bint checked_use, failed, found
@@ -19,8 +27,8 @@ cdef class TableReplay:
     cdef public dict sinks
     cdef public int bar
     cdef public list handlers
-    cdef public object decision_rows, decision_values, settle_rows, settle_values
-    cdef public object player_roll_rows, player_roll_values
+    cdef public IntBuffer decision_rows, settle_rows, player_roll_rows
+    cdef public list decision_values, settle_values, player_roll_values
     cdef public long point, shooter, open_seat, seven_out_seat
     cdef public long long occupied, line_bettors, round_declined
     cdef public bint made_point, has_failed, ever_offered, last_roll_valid, last_roll_called
@@ -38,10 +46,12 @@ cdef class TableReplay:
     cdef public list seat, die1, die2, role, dice_in, bet, outcome
     cdef public long base
 
-    @cython.locals(k=cython.long, base=cython.long, e=cython.long, shooter=cython.long,
+    @cython.locals(rows=IntBuffer, shooters=IntBuffer, points=IntBuffer, occupieds=IntBuffer,
+                   bettors=IntBuffer,
+                   k=cython.long, base=cython.long, e=cython.long, shooter=cython.long,
                    point=cython.long, occupied=cython.longlong, line_bettors=cython.longlong)
     cpdef run(self, long lo, long hi, list ev)
-    @cython.locals(rows=list, values=list, sink=tuple)
+    @cython.locals(rows=IntBuffer, values=list, sink=tuple)
     cpdef put(self, str column, long row, value)
     cpdef check_seat(self, long i, long s)
     cpdef check_row_seat(self, long i, long k)
@@ -64,7 +74,7 @@ cdef class TableReplay:
     @cython.locals(die=Die)
     cpdef on_dice_to_bowl(self, long i, long k)
     cpdef on_dice_to_shooter(self, long i, long k)
-    @cython.locals(die=Die, d=tuple, dice=dict, w=dict, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong, by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
+    @cython.locals(stick_rows=IntBuffer, die=Die, d=tuple, dice=dict, w=dict, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong, by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
     cpdef on_roll(self, long i, long k)
     @cython.locals(total=cython.long, point=cython.long, seat_no=cython.long, count=cython.long, num=cython.long, seven_out=cython.bint, decision=cython.bint,
                    w=dict, held=dict, pending=list, table=dict, affected=frozenset, wagers=dict,

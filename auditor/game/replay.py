@@ -219,29 +219,56 @@ def _listed(values) -> list:
     return values.tolist() if isinstance(values, np.ndarray) else list(values)
 
 
+class IntBuffer:
+    """A column of 64-bit integers appended one at a time: a numpy array
+    that doubles when full. Compiled, an append is a store into the array's
+    memory (`replay.pxd` types it); a list would hold a Python int per value,
+    scattered in memory, each to be converted again at the end."""
+
+    def __init__(self, capacity: int = 4096):
+        self.array = np.empty(capacity, dtype=np.int64)
+        self.data = self.array
+        self.size = 0
+
+    def append(self, value: int) -> None:
+        if self.size == self.data.shape[0]:
+            self.array = np.concatenate([self.array, np.empty_like(self.array)])
+            self.data = self.array
+        self.data[self.size] = value
+        self.size += 1
+
+    def last(self) -> int:
+        return self.data[self.size - 1]
+
+    def take(self) -> np.ndarray:
+        """The values so far (a copy), the buffer emptied."""
+        out = self.array[:self.size].copy()
+        self.size = 0
+        return out
+
+
 class _Output:
     """Where the replay writes: the dense state as change points (a row and
     the four values from that row on, recorded only when one of them moves),
     and per sparse column the rows and values written (last write to a row
     wins).
 
-    Writes go to plain lists (appending to one is cheaper than to an
-    array("q"), which parses its argument each time); `flush`, after every
-    chunk of rows, moves them into numpy pieces, so the Python objects held
-    stay a chunk's worth however long the log."""
+    Rows and the dense state go to `IntBuffer`s, values to lists; `flush`,
+    after every chunk of rows, moves them into numpy pieces, so the Python
+    objects held stay a chunk's worth however long the log."""
 
     def __init__(self, n: int):
         self.n = n
-        self.changes = tuple([] for _ in range(1 + len(DENSE_COLUMNS)))
+        self.changes = tuple(IntBuffer() for _ in range(1 + len(DENSE_COLUMNS)))
         self.change_pieces: list[list[np.ndarray]] = []
-        self.rows: dict[str, list] = {name: [] for name in SPARSE_COLUMNS}
+        self.rows: dict[str, IntBuffer] = {name: IntBuffer(256) for name in SPARSE_COLUMNS}
         self.values: dict[str, list] = {name: [] for name in SPARSE_COLUMNS}
         #: (rows, values) of each sparse column, for `TableReplay.put`
         self.sinks = {name: (self.rows[name], self.values[name]) for name in SPARSE_COLUMNS}
-        self.player_rolls = ([], [])
-        self.stick_rolls = ([], [])
-        self.decisions = ([], [])
-        self.settlements = ([], [])
+        self.player_rolls = (IntBuffer(), [])
+        self.stick_rolls = (IntBuffer(256), [])
+        self.decisions = (IntBuffer(), [])
+        self.settlements = (IntBuffer(), [])
         self.records = ((self.player_rolls, PLAYER_ROLL_FIELDS),
                         (self.stick_rolls, STICK_ROLL_FIELDS),
                         (self.decisions, DECISION_FIELDS),
@@ -252,22 +279,18 @@ class _Output:
     def flush(self) -> None:
         """Move what was written so far into numpy pieces. The lists are
         emptied in place: the table replay holds them (and their appends)."""
-        if self.changes[0]:
-            self.change_pieces.append([_int64(values) for values in self.changes])
-            for values in self.changes:
-                values.clear()
+        if self.changes[0].size:
+            self.change_pieces.append([values.take() for values in self.changes])
         for name in SPARSE_COLUMNS:
             rows, values = self.sinks[name]
-            if rows:
-                self.pieces[name].append((_int64(rows), _typed(values, name)))
-                rows.clear()
+            if rows.size:
+                self.pieces[name].append((rows.take(), _typed(values, name)))
                 values.clear()
         for (rows, records), fields in self.records:
-            if rows:
-                at = _int64(rows)  # once for all the fields of the records
+            if rows.size:
+                at = rows.take()  # once for all the fields of the records
                 for name, values in zip(fields, zip(*records)):
                     self.pieces[name].append((at, _typed(values, name)))
-                rows.clear()
                 records.clear()
 
     def dense(self) -> dict[str, np.ndarray]:
@@ -294,10 +317,6 @@ def _typed(values: list | tuple, name: str):
     if name in BOOL_COLUMNS:
         return np.fromiter(values, dtype=bool, count=len(values))
     return list(values)
-
-
-def _int64(values: list) -> np.ndarray:
-    return np.fromiter(values, dtype=np.int64, count=len(values))
 
 
 def _settle(pieces: list[tuple[np.ndarray, object]], name: str) -> tuple[np.ndarray, object]:
@@ -516,13 +535,10 @@ class TableReplay:
         self.handlers = [getattr(self, "on_" + e, self.on_nothing) for e in EVENTS]
         self.handlers.append(self.on_nothing)  # code -1: not an event we know
         self.tables = decisions.tables
-        # The columns written most often: their appends, bound once.
-        self.decision_rows = out.decisions[0].append
-        self.decision_values = out.decisions[1].append
-        self.player_roll_rows = out.player_rolls[0].append
-        self.player_roll_values = out.player_rolls[1].append
-        self.settle_rows = out.settlements[0].append
-        self.settle_values = out.settlements[1].append
+        # The records written most often: rows and values.
+        self.decision_rows, self.decision_values = out.decisions
+        self.player_roll_rows, self.player_roll_values = out.player_rolls
+        self.settle_rows, self.settle_values = out.settlements
         self.reset()
 
     def reset(self) -> None:
@@ -592,9 +608,9 @@ class TableReplay:
         base = self.base
         changes = self.out.changes
         rows, shooters, points, occupieds, bettors = changes
-        if rows:
-            shooter, point = shooters[-1], points[-1]
-            occupied, line_bettors = occupieds[-1], bettors[-1]
+        if rows.size:
+            shooter, point = shooters.last(), points.last()
+            occupied, line_bettors = occupieds.last(), bettors.last()
         else:
             shooter = point = occupied = line_bettors = -1
         for k in range(lo, hi):
@@ -837,8 +853,8 @@ class TableReplay:
                     break
         if match >= 0:
             expected = pending[match][3]
-            self.settle_rows(i)
-            self.settle_values((expected, self.pending_roll))
+            self.settle_rows.append(i)
+            self.settle_values.append((expected, self.pending_roll))
             if expected != "push" or outcome != "push":
                 del pending[match]
             if expected == "push" and outcome in ("win", "lose"):
@@ -1104,14 +1120,14 @@ class TableReplay:
             if self.selected is not None and s == self.shooter \
                     and not self.selected.issuperset(d):
                 self.put("roll_not_selected", i, sorted(self.selected))
-            self.player_roll_rows(i)
-            self.player_roll_values((d, d1 + d2, self.point, line_bet, by_shooter,
+            self.player_roll_rows.append(i)
+            self.player_roll_values.append((d, d1 + d2, self.point, line_bet, by_shooter,
                                      self.marker_off_dp, self.come_count,
                                      bool(self.line_bettors & ~sb),
                                      self.made_point and s == self.shooter))
         else:
-            rows, records = self.out.stick_rolls
-            rows.append(i)
+            stick_rows, records = self.out.stick_rolls
+            stick_rows.append(i)
             records.append((d, d1 + d2, self.point, self.any_line_wager(),
                             bool(self.line_bettors & ~self.round_declined), self.stick_decided))
         # The dice chosen by the shooter: the rest must be in the bowl by now.
@@ -1190,8 +1206,8 @@ class TableReplay:
         self.pending = pending
         self.pending_roll = i
         seven_out = point != 0 and total == 7
-        self.decision_rows(i)
-        self.decision_values((total, seven_out))
+        self.decision_rows.append(i)
+        self.decision_values.append((total, seven_out))
         if point == 0:
             self.point = total if total in POINTS else 0
         elif total == point or total == 7:
