@@ -27,8 +27,12 @@ cdef class TableReplay:
     cdef public dict sinks
     cdef public int bar
     cdef public list handlers
-    cdef public IntBuffer decision_rows, settle_rows, player_roll_rows
-    cdef public list decision_values, settle_values, player_roll_values
+    cdef public IntBuffer decision_rows, decision_totals, decision_seven_outs
+    cdef public IntBuffer settle_rows, settle_decided_by, player_roll_rows
+    cdef public list settle_expected, roll_dice
+    cdef public IntBuffer roll_total, roll_point_before, roll_line_bet, roll_by_shooter
+    cdef public IntBuffer roll_marker_off, roll_come_wagers, roll_other_line_bettors
+    cdef public IntBuffer roll_after_point_made
     cdef public long point, shooter, open_seat, seven_out_seat
     cdef public long long occupied, line_bettors, round_declined
     cdef public bint made_point, has_failed, ever_offered, last_roll_valid, last_roll_called

@@ -132,15 +132,16 @@ BOOL_COLUMNS = frozenset((
 DENSE_COLUMNS: dict[str, type] = {"shooter": np.int16, "point": np.int8,
                                   "occupied": np.int64, "line_bettors": np.int64}
 
-#: Sparse columns written together on every roll by a player, and on every
-#: stickperson's roll: one record per roll, split into columns at the end.
+#: Sparse columns written together on every roll by a player (a buffer each),
+#: and on every stickperson's roll (one record per roll, split into columns
+#: when flushed).
 PLAYER_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "roll_line_bet",
                       "roll_by_shooter", "roll_marker_off", "roll_come_wagers",
                       "roll_other_line_bettors", "roll_after_point_made")
 STICK_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "stick_any_wager",
                      "stick_willing", "stick_after_decision")
 #: Written by every decision of a roll (again if a recount changes it), and by
-#: every settlement matched to what the last roll decided.
+#: every settlement matched to what the last roll decided: a column each.
 DECISION_FIELDS = ("roll_counted_total", "roll_seven_out")
 SETTLEMENT_FIELDS = ("settle_expected", "settle_roll")
 
@@ -265,14 +266,15 @@ class _Output:
         self.values: dict[str, list] = {name: [] for name in SPARSE_COLUMNS}
         #: (rows, values) of each sparse column, for `TableReplay.put`
         self.sinks = {name: (self.rows[name], self.values[name]) for name in SPARSE_COLUMNS}
-        self.player_rolls = (IntBuffer(), [])
         self.stick_rolls = (IntBuffer(256), [])
-        self.decisions = (IntBuffer(), [])
-        self.settlements = (IntBuffer(), [])
-        self.records = ((self.player_rolls, PLAYER_ROLL_FIELDS),
-                        (self.stick_rolls, STICK_ROLL_FIELDS),
-                        (self.decisions, DECISION_FIELDS),
-                        (self.settlements, SETTLEMENT_FIELDS))
+        self.records = ((self.stick_rolls, STICK_ROLL_FIELDS),)
+        # rows, then one buffer per field (numbers in IntBuffers, text in lists)
+        self.decisions = (IntBuffer(), IntBuffer(), IntBuffer())
+        self.settlements = (IntBuffer(), [], IntBuffer())
+        self.player_rolls = (IntBuffer(), [], *(IntBuffer() for _ in PLAYER_ROLL_FIELDS[1:]))
+        self.columns_written = ((self.decisions, DECISION_FIELDS),
+                                (self.settlements, SETTLEMENT_FIELDS),
+                                (self.player_rolls, PLAYER_ROLL_FIELDS))
         self.pieces: dict[str, list[tuple[np.ndarray, object]]] = {
             name: [] for name in SPARSE_COLUMNS}
 
@@ -292,6 +294,17 @@ class _Output:
                 for name, values in zip(fields, zip(*records)):
                     self.pieces[name].append((at, _typed(values, name)))
                 records.clear()
+        for (rows, *columns), fields in self.columns_written:
+            if rows.size:
+                at = rows.take()
+                for name, values in zip(fields, columns):
+                    if isinstance(values, IntBuffer):
+                        taken = values.take()
+                        piece = taken.astype(bool) if name in BOOL_COLUMNS else taken
+                    else:
+                        piece = _typed(values, name)
+                        values.clear()
+                    self.pieces[name].append((at, piece))
 
     def dense(self) -> dict[str, np.ndarray]:
         """The dense columns spelled out from the change points."""
@@ -536,9 +549,11 @@ class TableReplay:
         self.handlers.append(self.on_nothing)  # code -1: not an event we know
         self.tables = decisions.tables
         # The records written most often: rows and values.
-        self.decision_rows, self.decision_values = out.decisions
-        self.player_roll_rows, self.player_roll_values = out.player_rolls
-        self.settle_rows, self.settle_values = out.settlements
+        self.decision_rows, self.decision_totals, self.decision_seven_outs = out.decisions
+        (self.player_roll_rows, self.roll_dice, self.roll_total, self.roll_point_before,
+         self.roll_line_bet, self.roll_by_shooter, self.roll_marker_off, self.roll_come_wagers,
+         self.roll_other_line_bettors, self.roll_after_point_made) = out.player_rolls
+        self.settle_rows, self.settle_expected, self.settle_decided_by = out.settlements
         self.reset()
 
     def reset(self) -> None:
@@ -854,7 +869,8 @@ class TableReplay:
         if match >= 0:
             expected = pending[match][3]
             self.settle_rows.append(i)
-            self.settle_values.append((expected, self.pending_roll))
+            self.settle_expected.append(expected)
+            self.settle_decided_by.append(self.pending_roll)
             if expected != "push" or outcome != "push":
                 del pending[match]
             if expected == "push" and outcome in ("win", "lose"):
@@ -1121,10 +1137,15 @@ class TableReplay:
                     and not self.selected.issuperset(d):
                 self.put("roll_not_selected", i, sorted(self.selected))
             self.player_roll_rows.append(i)
-            self.player_roll_values.append((d, d1 + d2, self.point, line_bet, by_shooter,
-                                     self.marker_off_dp, self.come_count,
-                                     bool(self.line_bettors & ~sb),
-                                     self.made_point and s == self.shooter))
+            self.roll_dice.append(d)
+            self.roll_total.append(d1 + d2)
+            self.roll_point_before.append(self.point)
+            self.roll_line_bet.append(line_bet)
+            self.roll_by_shooter.append(by_shooter)
+            self.roll_marker_off.append(self.marker_off_dp)
+            self.roll_come_wagers.append(self.come_count)
+            self.roll_other_line_bettors.append(self.line_bettors & ~sb != 0)
+            self.roll_after_point_made.append(self.made_point and s == self.shooter)
         else:
             stick_rows, records = self.out.stick_rolls
             stick_rows.append(i)
@@ -1207,7 +1228,8 @@ class TableReplay:
         self.pending_roll = i
         seven_out = point != 0 and total == 7
         self.decision_rows.append(i)
-        self.decision_values.append((total, seven_out))
+        self.decision_totals.append(total)
+        self.decision_seven_outs.append(seven_out)
         if point == 0:
             self.point = total if total in POINTS else 0
         elif total == point or total == 7:
