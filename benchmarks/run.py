@@ -96,12 +96,13 @@ def _generate(path: Path, tables: int, rolls: int, seed: int, first_table: int) 
 
 # --- one audit, in its own process ---------------------------------------------------
 
-#: The reports written by every audit: all of them but the GitHub annotations
+#: The reports written by default: all of them but the GitHub annotations
 #: (which go to standard output).
 REPORTS = ("parquet", "html", "json", "junit", "sarif")
 
 
-def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str) -> dict:
+def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
+               reports: tuple[str, ...] = REPORTS) -> dict:
     """What `auditor check PATH --ruleset R --engine E --jobs J --format ...`
     does, timed, every report written."""
     from auditor.report.formats import write_reports
@@ -118,7 +119,7 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str) -> dict:
         result = run_audit([path], ruleset, jobs=jobs, engine=engine, timings=timings)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as out:
-        write_reports(result, provenance(result), Path(out), REPORTS)
+        write_reports(result, provenance(result), Path(out), reports)
     timings["report"] = time.perf_counter() - start
     own = resource.getrusage(resource.RUSAGE_SELF)
     try:
@@ -155,13 +156,14 @@ def _audit_staged(path: str, ruleset, timings: dict[str, float]):
 
 # --- the driver ----------------------------------------------------------------------
 
-def run_one(path: Path, engine_name: str, ruleset: str, pythonpath: str | None) -> dict:
+def run_one(path: Path, engine_name: str, ruleset: str, pythonpath: str | None,
+            reports: tuple[str, ...] = REPORTS) -> dict:
     engine, jobs = ENGINES[engine_name]
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, str(Path(__file__).resolve()), "--one", str(path), "--engine",
-           engine, "--jobs", str(jobs), "--ruleset", ruleset]
+           engine, "--jobs", str(jobs), "--ruleset", ruleset, "--reports", ",".join(reports)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
@@ -245,6 +247,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--engines", default=",".join(ENGINES),
                     help=f"of {', '.join(ENGINES)} (comma-separated)")
     ap.add_argument("--ruleset", default="nz-table-games")
+    ap.add_argument("--reports", default=",".join(REPORTS),
+                    help="report formats written by each audit (comma-separated)")
     ap.add_argument("--cache", type=Path, help="where generated logs are kept "
                     "(default: ~/.cache/auditor-benchmarks)")
     ap.add_argument("--seed", type=int, default=1)
@@ -257,7 +261,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--jobs", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:  # a single audit, in the process the driver started
-        print(json.dumps(audit_once(args.one, args.engine, args.jobs, args.ruleset)))
+        print(json.dumps(audit_once(args.one, args.engine, args.jobs, args.ruleset,
+                                    tuple(args.reports.split(",")))))
         return
     cache = args.cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) \
         / "auditor-benchmarks"
@@ -275,9 +280,10 @@ def main(argv: list[str] | None = None) -> None:
         for fmt in formats:
             path = log_for(size, fmt, cache, args.seed, args.files)
             for engine in engines:
-                r = run_one(path, engine, args.ruleset, args.pythonpath)
+                r = run_one(path, engine, args.ruleset, args.pythonpath,
+                            tuple(args.reports.split(",")))
                 r.update({"size": size_label(size), "format": fmt, "log": path.name,
-                          "files": args.files})
+                          "files": args.files, "reports": args.reports})
                 print_row(r)
                 runs.append(r)
     command = "python benchmarks/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
