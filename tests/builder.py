@@ -281,3 +281,21 @@ def evidence_of(builder: LogBuilder, tmp_path: Path, ruleset: str,
     f = findings_of(builder, tmp_path, ruleset)
     f = f[f["code"] == code]
     return {int(s): json.loads(e) for s, e in zip(f["seq"], f["evidence"])}
+
+
+def append_broken_rows(csv_path: Path, *extra: dict) -> None:
+    """Rows a loader must quarantine, appended to a CSV log: each of `extra`
+    (cells by column name; text with a comma is quoted), an unknown event of
+    a table with no other row (T99), and a line with too many cells."""
+    lines = csv_path.read_text(encoding="utf-8").splitlines()
+    header = lines[0].split(",")
+
+    def row(**cells) -> str:
+        return ",".join(f'"{v}"' if "," in str(v) else str(v)
+                        for v in (cells.get(name, "") for name in header))
+
+    ts = "2026-03-01T20:00:00Z"
+    lines += [row(ts=ts, **cells) for cells in extra]
+    lines += [row(table_id="T99", seq=5, ts=ts, event="no_such_event"),
+              ",".join(["x"] * (len(header) + 3))]
+    csv_path.write_text("\n".join(lines) + "\n", encoding="utf-8")

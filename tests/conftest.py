@@ -1,3 +1,4 @@
+import logging
 import sys
 from pathlib import Path
 
@@ -21,3 +22,14 @@ def pytest_addoption(parser):
 def fuzz_examples(request) -> int:
     """How many examples each fuzz property draws (--fuzz-examples)."""
     return max(1, request.config.getoption("--fuzz-examples"))
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A dask.distributed LocalCluster of two workers (threads), shared by
+    the engine and progress tests; skipped without dask installed."""
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed is not installed (pip install '.[dask]')")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+        yield c

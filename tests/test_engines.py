@@ -3,12 +3,12 @@ cluster gives the same findings, byte for byte, as the single-process audit."""
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from builder import append_broken_rows
 from click.testing import CliRunner
 
 from auditor.cli import main
@@ -32,18 +32,9 @@ def logs_dir(tmp_path_factory) -> Path:
     write_log(a.table, d / "a.parquet")
     b = generate(3, 90, seed=22, inject=["call.wrong_total", "offer.order"], first_table=3)
     write_log(b.table, d / "b.csv")
-    lines = (d / "b.csv").read_text(encoding="utf-8").splitlines()
-    header = lines[0].split(",")
-
-    def row(**cells) -> str:
-        return ",".join(str(cells.get(name, "")) for name in header)
-
-    ts = "2026-03-01T20:00:00Z"
-    lines += [row(table_id="T04", seq=99999, ts=ts, event="roll", actor_role="player",
-                  seat=3, dice="A1,A2", die1=7, die2=1).replace("A1,A2", '"A1,A2"'),
-              row(table_id="T99", seq=5, ts=ts, event="no_such_event"),
-              ",".join(["x"] * (len(header) + 3))]
-    (d / "b.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    append_broken_rows(d / "b.csv", {
+        "table_id": "T04", "seq": 99999, "event": "roll", "actor_role": "player", "seat": 3,
+        "dice": "A1,A2", "die1": 7, "die2": 1})
     return d
 
 
@@ -154,15 +145,6 @@ def test_dask_missing_is_a_clear_exit_2(logs_dir, tmp_path, monkeypatch):
 
 
 # --- dask -------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def cluster():
-    distributed = pytest.importorskip(
-        "distributed", reason="dask.distributed is not installed (pip install '.[dask]')")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
-        yield c
-
 
 def test_dask_gives_the_same_findings_byte_for_byte(logs_dir, ruleset, cluster, tmp_path):
     local = run_audit([logs_dir], ruleset)

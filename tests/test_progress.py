@@ -5,7 +5,6 @@ shown only when asked; and that it never changes what is reported."""
 from __future__ import annotations
 
 import io
-import logging
 from pathlib import Path
 
 import pytest
@@ -231,15 +230,6 @@ def test_an_error_ends_the_progress_line_first(tmp_path, monkeypatch):
 
 
 # --- dask -------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def cluster():
-    distributed = pytest.importorskip(
-        "distributed", reason="dask.distributed is not installed (pip install '.[dask]')")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
-        yield c
-
 
 def test_dask_reports_each_file_and_each_table(logs_dir, ruleset, expected, cluster):
     p = Recording()

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from builder import append_broken_rows
 from click.testing import CliRunner
 
 from auditor.cli import main
@@ -34,16 +35,7 @@ def logs_dir(tmp_path_factory) -> Path:
     write_log(a.table, d / "a.parquet")
     b = generate(1, 60, seed=32, inject=["call.wrong_total", "offer.order"], first_table=3)
     write_log(b.table, d / "b.csv")
-    lines = (d / "b.csv").read_text(encoding="utf-8").splitlines()
-    header = lines[0].split(",")
-
-    def row(**cells) -> str:
-        return ",".join(str(cells.get(name, "")) for name in header)
-
-    ts = "2026-03-01T20:00:00Z"
-    lines += [row(table_id="T99", seq=5, ts=ts, event="no_such_event"),
-              ",".join(["x"] * (len(header) + 3))]
-    (d / "b.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    append_broken_rows(d / "b.csv")
     c = generate(1, 70, seed=33, inject=["settle.missing", "log.sequence_gap"], first_table=4)
     write_log(c.table, d / "c.jsonl")
     t5 = generate(1, 90, seed=34, inject=["log.out_of_order", "call.missing"], first_table=5)
