@@ -411,7 +411,7 @@ def coerce(raw: RawLog) -> CoercedLog:
     # One file name for every row: dictionary-encoded, not repeated n times.
     arrays.append(pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)),
                                                  pa.array([raw.path], pa.string())))
-    arrays.append(pa.array(raw.lines.astype(np.int64)))
+    arrays.append(pa.array(raw.lines.astype(np.int64, copy=False)))  # (no copy)
     names += ["source_file", "source_line"]
     typed = pa.table(arrays, names=names)
 

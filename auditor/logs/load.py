@@ -141,18 +141,41 @@ SLICE_ROWS = 1 << 20
 
 
 def _slices(raw: RawLog, rows: int):
-    """The file as read, cut into slices of `rows` rows (views, not copies);
-    the rows the parser rejected go with the last slice."""
+    """The file as read, cut into slices of about `rows` rows (views, not
+    copies); the rows the parser rejected go with the last slice."""
     n = raw.table.num_rows
     if n <= rows:
         yield raw
         return
-    for a in range(0, n, rows):
-        b = min(a + rows, n)
+    for a, b in _cuts(raw, rows):
         yield replace(raw, table=raw.table.slice(a, b - a), lines=raw.lines[a:b],
                       rejected=raw.rejected if b == n else RawRejected(),
                       cell_problems={r - a: why for r, why in raw.cell_problems.items()
                                      if a <= r < b})
+
+
+def _cuts(raw: RawLog, rows: int) -> list[tuple[int, int]]:
+    """Where to cut the file into slices: every `rows` rows; for Parquet, at
+    row group ends (whole row groups up to `rows` rows, a larger one cut in
+    `rows`), so each column of a slice is one piece as read and typing it
+    copies nothing (a slice across two row groups joins its pieces)."""
+    n = raw.table.num_rows
+    lengths = [len(c) for c in raw.table.column(0).chunks] if raw.table.num_columns else []
+    if raw.fmt != "parquet" or len(lengths) < 2 or any(
+            [len(c) for c in col.chunks] != lengths for col in raw.table.columns[1:]):
+        return [(a, min(a + rows, n)) for a in range(0, n, rows)]
+    cuts, a, end = [], 0, 0
+    for length in lengths:
+        if end + length - a > rows and end > a:  # this group would overflow the slice
+            cuts.append((a, end))
+            a = end
+        end += length
+        while end - a > rows:  # a row group longer than a slice
+            cuts.append((a, a + rows))
+            a += rows
+    if end > a:
+        cuts.append((a, end))
+    return cuts
 
 
 #: Columns held as pandas categoricals: few distinct values, compared often.
@@ -170,96 +193,214 @@ def order_events(table: pa.Table | list[pa.Table]) -> pd.DataFrame:
     order, so a repeated seq replays in the order recorded. `source_order`
     keeps the input (file, line) order for checks that need it.
 
-    Text columns held as categoricals are dictionary-encoded before the rows
-    are reordered, so reordering moves small integer codes, not strings; a
-    log already in order (one file per table, written in seq order) is not
-    reordered at all. A categorical's categories are the values its rows
-    hold, in the order they first appear (files in order, rows in file
-    order), whatever dictionaries the pieces came with. Given a list of
-    tables (one per file), it joins them and empties the list, so each
-    column's Arrow memory is freed as soon as the frame holds it."""
+    Categorical columns are turned into pandas codes (in the code width
+    pandas picks) before the rows are reordered, so reordering moves small
+    integers, not strings; a log already in order (one file per table,
+    written in seq order) is not reordered at all. A categorical's
+    categories are the values its rows hold, in the order they first appear
+    (files in order, rows in file order), whatever dictionaries the pieces
+    came with. Every column is written once, a piece at a time, straight
+    into the array the frame keeps: no whole-column temporaries. Given a
+    list of tables (one per file), it joins them and empties the list, so
+    each column's Arrow memory is freed as soon as the frame holds it."""
     if isinstance(table, list):
         tables = table
         table = tables[0] if len(tables) == 1 else \
             pa.concat_tables(tables, promote_options="default")
         tables.clear()
     n = table.num_rows
-    table = table.append_column("source_order", pa.array(np.arange(n, dtype=np.int64)))
     names = table.column_names
     pending = dict(zip(names, table.columns))
-    for name in names:
-        if name in CATEGORICAL:
-            pending[name] = _first_seen(pending[name], held_only=name not in FIXED_CATEGORIES)
-    order = _event_order(table, pending.get("table_id"))
+    codes = {name: _categorical(pending[name], name) for name in names if name in CATEGORICAL}
+    order = _event_order(table, codes.get("table_id"))
     del table
-    take = None if order is None else pa.array(order)
     columns = {}
     for name in names:
         col = pending.pop(name)
-        if take is not None:
-            col = col.take(take)
-        if name in CATEGORICAL:
-            columns[name] = pd.Categorical(col.to_pandas())
-        elif name in NULLABLE_INT:  # (one piece: pandas would join the pieces, a copy)
-            columns[name] = _flat(col).to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+        if name in codes:
+            del col  # (its Arrow memory goes now)
+            values, dtype, _ = codes.pop(name)
+            if order is not None:
+                values = values.take(order)
+            columns[name] = pd.Series(pd.Categorical.from_codes(values, dtype=dtype,
+                                                                validate=False), copy=False)
+        elif name in NULLABLE_INT:
+            columns[name] = pd.Series(_int64(col, order), copy=False)
         elif pa.types.is_string(col.type):
+            if order is not None:
+                col = col.take(pa.array(order))
             columns[name] = pd.Series(col.to_numpy(zero_copy_only=False), dtype=object)
         else:
+            if order is not None:
+                col = col.take(pa.array(order))
             columns[name] = col.to_pandas()
-    events = pd.DataFrame(columns, copy=False)
-    events["event"] = events["event"].cat.set_categories(list(schema.EVENTS))
-    events["actor_role"] = events["actor_role"].cat.set_categories(list(schema.ROLES))
-    return events
+    columns["source_order"] = pd.Series(
+        np.arange(n, dtype=np.int64) if order is None else order.astype(np.int64, copy=False),
+        copy=False)
+    return pd.DataFrame(columns, copy=False)
 
 
-def _first_seen(col, held_only: bool = True) -> pa.DictionaryArray:
+#: Rows worked on at a time where a whole column would be a large temporary.
+BLOCK_ROWS = 1 << 20
+
+
+def _code_dtype(count: int) -> np.dtype:
+    """The code width pandas gives a categorical of `count` categories."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if count < np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
+
+
+def _dictionary_chunks(col) -> list[pa.DictionaryArray]:
+    return [c if pa.types.is_dictionary(c.type) else c.dictionary_encode()
+            for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col])]
+
+
+def _raw_indices(chunk: pa.DictionaryArray) -> np.ndarray:
+    """A dictionary chunk's indices as numpy, without a copy (a null row's
+    index is whatever the buffer holds)."""
+    indices = chunk.indices
+    dtype = np.dtype(indices.type.to_pandas_dtype())
+    buf = indices.buffers()[1]
+    if buf is None or not len(indices):
+        return np.zeros(len(indices), dtype=dtype)
+    return np.frombuffer(buf, dtype=dtype, count=len(indices),
+                         offset=indices.offset * dtype.itemsize)
+
+
+def _categorical(col, name: str) -> tuple[np.ndarray, pd.CategoricalDtype, pa.Array]:
     """A text column, plain or dictionary-encoded (one dictionary per chunk,
-    with values no row holds, even repeated), as one dictionary array whose
-    dictionary is the values held, in the order rows first hold them: what
-    dictionary-encoding the plain text would give, without building it.
-    With `held_only` False, the dictionary is every chunk's values in chunk
-    order (`source_file`: each file's name, even when none of its rows is
-    kept)."""
-    chunks = [c if pa.types.is_dictionary(c.type) else c.dictionary_encode()
-              for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col])]
-    if not chunks:  # (every row of a lone file filtered out)
-        return pa.array([], pa.string()).dictionary_encode()
-    if len(chunks) == 1 and chunks[0].type.index_type == pa.int32() \
-            and pa.types.is_string(chunks[0].type.value_type):
-        chunk = chunks[0]
-        if not held_only:
-            return chunk
-        held = pc.unique(chunk.indices).drop_null().to_numpy(zero_copy_only=False)
-        if len(held) == len(chunk.dictionary) and \
-                (held == np.arange(len(held), dtype=held.dtype)).all():
-            return chunk  # (a single file, nothing quarantined: nearly always)
-    # One dictionary for all chunks: equal values of different chunks are one.
-    offsets = np.cumsum([0] + [len(c.dictionary) for c in chunks])
-    encoded = pc.dictionary_encode(pa.concat_arrays([c.dictionary.cast(pa.string())
-                                                    for c in chunks]))
-    unified = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
-    values = encoded.dictionary
-    # Per chunk, its dictionary's place in the final one: the values held, by
-    # the first row holding them (a value first held in an earlier chunk
-    # comes first; within a chunk, in the chunk's own first-seen order).
-    if held_only:
-        seen = [unified[offsets[i]:offsets[i + 1]][
-                    pc.unique(c.indices).drop_null().to_numpy(zero_copy_only=False)]
-                for i, c in enumerate(chunks)]
-        held = pd.unique(np.concatenate(seen))
-        held = held[held >= 0]
-        rank = np.full(len(values) + 1, -1, dtype=np.int64)  # the last: a null value
-        rank[held] = np.arange(len(held))
-        values = values.take(pa.array(held))
+    with values no row holds, even repeated), as pandas categorical codes
+    and dtype (and the categories as Arrow text): the categories are the values held, in the order rows first
+    hold them (what pandas gives for the plain text), found by scanning only
+    as far as the last of them first appears. `source_file` keeps every
+    chunk's values in chunk order (each file's name, even when none of its
+    rows is kept); `event` and `actor_role` have the fixed vocabularies of
+    the schema (a value outside them is missing)."""
+    chunks = _dictionary_chunks(col)
+    n = sum(len(c) for c in chunks)
+    dictionaries = [c.dictionary if pa.types.is_string(c.dictionary.type)
+                    else c.dictionary.cast(pa.string()) for c in chunks]
+    # One dictionary for all chunks (equal values of different chunks are
+    # one), and each chunk's place in it; -1 for a null value.
+    if len(chunks) == 1 and not dictionaries[0].null_count:
+        values = dictionaries[0]
+        luts = [np.arange(len(values), dtype=np.int64)]
     else:
-        rank = np.append(np.arange(len(values)), -1)
-    parts = []
-    for i, chunk in enumerate(chunks):  # one gather per chunk; a null stays null
-        lut = rank[unified[offsets[i]:offsets[i + 1]]]
-        parts.append(pc.take(pa.array(lut.astype(np.int32), mask=lut < 0),
-                             chunk.indices.cast(pa.int32())))
-    indices = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
-    return pa.DictionaryArray.from_arrays(indices, values)
+        encoded = pc.dictionary_encode(pa.concat_arrays(dictionaries) if dictionaries
+                                       else pa.array([], pa.string()))
+        values = encoded.dictionary
+        unified = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+        offsets = np.cumsum([0] + [len(d) for d in dictionaries])
+        luts = [unified[offsets[i]:offsets[i + 1]] for i in range(len(chunks))]
+    dtype = _code_dtype(len(values))
+    codes = np.empty(n, dtype=dtype)
+    a = 0
+    for chunk, lut in zip(chunks, luts):  # one gather per chunk; a null row -1
+        b = a + len(chunk)
+        lut = np.append(lut, -1).astype(dtype)  # (the extra -1: a chunk with no values)
+        np.take(lut, _raw_indices(chunk), out=codes[a:b], mode="clip")
+        if chunk.null_count:
+            np.copyto(codes[a:b], -1, where=~_valid(chunk))
+        a = b
+    fixed = {"event": schema.EVENTS, "actor_role": schema.ROLES}.get(name)
+    if fixed is not None:
+        rank = pc.fill_null(pc.index_in(values, value_set=pa.array(fixed, pa.string())), -1) \
+            .to_numpy(zero_copy_only=False)
+        codes = _recode(codes, rank, _code_dtype(len(fixed)))
+        return codes, pd.CategoricalDtype(list(fixed)), pa.array(fixed, pa.string())
+    if name in FIXED_CATEGORIES:  # source_file: every value, held or not
+        return codes, _categories(values), values
+    held = _held_in_first_seen_order(codes, len(values))
+    if len(held) != len(values) or (held != np.arange(len(held))).any():
+        rank = np.full(len(values), -1, dtype=np.int64)
+        rank[held] = np.arange(len(held))
+        codes = _recode(codes, rank, _code_dtype(len(held)))
+        values = values.take(pa.array(held))
+    return codes, _categories(values), values
+
+
+def _valid(arr: pa.Array) -> np.ndarray:
+    """Per row: not null (the validity bitmap unpacked, no Arrow kernel)."""
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.indices
+    if arr.buffers()[0] is None:
+        return np.full(len(arr), not arr.null_count)
+    bits = np.frombuffer(arr.buffers()[0], dtype=np.uint8)
+    return np.unpackbits(bits, count=arr.offset + len(arr),
+                         bitorder="little")[arr.offset:].view(bool)
+
+
+def _categories(values: pa.Array) -> pd.CategoricalDtype:
+    """The dtype pandas gives an Arrow dictionary of these values."""
+    empty = pa.DictionaryArray.from_arrays(pa.array([], pa.int32()), values)
+    return empty.to_pandas().dtype
+
+
+def _recode(codes: np.ndarray, rank: np.ndarray, dtype: np.dtype,
+            block: int = BLOCK_ROWS) -> np.ndarray:
+    """`codes` (-1 missing) mapped through `rank` (-1 missing) a block at a
+    time: in place when the width stays, else into one new array."""
+    lut = np.append(rank, -1).astype(dtype)  # codes[-1] -> the last entry: missing
+    out = codes if dtype == codes.dtype else np.empty(len(codes), dtype=dtype)
+    for a in range(0, len(codes), block):
+        out[a:a + block] = lut.take(codes[a:a + block])
+    return out
+
+
+def _held_in_first_seen_order(codes: np.ndarray, count: int,
+                              block: int = BLOCK_ROWS) -> np.ndarray:
+    """The codes (0 to count-1; -1 missing) rows hold, in the order rows
+    first hold them. Which are held is one cheap pass; their order is read
+    from the first rows only, in growing blocks, until the last one is met
+    (nearly always within the first few thousand rows)."""
+    found = np.zeros(count + 1, dtype=bool)  # the last: -1, a missing row
+    found[count] = True
+    order, a, step, wanted, counted = [], 0, 4096, count, False
+    while wanted and a < len(codes):
+        new = pd.unique(codes[a:a + step])
+        new = new[~found[new]]
+        if len(new):
+            found[new] = True
+            order.append(new)
+            wanted -= len(new)
+        a += step
+        if wanted and not counted and a >= 1 << 16:
+            # Not every value met yet: which do the rows left hold at all
+            # (one pass), so the scan stops at the last of them.
+            seen = np.zeros(count + 1, dtype=bool)
+            for b in range(a, len(codes), block):
+                seen[codes[b:b + block]] = True
+            wanted, counted = int(np.count_nonzero(seen[:count] & ~found[:count])), True
+        step = min(step * 2, block)
+    return np.concatenate(order).astype(np.int64) if order else np.zeros(0, dtype=np.int64)
+
+
+def _int64(col, order: np.ndarray | None) -> pd.arrays.IntegerArray:
+    """An int64 column as pandas Int64, each chunk copied once into the
+    array the frame keeps (pandas' own conversion copies twice)."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    n = sum(len(c) for c in chunks)
+    values = np.empty(n, dtype=np.int64)
+    missing = np.zeros(n, dtype=bool)
+    a = 0
+    for chunk in chunks:
+        b = a + len(chunk)
+        if chunk.type != pa.int64():
+            chunk = chunk.cast(pa.int64())
+        buf = chunk.buffers()[1]
+        if buf is None or not len(chunk):
+            values[a:b] = 0
+        else:
+            values[a:b] = np.frombuffer(buf, dtype=np.int64, count=len(chunk),
+                                        offset=chunk.offset * 8)
+        if chunk.null_count:
+            np.logical_not(_valid(chunk), out=missing[a:b])
+        a = b
+    if order is not None:
+        values, missing = values.take(order), missing.take(order)
+    return pd.arrays.IntegerArray(values, missing, copy=False)
 
 
 def _flat(col) -> pa.Array:
@@ -275,39 +416,46 @@ def _flat(col) -> pa.Array:
     return col
 
 
-def _event_order(table: pa.Table, table_ids: pa.DictionaryArray | None) -> np.ndarray | None:
+def _event_order(table: pa.Table, table_ids: tuple | None) -> np.ndarray | None:
     """The row order by (table_id, seq, source_order), or None when the rows
-    are in that order already."""
+    are in that order already. `table_ids`: the table_id column as
+    `_categorical` gives it."""
     seq = table.column("seq")
-    if table_ids is None or table_ids.null_count or seq.null_count or table.num_rows < 2:
-        tids = _flat(table.column("table_id"))
-        if pa.types.is_dictionary(tids.type):
-            tids = tids.dictionary_decode()
+    n = table.num_rows
+    codes, _, values = table_ids if table_ids is not None else (None, None, None)
+    if codes is None or seq.null_count or n < 2 or (codes < 0).any():
+        if codes is None:
+            tids = _flat(table.column("table_id"))
+            if pa.types.is_dictionary(tids.type):
+                tids = tids.dictionary_decode()
+        else:
+            tids = pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0),
+                                                  values).dictionary_decode()
         keys = pa.table({"table_id": tids, "seq": seq,
-                         "source_order": table.column("source_order")})
+                         "source_order": pa.array(np.arange(n, dtype=np.int64))})
         order = pc.sort_indices(keys, sort_keys=[("table_id", "ascending"),
                                                  ("seq", "ascending"),
                                                  ("source_order", "ascending")])
-        return order.to_numpy()
+        return order.to_numpy().astype(np.int64)
     # Rank of each distinct table id in the order Arrow sorts text in.
-    ranks = np.empty(len(table_ids.dictionary), dtype=np.int64)
-    ranks[pc.sort_indices(table_ids.dictionary).to_numpy()] = np.arange(len(ranks))
-    if _in_order(ranks, table_ids.indices, seq):
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[pc.sort_indices(values).to_numpy()] = np.arange(len(ranks))
+    if _in_order(ranks, codes, seq):
         return None
-    rank = ranks[table_ids.indices.to_numpy(zero_copy_only=False)]
+    rank = ranks[codes]
     seqs = _flat(seq).to_numpy(zero_copy_only=False)
     return np.lexsort((np.arange(len(rank)), seqs, rank))
 
 
-def _in_order(ranks: np.ndarray, indices: pa.Array, seq: pa.ChunkedArray,
+def _in_order(ranks: np.ndarray, codes: np.ndarray, seq: pa.ChunkedArray,
               block: int = 1 << 20) -> bool:
-    """Whether the rows (table rank `ranks[indices]`, `seq`, no nulls) are in
+    """Whether the rows (table rank `ranks[codes]`, `seq`, no nulls) are in
     (table, seq) order: a block of rows at a time, so a large log is checked
     without temporaries as long as itself."""
-    n = len(indices)
+    n = len(codes)
     for a in range(0, n, block):
         lo = max(a - 1, 0)  # one row of overlap with the block before
-        rank = ranks[indices.slice(lo, a + block - lo).to_numpy(zero_copy_only=False)]
+        rank = ranks[codes[lo:a + block]]
         seqs = _flat(seq.slice(lo, a + block - lo)).to_numpy(zero_copy_only=False)
         step_rank, step_seq = rank[1:] - rank[:-1], seqs[1:] >= seqs[:-1]
         if not ((step_rank > 0) | ((step_rank == 0) & step_seq)).all():

@@ -721,19 +721,15 @@ def _text_columns(source) -> list[str]:
 
 
 def _parquet_columns(pf: pq.ParquetFile, names: list[str]) -> pa.Table:
-    """The file's columns one at a time, each in one piece: a large file is
-    read with a column's worth of memory to spare, not the whole table's
-    (every row group read at once, then joined), and quicker. A dictionary
-    column keeps one piece per row group (each with its own dictionary):
-    joining them would unify the dictionaries for nothing."""
+    """The file's columns one at a time: a large file is read with a
+    column's worth of memory to spare, not the whole table's (every row
+    group read at once, then joined), and quicker. Every column keeps one
+    piece per row group, as read: the file is typed a row group at a time
+    (`load._slices`), so joining the pieces would only copy them (and a
+    dictionary column's pieces each have their own dictionary)."""
     if pf.metadata.num_row_groups <= 1 or not names:
         return pf.read(use_threads=False)
-    columns = []
-    for name in names:
-        col = pf.read(columns=[name], use_threads=False).column(0)
-        if col.num_chunks > 1 and not pa.types.is_dictionary(col.type):
-            col = col.combine_chunks()
-        columns.append(col)
+    columns = [pf.read(columns=[name], use_threads=False).column(0) for name in names]
     return pa.table(columns, names=names)
 
 
