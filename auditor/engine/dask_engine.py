@@ -33,7 +33,7 @@ from auditor.engine.split import quarantine_groups
 from auditor.engine.stream import LazyLogs
 from auditor.findings import finalize
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
-from auditor.logs.reader import LogFileError, discover
+from auditor.logs.reader import LogFileError, discover_logs
 from auditor.report.progress import NoProgress
 from auditor.rules.ruleset import Ruleset
 
@@ -77,10 +77,7 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
     table as its task ends."""
     distributed = require_dask()
     progress = progress if progress is not None else NoProgress()
-    files = discover(paths)
-    if not files:
-        raise LogFileError(", ".join(map(str, paths)), "no log files found "
-                           "(.csv, .jsonl, .ndjson, .parquet, optionally .gz)")
+    files = discover_logs(paths)
     progress.expect(files=len(files))
     with ExitStack() as stack:
         client = stack.enter_context(_client(distributed, scheduler, jobs))

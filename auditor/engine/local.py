@@ -31,7 +31,7 @@ from auditor.engine import stream
 from auditor.engine.split import split_logs, table_runs
 from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs
-from auditor.logs.reader import LogFileError, discover
+from auditor.logs.reader import LogFileError, discover_logs
 from auditor.report.progress import NoProgress
 from auditor.rules.ruleset import Ruleset
 
@@ -47,10 +47,7 @@ def audit_paths(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
     """Audit every log under `paths`: a batch at a time when the files allow
     it (see module docstring), else loaded at once."""
     progress = progress if progress is not None else NoProgress()
-    files = discover(paths)
-    if not files:
-        raise LogFileError(", ".join(map(str, paths)), "no log files found "
-                           "(.csv, .jsonl, .ndjson, .parquet, optionally .gz)")
+    files = discover_logs(paths)
     progress.expect(files=len(files))
     try:
         batches = stream.plan(files, progress)

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from auditor.logs import schema
 from auditor.logs.coerce import coerce
-from auditor.logs.reader import LogFileError, RawLog, RawRejected, discover, read_log
+from auditor.logs.reader import RawLog, RawRejected, discover_logs, read_log
 
 
 @dataclass(frozen=True)
@@ -62,10 +62,7 @@ def load_logs(paths: list[str | Path],
     that cannot be a log). `on_file`, when given, is called with each file's
     InputFile as soon as that file is read and typed (before the next is
     read): what a progress display needs."""
-    files = discover(paths)
-    if not files:
-        raise LogFileError(", ".join(map(str, paths)), "no log files found "
-                           "(.csv, .jsonl, .ndjson, .parquet, optionally .gz)")
+    files = discover_logs(paths)
     use_lean_memory_pool()
     tables, quarantines, inputs = [], [], []
     for path in files:

@@ -112,6 +112,16 @@ def discover(paths: list[str | Path]) -> list[Path]:
     return list(unique.values())
 
 
+def discover_logs(paths: list[str | Path]) -> list[Path]:
+    """`discover`, and a LogFileError when nothing under `paths` is a log: an
+    audit of nothing must not pass as an audit that found nothing."""
+    files = discover(paths)
+    if not files:
+        raise LogFileError(", ".join(map(str, paths)), "no log files found "
+                           "(.csv, .jsonl, .ndjson, .parquet, optionally .gz)")
+    return files
+
+
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
