@@ -426,14 +426,17 @@ def _event_positions(events: pd.DataFrame, listed: pd.DataFrame) -> np.ndarray:
     files = events["source_file"].astype("category").cat
     ev_lines = events["source_line"].to_numpy(dtype=np.int64, na_value=-1)
     ev_keys = (files.codes.to_numpy().astype(np.int64) << 32) | (ev_lines & 0xFFFFFFFF)
-    index = pd.Index(ev_keys)
-    first = ~index.duplicated()
-    index = pd.Index(ev_keys[first])
-    positions = np.flatnonzero(first)
     f_codes = pd.Categorical(listed["source_file"].astype(object),
                              categories=files.categories).codes.astype(np.int64)
     f_lines = listed["source_line"].to_numpy(dtype=np.int64, na_value=-1)
-    found = index.get_indexer((f_codes << 32) | (f_lines & 0xFFFFFFFF))
+    wanted = (f_codes << 32) | (f_lines & 0xFFFFFFFF)
+    # Only the rows holding a listed key are indexed (a few hundred findings
+    # against millions of events); the first row of a key wins.
+    positions = np.flatnonzero(np.isin(ev_keys, wanted))
+    index = pd.Index(ev_keys[positions])
+    first = ~index.duplicated()
+    index, positions = pd.Index(ev_keys[positions][first]), positions[first]
+    found = index.get_indexer(wanted)
     ok = (found >= 0) & (f_codes >= 0) & (f_lines >= 0)
     return np.where(ok, positions[np.maximum(found, 0)], -1).astype(np.int64)
 
