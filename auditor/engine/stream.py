@@ -23,7 +23,6 @@ a single batch) is loaded at once, as before.
 from __future__ import annotations
 
 import gc
-import inspect
 import io
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,15 +71,8 @@ class LazyLogs(LoadedLogs):
 # --- loading with progress ----------------------------------------------------------------
 
 def load_with_progress(paths: list[str | Path], progress) -> LoadedLogs:
-    """`load_logs`, telling `progress` of each file as it is read (after all
-    of them when `load_logs` has no `on_file` hook)."""
-    if "on_file" in inspect.signature(load_logs).parameters:
-        return load_logs(paths, on_file=lambda f: progress.advance(files=1,
-                                                                   events=f.rows_read))
-    logs = load_logs(paths)
-    for f in logs.inputs:
-        progress.advance(files=1, events=f.rows_read)
-    return logs
+    """`load_logs`, telling `progress` of each file as soon as it is read."""
+    return load_logs(paths, on_file=lambda f: progress.advance(files=1, events=f.rows_read))
 
 
 # --- the plan -----------------------------------------------------------------------------
