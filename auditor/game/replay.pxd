@@ -1,14 +1,15 @@
 # cython: language_level=3
 cimport cython
-# Note: typing decide()'s `held` as dict made Cython 3.3 leak a reference per
-# seat walked (for/else with break over a typed dict); tests/test_replay_compiled.py
-# replays under tracemalloc to catch such leaks.
+# Note: decide()'s `held` typed as dict, walked by a for/else with break, made
+# Cython 3.3 leak a reference per seat (hence `_holds_any`);
+# tests/test_replay_compiled.py replays under tracemalloc to catch such leaks.
 from libc.stdint cimport int64_t
 
 cdef long WAGER_SETTLED, WAGER_PLACED, ROLL, DICE_COLLECTED, SETTLEMENT_COMPLETE, TOTAL_CALLED
 cdef long DICE_TO_SHOOTER, NEW, BOWL, OFFERED, SHOOTER, LAYOUT, OFF_TABLE, LOST, REMOVED
 
 cpdef long long bit(long seat)
+cpdef bint _holds_any(dict held, frozenset keys)
 
 cdef class IntBuffer:
     cdef public object array
@@ -84,7 +85,7 @@ cdef class TableReplay:
     @cython.locals(stick_rows=IntBuffer, die=Die, d=tuple, dice=dict, w=dict, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong, by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
     cpdef on_roll(self, long i, long k)
     @cython.locals(total=cython.long, point=cython.long, seat_no=cython.long, count=cython.long, num=cython.long, seven_out=cython.bint, decision=cython.bint,
-                   w=dict, pending=list, table=dict, affected=frozenset, wagers=dict,
+                   w=dict, held=dict, pending=list, table=dict, affected=frozenset, wagers=dict,
                    snapshot=dict)
     cpdef decide(self, long i)
     cpdef on_total_called(self, long i, long k)

@@ -420,6 +420,14 @@ class _Decisions:
 _MISSING = object()
 
 
+def _holds_any(held: dict, keys: frozenset) -> bool:
+    """Whether `held` (a seat's wagers) has any of `keys`."""
+    for key in held:
+        if key in keys:
+            return True
+    return False
+
+
 def _coded(column: pd.Series) -> tuple[np.ndarray, list]:
     """Codes (-1 for nothing recorded) and the distinct values they index."""
     if isinstance(column.dtype, pd.CategoricalDtype):
@@ -1194,10 +1202,7 @@ class TableReplay:
         table, affected = got if got is not None else decisions.table(point, total)
         pending = []
         for seat_no, held in self.snapshot.items():
-            for key in held:
-                if key in affected:
-                    break
-            else:
+            if not _holds_any(held, affected):
                 continue  # nothing this seat holds is decided or travels
             # Copy-on-write: the undo snapshot keeps the seat's wagers as they were.
             w = wagers[seat_no] = dict(held)
