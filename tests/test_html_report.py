@@ -504,3 +504,18 @@ def test_the_page_prints(browser, planted_file, tmp_path):
         assert not opened.page.locator("#filters").is_visible()
     finally:
         opened.close()
+
+
+def test_finding_rows_are_found_by_file_and_line_and_quarantined_ones_are_not():
+    """Each listed finding's event is found by (source file, line), the first
+    row of that key winning; a finding of a quarantined row (no event holds
+    its line) has none, even when no listed finding has an event at all."""
+    events = pd.DataFrame({
+        "source_file": pd.Categorical(["a.csv", "a.csv", "b.csv", "a.csv"]),
+        "source_line": pd.array([2, 3, 2, 3], dtype="Int64"),
+    })
+    listed = pd.DataFrame({"source_file": ["b.csv", "a.csv", "a.csv", "c.csv"],
+                           "source_line": pd.array([2, 3, 9, 2], dtype="Int64")})
+    assert html_report._event_positions(events, listed).tolist() == [2, 1, -1, -1]
+    quarantined_only = listed.iloc[2:].reset_index(drop=True)
+    assert html_report._event_positions(events, quarantined_only).tolist() == [-1, -1]

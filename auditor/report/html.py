@@ -433,6 +433,8 @@ def _event_positions(events: pd.DataFrame, listed: pd.DataFrame) -> np.ndarray:
     # Only the rows holding a listed key are indexed (a few hundred findings
     # against millions of events); the first row of a key wins.
     positions = np.flatnonzero(np.isin(ev_keys, wanted))
+    if not len(positions):  # every listed finding is of a quarantined row
+        return np.full(len(listed), -1, dtype=np.int64)
     index = pd.Index(ev_keys[positions])
     first = ~index.duplicated()
     index, positions = pd.Index(ev_keys[positions][first]), positions[first]
