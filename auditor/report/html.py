@@ -426,8 +426,9 @@ def _event_positions(events: pd.DataFrame, listed: pd.DataFrame) -> np.ndarray:
     files = events["source_file"].astype("category").cat
     ev_lines = events["source_line"].to_numpy(dtype=np.int64, na_value=-1)
     ev_keys = (files.codes.to_numpy().astype(np.int64) << 32) | (ev_lines & 0xFFFFFFFF)
-    f_codes = pd.Categorical(listed["source_file"].astype(object),
-                             categories=files.categories).codes.astype(np.int64)
+    # -1 for a file no event came from (every row of it quarantined)
+    f_codes = files.categories.get_indexer(listed["source_file"].astype(object)) \
+        .astype(np.int64)
     f_lines = listed["source_line"].to_numpy(dtype=np.int64, na_value=-1)
     wanted = (f_codes << 32) | (f_lines & 0xFFFFFFFF)
     # Only the rows holding a listed key are indexed (a few hundred findings
