@@ -299,3 +299,23 @@ def append_broken_rows(csv_path: Path, *extra: dict) -> None:
     lines += [row(table_id="T99", seq=5, ts=ts, event="no_such_event"),
               ",".join(["x"] * (len(header) + 3))]
     csv_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def run_cli(*args):
+    """`auditor ARGS...` through click's runner (paths and numbers as text)."""
+    from click.testing import CliRunner
+
+    from auditor.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def report_bytes(result, out: Path, meta: dict) -> tuple[bytes, bytes]:
+    """The findings.parquet and quarantine.parquet bytes an audit writes to
+    the new folder `out`: what engines and batching must leave unchanged."""
+    from auditor.report.parquet import write_findings, write_quarantine
+
+    out.mkdir()
+    write_findings(result.findings, out / "findings.parquet", meta)
+    write_quarantine(result.logs.quarantine, out / "quarantine.parquet", meta)
+    return (out / "findings.parquet").read_bytes(), (out / "quarantine.parquet").read_bytes()

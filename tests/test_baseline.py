@@ -10,9 +10,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from builder import lawful_table
-from click.testing import CliRunner
+from builder import run_cli as run
 
-from auditor.cli import main
 from auditor.findings import FINDING_COLUMNS
 from auditor.report.baseline import (
     Baseline,
@@ -24,10 +23,6 @@ from auditor.report.baseline import (
 )
 
 RULESET = "nz-table-games"
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def broken_log(tmp_path, critical: bool = True):

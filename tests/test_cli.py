@@ -8,15 +8,10 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 from builder import lawful_table
-from click.testing import CliRunner
+from builder import run_cli as run
 
 from auditor import __version__
-from auditor.cli import main
 from auditor.findings import FINDING_COLUMNS
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def _lawful(tmp_path):

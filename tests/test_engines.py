@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from builder import append_broken_rows
+from builder import append_broken_rows, report_bytes
 from click.testing import CliRunner
 
 from auditor.cli import main
@@ -16,7 +16,6 @@ from auditor.engine import EngineError, run_audit
 from auditor.engine.split import balance, quarantine_groups, split_logs
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
-from auditor.report.parquet import write_findings, write_quarantine
 from auditor.rules.ruleset import load_ruleset
 
 META = {"test": "engines"}
@@ -44,11 +43,7 @@ def ruleset():
 
 
 def _bytes(result, tmp_path: Path, name: str) -> tuple[bytes, bytes]:
-    out = tmp_path / name
-    out.mkdir()
-    write_findings(result.findings, out / "findings.parquet", META)
-    write_quarantine(result.logs.quarantine, out / "quarantine.parquet", META)
-    return (out / "findings.parquet").read_bytes(), (out / "quarantine.parquet").read_bytes()
+    return report_bytes(result, tmp_path / name, META)
 
 
 def test_the_test_logs_are_worth_splitting(logs_dir, ruleset):

@@ -15,16 +15,12 @@ from pathlib import Path
 
 import pytest
 from builder import lawful_table
-from click.testing import CliRunner
+from builder import run_cli as run
 
 import auditor.report.parquet as parquet_format
-from auditor.cli import Terminated, main
+from auditor.cli import Terminated
 from auditor.generate import generate, write_log
 from auditor.report.atomic import OutputError, atomic_path, commit_together
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

@@ -13,9 +13,8 @@ from urllib.parse import urlsplit
 import pyarrow.parquet as pq
 import pytest
 from builder import STICK, lawful_table
-from click.testing import CliRunner
+from builder import run_cli as run
 
-from auditor.cli import main
 from auditor.codes import CODES
 from auditor.findings import FINDING_COLUMNS
 from auditor.report.formats import FORMAT_MODULES, FORMATS
@@ -42,10 +41,6 @@ extends = "nz-table-games"
 id = "R5.5-one-hand"
 severity = "info"
 """
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def hostile_log(folder: Path) -> tuple[Path, Path]:

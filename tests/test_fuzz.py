@@ -32,11 +32,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
+from builder import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.cli import main
 from auditor.generate import generate
 from auditor.logs.schema import COLUMN_KINDS, COLUMN_NAMES
 from auditor.report.formats import FORMATS
@@ -372,10 +371,6 @@ def apply_bytes(op, data: bytes) -> bytes:
 # --- running and judging -------------------------------------------------------------
 
 FORBIDDEN_IN_OUTPUT = ("Traceback", "internal error")
-
-
-def run_cli(*args) -> object:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def assert_clean_exit(res, command: str) -> None:

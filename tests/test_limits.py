@@ -7,16 +7,11 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
+from builder import run_cli as run
 from test_fuzz import apply_row_op, session_rows, write_form
 
-from auditor.cli import main
 from auditor.logs.reader import MAX_CELL_BYTES
 from auditor.logs.schema import COLUMN_NAMES
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def provenance(out) -> dict:

@@ -11,17 +11,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from builder import SHIPPED, lawful_table
-from click.testing import CliRunner
+from builder import run_cli as run
 
-from auditor.cli import main
 from auditor.rules import docs
 from auditor.rules.ruleset import RulesetError, load_ruleset
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def uncomment_all(text: str) -> str:

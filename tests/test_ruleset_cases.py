@@ -9,18 +9,13 @@ from pathlib import Path
 
 import pytest
 from builder import SHIPPED, lawful_table
-from click.testing import CliRunner
+from builder import run_cli as run
 
-from auditor.cli import main
 from auditor.rules import cases
 from auditor.rules.describe import regulatory_rules
 from auditor.rules.ruleset import load_ruleset
 
 CASES = Path(__file__).resolve().parents[1] / "rulesets" / "cases"
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def shipped_cases():

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 from builder import lawful_table
-from click.testing import CliRunner
+from builder import run_cli as run
 
-from auditor.cli import main
 from auditor.rules.ruleset import MAX_EXTENDS_DEPTH, MAX_RULESET_BYTES
 
 HEAD = """[ruleset]
@@ -35,10 +34,6 @@ severity = "minor"
 """
 #: What a file would run if anything in it were evaluated.
 CODE = "__import__('os').system('touch {marker}')"
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def write(folder: Path, name: str, text: str) -> Path:

@@ -11,10 +11,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from builder import LogBuilder
-from click.testing import CliRunner
+from builder import run_cli as run
 
 from auditor.audit import audit_loaded
-from auditor.cli import main
 from auditor.logs.load import load_logs
 from auditor.rules import versions
 from auditor.rules.ruleset import RulesetError, load_ruleset
@@ -37,10 +36,6 @@ status = "verified"
 extends = "nz-table-games"
 effective_from = "2026-03-01"
 """
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from builder import append_broken_rows
+from builder import append_broken_rows, report_bytes
 from click.testing import CliRunner
 
 from auditor.cli import main
@@ -19,7 +19,6 @@ from auditor.engine.stream import LazyLogs, components, pack
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
 from auditor.logs.reader import LogFileError, discover
-from auditor.report.parquet import write_findings, write_quarantine
 from auditor.rules.ruleset import load_ruleset
 
 META = {"test": "streaming"}
@@ -68,11 +67,7 @@ def streaming(monkeypatch):
 
 
 def _bytes(result, tmp_path: Path, name: str) -> tuple[bytes, bytes]:
-    out = tmp_path / name
-    out.mkdir()
-    write_findings(result.findings, out / "findings.parquet", META)
-    write_quarantine(result.logs.quarantine, out / "quarantine.parquet", META)
-    return (out / "findings.parquet").read_bytes(), (out / "quarantine.parquet").read_bytes()
+    return report_bytes(result, tmp_path / name, META)
 
 
 def _same(streamed, once, tmp_path):

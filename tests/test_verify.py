@@ -11,9 +11,7 @@ import shutil
 import pyarrow.parquet as pq
 import pytest
 from builder import lawful_table
-from click.testing import CliRunner
-
-from auditor.cli import main
+from builder import run_cli as run
 
 RULESET = """[ruleset]
 id = "verify-test"
@@ -22,10 +20,6 @@ status = "provisional"
 notes = "test"
 extends = "nz-table-games"
 """
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 @pytest.fixture
