@@ -82,7 +82,8 @@ cdef class TableReplay:
     @cython.locals(die=Die)
     cpdef on_dice_to_bowl(self, long i, long k)
     cpdef on_dice_to_shooter(self, long i, long k)
-    @cython.locals(stick_rows=IntBuffer, die=Die, d=tuple, dice=dict, w=dict, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong, by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
+    @cython.locals(stick_rows=IntBuffer, total=IntBuffer, point=IntBuffer, any_wager=IntBuffer,
+                   willing=IntBuffer, after_decision=IntBuffer, dice_used=list, die=Die, d=tuple, dice=dict, w=dict, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong, by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
     cpdef on_roll(self, long i, long k)
     @cython.locals(total=cython.long, point=cython.long, seat_no=cython.long, count=cython.long, num=cython.long, seven_out=cython.bint, decision=cython.bint,
                    w=dict, held=dict, pending=list, table=dict, affected=frozenset, wagers=dict,

@@ -132,16 +132,14 @@ BOOL_COLUMNS = frozenset((
 DENSE_COLUMNS: dict[str, type] = {"shooter": np.int16, "point": np.int8,
                                   "occupied": np.int64, "line_bettors": np.int64}
 
-#: Sparse columns written together on every roll by a player (a buffer each),
-#: and on every stickperson's roll (one record per roll, split into columns
-#: when flushed).
+#: Sparse columns written together: on every roll by a player, on every
+#: stickperson's roll, by every decision of a roll (again if a recount changes
+#: it), and by every settlement matched to what the last roll decided.
 PLAYER_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "roll_line_bet",
                       "roll_by_shooter", "roll_marker_off", "roll_come_wagers",
                       "roll_other_line_bettors", "roll_after_point_made")
 STICK_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "stick_any_wager",
                      "stick_willing", "stick_after_decision")
-#: Written by every decision of a roll (again if a recount changes it), and by
-#: every settlement matched to what the last roll decided: a column each.
 DECISION_FIELDS = ("roll_counted_total", "roll_seven_out")
 SETTLEMENT_FIELDS = ("settle_expected", "settle_roll")
 
@@ -266,15 +264,14 @@ class _Output:
         self.values: dict[str, list] = {name: [] for name in SPARSE_COLUMNS}
         #: (rows, values) of each sparse column, for `TableReplay.put`
         self.sinks = {name: (self.rows[name], self.values[name]) for name in SPARSE_COLUMNS}
-        self.stick_rolls = (IntBuffer(256), [])
-        self.records = ((self.stick_rolls, STICK_ROLL_FIELDS),)
-        # rows, then one buffer per field (numbers in IntBuffers, text in lists)
-        self.decisions = (IntBuffer(), IntBuffer(), IntBuffer())
-        self.settlements = (IntBuffer(), [], IntBuffer())
-        self.player_rolls = (IntBuffer(), [], *(IntBuffer() for _ in PLAYER_ROLL_FIELDS[1:]))
+        self.decisions = _columns(DECISION_FIELDS)
+        self.settlements = _columns(SETTLEMENT_FIELDS)
+        self.player_rolls = _columns(PLAYER_ROLL_FIELDS)
+        self.stick_rolls = _columns(STICK_ROLL_FIELDS)
         self.columns_written = ((self.decisions, DECISION_FIELDS),
                                 (self.settlements, SETTLEMENT_FIELDS),
-                                (self.player_rolls, PLAYER_ROLL_FIELDS))
+                                (self.player_rolls, PLAYER_ROLL_FIELDS),
+                                (self.stick_rolls, STICK_ROLL_FIELDS))
         self.pieces: dict[str, list[tuple[np.ndarray, object]]] = {
             name: [] for name in SPARSE_COLUMNS}
 
@@ -288,15 +285,9 @@ class _Output:
             if rows.size:
                 self.pieces[name].append((rows.take(), _typed(values, name)))
                 values.clear()
-        for (rows, records), fields in self.records:
-            if rows.size:
-                at = rows.take()  # once for all the fields of the records
-                for name, values in zip(fields, zip(*records)):
-                    self.pieces[name].append((at, _typed(values, name)))
-                records.clear()
         for (rows, *columns), fields in self.columns_written:
             if rows.size:
-                at = rows.take()
+                at = rows.take()  # once for all the fields
                 for name, values in zip(fields, columns):
                     if isinstance(values, IntBuffer):
                         taken = values.take()
@@ -321,6 +312,13 @@ class _Output:
         dense = self.dense()
         self.change_pieces = []
         return ReplayState(self.n, dense, sparse)
+
+
+def _columns(fields: tuple[str, ...]) -> tuple:
+    """Where columns written together go: their rows, then a buffer per
+    field (an IntBuffer for numbers and booleans, a list for the rest)."""
+    return (IntBuffer(), *(IntBuffer() if name in INT_COLUMNS or name in BOOL_COLUMNS else []
+                           for name in fields))
 
 
 def _typed(values: list | tuple, name: str):
@@ -1155,10 +1153,15 @@ class TableReplay:
             self.roll_other_line_bettors.append(self.line_bettors & ~sb != 0)
             self.roll_after_point_made.append(self.made_point and s == self.shooter)
         else:
-            stick_rows, records = self.out.stick_rolls
+            stick_rows, dice_used, total, point, any_wager, willing, after_decision = \
+                self.out.stick_rolls
             stick_rows.append(i)
-            records.append((d, d1 + d2, self.point, self.any_line_wager(),
-                            bool(self.line_bettors & ~self.round_declined), self.stick_decided))
+            dice_used.append(d)
+            total.append(d1 + d2)
+            point.append(self.point)
+            any_wager.append(self.any_line_wager())
+            willing.append(self.line_bettors & ~self.round_declined != 0)
+            after_decision.append(self.stick_decided)
         # The dice chosen by the shooter: the rest must be in the bowl by now.
         if self.selection_row >= 0:
             stray = sorted([x for x in self.live if dice[x].loc == OFFERED
