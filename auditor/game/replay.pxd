@@ -1,15 +1,16 @@
 # cython: language_level=3
 cimport cython
 # Note: decide()'s `held` typed as dict, walked by a for/else with break, made
-# Cython 3.3 leak a reference per seat (hence `_holds_any`);
-# tests/test_replay_compiled.py replays under tracemalloc to catch such leaks.
+# Cython 3.3 leak a reference per seat; tests/test_replay_compiled.py replays
+# under tracemalloc to catch such leaks.
 from libc.stdint cimport int64_t
 
 cdef long WAGER_SETTLED, WAGER_PLACED, ROLL, DICE_COLLECTED, SETTLEMENT_COMPLETE, TOTAL_CALLED
 cdef long DICE_TO_SHOOTER, NEW, BOWL, OFFERED, SHOOTER, LAYOUT, OFF_TABLE, LOST, REMOVED
+cdef long PASS, DONT_PASS, COME, DONT_COME, WIN, LOSE, PUSH, NO_DECISION, TRAVEL, SEATS
+cdef long DECISION_ROWS
 
 cpdef long long bit(long seat)
-cpdef bint _holds_any(dict held, frozenset keys)
 
 cdef class IntBuffer:
     cdef public object array
@@ -17,6 +18,40 @@ cdef class IntBuffer:
     cdef public Py_ssize_t size
     cpdef append(self, int64_t value)
     cpdef int64_t last(self)
+
+cdef class _Decisions:
+    cdef public long bar, width
+    cdef public tuple keys
+    cdef public dict index
+    cdef int64_t[:] key_fam, key_num, codes, built
+    @cython.locals(slot=cython.long, start=cython.long, j=cython.long)
+    cpdef long row(self, long point, long total)
+
+cdef class Wagers:
+    cdef public long width, n_seats
+    cdef int64_t[:] key_fam, order, present, held, key, count
+    @cython.locals(j=cython.long)
+    cpdef clear(self)
+    @cython.locals(j=cython.long, s=cython.long, m=cython.long, width=cython.long)
+    cpdef copy_from(self, Wagers other)
+    cpdef add_seat(self, long s)
+    @cython.locals(j=cython.long)
+    cpdef drop_seat(self, long s)
+    @cython.locals(m=cython.long)
+    cpdef long find(self, long s, long key)
+    cpdef add(self, long s, long key, long count)
+    cpdef remove_at(self, long s, long m)
+    @cython.locals(m=cython.long)
+    cpdef long first_of(self, long s, long fam)
+    cpdef bint holds_line(self, long s)
+    @cython.locals(m=cython.long, n=cython.long)
+    cpdef long come_held(self, long s)
+
+cdef class Decided:
+    cdef public long size
+    cdef int64_t[:] seat, fam, num, outcome
+    cpdef append(self, long s, long fam, long num, long outcome)
+    cpdef remove(self, long j)
 
 cdef class Die:
     cdef public bint checked_use, failed, found
@@ -27,10 +62,15 @@ cdef class Die:
     cdef public long set_id
 
 cdef class TableReplay:
-    cdef public object out, decisions, tables, inputs
+    cdef public object out, inputs
+    cdef public _Decisions decisions
     cdef public dict sinks
-    cdef public int bar
-    cdef public list handlers
+    cdef public list handlers, roles, outcomes, dice_values
+    cdef public long player
+    cdef int64_t[:] outcome_id, bet_key, bet_fam, bet_num
+    cdef int64_t[:] seat, die1, die2, role, dice_code, bet, outcome, event
+    cdef public Wagers wagers, snapshot
+    cdef public Decided decided
     cdef public IntBuffer decision_rows, decision_totals, decision_seven_outs
     cdef public IntBuffer settle_rows, settle_decided_by, player_roll_rows
     cdef public list settle_expected, roll_dice
@@ -46,19 +86,24 @@ cdef class TableReplay:
     cdef public long selection_row, come_count, set_count, set_size, current_set
     cdef public long round_kind, round_anchor, last_roll, last_roll_point, last_roll_seat
     cdef public long pending_roll, offtable_row, lost_row, lost_shooter, lost_set, lost_count
-    cdef public dict wagers, snapshot, dice, sets
+    cdef public long undo_point, undo_seven_out_seat, undo_come_count
+    cdef public long long undo_line_bettors
+    cdef public bint undo_stick_decided, undo_made_point
+    cdef public dict dice, sets
     cdef public set live
-    cdef public list last_roll_voided_rows, pending, passed_rows
+    cdef public list last_roll_voided_rows, passed_rows
     cdef public long face1, face2
-    cdef public object last_roll_dice, undo
-    cdef public list seat, die1, die2, role, dice_in, bet, outcome
+    cdef public object last_roll_dice
     cdef public long base
 
     @cython.locals(rows=IntBuffer, shooters=IntBuffer, points=IntBuffer, occupieds=IntBuffer,
-                   bettors=IntBuffer,
+                   bettors=IntBuffer, ev=int64_t[:],
                    k=cython.long, base=cython.long, e=cython.long, shooter=cython.long,
                    point=cython.long, occupied=cython.longlong, line_bettors=cython.longlong)
-    cpdef run(self, long lo, long hi, list ev)
+    cpdef run(self, long lo, long hi)
+    cdef tuple dice_of(self, long k)
+    cdef object role_of(self, long k)
+    cdef object outcome_of(self, long k)
     @cython.locals(rows=IntBuffer, values=list, sink=tuple)
     cpdef put(self, str column, long row, value)
     cpdef check_seat(self, long i, long s)
@@ -67,14 +112,20 @@ cdef class TableReplay:
     cpdef note_failed(self, long i, tuple d)
     @cython.locals(d=Die)
     cpdef record_use(self, long row, tuple serials)
+    @cython.locals(d=Decided, j=cython.long)
+    cpdef list owed(self)
     cpdef flush_pending(self)
     cpdef mark_passed_then_settled(self)
     cpdef refresh_line_bit(self, long seat)
-    @cython.locals(s=cython.long, sb=cython.longlong, info=tuple, w=dict, tracked=bint)
+    @cython.locals(wagers=Wagers, j=cython.long)
+    cpdef bint any_line_wager(self)
+    @cython.locals(key=cython.long, fam=cython.long, m=cython.long, wagers=Wagers)
+    cpdef take_wager(self, long s, long bet)
+    @cython.locals(s=cython.long, sb=cython.longlong, bet=cython.long, key=cython.long)
     cpdef on_wager_placed(self, long i, long k)
-    @cython.locals(s=cython.long, num=cython.long, match=cython.long, j=cython.long, pn=cython.long,
-                   ps=cython.long, any_number=cython.bint, info=tuple, decided=tuple, pending=list,
-                   tracked=bint)
+    @cython.locals(s=cython.long, bet=cython.long, fam=cython.long, num=cython.long,
+                   outcome=cython.long, match=cython.long, j=cython.long, expected=cython.long,
+                   any_number=cython.bint, d=Decided)
     cpdef on_wager_settled(self, long i, long k)
     cpdef on_settlement_complete(self, long i, long k)
     @cython.locals(die=Die, d=tuple, dice=dict)
@@ -83,10 +134,16 @@ cdef class TableReplay:
     cpdef on_dice_to_bowl(self, long i, long k)
     cpdef on_dice_to_shooter(self, long i, long k)
     @cython.locals(stick_rows=IntBuffer, total=IntBuffer, point=IntBuffer, any_wager=IntBuffer,
-                   willing=IntBuffer, after_decision=IntBuffer, dice_used=list, die=Die, d=tuple, dice=dict, w=dict, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong, by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
+                   willing=IntBuffer, after_decision=IntBuffer, dice_used=list, die=Die, d=tuple,
+                   dice=dict, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong,
+                   by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
     cpdef on_roll(self, long i, long k)
-    @cython.locals(total=cython.long, point=cython.long, seat_no=cython.long, count=cython.long, num=cython.long, seven_out=cython.bint, decision=cython.bint,
-                   w=dict, held=dict, pending=list, table=dict, affected=frozenset, wagers=dict,
-                   snapshot=dict)
+    @cython.locals(total=cython.long, point=cython.long, j=cython.long, s=cython.long,
+                   start=cython.long, end=cython.long, m=cython.long, key=cython.long,
+                   code=cython.long, count=cython.long, fam=cython.long, row=cython.long,
+                   width=cython.long, seven_out=cython.bint, decision=cython.bint,
+                   wagers=Wagers, snapshot=Wagers, decided=Decided, decisions=_Decisions,
+                   codes=int64_t[:], key_fam=int64_t[:], key_num=int64_t[:])
     cpdef decide(self, long i)
+    cpdef undo_decision(self)
     cpdef on_total_called(self, long i, long k)

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.game.outcomes import POINTS, expected_outcome
-from auditor.logs.schema import EVENTS, NO_ROLL_CONDITIONS
+from auditor.logs.schema import EVENTS, MAX_SEAT, NO_ROLL_CONDITIONS
 
 #: True when this module runs compiled (a C extension built from this file).
 COMPILED = not __file__.endswith(".py")
@@ -56,6 +56,17 @@ LINE_KEYS = ("pass", "dont_pass")
     "wager_settled", "wager_placed", "roll", "dice_collected", "settlement_complete",
     "total_called", "dice_to_shooter"))
 COME_FAMILY = ("come", "dont_come")
+#: The families of the wagers the replay decides, by id.
+FAMILIES = ("pass", "dont_pass", "come", "dont_come")
+PASS, DONT_PASS, COME, DONT_COME = range(len(FAMILIES))
+#: What a roll does to a wager, by id: an outcome, nothing (NO_DECISION), or
+#: (TRAVEL + key) an untravelled come bet travels to that key.
+OUTCOMES = ("win", "lose", "push")
+WIN, LOSE, PUSH = range(len(OUTCOMES))
+NO_DECISION, TRAVEL = -1, len(OUTCOMES)
+#: Seats are 1..MAX_SEAT (0: none recorded), the index of per-seat arrays.
+SEATS = 64
+assert MAX_SEAT < SEATS
 
 #: Rows per chunk of per-row Python lists (memory stays flat on long logs).
 CHUNK_ROWS = 1 << 18
@@ -63,6 +74,18 @@ CHUNK_ROWS = 1 << 18
 
 def bit(seat: int) -> int:
     return 1 << seat if 0 < seat < 63 else 0
+
+
+def _ints(n: int):
+    """`n` zeros, read and written one at a time by the replay: a numpy
+    array when compiled (`replay.pxd` types it as a C array view), a list in
+    plain Python (where indexing a list is the faster)."""
+    return np.zeros(n, dtype=np.int64) if COMPILED else [0] * n
+
+
+def _doubled(values):
+    """`values` (from `_ints`) with as many zeros again after them."""
+    return np.concatenate([values, np.zeros_like(values)]) if COMPILED else values + [0] * len(values)
 
 
 class Die:
@@ -382,48 +405,179 @@ def _bet_info(name: str) -> tuple[str, int, str, bool]:
     return fam, num, _bet_name(fam, num), fam in LINE_KEYS or fam in COME_FAMILY
 
 
+#: Rows of `_Decisions.codes`: one per point * 13 + total, and a last one
+#: worked out again for each (point, total) outside 0..12 (a malformed total).
+DECISION_ROWS = 13 * 13 + 1
+
+
 class _Decisions:
     """What a roll of `total` with the table at `point` does to each wager
-    key: None (nothing), a key (an untravelled come bet travels there), or
-    (family, number, outcome). Worked out once per (point, total) for every
-    key the log can hold, with the set of keys the roll affects, so a seat
-    holding none of them is passed over."""
+    key the log can hold (ids: positions in `keys`): an entry of `codes` per
+    key (see OUTCOMES), in a row per (point, total) worked out on first use.
+    Every key is of a family the replay decides (`FAMILIES`)."""
 
     def __init__(self, bar: int, keys):
         self.bar = bar
         travelled = [_bet_name(f, n) for f in COME_FAMILY for n in sorted(POINTS)]
         self.keys = tuple(dict.fromkeys([*keys, *travelled]))
-        #: (table, affected keys) at [point * 13 + total], built on first use
-        self.tables: list[tuple[dict, frozenset] | None] = [None] * (13 * 13)
+        self.width = len(self.keys)
+        self.index = {key: j for j, key in enumerate(self.keys)}
+        self.key_fam = _ints(self.width)
+        self.key_num = _ints(self.width)
+        for j, key in enumerate(self.keys):
+            fam, num = _split_bet(key)
+            self.key_fam[j] = FAMILIES.index(fam)
+            self.key_num[j] = num
+        self.codes = _ints(DECISION_ROWS * self.width)
+        self.built = _ints(DECISION_ROWS)
 
-    def table(self, point: int, total: int) -> tuple[dict, frozenset]:
-        slot = point * 13 + total if 0 <= point <= 12 and 0 <= total <= 12 else -1
-        got = self.tables[slot] if slot >= 0 else None
-        if got is None:
-            table = {key: self.decide(key, point, total) for key in self.keys}
-            affected = frozenset(key for key, v in table.items() if v is not None)
-            got = (table, affected)
-            if slot >= 0:
-                self.tables[slot] = got
-        return got
+    def row(self, point: int, total: int) -> int:
+        """Where the (point, total) row of `codes` starts."""
+        slot = point * 13 + total if 0 <= point <= 12 and 0 <= total <= 12 \
+            else DECISION_ROWS - 1
+        start = slot * self.width
+        if not self.built[slot]:
+            for j, key in enumerate(self.keys):
+                self.codes[start + j] = self.code(key, point, total)
+            self.built[slot] = slot != DECISION_ROWS - 1
+        return start
 
-    def decide(self, key: str, point: int, total: int):
+    def code(self, key: str, point: int, total: int) -> int:
         fam, num = _split_bet(key)
         if fam in COME_FAMILY and num == 0 and total in POINTS:
-            return _bet_name(fam, total)
+            return TRAVEL + self.index[_bet_name(fam, total)]
         result = expected_outcome(fam, num, point, total, self.bar)
-        return None if result is None else (fam, num, result)
+        return NO_DECISION if result is None else OUTCOMES.index(result)
 
 
-_MISSING = object()
+class Wagers:
+    """The wagers the replay decides that a table's seats hold: per seat, the
+    keys held (ids of `_Decisions.keys`) and how many of each, in the order
+    first held, and the seats in the order they first held one. Those are
+    the orders a dict per seat kept: they decide the order of what a roll
+    decides, and so which settlement is matched to which decision.
+
+    Flat integer arrays (seat s's keys from s * width on), so that compiled
+    no wager is a Python object and a roll's undo snapshot (`copy_from`) is
+    a copy of a few integers."""
+
+    def __init__(self, width: int, key_fam):
+        self.width = width
+        self.key_fam = key_fam
+        self.order = _ints(SEATS)
+        self.n_seats = 0
+        self.present = _ints(SEATS)
+        self.held = _ints(SEATS)
+        self.key = _ints(SEATS * width)
+        self.count = _ints(SEATS * width)
+
+    def clear(self) -> None:
+        for j in range(self.n_seats):
+            self.present[self.order[j]] = 0
+        self.n_seats = 0
+
+    def copy_from(self, other: Wagers) -> None:
+        self.clear()
+        width = self.width
+        for j in range(other.n_seats):
+            s = other.order[j]
+            self.order[j] = s
+            self.present[s] = 1
+            self.held[s] = other.held[s]
+            for m in range(s * width, s * width + other.held[s]):
+                self.key[m] = other.key[m]
+                self.count[m] = other.count[m]
+        self.n_seats = other.n_seats
+
+    def add_seat(self, s: int) -> None:
+        if not self.present[s]:
+            self.present[s] = 1
+            self.held[s] = 0
+            self.order[self.n_seats] = s
+            self.n_seats += 1
+
+    def drop_seat(self, s: int) -> None:
+        """The seat and its wagers gone (a player left)."""
+        if not self.present[s]:
+            return
+        self.present[s] = 0
+        j = 0
+        while self.order[j] != s:
+            j += 1
+        for j in range(j, self.n_seats - 1):
+            self.order[j] = self.order[j + 1]
+        self.n_seats -= 1
+
+    def find(self, s: int, key: int) -> int:
+        """Where seat `s` holds `key` (an index of `key`/`count`), or -1."""
+        if self.present[s]:
+            for m in range(s * self.width, s * self.width + self.held[s]):
+                if self.key[m] == key:
+                    return m
+        return -1
+
+    def add(self, s: int, key: int, count: int) -> None:
+        """`count` more of `key` for seat `s` (held already: at the end)."""
+        m = self.find(s, key)
+        if m >= 0:
+            self.count[m] += count
+        else:
+            m = s * self.width + self.held[s]
+            self.key[m] = key
+            self.count[m] = count
+            self.held[s] += 1
+
+    def remove_at(self, s: int, m: int) -> None:
+        """Seat `s` no longer holds the key at `m` (the rest keep their order)."""
+        for m in range(m, s * self.width + self.held[s] - 1):
+            self.key[m] = self.key[m + 1]
+            self.count[m] = self.count[m + 1]
+        self.held[s] -= 1
+
+    def first_of(self, s: int, fam: int) -> int:
+        """Where seat `s` holds its first key of family `fam`, or -1."""
+        if self.present[s]:
+            for m in range(s * self.width, s * self.width + self.held[s]):
+                if self.key_fam[self.key[m]] == fam:
+                    return m
+        return -1
+
+    def holds_line(self, s: int) -> bool:
+        """Whether seat `s` holds a pass or don't pass wager."""
+        return self.first_of(s, PASS) >= 0 or self.first_of(s, DONT_PASS) >= 0
+
+    def come_held(self, s: int) -> int:
+        """How many come and don't come wagers seat `s` holds."""
+        n = 0
+        if self.present[s]:
+            for m in range(s * self.width, s * self.width + self.held[s]):
+                if self.key_fam[self.key[m]] >= COME:
+                    n += self.count[m]
+        return n
 
 
-def _holds_any(held: dict, keys: frozenset) -> bool:
-    """Whether `held` (a seat's wagers) has any of `keys`."""
-    for key in held:
-        if key in keys:
-            return True
-    return False
+class Decided:
+    """What the last valid roll decided and is still to be settled, in the
+    order decided: per wager its seat, family, number and outcome (ids)."""
+
+    def __init__(self, capacity: int = 64):
+        self.size = 0
+        self.seat, self.fam = _ints(capacity), _ints(capacity)
+        self.num, self.outcome = _ints(capacity), _ints(capacity)
+
+    def append(self, s: int, fam: int, num: int, outcome: int) -> None:
+        if self.size == len(self.seat):
+            self.seat, self.fam = _doubled(self.seat), _doubled(self.fam)
+            self.num, self.outcome = _doubled(self.num), _doubled(self.outcome)
+        j = self.size
+        self.seat[j], self.fam[j], self.num[j], self.outcome[j] = s, fam, num, outcome
+        self.size += 1
+
+    def remove(self, j: int) -> None:
+        for j in range(j, self.size - 1):
+            self.seat[j], self.fam[j] = self.seat[j + 1], self.fam[j + 1]
+            self.num[j], self.outcome[j] = self.num[j + 1], self.outcome[j + 1]
+        self.size -= 1
 
 
 def _coded(column: pd.Series) -> tuple[np.ndarray, list]:
@@ -435,15 +589,18 @@ def _coded(column: pd.Series) -> tuple[np.ndarray, list]:
 
 
 class _Inputs:
-    """The columns the replay reads, prepared once, vectorised; `chunk` turns
-    rows [a, b) into Python lists for the loop."""
+    """The columns the replay reads, prepared once, vectorised; `chunk` gives
+    rows [a, b) as whole numbers for the loop: integer columns, and text
+    columns as codes into a list of values (`dice`, `role`, `outcome`) or
+    into what was worked out once per distinct bet (`bet_*`). A code of -1
+    (nothing recorded) is turned into the last position, which holds the
+    value for nothing."""
 
-    TEXT = ("actor_role", "outcome")
     #: Read by few events (inspections, rulings, markers): looked up by row
-    #: (`value`) instead of being turned into lists.
+    #: (`value`) instead of being put in the chunks.
     RARE = ("actor_id", "reason", "flags")
 
-    def __init__(self, events: pd.DataFrame):
+    def __init__(self, events: pd.DataFrame, bar: int):
         self.event = events["event"].cat.codes.to_numpy() \
             if isinstance(events["event"].dtype, pd.CategoricalDtype) else \
             events["event"].map({e: c for c, e in enumerate(EVENTS)}).fillna(-1) \
@@ -454,25 +611,43 @@ class _Inputs:
         for name in self.RARE:
             codes, values = _coded(events[name])
             self.rare[name] = (codes, _lut(values, None))
-        self.coded = {}
-        for name in self.TEXT:
-            codes, values = _coded(events[name])
-            self.coded[name] = (codes, _lut(values, None))
+        self.codes = {}
+        codes, values = _coded(events["actor_role"])
+        self.codes["role"] = codes
+        self.roles = [*values, None]
+        self.player = self.roles.index("player") if "player" in values else -2
+        codes, values = _coded(events["outcome"])
+        self.codes["outcome"] = codes
+        self.outcomes = [*values, None]
+        self.outcome_id = _ints(len(self.outcomes))  # as OUTCOMES, -1 for the rest
+        for j, value in enumerate(self.outcomes):
+            self.outcome_id[j] = OUTCOMES.index(value) if value in OUTCOMES else -1
         codes, values = _coded(events["dice"])
-        self.coded["dice"] = (codes, _lut([tuple(str(v).split(",")) for v in values], ()))
+        self.codes["dice"] = codes
+        self.dice = [*(tuple(str(v).split(",")) for v in values), ()]
         codes, values = _coded(events["bet"])
+        self.codes["bet"] = codes
         bets = [_bet_info(str(v)) for v in values]
-        self.coded["bet"] = (codes, _lut(bets, None))
-        self.wager_keys = [key for _, _, key, tracked in bets if tracked]
+        self.decisions = _Decisions(bar, [key for _, _, key, tracked in bets if tracked])
+        # Per distinct bet: its key (-1 for a bet the replay does not decide),
+        # family and number.
+        self.bet_key, self.bet_fam, self.bet_num = (_ints(len(bets) + 1) for _ in range(3))
+        self.bet_key[len(bets)] = self.bet_fam[len(bets)] = -1
+        for j, (fam, num, key, tracked) in enumerate(bets):
+            self.bet_key[j] = self.decisions.index[key] if tracked else -1
+            self.bet_fam[j] = FAMILIES.index(fam) if tracked else -1
+            self.bet_num[j] = num
 
-    def chunk(self, a: int, b: int) -> dict[str, list]:
-        ints = {name: col.iloc[a:b].to_numpy(dtype=np.int64, na_value=0)
-                for name, col in self.ints.items()}
-        out = {name: arr.tolist() for name, arr in ints.items()}
-        for name, (codes, lut) in self.coded.items():
-            out[name] = lut[codes[a:b]].tolist()
-        out["event"] = self.event[a:b].tolist()
-        return out
+    def chunk(self, a: int, b: int) -> dict:
+        out = {name: col.iloc[a:b].to_numpy(dtype=np.int64, na_value=0)
+               for name, col in self.ints.items()}
+        for name, codes in self.codes.items():
+            part = codes[a:b].astype(np.int64)
+            part[part < 0] = {"role": len(self.roles), "outcome": len(self.outcomes),
+                              "dice": len(self.dice), "bet": len(self.bet_key)}[name] - 1
+            out[name] = part
+        out["event"] = self.event[a:b].astype(np.int64)
+        return out if COMPILED else {name: values.tolist() for name, values in out.items()}
 
     def value(self, name: str, row: int):
         """The value of a `RARE` column at `row` (None if nothing recorded)."""
@@ -511,8 +686,7 @@ def replay(events: pd.DataFrame, bar: int = 12) -> ReplayState:
 
 def _replay(events: pd.DataFrame, out: _Output, bar: int) -> ReplayState:
     n = len(events)
-    inputs = _Inputs(events)
-    decisions = _Decisions(bar, inputs.wager_keys)
+    inputs = _Inputs(events, bar)
     starts = np.flatnonzero(inputs.table[1:] != inputs.table[:-1]) + 1
     bounds = [0, *starts.tolist(), n]
     st: TableReplay | None = None
@@ -528,10 +702,10 @@ def _replay(events: pd.DataFrame, out: _Output, bar: int) -> ReplayState:
                 if st is not None:
                     st.flush_pending()
                     st.close()
-                st = TableReplay(out, decisions, inputs)
+                st = TableReplay(out, inputs)
             hi = min(bounds[t + 1], b)
             st.bind(rows, a)
-            st.run(lo - a, hi - a, rows["event"])
+            st.run(lo - a, hi - a)
             lo = hi
         out.flush()
     if st is not None:
@@ -545,15 +719,19 @@ class TableReplay:
     event type (`on_<event>`), each called with the row's position `i` and
     its index `k` in the current chunk's lists."""
 
-    def __init__(self, out: _Output, decisions: _Decisions, inputs: _Inputs):
+    def __init__(self, out: _Output, inputs: _Inputs):
         self.out = out
         self.inputs = inputs
-        self.decisions = decisions
+        self.decisions = inputs.decisions
         self.sinks = out.sinks
-        self.bar = decisions.bar
         self.handlers = [getattr(self, "on_" + e, self.on_nothing) for e in EVENTS]
         self.handlers.append(self.on_nothing)  # code -1: not an event we know
-        self.tables = decisions.tables
+        self.roles, self.outcomes, self.dice_values = inputs.roles, inputs.outcomes, inputs.dice
+        self.player, self.outcome_id = inputs.player, inputs.outcome_id
+        self.bet_key, self.bet_fam, self.bet_num = inputs.bet_key, inputs.bet_fam, inputs.bet_num
+        self.wagers = Wagers(self.decisions.width, self.decisions.key_fam)
+        self.snapshot = Wagers(self.decisions.width, self.decisions.key_fam)
+        self.decided = Decided()
         # The records written most often: rows and values.
         self.decision_rows, self.decision_totals, self.decision_seven_outs = out.decisions
         (self.player_roll_rows, self.roll_dice, self.roll_total, self.roll_point_before,
@@ -571,8 +749,8 @@ class TableReplay:
         self.made_point = False  # the shooter has made a point since accepting the dice
         self.selected: frozenset[str] | None = None
         self.selection_row = -1
-        self.wagers: dict[int, dict[str, int]] = {}
-        self.snapshot: dict[int, dict[str, int]] = {}  # the wagers the undo would restore
+        self.wagers.clear()
+        self.snapshot.clear()  # the wagers the undo would restore
         self.come_count = 0  # come and don't come wagers held, all seats together
         self.has_failed = False  # a die of this table failed an inspection
         self.line_bettors = 0
@@ -591,8 +769,8 @@ class TableReplay:
         self.last_roll_called = False
         self.last_roll_point = 0
         self.last_roll_voided_rows: list[int] = []
-        self.pending: list[tuple[int, str, int, str]] = []  # (seat, bet, number, outcome)
-        self.pending_roll = -1
+        self.decided.size = 0
+        self.pending_roll = -1  # the roll that decided what `decided` holds
         self.passed_rows: list[int] = []
         self.marker_off_dp = False
         self.stick_decided = False
@@ -605,22 +783,33 @@ class TableReplay:
         self.lost_allowance_over = False
         self.dispute_die: str | None = None
 
-    def bind(self, rows: dict[str, list], base: int) -> None:
-        """The current chunk's per-row lists (row `i` is `base + k`)."""
+    def bind(self, rows: dict, base: int) -> None:
+        """The current chunk's columns (row `i` is `base + k`; see `_Inputs.chunk`)."""
         self.seat, self.die1, self.die2 = rows["seat"], rows["die1"], rows["die2"]
-        self.role, self.dice_in = rows["actor_role"], rows["dice"]
+        self.role, self.dice_code = rows["role"], rows["dice"]
         self.bet, self.outcome = rows["bet"], rows["outcome"]
+        self.event = rows["event"]
         self.base = base
 
     def close(self) -> None:
-        """Drop the handlers (bound to self: a cycle) and the chunk's lists, so
-        the table's state is freed at once, the cyclic collector being off."""
+        """Drop the handlers (bound to self: a cycle) and the chunk, so the
+        table's state is freed at once, the cyclic collector being off."""
         self.handlers = []
-        self.bind(dict.fromkeys(("seat", "die1", "die2", "actor_role", "dice", "bet",
-                                 "outcome")), 0)
+        self.bind(dict.fromkeys(("seat", "die1", "die2", "role", "dice", "bet", "outcome",
+                                 "event")), 0)
         self.inputs = None
 
-    def run(self, lo: int, hi: int, ev: list) -> None:
+    def dice_of(self, k: int) -> tuple[str, ...]:
+        """The serials the row names (empty if none)."""
+        return self.dice_values[self.dice_code[k]]
+
+    def role_of(self, k: int) -> str | None:
+        return self.roles[self.role[k]]
+
+    def outcome_of(self, k: int) -> str | None:
+        return self.outcomes[self.outcome[k]]
+
+    def run(self, lo: int, hi: int) -> None:
         """Rows [lo, hi) of the bound chunk. The dense state before each row
         is recorded only where it changed; the most frequent events are
         called directly (a C call once compiled), the rest through
@@ -634,6 +823,7 @@ class TableReplay:
             occupied, line_bettors = occupieds.last(), bettors.last()
         else:
             shooter = point = occupied = line_bettors = -1
+        ev = self.event
         for k in range(lo, hi):
             if self.shooter != shooter or self.point != point \
                     or self.occupied != occupied or self.line_bettors != line_bettors:
@@ -672,27 +862,20 @@ class TableReplay:
 
     # --- helpers -------------------------------------------------------------
 
-    def own_wagers(self, seat: int) -> dict[str, int]:
-        """The seat's wagers, to be changed: created if missing, copied first if
-        the undo snapshot shares them."""
-        w = self.wagers.get(seat)
-        if w is None:
-            w = self.wagers[seat] = {}
-        elif w is self.snapshot.get(seat):
-            w = self.wagers[seat] = dict(w)
-        return w
-
     def refresh_line_bit(self, seat: int) -> None:
         """The seat's bit in `line_bettors`: set while it holds a pass or don't
-        pass wager (a count held is never 0: it is deleted at 0)."""
-        w = self.wagers.get(seat)
-        if w and ("pass" in w or "dont_pass" in w):
+        pass wager (a count held is never 0: the key goes at 0)."""
+        if self.wagers.holds_line(seat):
             self.line_bettors |= bit(seat)
         else:
             self.line_bettors &= ~bit(seat)
 
     def any_line_wager(self) -> bool:
-        return any(n > 0 for w in self.wagers.values() for k, n in w.items())
+        wagers = self.wagers
+        for j in range(wagers.n_seats):
+            if wagers.held[wagers.order[j]]:
+                return True
+        return False
 
     def check_seat(self, i: int, s: int) -> None:
         if s and not self.occupied & bit(s):
@@ -740,16 +923,18 @@ class TableReplay:
             self.put("first_use", row, record)
 
     def owed(self) -> list[dict]:
-        return [{"seat": s, "bet": _bet_name(b, n), "outcome": o}
-                for s, b, n, o in self.pending if o != "push"]
+        d = self.decided
+        return [{"seat": d.seat[j], "bet": _bet_name(FAMILIES[d.fam[j]], d.num[j]),
+                 "outcome": OUTCOMES[d.outcome[j]]}
+                for j in range(d.size) if d.outcome[j] != PUSH]
 
     def flush_pending(self) -> None:
         """Decisions of the last roll that were never settled."""
-        if self.pending and self.pending_roll >= 0:
+        if self.decided.size and self.pending_roll >= 0:
             owed = self.owed()
             if owed:
                 self.put("unsettled", self.pending_roll, owed)
-        self.pending = []
+        self.decided.size = 0
         self.pending_roll = -1
 
     def mark_passed_then_settled(self) -> None:
@@ -757,22 +942,24 @@ class TableReplay:
             self.put("passed_then_settled", r, True)
         self.passed_rows = []
 
-    def take_wager(self, s: int, fam: str, num: int, key: str) -> bool:
-        w = self.wagers.get(s)
-        if not w:
-            return False
-        if w.get(key, 0) <= 0 and num == 0 and fam in COME_FAMILY:
-            key = next((k for k, v in w.items() if v > 0 and _split_bet(k)[0] == fam), key)
-        if w.get(key, 0) > 0:
-            w = self.own_wagers(s)
-            w[key] -= 1
-            if not w[key]:
-                del w[key]
-            if fam in COME_FAMILY:
-                self.come_count -= 1
-            self.refresh_line_bit(s)
-            return True
-        return False
+    def take_wager(self, s: int, bet: int) -> None:
+        """One wager of the distinct bet `bet` off seat `s` (a come or don't
+        come bet named without its number: the first of its family held)."""
+        key, fam = self.bet_key[bet], self.bet_fam[bet]
+        if key < 0:
+            return
+        wagers = self.wagers
+        m = wagers.find(s, key)
+        if m < 0 and self.bet_num[bet] == 0 and fam >= COME:
+            m = wagers.first_of(s, fam)
+        if m < 0:
+            return
+        wagers.count[m] -= 1
+        if not wagers.count[m]:
+            wagers.remove_at(s, m)
+        if fam >= COME:
+            self.come_count -= 1
+        self.refresh_line_bit(s)
 
     def end_lost_allowance(self, row: int, roll_dice: tuple[str, ...] | None) -> None:
         if self.lost_row < 0:
@@ -811,9 +998,8 @@ class TableReplay:
         s = self.seat[k]
         self.check_seat(i, s)
         self.occupied &= ~bit(s)
-        w = self.wagers.pop(s, None)
-        if w:
-            self.come_count -= sum(n for key, n in w.items() if key not in LINE_KEYS)
+        self.come_count -= self.wagers.come_held(s)
+        self.wagers.drop_seat(s)
         self.line_bettors &= ~bit(s)
 
     # --- handlers: wagers ------------------------------------------------------
@@ -823,16 +1009,12 @@ class TableReplay:
         sb = bit(s)
         if s and not self.occupied & sb:
             self.put("seat_unknown", i, True)
-        info = self.bet[k]
-        fam, _, key, tracked = info
-        if tracked:
-            w = self.wagers.get(s)
-            if w is None:
-                w = self.wagers[s] = {}
-            elif w is self.snapshot.get(s):
-                w = self.wagers[s] = dict(w)  # copy-on-write (see `own_wagers`)
-            w[key] = w.get(key, 0) + 1
-            if fam in COME_FAMILY:
+        bet = self.bet[k]
+        key = self.bet_key[bet]
+        if key >= 0:
+            self.wagers.add_seat(s)
+            self.wagers.add(s, key, 1)
+            if self.bet_fam[bet] >= COME:
                 self.come_count += 1
             else:
                 self.line_bettors |= sb  # a pass or don't pass wager is held
@@ -840,8 +1022,7 @@ class TableReplay:
     def on_wager_removed(self, i: int, k: int) -> None:
         s = self.seat[k]
         self.check_seat(i, s)
-        fam, num, key, _ = self.bet[k]
-        self.take_wager(s, fam, num, key)
+        self.take_wager(s, self.bet[k])
 
     def on_wager_settled(self, i: int, k: int) -> None:
         s = self.seat[k]
@@ -856,36 +1037,35 @@ class TableReplay:
                 self.put("settled_on_void", i, self.last_roll)
             else:
                 self.last_roll_voided_rows.append(i)
-        info = self.bet[k]
-        fam, num, key, tracked = info
-        if not tracked:
+        bet = self.bet[k]
+        if self.bet_key[bet] < 0:
             return
-        outcome = self.outcome[k]
-        # Match the settlement to what the last valid roll decided for that seat.
-        pending = self.pending
+        fam, num = self.bet_fam[bet], self.bet_num[bet]
+        outcome = self.outcome_id[self.outcome[k]]
+        # Match the settlement to what the last valid roll decided for that
+        # seat: the first decision of that outcome, else the last of any.
+        d = self.decided
         match = -1
-        any_number = num == 0 and fam in COME_FAMILY
-        for j in range(len(pending)):
-            decided = pending[j]
-            ps, pf, pn, po = decided
-            if ps == s and pf == fam and (pn == num or any_number):
+        any_number = num == 0 and fam >= COME
+        for j in range(d.size):
+            if d.seat[j] == s and d.fam[j] == fam and (d.num[j] == num or any_number):
                 match = j
-                if po == outcome:
+                if d.outcome[j] == outcome:
                     break
         if match >= 0:
-            expected = pending[match][3]
+            expected = d.outcome[match]
             self.settle_rows.append(i)
-            self.settle_expected.append(expected)
+            self.settle_expected.append(OUTCOMES[expected])
             self.settle_decided_by.append(self.pending_roll)
-            if expected != "push" or outcome != "push":
-                del pending[match]
-            if expected == "push" and outcome in ("win", "lose"):
-                self.take_wager(s, fam, num, key)
+            if expected != PUSH or outcome != PUSH:
+                d.remove(match)
+            if expected == PUSH and (outcome == WIN or outcome == LOSE):
+                self.take_wager(s, bet)
         else:
             self.put("settle_expected", i, "undecided")
             self.put("settle_roll", i, self.last_roll)
-            if outcome in ("win", "lose"):
-                self.take_wager(s, fam, num, key)
+            if outcome == WIN or outcome == LOSE:
+                self.take_wager(s, bet)
 
     def on_settlement_complete(self, i: int, k: int) -> None:
         if self.passed_rows:
@@ -894,7 +1074,7 @@ class TableReplay:
     # --- handlers: dice custody --------------------------------------------------
 
     def on_dice_received(self, i: int, k: int) -> None:
-        d = self.dice_in[k]
+        d = self.dice_of(k)
         self.set_count += 1
         self.current_set = self.set_count
         self.put("received_count", i, len(d))
@@ -905,9 +1085,9 @@ class TableReplay:
         self.put("live_count", i, len(self.live))
 
     def on_dice_inspected(self, i: int, k: int) -> None:
-        d = self.dice_in[k]
+        d = self.dice_of(k)
         self.note_never_received(i, d)
-        role, actor, outcome = self.role[k], self.inputs.value("actor_id", i), self.outcome[k]
+        role, actor, outcome = self.role_of(k), self.inputs.value("actor_id", i), self.outcome_of(k)
         for x in d:
             die = self.dice.get(x)
             if die is None:
@@ -921,7 +1101,7 @@ class TableReplay:
                 die.inspections.append((role or "", actor or ""))
 
     def on_dice_to_bowl(self, i: int, k: int) -> None:
-        d = self.dice_in[k]
+        d = self.dice_of(k)
         self.note_never_received(i, d)
         self.record_use(i, d)
         self.note_failed(i, d)
@@ -941,14 +1121,14 @@ class TableReplay:
             self.set_size = size
 
     def on_dice_removed(self, i: int, k: int) -> None:
-        d = self.dice_in[k]
+        d = self.dice_of(k)
         self.note_never_received(i, d)
         for x in d:
             if x in self.dice:
                 self.dice[x].move(REMOVED)
 
     def on_dice_collected(self, i: int, k: int) -> None:
-        d = self.dice_in[k]
+        d = self.dice_of(k)
         self.note_never_received(i, d)
         dice = self.dice
         for x in d:
@@ -958,18 +1138,18 @@ class TableReplay:
 
     def on_dice_to_shooter(self, i: int, k: int) -> None:
         self.on_dice_collected(i, k)
-        d = self.dice_in[k]
+        d = self.dice_of(k)
         self.check_row_seat(i, k)
         self.record_use(i, d)
         self.note_failed(i, d)
-        if self.pending:
+        if self.decided.size:
             owed = self.owed()
             if owed:
                 self.put("passed_unsettled", i, owed)
         self.passed_rows.append(i)
 
     def on_die_off_table(self, i: int, k: int) -> None:
-        d = self.dice_in[k]
+        d = self.dice_of(k)
         self.note_never_received(i, d)
         for x in d:
             if x in self.dice:
@@ -979,7 +1159,7 @@ class TableReplay:
         self.put("offtable_shooter", i, self.shooter)
 
     def on_die_retrieved(self, i: int, k: int) -> None:
-        d = self.dice_in[k]
+        d = self.dice_of(k)
         self.note_never_received(i, d)
         for x in d:
             die = self.dice.get(x)
@@ -990,7 +1170,7 @@ class TableReplay:
                 die.checked_use = False
 
     def on_die_lost(self, i: int, k: int) -> None:
-        d = self.dice_in[k]
+        d = self.dice_of(k)
         self.note_never_received(i, d)
         for x in d:
             die = self.dice.get(x)
@@ -1010,7 +1190,7 @@ class TableReplay:
     # --- handlers: the shooter and the offer ---------------------------------------
 
     def on_dice_offered(self, i: int, k: int) -> None:
-        s, d = self.seat[k], self.dice_in[k]
+        s, d = self.seat[k], self.dice_of(k)
         self.check_seat(i, s)
         self.note_never_received(i, d)
         if self.offtable_row >= 0 and self.shooter and s == self.shooter:
@@ -1063,7 +1243,7 @@ class TableReplay:
         self.stick_decided = False
 
     def on_dice_selected(self, i: int, k: int) -> None:
-        s, d = self.seat[k], self.dice_in[k]
+        s, d = self.seat[k], self.dice_of(k)
         self.check_seat(i, s)
         self.note_never_received(i, d)
         held = frozenset(d)
@@ -1086,7 +1266,7 @@ class TableReplay:
 
     def on_marker(self, i: int, k: int) -> None:
         words = set((self.inputs.value("flags", i) or "").split(","))
-        self.marker_off_dp = self.outcome[k] == "off" and "dont_pass_line" in words
+        self.marker_off_dp = self.outcome_of(k) == "off" and "dont_pass_line" in words
 
     def on_shooter_relinquish(self, i: int, k: int) -> None:
         s = self.seat[k]
@@ -1100,15 +1280,15 @@ class TableReplay:
         self.round_kind = ROUND_AFTER_RELINQUISH
         self.round_anchor = anchor
         self.round_declined = 0
-        self.put("relinquish_roles", i, self.role[k])
+        self.put("relinquish_roles", i, self.role_of(k))
 
     # --- handlers: the roll and what follows it --------------------------------------
 
     def on_roll(self, i: int, k: int) -> None:
-        s, role, d = self.seat[k], self.role[k], self.dice_in[k]
+        s, d = self.seat[k], self.dice_of(k)
         d1, d2 = self.die1[k], self.die2[k]
         # What the previous roll left unsettled is now missing.
-        if self.pending:
+        if self.decided.size:
             self.flush_pending()
         if self.passed_rows:
             self.passed_rows = []
@@ -1127,13 +1307,12 @@ class TableReplay:
         else:
             if self.has_failed:
                 self.note_failed(i, d)
-        by_player = role == "player"
+        by_player = self.role[k] == self.player
         if by_player:
             sb = bit(s)
             if s and not self.occupied & sb:
                 self.put("seat_unknown", i, True)
-            w = self.wagers.get(s)
-            line_bet = bool(w.get("pass") or w.get("dont_pass")) if w else False
+            line_bet = self.wagers.holds_line(s)
             by_shooter = bool(s) and s == self.shooter
             if self.seven_out_seat and s == self.seven_out_seat and by_shooter:
                 self.put("roll_after_seven_out", i, True)
@@ -1195,44 +1374,43 @@ class TableReplay:
         changes the total, after undoing the previous decision."""
         total = self.face1 + self.face2
         point = self.last_roll_point
-        wagers = self.wagers
-        # Undo snapshot: the seats' wager dicts are shared with it until changed.
-        self.snapshot = dict(wagers)
-        self.undo = (self.point, self.snapshot, self.line_bettors, self.seven_out_seat,
-                     self.stick_decided, self.made_point, self.come_count)
+        wagers, snapshot, decided = self.wagers, self.snapshot, self.decided
+        # What the undo restores.
+        snapshot.copy_from(wagers)
+        self.undo_point, self.undo_line_bettors = self.point, self.line_bettors
+        self.undo_seven_out_seat, self.undo_come_count = self.seven_out_seat, self.come_count
+        self.undo_stick_decided, self.undo_made_point = self.stick_decided, self.made_point
         decisions = self.decisions
-        got = self.tables[point * 13 + total] if 0 <= total <= 12 else None
-        table, affected = got if got is not None else decisions.table(point, total)
-        pending = []
-        for seat_no, held in self.snapshot.items():
-            if not _holds_any(held, affected):
-                continue  # nothing this seat holds is decided or travels
-            # Copy-on-write: the undo snapshot keeps the seat's wagers as they were.
-            w = wagers[seat_no] = dict(held)
-            for key, count in held.items():
-                got = table.get(key, _MISSING)
-                if got is _MISSING:
-                    got = table[key] = decisions.decide(key, point, total)
-                if got is None:
+        codes, key_fam, key_num = decisions.codes, decisions.key_fam, decisions.key_num
+        row = decisions.row(point, total)
+        width = snapshot.width
+        decided.size = 0
+        for j in range(snapshot.n_seats):
+            s = snapshot.order[j]
+            start = s * width
+            end = start + snapshot.held[s]
+            # Each key as held before the roll, in order; the seat's wagers
+            # change as they are decided.
+            for m in range(start, end):
+                key = snapshot.key[m]
+                code = codes[row + key]
+                if code == NO_DECISION:
                     continue
-                if type(got) is str:
+                count = snapshot.count[m]
+                if code >= TRAVEL:
                     # An untravelled come bet travels to its number.
-                    del w[key]
-                    w[got] = w.get(got, 0) + count
+                    wagers.remove_at(s, wagers.find(s, key))
+                    wagers.add(s, code - TRAVEL, count)
                     continue
-                fam, num, result = got
-                if count == 1:
-                    pending.append((seat_no, fam, num, result))
-                else:
-                    pending.extend([(seat_no, fam, num, result)] * count)
-                if result != "push":
-                    del w[key]
-                    if fam in LINE_KEYS:
-                        if "pass" not in w and "dont_pass" not in w:
-                            self.line_bettors &= ~bit(seat_no)
-                    else:
+                fam = key_fam[key]
+                for _ in range(count):
+                    decided.append(s, fam, key_num[key], code)
+                if code != PUSH:
+                    wagers.remove_at(s, wagers.find(s, key))
+                    if fam >= COME:
                         self.come_count -= count
-        self.pending = pending
+                    elif not wagers.holds_line(s):
+                        self.line_bettors &= ~bit(s)
         self.pending_roll = i
         seven_out = point != 0 and total == 7
         self.decision_rows.append(i)
@@ -1254,9 +1432,11 @@ class TableReplay:
             self.stick_decided = True
 
     def undo_decision(self) -> None:
-        (self.point, self.wagers, self.line_bettors, self.seven_out_seat, self.stick_decided,
-         self.made_point, self.come_count) = self.undo
-        self.pending = []
+        self.point, self.line_bettors = self.undo_point, self.undo_line_bettors
+        self.seven_out_seat, self.come_count = self.undo_seven_out_seat, self.undo_come_count
+        self.stick_decided, self.made_point = self.undo_stick_decided, self.undo_made_point
+        self.wagers.copy_from(self.snapshot)
+        self.decided.size = 0
         self.pending_roll = -1
 
     def on_total_called(self, i: int, k: int) -> None:
@@ -1285,14 +1465,14 @@ class TableReplay:
     def on_dispute(self, i: int, k: int) -> None:
         if self.last_roll < 0:
             return
-        d = self.dice_in[k]
+        d = self.dice_of(k)
         self.dispute_die = d[0] if d else None
 
     def on_die_cocked(self, i: int, k: int) -> None:
         # A cocked die counts the face opposite the one resting on the object.
         if self.last_roll < 0:
             return
-        d, face = self.dice_in[k], self.die1[k]
+        d, face = self.dice_of(k), self.die1[k]
         self.recount(d[0] if d else None, 7 - face if face else 0)
 
     def on_ruling(self, i: int, k: int) -> None:
