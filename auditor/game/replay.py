@@ -170,13 +170,15 @@ SETTLEMENT_FIELDS = ("settle_expected", "settle_roll")
 class ReplayState:
     """What the replay derived, beside the events (positions 0..n-1).
 
-    Dense columns (`DENSE_COLUMNS`) are integer arrays: `state["point"]`.
+    Dense columns (`DENSE_COLUMNS`) have a value on every row, kept as the
+    rows where it changes (`Steps`): `state["point"][rows]` gives the values
+    at `rows`, `np.asarray(state["point"])` every row's.
     Sparse columns (`SPARSE_COLUMNS`) hold a value on the rows they concern
     only: `written(name)` gives those rows (ascending) and their values,
     `mask(name)` the rows as a boolean mask, `at(name, row)` one value.
     """
 
-    def __init__(self, n: int, dense: dict[str, np.ndarray],
+    def __init__(self, n: int, dense: dict[str, Steps],
                  sparse: dict[str, tuple[np.ndarray, list]]):
         self.n = n
         self.dense = dense
@@ -186,7 +188,7 @@ class ReplayState:
     def __len__(self) -> int:
         return self.n
 
-    def __getitem__(self, name: str) -> np.ndarray:
+    def __getitem__(self, name: str) -> Steps:
         return self.dense[name]
 
     @property
@@ -224,7 +226,7 @@ class ReplayState:
     def column(self, name: str) -> np.ndarray:
         """A sparse column spelled out as an object array (None elsewhere)."""
         if name in self.dense:
-            return self.dense[name]
+            return np.asarray(self.dense[name])
         out = np.full(self.n, None, dtype=object)
         rows, values = self.sparse[name]
         for r, v in zip(rows.tolist(), _listed(values)):
@@ -235,6 +237,31 @@ class ReplayState:
         """Every column as a DataFrame (for inspection; the checks do not need it)."""
         data = {name: self.column(name) for name in self.columns}
         return pd.DataFrame(data, index=index)
+
+
+class Steps:
+    """A column with a value on each of `n` rows, held as the rows where the
+    value changes (`starts`, ascending, the first 0) and the value from each
+    on: a 10M-event log changes shooter, point or seats every ten rows or so,
+    and the checks read these columns only at the rows they look at.
+    Indexing with rows gives the values there; `np.asarray` every row's."""
+
+    def __init__(self, n: int, starts: np.ndarray, values: np.ndarray):
+        self.n = n
+        self.starts = starts
+        self.values = values
+        self.dtype = values.dtype
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, rows):
+        return self.values[np.searchsorted(self.starts, rows, side="right") - 1]
+
+    def __array__(self, dtype=None, copy=None):
+        counts = np.diff(np.append(self.starts, self.n))
+        out = np.repeat(self.values, counts)
+        return out if dtype is None else out.astype(dtype)
 
 
 def _listed(values) -> list:
@@ -320,13 +347,13 @@ class _Output:
                         values.clear()
                     self.pieces[name].append((at, piece))
 
-    def dense(self) -> dict[str, np.ndarray]:
-        """The dense columns spelled out from the change points."""
+    def dense(self) -> dict[str, Steps]:
+        """The dense columns, as their change points."""
         if not self.change_pieces:
-            return {name: np.zeros(self.n, dtype=dtype) for name, dtype in DENSE_COLUMNS.items()}
-        changes = [np.concatenate(column) for column in zip(*self.change_pieces)]
-        counts = np.diff(np.append(changes[0], self.n))
-        return {name: np.repeat(values.astype(dtype), counts)
+            changes = [np.zeros(1 if self.n else 0, dtype=np.int64)] * (1 + len(DENSE_COLUMNS))
+        else:
+            changes = [np.concatenate(column) for column in zip(*self.change_pieces)]
+        return {name: Steps(self.n, changes[0], values.astype(dtype))
                 for (name, dtype), values in zip(DENSE_COLUMNS.items(), changes[1:])}
 
     def finish(self) -> ReplayState:
