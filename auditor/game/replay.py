@@ -498,6 +498,15 @@ class Wagers:
         self.key = _ints(SEATS * width)
         self.count = _ints(SEATS * width)
 
+    def as_dict(self) -> dict[int, dict[int, int]]:
+        """{seat: {key: count}} in the orders held (for tests and debugging)."""
+        out = {}
+        for j in range(self.n_seats):
+            s = self.order[j]
+            out[s] = {self.key[m]: self.count[m]
+                      for m in range(s * self.width, s * self.width + self.held[s])}
+        return out
+
     def clear(self) -> None:
         for j in range(self.n_seats):
             self.present[self.order[j]] = 0
