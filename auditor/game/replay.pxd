@@ -35,12 +35,13 @@ cdef class Wagers:
     @cython.locals(j=cython.long, s=cython.long, m=cython.long, width=cython.long)
     cpdef copy_from(self, Wagers other)
     cpdef add_seat(self, long s)
-    @cython.locals(j=cython.long)
+    @cython.locals(j=cython.long, at=cython.long)
     cpdef drop_seat(self, long s)
     @cython.locals(m=cython.long)
     cpdef long find(self, long s, long key)
     cpdef add(self, long s, long key, long count)
-    cpdef remove_at(self, long s, long m)
+    @cython.locals(m=cython.long)
+    cpdef remove_at(self, long s, long at)
     @cython.locals(m=cython.long)
     cpdef long first_of(self, long s, long fam)
     cpdef bint holds_line(self, long s)
@@ -51,7 +52,8 @@ cdef class Decided:
     cdef public long size
     cdef int64_t[:] seat, fam, num, outcome
     cpdef append(self, long s, long fam, long num, long outcome)
-    cpdef remove(self, long j)
+    @cython.locals(j=cython.long)
+    cpdef remove(self, long at)
 
 cdef class Die:
     cdef public bint checked_use, failed, found

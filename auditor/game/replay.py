@@ -537,10 +537,10 @@ class Wagers:
         if not self.present[s]:
             return
         self.present[s] = 0
-        j = 0
-        while self.order[j] != s:
-            j += 1
-        for j in range(j, self.n_seats - 1):
+        at = 0
+        while self.order[at] != s:
+            at += 1
+        for j in range(at, self.n_seats - 1):
             self.order[j] = self.order[j + 1]
         self.n_seats -= 1
 
@@ -563,9 +563,9 @@ class Wagers:
             self.count[m] = count
             self.held[s] += 1
 
-    def remove_at(self, s: int, m: int) -> None:
-        """Seat `s` no longer holds the key at `m` (the rest keep their order)."""
-        for m in range(m, s * self.width + self.held[s] - 1):
+    def remove_at(self, s: int, at: int) -> None:
+        """Seat `s` no longer holds the key at `at` (the rest keep their order)."""
+        for m in range(at, s * self.width + self.held[s] - 1):
             self.key[m] = self.key[m + 1]
             self.count[m] = self.count[m + 1]
         self.held[s] -= 1
@@ -609,8 +609,8 @@ class Decided:
         self.seat[j], self.fam[j], self.num[j], self.outcome[j] = s, fam, num, outcome
         self.size += 1
 
-    def remove(self, j: int) -> None:
-        for j in range(j, self.size - 1):
+    def remove(self, at: int) -> None:
+        for j in range(at, self.size - 1):
             self.seat[j], self.fam[j] = self.seat[j + 1], self.fam[j + 1]
             self.num[j], self.outcome[j] = self.num[j + 1], self.outcome[j + 1]
         self.size -= 1
