@@ -30,6 +30,7 @@ from auditor.cli import main
 from auditor.findings import finalize, severity_counts
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.report import html as html_report
+from auditor.report import html_charts, html_events
 from auditor.report.provenance import provenance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -330,6 +331,57 @@ def test_the_page_is_self_contained(planted_html):
     assert page.find("svg")  # charts inline
 
 
+def _slices_holding(table: pd.DataFrame, event: str) -> int:
+    """How many of the table's timeline slices hold an `event`."""
+    ts = html_events.utc_ns(table["ts"])
+    at = ts[(table["event"] == event).to_numpy()]
+    t0, t1 = int(ts.min()), int(ts.max())
+    return len(np.unique(html_charts.time_bins(at, t0, t1 - t0, html_charts.TIMELINE_BINS)))
+
+
+def test_timelines_draw_each_series_as_one_path_and_say_they_are_sliced(planted,
+                                                                        planted_html):
+    """Rolls and shooter changes are counted per time slice and drawn as one
+    path per series (not an element per slice or per event); the chart says
+    how long a slice is, and each path's title what it counts in all."""
+    figures = re.findall(r'<figure class="chart timeline".*?</figure>', planted_html,
+                         re.DOTALL)
+    assert len(figures) == len(planted.tables)
+    assert "<rect" not in "".join(figures)
+    events = planted.logs.events
+    drawn = 0
+    for figure in figures:
+        table = re.search(r"<b>Table (\w+)</b>", figure).group(1)
+        ev = events[events["table_id"] == table]
+        assert f"{html_charts.TIMELINE_BINS} slices of " in squash(figure)
+        rolls = re.findall(r'<path class="roll" d="([^"]*)"><title>([^<]*)</title>', figure)
+        shooters = re.findall(r'<path class="shooter" d="([^"]*)"><title>([^<]*)</title>',
+                              figure)
+        n_rolls = int((ev["event"] == "roll").sum())
+        n_shooters = int((ev["event"] == "dice_accepted").sum())
+        assert (len(rolls), len(shooters)) == (min(n_rolls, 1), min(n_shooters, 1))
+        if not n_rolls or not n_shooters:  # (a table of a few broken rows)
+            continue
+        drawn += 1
+        assert rolls[0][1].startswith(f"{n_rolls:,} roll(s), counted per slice of ")
+        assert shooters[0][1].startswith(f"{n_shooters:,} shooter change(s)")
+        # one bar per slice holding rolls, one line per slice holding a change
+        assert rolls[0][0].count("M") == _slices_holding(ev, "roll")
+        assert shooters[0][0].count("M") == _slices_holding(ev, "dice_accepted")
+    assert drawn >= 2
+
+
+def test_time_slices_are_whole_numbers_even_over_years():
+    bins = html_charts.TIMELINE_BINS
+    day = 86_400 * 10**9
+    t0 = 10**18  # 2001-09-09
+    for span in (10**6, 10**9, day, 3 * 365 * day, 200 * 365 * day):
+        at = t0 + np.array([0, span // 2, span - 1, span], dtype=np.int64)
+        got = html_charts.time_bins(at, t0, span, bins).tolist()
+        assert got[0] == 0 and got[-1] == bins - 1 and got == sorted(got), span
+        assert abs(got[1] - bins // 2) <= 1, span
+
+
 def test_same_input_same_bytes(tmp_path):
     outs = []
     for name in ("a", "b"):
@@ -516,6 +568,6 @@ def test_finding_rows_are_found_by_file_and_line_and_quarantined_ones_are_not():
     })
     listed = pd.DataFrame({"source_file": ["b.csv", "a.csv", "a.csv", "c.csv"],
                            "source_line": pd.array([2, 3, 9, 2], dtype="Int64")})
-    assert html_report._event_positions(events, listed).tolist() == [2, 1, -1, -1]
+    assert html_events.event_positions(events, listed).tolist() == [2, 1, -1, -1]
     quarantined_only = listed.iloc[2:].reset_index(drop=True)
-    assert html_report._event_positions(events, quarantined_only).tolist() == [-1, -1]
+    assert html_events.event_positions(events, quarantined_only).tolist() == [-1, -1]

@@ -16,17 +16,20 @@ fetch of any kind: no fonts, images, frames or connections.
 
 Volume: counts and charts cover every finding; the findings listed are
 capped per code (`MAX_FINDINGS_PER_CODE`) with a note saying how many are
-shown, so 100,000 findings still open in seconds. Same audit, same bytes: no
+shown, so 100,000 findings still open in seconds. Of the events the page
+shows only what `auditor.report.html_events` takes from them (each table's
+counts and timeline series, the rows around the findings listed), so a
+timeline is a few SVG elements however many events, and an audit by
+batches gives that digest without reading the events again. Same audit, same bytes: no
 clock is read (the time appears only when `meta` carries `generated_at`).
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
-import math
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +42,17 @@ from auditor.findings import at_or_above, severity_counts
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.report import html_charts
 from auditor.report.atomic import write_text
+from auditor.report.html_events import (
+    CONTEXT_EVENTS,
+    NO_TIME,
+    EventDigest,
+    digest,
+    first_per_code,
+    fmt_time,
+    utc_ns,
+    window_of,
+)
+from auditor.report.html_events import text as _text
 from auditor.report.provenance import provenance
 
 #: findings listed per code; counts and charts always cover them all
@@ -46,24 +60,15 @@ MAX_FINDINGS_PER_CODE = 200
 #: findings listed in all: when many codes each pass the per-code cap, the
 #: cap is lowered evenly for every code so the page stays quick to open
 MAX_FINDINGS_LISTED = 2000
-#: events shown before and after a finding's row, in the same table
-CONTEXT_EVENTS = 3
 #: characters of one cell shown in the rows around a finding (longer ones are cut)
 MAX_CELL = 160
 #: tables drawn as timelines (those with the most findings when there are more)
 MAX_TIMELINES = 60
-#: int64 of NaT: a finding with no time (an unreadable row)
-NO_TIME = int(np.iinfo(np.int64).min)
 #: the threshold assumed when `meta` does not say (the default of `auditor check`)
 DEFAULT_FAIL_ON = "major"
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 REPORT_NAME = "report.html"
-#: columns of the loaded events that are the auditor's, not the log's
-_INTERNAL_COLUMNS = ("source_file", "source_line", "source_order")
-#: context columns always shown, even when empty in a window
-_ALWAYS = ("line", "seq", "ts", "event")
 
 
 def write(result, meta: dict, out: Path) -> list[str]:
@@ -76,21 +81,27 @@ def write(result, meta: dict, out: Path) -> list[str]:
 def render_html(result, meta: dict | None = None, per_code: int = MAX_FINDINGS_PER_CODE,
                 budget: int = MAX_FINDINGS_LISTED) -> str:
     """The whole page as text."""
+    template, static = _template()
+    context = report_context(result, meta or {}, per_code, budget)
+    return template.render(**context, **static)
+
+
+@functools.cache
+def _template():
+    """The page's template, compiled, and its static parts (style, script and
+    the policy allowing just them): the same for every report, so made once
+    per process (compiling the template costs more than most reports)."""
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                       keep_trailing_newline=True)
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
     js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
-    context = report_context(result, meta or {}, per_code, budget)
-    context["css"] = Markup(css)  # static files of the package, no log data
-    context["js"] = Markup(js)
-    context["csp"] = (
-        "default-src 'none'; "
-        f"style-src '{_csp_hash(css)}'; script-src '{_csp_hash(js)}'; "
-        "img-src 'none'; font-src 'none'; connect-src 'none'; "
-        "base-uri 'none'; form-action 'none'"
-    )
-    return env.get_template("report.html").render(**context)
+    csp = ("default-src 'none'; "
+           f"style-src '{_csp_hash(css)}'; script-src '{_csp_hash(js)}'; "
+           "img-src 'none'; font-src 'none'; connect-src 'none'; "
+           "base-uri 'none'; form-action 'none'")
+    # static files of the package, no log data
+    return env.get_template("report.html"), {"css": Markup(css), "js": Markup(js), "csp": csp}
 
 
 def _csp_hash(text: str) -> str:
@@ -106,17 +117,16 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
     needed = ("auditor_version", "ruleset", "inputs", "rows")
     prov = dict(meta) if all(k in meta for k in needed) else {**provenance(result), **meta}
     findings = result.findings
-    events = result.logs.events
-    ts_ns = _ns(events["ts"])
 
     verdict = _verdict(findings, meta)
 
     asked = per_code
     per_code = code_cap(findings["code"].value_counts().tolist(), per_code, budget)
-    listed = _listed(findings, per_code)
+    listed = first_per_code(findings, per_code)
     anchors = {fid: "f-" + fid for fid in listed["finding_id"]}
     by_code = _by_code(findings, result.ruleset, per_code)
-    tables = _tables(result, events, ts_ns, findings)
+    events = event_digest(result, per_code)
+    tables = _tables(events, findings)
 
     rs = prov.get("ruleset", {})
     return {
@@ -139,15 +149,15 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
         "rows": prov.get("rows", {}),
         "balanced": all(f["rows_read"] == f["rows_replayed"] + f["rows_quarantined"]
                         for f in prov.get("inputs", [])),
-        "span": _span(ts_ns),
+        "span": _span(events),
         "tables": tables,
         "severities": _by_severity(findings, verdict["fail_on"], listed),
         "by_code": by_code,
         "code_chart": html_charts.code_bars(
             [(row["code"], row["counts"]) for row in by_code]),
-        "timelines": _timelines(events, ts_ns, findings, tables, anchors),
+        "timelines": _timelines(events, findings, tables, anchors),
         "timeline_note": _timeline_note(tables),
-        "findings": _finding_entries(result, listed),
+        "findings": _finding_entries(result, events, listed),
         "listed_total": len(listed),
         "capped": [row for row in by_code if row["listed"] < row["total"]],
         "per_code": per_code, "per_code_asked": asked, "budget": budget,
@@ -157,22 +167,14 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
     }
 
 
-def _ns(ts: pd.Series) -> np.ndarray:
-    """UTC nanoseconds since the epoch; NaT becomes NO_TIME."""
-    s = pd.to_datetime(pd.Series(ts), utc=True).dt.tz_localize(None)
-    return s.to_numpy(dtype="datetime64[ns]").view("int64")
-
-
-def fmt_time(ns: int) -> str:
-    """UTC time as `YYYY-MM-DD HH:MM:SS[.ffffff]` ("" for no time)."""
-    if ns == NO_TIME:
-        return ""
-    ns = int(ns)
-    ts = _EPOCH + timedelta(microseconds=ns // 1000)
-    text = ts.strftime("%Y-%m-%d %H:%M:%S")
-    if ns % 1_000_000_000:
-        text += f".{ts.microsecond:06d}".rstrip("0")
-    return text
+def event_digest(result, per_code: int) -> EventDigest:
+    """What the page needs of the events: gathered batch by batch as they
+    were audited (`auditor.engine.stream`) when that covers the findings
+    listed, else taken now from the events."""
+    ready = getattr(result.logs, "digest", None)
+    if ready is not None and ready.per_code >= per_code:
+        return ready
+    return digest(result.logs.events, result.findings, per_code)
 
 
 def fmt_duration(ns: int) -> str:
@@ -186,10 +188,10 @@ def fmt_duration(ns: int) -> str:
     return f"{secs} s"
 
 
-def _span(ts_ns: np.ndarray) -> dict | None:
-    if not len(ts_ns):
+def _span(events: EventDigest) -> dict | None:
+    if events.span is None:
         return None
-    lo, hi = int(ts_ns.min()), int(ts_ns.max())
+    lo, hi = events.span
     return {"first": fmt_time(lo), "last": fmt_time(hi), "duration": fmt_duration(hi - lo)}
 
 
@@ -259,47 +261,21 @@ def _rule_summary(ruleset, rule_id: str, code: str) -> str:
     return _own_summary(ruleset, rule_id) or CODES.get(code, "")
 
 
-def _tables(result, events: pd.DataFrame, ts_ns: np.ndarray,
-            findings: pd.DataFrame) -> list[dict]:
+def _tables(events: EventDigest, findings: pd.DataFrame) -> list[dict]:
     """One row per table audited: span, events, rolls, shooters, findings."""
-    if not len(events):
+    if not events.tables:
         return []
-    starts, ends, names = table_runs(events)
-    is_roll = (events["event"] == "roll").to_numpy()
-    is_accept = (events["event"] == "dice_accepted").to_numpy()
-    roll_cum = np.r_[0, np.cumsum(is_roll)]
-    accept_cum = np.r_[0, np.cumsum(is_accept)]
     f_tables = findings["table_id"].astype(object)
     per_table = findings.groupby(f_tables.fillna(""), sort=False)["severity"]
     totals = per_table.size().to_dict()
     worst = per_table.agg(lambda s: min(s.map(SEVERITY_RANK))).to_dict() if len(findings) \
         else {}
-    out = []
-    for a, b, name in zip(starts.tolist(), ends.tolist(), names):
-        seg = ts_ns[a:b]
-        lo, hi = int(seg.min()), int(seg.max())
-        out.append({
-            "id": name, "start": a, "end": b, "first": fmt_time(lo), "last": fmt_time(hi),
-            "t0": lo, "t1": hi, "duration": fmt_duration(hi - lo), "events": b - a,
-            "rolls": int(roll_cum[b] - roll_cum[a]),
-            "shooters": int(accept_cum[b] - accept_cum[a]),
-            "findings": int(totals.get(name, 0)),
-            "worst": SEVERITIES[worst[name]] if name in worst else None,
-        })
-    return sorted(out, key=lambda t: t["id"])
-
-
-def table_runs(events: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Start and end positions and names of each table's run of events (the
-    events are grouped by table)."""
-    cat = events["table_id"].astype("category").cat
-    codes = cat.codes.to_numpy()
-    if not len(codes):
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), []
-    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    ends = np.r_[starts[1:], len(codes)]
-    names = [str(cat.categories[c]) for c in codes[starts]]
-    return starts, ends, names
+    return [{
+        "id": t.id, "first": fmt_time(t.t0), "last": fmt_time(t.t1), "t0": t.t0, "t1": t.t1,
+        "duration": fmt_duration(t.t1 - t.t0), "events": t.events, "rolls": t.rolls,
+        "shooters": t.shooters, "findings": int(totals.get(t.id, 0)),
+        "worst": SEVERITIES[worst[t.id]] if t.id in worst else None, "series": t,
+    } for t in events.tables]
 
 
 def _timeline_tables(tables: list[dict]) -> list[dict]:
@@ -316,31 +292,29 @@ def _timeline_note(tables: list[dict]) -> str | None:
             f"{len(tables) - MAX_TIMELINES} other table(s) are listed above but not drawn.")
 
 
-def _timelines(events, ts_ns, findings, tables, anchors) -> list[dict]:
+def _timelines(events: EventDigest, findings, tables, anchors) -> list[dict]:
     if not tables:
         return []
-    is_roll = (events["event"] == "roll").to_numpy()
-    is_accept = (events["event"] == "dice_accepted").to_numpy()
-    seats = events["seat"]
-    f_ts = _ns(findings["ts"]) if len(findings) else np.empty(0, dtype=np.int64)
-    f_frame = pd.DataFrame({
-        "table_id": findings["table_id"].astype(object).to_numpy(),
-        "ts_ns": f_ts,
-        "severity": findings["severity"].to_numpy(),
-        "code": findings["code"].to_numpy(),
-        "anchor": [anchors.get(fid) for fid in findings["finding_id"]],
-    })
-    f_frame = f_frame[f_frame["ts_ns"] != NO_TIME]
-    f_groups = {k: g for k, g in f_frame.groupby("table_id", sort=False)}
+    f_ts = utc_ns(findings["ts"]) if len(findings) else np.empty(0, dtype=np.int64)
+    dated = np.flatnonzero(f_ts != NO_TIME)  # a finding with no time is not marked
+    f_ts = f_ts[dated]
+    rank = {s: i for i, s in enumerate(SEVERITIES)}
+    f_sev = np.array([rank.get(s, len(SEVERITIES) - 1) for s in findings["severity"]],
+                     dtype=np.int64)[dated]
+    f_code = findings["code"].astype(str).to_numpy(dtype=object)[dated]
+    f_anchor = [anchors.get(fid) for fid in findings["finding_id"].to_numpy()[dated]]
+    f_table = findings["table_id"].astype(object).to_numpy()[dated]
+    by_table: dict[str, list[int]] = {}
+    for i, name in enumerate(f_table.tolist()):
+        by_table.setdefault(name, []).append(i)
     out = []
     for t in _timeline_tables(tables):
-        a, b = t["start"], t["end"]
-        seg_ts = ts_ns[a:b]
-        acc_idx = np.flatnonzero(is_accept[a:b]) + a
-        acc_seats = ["?" if pd.isna(v) else str(v) for v in seats.iloc[acc_idx]]
-        chart = html_charts.timeline(
-            t["t0"], t["t1"], seg_ts[is_roll[a:b]], ts_ns[acc_idx], acc_seats,
-            f_groups.get(t["id"], f_frame.iloc[0:0]))
+        at = np.array(by_table.get(t["id"], []), dtype=np.int64)
+        marked = html_charts.Marked(f_ts[at], f_sev[at], f_code[at],
+                                    [f_anchor[i] for i in at.tolist()])
+        series = t["series"]
+        chart = html_charts.timeline(t["t0"], t["t1"], series.roll_bins, series.shooter_bins,
+                                     marked)
         out.append({"table": t, "chart": chart})
     return out
 
@@ -376,23 +350,14 @@ def code_cap(sizes: list[int], per_code: int, budget: int) -> int:
     return lo
 
 
-def _listed(findings: pd.DataFrame, per_code: int) -> pd.DataFrame:
-    """The first `per_code` findings of each code, in finding order."""
-    if not len(findings):
-        return findings
-    rank = findings.groupby("code", sort=False).cumcount()
-    return findings[rank.to_numpy() < per_code].reset_index(drop=True)
-
-
-def _finding_entries(result, listed: pd.DataFrame) -> list[dict]:
+def _finding_entries(result, events: EventDigest, listed: pd.DataFrame) -> list[dict]:
     if not len(listed):
         return []
-    events = result.logs.events
-    positions = _event_positions(events, listed)
-    context = _Context(events)
-    context.prepare(positions)
-    quarantine = _quarantine_rows(result.logs.quarantine, listed, positions)
-    times = [fmt_time(v) for v in _ns(listed["ts"])]
+    windows = [window_of(events, f, line) for f, line in zip(
+        listed["source_file"].astype(object), listed["source_line"].astype(object))]
+    quarantine = _quarantine_rows(result.logs.quarantine, listed, windows)
+    times = [fmt_time(v) for v in utc_ns(listed["ts"])]
+    columns = events.columns()
     entries = []
     cols = ("finding_id", "code", "rule_id", "clause", "severity", "table_id", "seq", "event",
             "seat", "actor_role", "actor_id", "message", "evidence", "source_file",
@@ -400,7 +365,6 @@ def _finding_entries(result, listed: pd.DataFrame) -> list[dict]:
     for i, row in enumerate(listed[list(cols)].itertuples(index=False, name=None)):
         (fid, code, rule_id, clause, severity, table_id, seq, event, seat, role, actor,
          message, evidence, source_file, source_line) = row
-        pos = int(positions[i])
         entries.append({
             "anchor": "f-" + str(fid), "finding_id": fid, "code": code, "rule_id": rule_id,
             "clause": clause, "severity": severity,
@@ -412,81 +376,20 @@ def _finding_entries(result, listed: pd.DataFrame) -> list[dict]:
             "where": f"{_text(source_file)}:{_text(source_line)}" if _text(source_file)
             else "",
             "evidence": _pretty_json(evidence),
-            "context": context.window(pos) if pos >= 0 else None,
+            "context": _context(windows[i], columns) if windows[i] is not None else None,
             "raw": quarantine.get(i),
         })
     return entries
 
 
-def _event_positions(events: pd.DataFrame, listed: pd.DataFrame) -> np.ndarray:
-    """The position in `events` of each listed finding's row (-1: none, as
-    for a quarantined row), by source file and line."""
-    if not len(events):
-        return np.full(len(listed), -1, dtype=np.int64)
-    files = events["source_file"].astype("category").cat
-    ev_lines = events["source_line"].to_numpy(dtype=np.int64, na_value=-1)
-    ev_keys = (files.codes.to_numpy().astype(np.int64) << 32) | (ev_lines & 0xFFFFFFFF)
-    # -1 for a file no event came from (every row of it quarantined)
-    f_codes = files.categories.get_indexer(listed["source_file"].astype(object)) \
-        .astype(np.int64)
-    f_lines = listed["source_line"].to_numpy(dtype=np.int64, na_value=-1)
-    wanted = (f_codes << 32) | (f_lines & 0xFFFFFFFF)
-    # Only the rows holding a listed key are indexed (a few hundred findings
-    # against millions of events); the first row of a key wins.
-    positions = np.flatnonzero(np.isin(ev_keys, wanted))
-    if not len(positions):  # every listed finding is of a quarantined row
-        return np.full(len(listed), -1, dtype=np.int64)
-    index = pd.Index(ev_keys[positions])
-    first = ~index.duplicated()
-    index, positions = pd.Index(ev_keys[positions][first]), positions[first]
-    found = index.get_indexer(wanted)
-    ok = (found >= 0) & (f_codes >= 0) & (f_lines >= 0)
-    return np.where(ok, positions[np.maximum(found, 0)], -1).astype(np.int64)
-
-
-class _Context:
-    """The log rows around a finding: the CONTEXT_EVENTS events before and
-    after it in the same table, in recorded (seq) order, each cell as text."""
-
-    def __init__(self, events: pd.DataFrame):
-        self.events = events
-        self.starts, self.ends, self.names = table_runs(events)
-        extras = [c for c in events.columns
-                  if c not in COLUMN_NAMES and c not in _INTERNAL_COLUMNS]
-        self.columns = ["source_line", *COLUMN_NAMES[1:], *extras]  # table_id is per window
-        self.labels = ["line", *COLUMN_NAMES[1:], *extras]
-        self.cells: dict[int, list[str]] = {}
-
-    def _bounds(self, pos: int) -> tuple[int, int, str]:
-        k = int(np.searchsorted(self.starts, pos, side="right") - 1)
-        lo = max(int(self.starts[k]), pos - CONTEXT_EVENTS)
-        hi = min(int(self.ends[k]), pos + CONTEXT_EVENTS + 1)
-        return lo, hi, self.names[k]
-
-    def prepare(self, positions: np.ndarray) -> None:
-        """Format, once, every row any window shows."""
-        wanted: set[int] = set()
-        for pos in positions.tolist():
-            if pos >= 0:
-                lo, hi, _ = self._bounds(pos)
-                wanted.update(range(lo, hi))
-        if not wanted:
-            return
-        rows = np.array(sorted(wanted), dtype=np.int64)
-        sub = self.events.iloc[rows]
-        columns = [_column_text(sub[c], c) for c in self.columns]
-        for j, pos in enumerate(rows.tolist()):
-            self.cells[pos] = [col[j] for col in columns]
-
-    def window(self, pos: int) -> dict:
-        lo, hi, table_name = self._bounds(pos)
-        rows = [self.cells[p] for p in range(lo, hi)]
-        show = [k for k, label in enumerate(self.labels)
-                if label in _ALWAYS or any(r[k] for r in rows)]
-        table = aligned([self.labels[k] for k in show],
-                        [[r[k] for k in show] for r in rows], pos - lo)
-        table["table"] = table_name
-        return table
+def _context(window, columns: list[str]) -> dict:
+    """The rows around a finding as an aligned table, its own row marked."""
+    shown = [c for c in columns if c in window.cells]
+    rows = [list(r) for r in zip(*(window.cells[c] for c in shown))]
+    labels = ["line" if c == "source_line" else c for c in shown]
+    table = aligned(labels, rows, window.mark)
+    table["table"] = window.table
+    return table
 
 
 def _cell(text: str) -> str:
@@ -506,8 +409,9 @@ def aligned(labels: list[str], rows: list[list[str]], mark: int) -> dict:
     around the row to highlight: {"before", "this", "after"}, each plain
     text that the template escapes."""
     labels = [_cell(x) for x in labels]
-    rows = [[_cell(x) for x in r] for r in rows]
-    widths = [max(len(labels[k]), *(len(r[k]) for r in rows)) for k in range(len(labels))]
+    rows = [[x if len(x) <= MAX_CELL and x.isprintable() else _cell(x) for x in r]
+            for r in rows]
+    widths = [max(map(len, column)) for column in zip(labels, *rows)]
 
     def line(cells: list[str]) -> str:
         return " ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
@@ -518,27 +422,6 @@ def aligned(labels: list[str], rows: list[list[str]], mark: int) -> dict:
     head = ["  " + line(labels), "  " + " ".join("-" * w for w in widths)]
     return {"before": "\n".join(head + lines[:mark]) + "\n", "this": lines[mark],
             "after": "".join("\n" + x for x in lines[mark + 1:])}
-
-
-def _column_text(series: pd.Series, name: str) -> list[str]:
-    if name == "ts" or pd.api.types.is_datetime64_any_dtype(series):
-        return [fmt_time(v) for v in _ns(series)]
-    return [_text(v) for v in series.astype(object).tolist()]
-
-
-def _text(value) -> str:
-    """A cell as text: empty when not recorded, integers without `.0`."""
-    if value is None or value is pd.NA or value is pd.NaT:
-        return ""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ""
-        return str(int(value)) if value.is_integer() else repr(value)
-    if isinstance(value, (np.integer,)):
-        return str(int(value))
-    if isinstance(value, np.floating):
-        return _text(float(value))
-    return str(value)
 
 
 def _pretty_json(text) -> str:
@@ -567,10 +450,10 @@ def _pretty(value, depth: int) -> str:
 
 
 def _quarantine_rows(quarantine: pd.DataFrame, listed: pd.DataFrame,
-                     positions: np.ndarray) -> dict[int, dict]:
+                     windows: list) -> dict[int, dict]:
     """For each listed finding with no replayed row: the quarantined row as
     recorded (every cell as text) and why it was set aside."""
-    need = [i for i in range(len(listed)) if positions[i] < 0]
+    need = [i for i in range(len(listed)) if windows[i] is None]
     if not need or not len(quarantine):
         return {}
     index = {(str(f), int(line)): (raw, reason) for f, line, raw, reason in zip(

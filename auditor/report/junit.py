@@ -43,6 +43,8 @@ def xml_text(value) -> str:
     markup characters; this writes the others that could be invalid XML or
     act on a viewer as visible `\\uXXXX` text)."""
     text = "" if value is None else str(value)
+    if text.replace("\t", " ").replace("\n", " ").isprintable():
+        return text  # (every unsafe character is one Python does not print)
     return "".join(f"\\u{ord(ch):04x}" if _unsafe(ch) else ch for ch in text)
 
 

@@ -1,0 +1,283 @@
+"""What the HTML report takes from the events: each table's span, counts and
+timeline series, and the log rows around the findings it lists. Nothing
+else of the events reaches the page.
+
+An audit by batches (`auditor.engine.stream`) takes it from each batch as
+the batch is audited (`digest`) and joins the batches' digests (`join`), so
+the report never holds more events than a batch. The page is the same bytes
+as from one load: a table is whole in one batch, a finding's rows are those
+of its table, and the findings listed are among the first of their code in
+their own batch (a batch's findings keep, among themselves, the order they
+have among all).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pandas as pd
+
+from auditor.logs.schema import COLUMN_NAMES
+from auditor.report.html_charts import TIMELINE_BINS, time_bins
+
+#: events shown before and after a finding's row, in the same table
+CONTEXT_EVENTS = 3
+#: int64 of NaT: a finding with no time (an unreadable row)
+NO_TIME = int(np.iinfo(np.int64).min)
+#: columns of the loaded events that are the auditor's, not the log's
+INTERNAL_COLUMNS = ("source_file", "source_line", "source_order")
+#: context columns always shown, even when empty in a window
+ALWAYS = ("source_line", "seq", "ts", "event")
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass
+class TableEvents:
+    """One table's events as the page shows them: span, counts, and rolls
+    and shooter changes (`dice_accepted`) per timeline slice."""
+
+    id: str
+    t0: int  # first and last event, UTC nanoseconds
+    t1: int
+    events: int
+    rolls: int
+    shooters: int
+    roll_bins: np.ndarray
+    shooter_bins: np.ndarray
+
+
+@dataclass
+class Window:
+    """The log rows around one finding's row in its table, each cell as
+    text: only the columns the page shows (those always shown and those with
+    something to show), by column name."""
+
+    table: str
+    mark: int  # the finding's own row
+    cells: dict[str, list[str]]
+
+
+@dataclass
+class EventDigest:
+    """All the HTML report needs of the events. `windows` are keyed by the
+    (source file, line) of a finding's row and cover the first `per_code`
+    findings of each code."""
+
+    tables: list[TableEvents]
+    windows: dict[tuple[str, int], Window]
+    extras: list[str] = field(default_factory=list)  # the log's own extra columns
+    per_code: int = 0
+
+    @property
+    def span(self) -> tuple[int, int] | None:
+        if not self.tables:
+            return None
+        return min(t.t0 for t in self.tables), max(t.t1 for t in self.tables)
+
+    def columns(self) -> list[str]:
+        """Columns of a window, in the order shown."""
+        return ["source_line", *COLUMN_NAMES[1:], *self.extras]
+
+
+def digest(events: pd.DataFrame, findings: pd.DataFrame, per_code: int) -> EventDigest:
+    """What the page needs of `events`, with the rows around the first
+    `per_code` findings of each code (`findings` in finding order)."""
+    return EventDigest(table_events(events), _windows(events, first_per_code(findings, per_code)),
+                       _extras(events), per_code)
+
+
+def join(digests: list[EventDigest]) -> EventDigest:
+    """The digests of batches holding different tables, as one."""
+    extras: dict[str, None] = {}
+    windows: dict[tuple[str, int], Window] = {}
+    for d in digests:
+        extras.update(dict.fromkeys(d.extras))
+        windows.update(d.windows)
+    tables = sorted((t for d in digests for t in d.tables), key=lambda t: t.id)
+    return EventDigest(tables, windows, list(extras),
+                       min((d.per_code for d in digests), default=0))
+
+
+def first_per_code(findings: pd.DataFrame, per_code: int) -> pd.DataFrame:
+    """The first `per_code` findings of each code, in finding order."""
+    if not len(findings):
+        return findings
+    rank = findings.groupby("code", sort=False).cumcount()
+    return findings[rank.to_numpy() < per_code].reset_index(drop=True)
+
+
+# --- times and cells as text ---------------------------------------------
+
+
+def utc_ns(ts) -> np.ndarray:
+    """UTC nanoseconds since the epoch; NaT becomes NO_TIME."""
+    s = pd.Series(ts)
+    if not (isinstance(s.dtype, pd.DatetimeTZDtype) or s.dtype.kind == "M"):
+        s = pd.to_datetime(s, utc=True)
+    return np.asarray(s.array.as_unit("ns").asi8)
+
+
+def fmt_time(ns: int) -> str:
+    """UTC time as `YYYY-MM-DD HH:MM:SS[.ffffff]` ("" for no time)."""
+    if ns == NO_TIME:
+        return ""
+    ns = int(ns)
+    ts = _EPOCH + timedelta(microseconds=ns // 1000)
+    text = ts.strftime("%Y-%m-%d %H:%M:%S")
+    if ns % 1_000_000_000:
+        text += f".{ts.microsecond:06d}".rstrip("0")
+    return text
+
+
+def text(value) -> str:
+    """A cell as text: empty when not recorded, integers without `.0`."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return ""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, (np.integer,)):
+        return str(int(value))
+    if isinstance(value, np.floating):
+        return text(float(value))
+    return str(value)
+
+
+def _column_text(series: pd.Series, name: str) -> list[str]:
+    if name == "ts" or pd.api.types.is_datetime64_any_dtype(series):
+        return [fmt_time(v) for v in utc_ns(series)]
+    return [text(v) for v in series.astype(object).tolist()]
+
+
+# --- tables --------------------------------------------------------------
+
+
+def table_runs(events: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Start and end positions and names of each table's run of events (the
+    events are grouped by table)."""
+    cat = events["table_id"].astype("category").cat
+    codes = cat.codes.to_numpy()
+    if not len(codes):
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), []
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    ends = np.r_[starts[1:], len(codes)]
+    names = [str(cat.categories[c]) for c in codes[starts]]
+    return starts, ends, names
+
+
+def table_events(events: pd.DataFrame) -> list[TableEvents]:
+    """Every table's span, counts and timeline series, by numpy over all
+    tables at once (nothing per event in Python)."""
+    starts, ends, names = table_runs(events)
+    if not names:
+        return []
+    ts = utc_ns(events["ts"])
+    t0 = np.minimum.reduceat(ts, starts)
+    t1 = np.maximum.reduceat(ts, starts)
+    kinds = events["event"]
+    rolls = _per_slice(np.flatnonzero((kinds == "roll").to_numpy()), ts, starts, t0, t1)
+    accepts = _per_slice(np.flatnonzero((kinds == "dice_accepted").to_numpy()), ts, starts,
+                         t0, t1)
+    return sorted((TableEvents(name, int(t0[k]), int(t1[k]), int(ends[k] - starts[k]),
+                               int(rolls[k].sum()), int(accepts[k].sum()), rolls[k], accepts[k])
+                   for k, name in enumerate(names)), key=lambda t: t.id)
+
+
+def _per_slice(rows: np.ndarray, ts: np.ndarray, starts: np.ndarray, t0: np.ndarray,
+               t1: np.ndarray) -> np.ndarray:
+    """Events at positions `rows` counted per table (row) and timeline
+    slice (column)."""
+    k = np.searchsorted(starts, rows, side="right") - 1
+    slot = k * TIMELINE_BINS + time_bins(ts[rows], t0[k], t1[k] - t0[k], TIMELINE_BINS)
+    return np.bincount(slot, minlength=len(starts) * TIMELINE_BINS) \
+        .reshape(len(starts), TIMELINE_BINS)
+
+
+# --- the rows around a finding -------------------------------------------
+
+
+def _extras(events: pd.DataFrame) -> list[str]:
+    return [c for c in events.columns if c not in COLUMN_NAMES and c not in INTERNAL_COLUMNS]
+
+
+def event_positions(events: pd.DataFrame, listed: pd.DataFrame) -> np.ndarray:
+    """The position in `events` of each listed finding's row (-1: none, as
+    for a quarantined row), by source file and line."""
+    if not len(events):
+        return np.full(len(listed), -1, dtype=np.int64)
+    files = events["source_file"].astype("category").cat
+    ev_lines = events["source_line"].to_numpy(dtype=np.int64, na_value=-1)
+    # -1 for a file no event came from (every row of it quarantined)
+    f_codes = files.categories.get_indexer(listed["source_file"].astype(object)) \
+        .astype(np.int64)
+    f_lines = listed["source_line"].to_numpy(dtype=np.int64, na_value=-1)
+    # Only the rows holding a listed line are looked at (a few hundred
+    # findings against millions of events), found by a table of the lines
+    # listed (-1, no line, reads its last entry: False); the first row of a
+    # key wins.
+    top = max(int(f_lines.max()), 0) + 1
+    listed_line = np.zeros(top + 1, dtype=bool)
+    listed_line[f_lines[f_lines >= 0]] = True
+    positions = np.flatnonzero(listed_line[np.minimum(ev_lines, top)])
+    if not len(positions):  # every listed finding is of a quarantined row
+        return np.full(len(listed), -1, dtype=np.int64)
+    ev_keys = (files.codes.to_numpy()[positions].astype(np.int64) << 32) | \
+        (ev_lines[positions] & 0xFFFFFFFF)
+    wanted = (f_codes << 32) | (f_lines & 0xFFFFFFFF)
+    index = pd.Index(ev_keys)
+    first = ~index.duplicated()
+    index, positions = pd.Index(ev_keys[first]), positions[first]
+    found = index.get_indexer(wanted)
+    ok = (found >= 0) & (f_codes >= 0) & (f_lines >= 0)
+    return np.where(ok, positions[np.maximum(found, 0)], -1).astype(np.int64)
+
+
+def _windows(events: pd.DataFrame, listed: pd.DataFrame) -> dict[tuple[str, int], Window]:
+    """The CONTEXT_EVENTS events before and after each listed finding's row
+    in its table, in recorded (seq) order; every row shown formatted once."""
+    if not len(listed) or not len(events):
+        return {}
+    positions = event_positions(events, listed)
+    starts, ends, names = table_runs(events)
+    bounds: dict[int, tuple[int, int, int]] = {}
+    for pos in positions.tolist():
+        if pos >= 0 and pos not in bounds:
+            k = int(np.searchsorted(starts, pos, side="right") - 1)
+            bounds[pos] = (max(int(starts[k]), pos - CONTEXT_EVENTS),
+                           min(int(ends[k]), pos + CONTEXT_EVENTS + 1), k)
+    if not bounds:
+        return {}
+    rows = np.array(sorted({r for lo, hi, _ in bounds.values() for r in range(lo, hi)}),
+                    dtype=np.int64)
+    sub = events.iloc[rows]
+    columns = {c: dict(zip(rows.tolist(), _column_text(sub[c], c)))
+               for c in ["source_line", *COLUMN_NAMES[1:], *_extras(events)]}
+    files = listed["source_file"].astype(object).tolist()
+    lines = listed["source_line"].astype(object).tolist()
+    out: dict[tuple[str, int], Window] = {}
+    for i, pos in enumerate(positions.tolist()):
+        if pos < 0:
+            continue
+        lo, hi, k = bounds[pos]
+        cells = {}
+        for c, by_row in columns.items():
+            values = [by_row[r] for r in range(lo, hi)]
+            if c in ALWAYS or any(values):
+                cells[c] = values
+        out[(str(files[i]), int(lines[i]))] = Window(names[k], pos - lo, cells)
+    return out
+
+
+def window_of(events: EventDigest, source_file, source_line) -> Window | None:
+    """The window of a finding's row (None: no event holds it)."""
+    if source_file is None or source_file is pd.NA or isinstance(source_file, float):
+        return None  # (a float file name is NaN: not recorded)
+    try:
+        return events.windows.get((str(source_file), int(source_line)))
+    except (TypeError, ValueError):  # no line recorded
+        return None
