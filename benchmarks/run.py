@@ -31,6 +31,7 @@ benchmarks/results.json). Nothing here is a test: timings are never asserted.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import platform
@@ -116,7 +117,10 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
     except ImportError:  # an older checkout: the single-process audit, staged here
         result = _audit_staged(path, ruleset, timings)
     else:
-        result = run_audit([path], ruleset, jobs=jobs, engine=engine, timings=timings)
+        # (an older checkout's run_audit has no html_digest)
+        extra = {"html_digest": "html" in reports} \
+            if "html_digest" in inspect.signature(run_audit).parameters else {}
+        result = run_audit([path], ruleset, jobs=jobs, engine=engine, timings=timings, **extra)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as out:
         write_reports(result, provenance(result), Path(out), reports)

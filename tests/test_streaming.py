@@ -1,6 +1,7 @@
 """Auditing many files a batch of linked files at a time (`auditor.engine.stream`)
 gives the same findings, quarantine, provenance and report bytes as loading
-every file at once."""
+every file at once, the HTML report included, without reading the events
+again."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from auditor.engine.stream import LazyLogs, components, pack
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
 from auditor.logs.reader import LogFileError, discover
+from auditor.report.html import render_html
 from auditor.rules.ruleset import load_ruleset
 
 META = {"test": "streaming"}
@@ -28,7 +30,8 @@ META = {"test": "streaming"}
 def logs_dir(tmp_path_factory) -> Path:
     """Six files, in several formats: T05 split over two files (d1, d2) with a
     third file (c) between them in file order; a CSV with broken rows (one of
-    a table with no other row, one of no table at all); every code planted."""
+    a table with no other row, one of no table at all); a column of the
+    log's own in one file (e); every code planted."""
     d = tmp_path_factory.mktemp("streaming")
     a = generate(2, 80, seed=31, inject=list(INJECTABLE))
     write_log(a.table, d / "a.parquet")
@@ -41,8 +44,9 @@ def logs_dir(tmp_path_factory) -> Path:
     half = t5.table.num_rows // 2
     write_log(t5.table.slice(half), d / "d1.parquet")  # the later half first
     write_log(t5.table.slice(0, half), d / "d2.csv")
-    e = generate(1, 50, seed=35, first_table=6)
-    write_log(e.table, d / "e.parquet")
+    e = generate(1, 50, seed=35, inject=["offer.order"], first_table=6).table
+    note = pa.array([f"<b>note {i}</b>" if i % 3 else None for i in range(e.num_rows)])
+    write_log(e.append_column("note", note), d / "e.parquet")
     return d
 
 
@@ -59,9 +63,9 @@ def streaming(monkeypatch):
     audited: list[list[str]] = []
     real = stream.audit_batch
 
-    def spy(files, ruleset, progress):
+    def spy(files, ruleset, progress, *rest):
         audited.append([Path(f).name for f in files])
-        return real(files, ruleset, progress)
+        return real(files, ruleset, progress, *rest)
     monkeypatch.setattr(stream, "audit_batch", spy)
     return audited
 
@@ -75,6 +79,9 @@ def _same(streamed, once, tmp_path):
     assert streamed.logs.quarantine.equals(once.logs.quarantine)
     assert [f.as_dict() for f in streamed.logs.inputs] == [f.as_dict() for f in once.logs.inputs]
     assert streamed.tables == once.tables
+    assert render_html(streamed, META) == render_html(once, META)
+    if isinstance(streamed.logs, LazyLogs):  # the page came from the batches
+        assert streamed.logs._events is None
 
 
 def test_the_plan_keeps_files_sharing_a_table_together(logs_dir, streaming):
@@ -97,6 +104,35 @@ def test_streamed_findings_are_those_of_one_load(logs_dir, ruleset, tmp_path, st
     _same(streamed, once, tmp_path)
     # the events, when a report asks for them, are those of one load
     assert streamed.logs.events.equals(once.logs.events)
+
+
+@pytest.mark.parametrize(("per_code", "budget"), [(1, 2000), (3, 12), (2000, 100_000)])
+def test_the_html_report_lists_the_same_rows_whatever_its_cap(logs_dir, ruleset, streaming,
+                                                              per_code, budget):
+    """The batches keep the rows around the first findings of each code
+    (the most the page lists by default); a page capped lower lists the
+    same, and one asking for more reads the events again."""
+    once = run_audit(load_logs([logs_dir]), ruleset)
+    streamed = run_audit([logs_dir], ruleset)
+    page = render_html(streamed, META, per_code=per_code, budget=budget)
+    assert page == render_html(once, META, per_code=per_code, budget=budget)
+    assert (streamed.logs._events is None) == (per_code <= 200)
+    if per_code == 2000:  # the log's own column, in the rows around e's findings
+        assert "&lt;b&gt;note " in page
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_batches_keep_nothing_for_an_html_report_not_asked_for(logs_dir, ruleset, streaming,
+                                                               jobs):
+    """Without HTML (the default report is Parquet only) the batches keep
+    none of their events; a page written all the same reads them again and
+    is the page of one load."""
+    once = run_audit(load_logs([logs_dir]), ruleset)
+    streamed = run_audit([logs_dir], ruleset, jobs=jobs, html_digest=False)
+    assert isinstance(streamed.logs, LazyLogs) and streamed.logs.digest is None
+    assert streamed.findings.equals(once.findings)
+    assert render_html(streamed, META) == render_html(once, META)
+    assert streamed.logs._events is not None
 
 
 def test_batches_of_several_components(logs_dir, ruleset, tmp_path, monkeypatch, streaming):

@@ -93,7 +93,8 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
                 result = audit_family(logs, family, audit)
             else:
                 result = run_audit(list(paths), ruleset, jobs=jobs, engine=engine,
-                                   scheduler=scheduler, progress=progress)
+                                   scheduler=scheduler, progress=progress,
+                                   html_digest="html" in formats)
         meta = provenance(result, stamp=stamp)
         triage = accepted.triage(result.findings)
         meta["statuses"] = triage.as_meta()

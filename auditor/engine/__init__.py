@@ -39,7 +39,8 @@ def check_engine(engine: str, scheduler: str | None = None) -> None:
 
 def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int = 1,
               engine: str = "local", scheduler: str | None = None,
-              timings: dict[str, float] | None = None, progress=None) -> AuditResult:
+              timings: dict[str, float] | None = None, progress=None,
+              html_digest: bool = True) -> AuditResult:
     """Audit `logs` (paths of files or folders, or logs already loaded)
     against `ruleset` with `engine`, in `jobs` processes (local) or workers
     (a dask LocalCluster when no `scheduler` address is given).
@@ -52,7 +53,9 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
     `progress`, when given (an `auditor.report.progress.Progress`), is told
     of files read, events replayed and tables checked as the engine goes.
     Given paths, the local engine audits many files a batch of linked files
-    at a time (`auditor.engine.stream`); given loaded logs, all at once."""
+    at a time (`auditor.engine.stream`); given loaded logs, all at once.
+    `html_digest=False` says no HTML report will be written: the batches then
+    do not keep what it would show of their events."""
     check_engine(engine, scheduler)
     if engine == "dask":
         from auditor.engine.dask_engine import audit_dask
@@ -68,7 +71,8 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
     from auditor.engine.local import audit_local, audit_paths
 
     if not isinstance(logs, LoadedLogs):
-        return audit_paths(list(logs), ruleset, jobs=jobs, timings=timings, progress=progress)
+        return audit_paths(list(logs), ruleset, jobs=jobs, timings=timings, progress=progress,
+                           html_digest=html_digest)
     return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress)
 
 

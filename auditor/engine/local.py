@@ -43,9 +43,11 @@ _REPORT = None
 
 
 def audit_paths(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
-                timings: dict[str, float] | None = None, progress=None) -> AuditResult:
+                timings: dict[str, float] | None = None, progress=None,
+                html_digest: bool = True) -> AuditResult:
     """Audit every log under `paths`: a batch at a time when the files allow
-    it (see module docstring), else loaded at once."""
+    it (see module docstring), else loaded at once. `html_digest`: batches
+    keep what the HTML report shows of their events (see `run_audit`)."""
     progress = progress if progress is not None else NoProgress()
     files = discover_logs(paths)
     progress.expect(files=len(files))
@@ -55,7 +57,8 @@ def audit_paths(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
         raise stream.first_error(files, exc, set()) from None
     if batches is not None:
         try:
-            return _audit_batches(paths, files, batches, ruleset, jobs, timings, progress)
+            return _audit_batches(paths, files, batches, ruleset, jobs, timings, progress,
+                                  html_digest)
         except stream.TablesCrossBatches:
             progress.start(files=len(files))  # the plan was wrong: start again, at once
             progress.stage("reading")
@@ -106,10 +109,10 @@ def add_work(timings: dict[str, float] | None, workers: list[dict[str, float]]) 
 # --- batches ----------------------------------------------------------------------------
 
 def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: Ruleset,
-                   jobs: int, timings, progress) -> AuditResult:
+                   jobs: int, timings, progress, html_digest: bool) -> AuditResult:
     """Each batch loaded, audited and dropped in turn (or by `jobs` workers)."""
     progress.expect(files=len(files))
-    work = [[files[i] for i in b] for b in batches]
+    work = [([files[i] for i in b], html_digest) for b in batches]
     if jobs > 1:
         progress.stage("auditing")  # the workers read and audit side by side
         with stage(timings, "parallel"):
@@ -118,9 +121,9 @@ def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: 
                                     files, exc, {i for b in done for i in batches[b]}))
     else:
         results = []
-        for k, batch in enumerate(work):
+        for k, (batch, _) in enumerate(work):
             try:
-                results.append(stream.audit_batch(batch, ruleset, progress))
+                results.append(stream.audit_batch(batch, ruleset, progress, html_digest))
             except LogFileError as exc:
                 done = {i for b in batches[:k] for i in b}
                 raise stream.first_error(files, exc, done) from None
@@ -129,15 +132,17 @@ def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: 
     progress.expect(tables=len(tables))
     with stage(timings, "checks"):
         findings = finalize(parts)
-    return AuditResult(ruleset, stream.LazyLogs(list(paths), quarantine, inputs), findings,
-                       table_ids=tables)
+    digest = stream.digest(results) if html_digest else None
+    return AuditResult(ruleset, stream.LazyLogs(list(paths), quarantine, inputs, digest),
+                       findings, table_ids=tables)
 
 
-def _audit_batch_task(task: int, files: list[Path], ruleset: Ruleset):
+def _audit_batch_task(task: int, batch: tuple[list[Path], bool], ruleset: Ruleset):
     """In a worker: one batch audited, or the LogFileError it met (as its
     arguments: the exception itself does not survive pickling)."""
+    files, html_digest = batch
     try:
-        return stream.audit_batch(files, ruleset, _WorkerProgress(task))
+        return stream.audit_batch(files, ruleset, _WorkerProgress(task), html_digest)
     except LogFileError as exc:
         return ("error", exc.path, exc.problem, exc.line)
 

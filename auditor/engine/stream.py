@@ -8,10 +8,12 @@ the other cells skipped; anything else: read whole once more); files that
 share a table form a connected component; consecutive components are packed
 into batches of at most `STREAM_EVENTS` events (a component larger than that
 is a batch of its own). Each batch is then loaded, replayed and checked like
-a whole input, and its events dropped before the next. The stamped findings
-of every batch are merged by `auditor.findings.finalize`, the quarantined
-rows and the inputs put back in file order: the same findings, quarantine
-and provenance, byte for byte, as loading everything at once.
+a whole input, and its events dropped before the next, once what the HTML
+report needs of them is taken (`auditor.report.html_events`). The stamped
+findings of every batch are merged by `auditor.findings.finalize`, the
+quarantined rows and the inputs put back in file order: the same findings,
+quarantine, provenance and reports, byte for byte, as loading everything at
+once.
 
 The scan is only a plan. What each batch really holds is checked as it is
 loaded; should two batches hold rows of one table (a table id the scan read
@@ -34,8 +36,10 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from auditor.findings import finalize
 from auditor.logs.load import InputFile, LoadedLogs, load_logs, release_memory
 from auditor.logs.reader import LogFileError, log_format, read_log
+from auditor.report import html_events
 
 #: Events a batch may hold (from the scan). A component of linked files
 #: larger than this is one batch. About 0.45 KB of peak memory per event.
@@ -51,14 +55,16 @@ class TablesCrossBatches(Exception):
 
 class LazyLogs(LoadedLogs):
     """Logs audited without being held whole: the reports get what they say
-    about them (inputs, quarantined rows); the events are read again only if
-    a report asks for them (the HTML report's evidence rows and timelines)."""
+    about them (inputs, quarantined rows) and, in `digest` when it was taken
+    batch by batch, what the HTML report shows of the events. The events are
+    read again only if a report asks for more."""
 
     def __init__(self, paths: list[str | Path], quarantine: pd.DataFrame,
-                 inputs: list[InputFile]):
+                 inputs: list[InputFile], digest: html_events.EventDigest | None = None):
         self.paths = list(paths)
         self.quarantine = quarantine
         self.inputs = inputs
+        self.digest = digest
         self._events: pd.DataFrame | None = None
 
     @property
@@ -242,11 +248,16 @@ class BatchResult:
     named: set[str]             # every table the batch's rows name
     events: int
     timings: dict[str, float]
+    digest: html_events.EventDigest | None  # what the HTML report needs of the events
 
 
-def audit_batch(files: list[Path], ruleset, progress) -> BatchResult:
-    """Load, replay and check one batch of files; keep only the findings."""
+def audit_batch(files: list[Path], ruleset, progress, html_digest: bool = True) -> BatchResult:
+    """Load, replay and check one batch of files; keep only the findings and
+    what the HTML report needs of the events (the rows around any finding
+    it may list, each table's timeline), so that report never reads the
+    events again."""
     from auditor.audit import audit_parts, stage
+    from auditor.report.html import MAX_FINDINGS_PER_CODE
 
     timings: dict[str, float] = {}
     progress.stage("reading")
@@ -258,8 +269,10 @@ def audit_batch(files: list[Path], ruleset, progress) -> BatchResult:
     progress.stage("auditing")
     parts = audit_parts(logs, ruleset, timings,
                         stage_progress(progress, len(logs.events), len(tables)))
+    digest = html_events.digest(logs.events, finalize(parts), MAX_FINDINGS_PER_CODE) \
+        if html_digest else None
     out = BatchResult(parts, logs.quarantine, list(logs.inputs), tables, named,
-                      len(logs.events), timings)
+                      len(logs.events), timings, digest)
     del logs
     gc.collect()
     release_memory()
@@ -278,6 +291,11 @@ def stage_progress(progress, events: int, tables: int):
             progress.advance(tables=tables)
 
     return on_stage
+
+
+def digest(results: list[BatchResult]) -> html_events.EventDigest:
+    """What the HTML report needs of every batch's events, as one."""
+    return html_events.join([r.digest for r in results])
 
 
 def merge(files: list[Path], results: list[BatchResult]
