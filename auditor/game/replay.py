@@ -673,15 +673,16 @@ class _Inputs:
             self.bet_key[j] = self.decisions.index[key] if tracked else -1
             self.bet_fam[j] = FAMILIES.index(fam) if tracked else -1
             self.bet_num[j] = num
+        self.positions = {name: np.arange(len(values), dtype=np.int64) for name, values in (
+            ("role", self.roles), ("outcome", self.outcomes), ("dice", self.dice),
+            ("bet", self.bet_key))}
 
     def chunk(self, a: int, b: int) -> dict:
         out = {name: col.iloc[a:b].to_numpy(dtype=np.int64, na_value=0)
                for name, col in self.ints.items()}
         for name, codes in self.codes.items():
-            part = codes[a:b].astype(np.int64)
-            part[part < 0] = {"role": len(self.roles), "outcome": len(self.outcomes),
-                              "dice": len(self.dice), "bet": len(self.bet_key)}[name] - 1
-            out[name] = part
+            # (an index of `positions` is itself, but -1: the last position)
+            out[name] = self.positions[name].take(codes[a:b])
         out["event"] = self.event[a:b].astype(np.int64)
         return out if COMPILED else {name: values.tolist() for name, values in out.items()}
 
