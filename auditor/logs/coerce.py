@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from auditor.logs import schema
-from auditor.logs.reader import RawLog
+from auditor.logs.reader import RawLog, text_offsets_and_bytes
 
 INT_RE = r"^[+-]?[0-9]+(\.0*)?$"
 AMOUNT_RE = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$"
@@ -109,11 +109,57 @@ def _as_text(col) -> pa.Array:
         col = pc.strftime(col, format="%Y-%m-%dT%H:%M:%S")
     elif not pa.types.is_string(col.type):
         col = pc.cast(col, pa.string())
-    col = pc.utf8_trim_whitespace(col)
+    if not _trimmed(col):
+        col = pc.utf8_trim_whitespace(col)
     empty = pc.equal(col, "")
     if not pc.any(empty).as_py():
         return col
     return pc.if_else(empty, pa.scalar(None, pa.string()), col)
+
+
+def _trimmed(text: pa.Array) -> bool:
+    """Whether trimming would change no value of a text array: each value's
+    first and last byte printable ASCII (not white space, nor part of a
+    multi-byte character), read off the offsets. Trimming copies every value
+    (a CSV's seq and ts: 1M values each a slice)."""
+    offsets, data = text_offsets_and_bytes(text)
+    if data is None:
+        return False
+    starts, ends = offsets[:-1], offsets[1:]
+    if text.null_count:
+        valid = valid_rows(text)
+        starts, ends = starts[valid], ends[valid]
+    if not len(starts) or (ends <= starts).any():
+        return not len(starts)
+    return bool(_printable(data[starts]).all() and _printable(data[ends - 1]).all())
+
+
+def _printable(chars: np.ndarray) -> np.ndarray:
+    return (chars - 0x21).astype(np.uint8, copy=False) < 0x7F - 0x21
+
+
+def valid_rows(arr: pa.Array) -> np.ndarray:
+    """Per row: not null (the validity bitmap unpacked, no Arrow kernel)."""
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.indices
+    if arr.buffers()[0] is None:
+        return np.full(len(arr), not arr.null_count)
+    skip = arr.offset % 8  # (only the bytes of this slice's bits are unpacked)
+    bits = np.frombuffer(arr.buffers()[0], dtype=np.uint8, count=(skip + len(arr) + 7) // 8,
+                         offset=arr.offset // 8)
+    return np.unpackbits(bits, count=skip + len(arr), bitorder="little")[skip:].view(bool)
+
+
+def where_valid(values: np.ndarray, valid: np.ndarray, other: int,
+                out: np.ndarray | None = None) -> np.ndarray:
+    """`values` where `valid`, else `other`, into `out` (a new array when not
+    given; `values` itself may be given). Worked out as (values - other) *
+    valid + other: with nulls scattered among the rows, a masked write
+    (np.where, np.copyto) costs several times more."""
+    out = np.subtract(values, other, out=out, dtype=values.dtype)
+    out *= valid
+    out += other
+    return out
 
 
 class _Text:
@@ -159,12 +205,16 @@ class _Text:
             return mask
         if not mask.any():
             return np.zeros(len(self.codes), dtype=bool)
+        if mask.all():  # (every value: every row that has one)
+            return ~self.null
         return np.append(mask, False).take(self.codes)
 
     def take(self, per_value: pa.Array) -> pa.Array:
         """An array over the values as an array over the rows (null rows null)."""
         if self.codes is None:
             return per_value
+        if per_value.type in _WORDS:
+            return _taken_words(per_value, self.codes)
         with_null = pa.concat_arrays([per_value, pa.nulls(1, per_value.type)])
         return with_null.take(pa.array(self.codes))
 
@@ -194,6 +244,32 @@ class _Text:
         if self.codes is None:
             return _Text(values, None)
         return _Text(*_distinct(values, self.codes))
+
+
+#: Types of 64-bit values, taken by `_taken_words`.
+_WORDS = (pa.int64(), pa.float64(), pa.timestamp("us", tz="UTC"))
+
+
+def _taken_words(per_value: pa.Array, codes: np.ndarray) -> pa.Array:
+    """`_Text.take` for 64-bit values, by numpy (Arrow's take costs three
+    times more): each row's value, null (and zero, as Arrow gives it) where
+    the value is null or the row has none (code len(per_value))."""
+    n = len(per_value)
+    words = np.zeros(n + 1, dtype=np.int64)  # (the bits of any 64-bit value)
+    valid = np.zeros(n + 1, dtype=bool)
+    if n and per_value.null_count < n:
+        words[:n] = np.frombuffer(per_value.buffers()[1], dtype=np.int64, count=n,
+                                  offset=per_value.offset * 8)
+        valid[:n] = valid_rows(per_value)
+    row_valid = valid.take(codes)
+    values = words.take(codes)
+    missing = len(codes) - int(np.count_nonzero(row_valid))
+    if not missing:
+        return pa.Array.from_buffers(per_value.type, len(codes), [None, pa.py_buffer(values)])
+    values *= row_valid
+    bitmap = pa.py_buffer(np.packbits(row_valid, bitorder="little"))
+    return pa.Array.from_buffers(per_value.type, len(codes), [bitmap, pa.py_buffer(values)],
+                                 null_count=missing)
 
 
 def _distinct(values: pa.Array, codes: np.ndarray) -> tuple[pa.Array, np.ndarray]:
@@ -241,6 +317,13 @@ def _text(col, n: int, distinct: bool = True) -> _Text:
     chunks = _chunks(col)
     if not distinct and not any(pa.types.is_dictionary(c.type) for c in chunks):
         return _Text(_as_text(col), None)
+    if len(chunks) > 1 and all(pa.types.is_dictionary(c.type) and
+                               pa.types.is_string(c.type.value_type) for c in chunks):
+        # (a CSV's: a dictionary per block read) one dictionary for them all
+        try:
+            chunks = [pa.chunked_array(chunks).combine_chunks()]
+        except pa.ArrowNotImplementedError:  # an older Arrow: dictionaries not unified
+            pass
     if len(chunks) == 1 and pa.types.is_dictionary(chunks[0].type):
         # The common case (Parquet): one dictionary, usually clean already.
         chunk = chunks[0]
@@ -248,10 +331,7 @@ def _text(col, n: int, distinct: bool = True) -> _Text:
         as_is = pa.types.is_string(values.type) and chunk.type.index_type == _INDICES
         if not pa.types.is_string(values.type):
             values = _text_chunk(values)
-        indices = _int32(chunk.indices)
-        if indices.null_count:
-            indices = pc.fill_null(indices, len(values))
-        codes = indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+        codes = _codes(_int32(chunk.indices), len(values))
         clean = _cleaned(values)
         # Values already trimmed, none empty, each once: the column stays as it is.
         if not clean.null_count and pc.all(pc.equal(clean, values)).as_py() is not False \
@@ -282,6 +362,15 @@ def _text(col, n: int, distinct: bool = True) -> _Text:
     return _Text(*_distinct(_cleaned(raw), codes))
 
 
+def _codes(indices: pa.Array, null_code: int) -> np.ndarray:
+    """Int32 dictionary indices as numpy, `null_code` for a null row."""
+    if not indices.null_count:
+        return indices.to_numpy(zero_copy_only=False)
+    raw = np.frombuffer(indices.buffers()[1], dtype=np.int32, count=len(indices),
+                        offset=indices.offset * 4)
+    return where_valid(raw, valid_rows(indices), null_code)
+
+
 def _int_column(name: str, col, problems: _Problems, n: int) -> pa.Array:
     if col is None or col.null_count == n:
         return pa.nulls(n, pa.int64())
@@ -291,6 +380,12 @@ def _int_column(name: str, col, problems: _Problems, n: int) -> pa.Array:
             try:
                 return pc.cast(col, pa.int64())
             except pa.ArrowInvalid:  # unsigned beyond int64: compare as text below
+                pass
+        elif pa.types.is_string(col.type) and pc.all(pc.ascii_is_decimal(col)).as_py():
+            # Digits only (a CSV's seq): whole numbers as written, nothing to trim.
+            try:
+                return pc.cast(col, pa.int64())
+            except pa.ArrowInvalid:  # a number beyond int64: told below
                 pass
     text = _text(col, n, distinct=name != "seq")
     values = text.values
@@ -357,7 +452,7 @@ def _ts_column(col, problems: _Problems, n: int) -> pa.Array:
             return values
     text = _text(col, n, distinct=False)
     values = text.values
-    has_offset = pc.fill_null(pc.match_substring_regex(values, TS_OFFSET_RE), False)
+    has_offset = _with_offset(values)
     problems.add(text.null, "ts missing")
     problems.add(text.rows(pc.and_(pc.is_valid(values), pc.invert(has_offset))),
                  "ts has no UTC offset (ISO-8601 with offset required)")
@@ -376,6 +471,37 @@ def _ts_column(col, problems: _Problems, n: int) -> pa.Array:
     problems.add(text.rows(pc.and_(has_offset, pc.is_null(parsed))),
                  "ts is not an ISO-8601 time")
     return text.take(parsed)
+
+
+def _with_offset(values: pa.Array) -> pa.Array:
+    """Per value: does it end with a UTC offset (TS_OFFSET_RE; null: False).
+    Every value ending `Z`, `z` or `+hh:mm` (as nearly every log writes
+    them) is told from its last bytes; the expression is run only when some
+    value does not (it costs three times the rest of typing a time)."""
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        offsets, data = text_offsets_and_bytes(values)
+        valid = valid_rows(values) if values.null_count else slice(None)
+        ends = offsets[1:][valid]
+        lengths = ends - offsets[:-1][valid]
+        if data is not None and len(lengths) and (lengths >= 6).all():
+            if values.null_count or (lengths != lengths[0]).any():
+                def back(k: int) -> np.ndarray:
+                    return data[ends - k]
+            else:  # every time as long: the bytes as a matrix, a row a time
+                width = int(lengths[0])
+                rows = data[offsets[0]:offsets[-1]].reshape(len(values), width)
+
+                def back(k: int) -> np.ndarray:
+                    return rows[:, width - k]
+            digits = [(back(k) - ord("0")).astype(np.uint8, copy=False) < 10 for k in (5, 4, 2, 1)]
+            zone = (back(1) == ord("Z")) | (back(1) == ord("z")) | (
+                ((back(6) == ord("+")) | (back(6) == ord("-"))) & (back(3) == ord(":"))
+                & digits[0] & digits[1] & digits[2] & digits[3])
+            if zone.all():
+                with_offset = np.zeros(len(values), dtype=bool)
+                with_offset[valid] = True
+                return pa.array(with_offset)
+    return pc.fill_null(pc.match_substring_regex(values, TS_OFFSET_RE), False)
 
 
 def coerce(raw: RawLog) -> CoercedLog:
@@ -476,7 +602,10 @@ def _validate(cols: dict[str, pa.Array], texts: dict[str, _Text], problems: _Pro
     present = {schema.EVENTS[i] for i in np.flatnonzero(counts[:_NO_EVENT])}
 
     def null(column: str) -> np.ndarray:
-        return texts[column].null if column in texts else _np(pc.is_null(cols[column]))
+        if column in texts:
+            return texts[column].null
+        col = cols[column]
+        return ~valid_rows(col) if isinstance(col, pa.Array) else _np(pc.is_null(col))
 
     def null_count(column: str) -> int:
         return texts[column].null_count if column in texts else cols[column].null_count
@@ -526,13 +655,12 @@ def _validate(cols: dict[str, pa.Array], texts: dict[str, _Text], problems: _Pro
         values = texts[column]
         if not given(column):
             continue
-        for name, words in allowed.items():
-            if name not in present:
-                continue
-            unknown = values.rows(pc.invert(pc.is_in(values.values, pa.array(words))))
-            problems.add((ev == schema.EVENT_CODE[name]) & unknown,
-                         lambda r, c=column, e=name, v=values:
-                         f"unknown {c} for {e} {v.value(r)!r}")
+        unknown = {schema.EVENT_CODE[name]: ~_np(pc.is_in(values.values, pa.array(words)))
+                   for name, words in allowed.items() if name in present}
+        if unknown:  # (a row has one event: one message at most, whichever it is)
+            problems.add(_by_event(values, ev, unknown),
+                         lambda r, c=column, v=values:
+                         f"unknown {c} for {event_name(r)} {v.value(r)!r}")
     _validate_flags(texts["flags"], ev, event_name, problems, n)
     _validate_dice(texts, ev, problems)
 
@@ -546,15 +674,29 @@ def _validate_flags(flags: _Text, ev: np.ndarray, event_name, problems: _Problem
     words = pc.split_pattern(flags.values, ",")
     flat = pc.utf8_trim_whitespace(pc.list_flatten(words))
     parent = pc.list_parent_indices(words).to_numpy()
-    ok = np.zeros(n, dtype=bool)
+    value_ok = {}
     for name, allowed in schema.FLAGS.items():
         word_bad = ~_np(pc.is_in(flat, pa.array(allowed)))
-        value_ok = np.bincount(parent[word_bad], minlength=len(flags.values)) == 0
-        ok |= (ev == schema.EVENT_CODE[name]) & flags.rows(value_ok)
+        value_ok[schema.EVENT_CODE[name]] = \
+            np.bincount(parent[word_bad], minlength=len(flags.values)) == 0
+    ok = _by_event(flags, ev, value_ok)
     given = ~flags.null
     no_flags = given & ~_event_mask(ev, schema.FLAGS)
     problems.add(given & ~ok & ~no_flags, lambda r: f"unknown flag for {event_name(r)}")
     problems.add(no_flags, "flags given for an event that takes none")
+
+
+def _by_event(text: _Text, ev: np.ndarray, per_event: dict[int, np.ndarray]) -> np.ndarray:
+    """Per row: its value's place in the mask over the values given for its
+    event code (False for another event, and for a null row), in one take
+    of a table (event, value) instead of a take and a comparison per event."""
+    width = len(text.values) + 1  # the last: a null row
+    table = np.zeros((_NO_EVENT + 1, width), dtype=bool)
+    for code, mask in per_event.items():
+        table[code, :-1] = mask
+    index = ev.astype(np.intp) * width
+    index += text.codes
+    return table.ravel().take(index)
 
 
 def _validate_dice(texts: dict[str, _Text], ev: np.ndarray, problems: _Problems) -> None:

@@ -8,7 +8,8 @@ rows read = rows replayed + rows quarantined.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from auditor.logs import schema
-from auditor.logs.coerce import coerce
+from auditor.logs.coerce import coerce, valid_rows, where_valid
 from auditor.logs.reader import RawLog, RawRejected, discover_logs, read_log
 
 
@@ -78,6 +79,28 @@ def load_logs(paths: list[str | Path],
     return LoadedLogs(events, quarantine, inputs)
 
 
+@contextmanager
+def small_pages() -> Iterator[None]:
+    """Numpy arrays of 4 MB or more allocated without numpy's `madvise`
+    asking for transparent huge pages (the documented knob the environment
+    variable NUMPY_MADVISE_HUGEPAGE sets: when it is set, its choice stands).
+    Reading and typing a log (`load_file`, `order_events`, whichever engine
+    calls them) touch a few GB of fresh memory once, and a fresh huge page
+    was found to cost far more kernel time to fault in than its 512 small
+    pages (10M events: the int columns 1.3 s with huge pages, 0.3 s
+    without). Process-wide while it lasts; put back afterwards."""
+    core = getattr(np, "_core", None) or np.core  # (numpy 1: np.core)
+    set_hugepage = getattr(core.multiarray, "_set_madvise_hugepage", None)
+    if set_hugepage is None or "NUMPY_MADVISE_HUGEPAGE" in os.environ:
+        yield
+        return
+    previous = set_hugepage(False)
+    try:
+        yield
+    finally:
+        set_hugepage(previous)
+
+
 def release_memory() -> None:
     """Hand the memory Arrow freed back to the system. Its allocator keeps
     freed blocks for reuse, which after reading a large file can be as much
@@ -101,6 +124,7 @@ def use_lean_memory_pool() -> None:
         pass
 
 
+@small_pages()
 def load_file(path: Path, label: str | None = None
               ) -> tuple[pa.Table, pd.DataFrame, InputFile]:
     """Read and type one file: its events (in file order), its quarantined
@@ -185,6 +209,7 @@ FIXED_CATEGORIES = ("source_file", "event", "actor_role")
 NULLABLE_INT = ("seq", "seat", "die1", "die2", "total", "source_line")
 
 
+@small_pages()
 def order_events(table: pa.Table | list[pa.Table]) -> pd.DataFrame:
     """Group by table and order by seq; rows with the same seq keep input
     order, so a repeated seq replays in the order recorded. `source_order`
@@ -223,6 +248,8 @@ def order_events(table: pa.Table | list[pa.Table]) -> pd.DataFrame:
                                                                 validate=False), copy=False)
         elif name in NULLABLE_INT:
             columns[name] = pd.Series(_int64(col, order), copy=False)
+        elif pa.types.is_float64(col.type):
+            columns[name] = pd.Series(_float64(col, order), copy=False)
         elif pa.types.is_string(col.type):
             if order is not None:
                 col = col.take(pa.array(order))
@@ -299,7 +326,7 @@ def _categorical(col, name: str) -> tuple[np.ndarray, pd.CategoricalDtype, pa.Ar
         lut = np.append(lut, -1).astype(dtype)  # (the extra -1: a chunk with no values)
         np.take(lut, _raw_indices(chunk), out=codes[a:b], mode="clip")
         if chunk.null_count:
-            np.copyto(codes[a:b], -1, where=~_valid(chunk))
+            where_valid(codes[a:b], valid_rows(chunk), -1, out=codes[a:b])
         a = b
     fixed = {"event": schema.EVENTS, "actor_role": schema.ROLES}.get(name)
     if fixed is not None:
@@ -316,17 +343,6 @@ def _categorical(col, name: str) -> tuple[np.ndarray, pd.CategoricalDtype, pa.Ar
         codes = _recode(codes, rank, _code_dtype(len(held)))
         values = values.take(pa.array(held))
     return codes, _categories(values), values
-
-
-def _valid(arr: pa.Array) -> np.ndarray:
-    """Per row: not null (the validity bitmap unpacked, no Arrow kernel)."""
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.indices
-    if arr.buffers()[0] is None:
-        return np.full(len(arr), not arr.null_count)
-    bits = np.frombuffer(arr.buffers()[0], dtype=np.uint8)
-    return np.unpackbits(bits, count=arr.offset + len(arr),
-                         bitorder="little")[arr.offset:].view(bool)
 
 
 def _categories(values: pa.Array) -> pd.CategoricalDtype:
@@ -349,12 +365,13 @@ def _recode(codes: np.ndarray, rank: np.ndarray, dtype: np.dtype,
 def _held_in_first_seen_order(codes: np.ndarray, count: int,
                               block: int = BLOCK_ROWS) -> np.ndarray:
     """The codes (0 to count-1; -1 missing) rows hold, in the order rows
-    first hold them. Which are held is one cheap pass; their order is read
-    from the first rows only, in growing blocks, until the last one is met
-    (nearly always within the first few thousand rows)."""
+    first hold them: read in growing blocks until every code is met, often
+    within the first few thousand rows (a pass first counting which codes
+    are held, to stop at the last, cost more than it saved: a log of many
+    tables, players or dice meets its last ones near its end anyway)."""
     found = np.zeros(count + 1, dtype=bool)  # the last: -1, a missing row
     found[count] = True
-    order, a, step, wanted, counted = [], 0, 4096, count, False
+    order, a, step, wanted = [], 0, 4096, count
     while wanted and a < len(codes):
         new = pd.unique(codes[a:a + step])
         new = new[~found[new]]
@@ -363,41 +380,82 @@ def _held_in_first_seen_order(codes: np.ndarray, count: int,
             order.append(new)
             wanted -= len(new)
         a += step
-        if wanted and not counted and a >= 1 << 16:
-            # Not every value met yet: which do the rows left hold at all
-            # (one pass), so the scan stops at the last of them.
-            seen = np.zeros(count + 1, dtype=bool)
-            for b in range(a, len(codes), block):
-                seen[codes[b:b + block]] = True
-            wanted, counted = int(np.count_nonzero(seen[:count] & ~found[:count])), True
         step = min(step * 2, block)
     return np.concatenate(order).astype(np.int64) if order else np.zeros(0, dtype=np.int64)
 
 
 def _int64(col, order: np.ndarray | None) -> pd.arrays.IntegerArray:
-    """An int64 column as pandas Int64, each chunk copied once into the
-    array the frame keeps (pandas' own conversion copies twice)."""
+    """An int64 column as pandas Int64: over the column's own memory where it
+    can be (see `_numbers`), else each chunk copied once into the array the
+    frame keeps (pandas' own conversion copies twice)."""
+    return pd.arrays.IntegerArray(*_numbers(col, np.int64, order), copy=False)
+
+
+def _float64(col, order: np.ndarray | None) -> np.ndarray:
+    """A float64 column as pandas holds it, NaN where null (as `to_pandas`
+    gives it)."""
+    values, missing = _numbers(col, np.float64, order, writes=True)
+    if missing.any():
+        values[missing] = np.nan
+    return values
+
+
+def _numbers(col, dtype, order: np.ndarray | None, writes: bool = False
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The values (anything where null) and the nulls of an int64 or float64
+    column, in `order` when given. The values are the column's own memory
+    when it holds them end to end and in order (a Parquet column as read,
+    typed slice by slice without a row set aside): 10M events are 76 MB a
+    column not copied, nor faulted in afresh. Else, and when the caller
+    `writes` into the values and there are nulls, each chunk is copied once."""
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     n = sum(len(c) for c in chunks)
-    values = np.empty(n, dtype=np.int64)
+    dtype = np.dtype(dtype)
+    arrow_type = pa.from_numpy_dtype(dtype)
+    chunks = [c if c.type == arrow_type else c.cast(arrow_type) for c in chunks]
+    nulls = any(c.null_count for c in chunks)
+    values = None if order is not None or (writes and nulls) else _in_place(chunks, dtype)
+    if values is None:
+        values = np.empty(n, dtype=dtype)
+        a = 0
+        for chunk in chunks:
+            b = a + len(chunk)
+            buf = chunk.buffers()[1]
+            if buf is None or not len(chunk):
+                values[a:b] = 0
+            else:
+                values[a:b] = np.frombuffer(buf, dtype=dtype, count=len(chunk),
+                                            offset=chunk.offset * dtype.itemsize)
+            a = b
     missing = np.zeros(n, dtype=bool)
     a = 0
     for chunk in chunks:
         b = a + len(chunk)
-        if chunk.type != pa.int64():
-            chunk = chunk.cast(pa.int64())
-        buf = chunk.buffers()[1]
-        if buf is None or not len(chunk):
-            values[a:b] = 0
-        else:
-            values[a:b] = np.frombuffer(buf, dtype=np.int64, count=len(chunk),
-                                        offset=chunk.offset * 8)
         if chunk.null_count:
-            np.logical_not(_valid(chunk), out=missing[a:b])
+            np.logical_not(valid_rows(chunk), out=missing[a:b])
         a = b
     if order is not None:
         values, missing = values.take(order), missing.take(order)
-    return pd.arrays.IntegerArray(values, missing, copy=False)
+    return values, missing
+
+
+def _in_place(chunks: list[pa.Array], dtype: np.dtype) -> np.ndarray | None:
+    """The chunks' values as one writable numpy array over their own memory
+    (which the array keeps alive), when they lie end to end in one mutable
+    buffer; else None."""
+    if not chunks:
+        return None
+    first = chunks[0].buffers()[1]
+    if first is None or not first.is_mutable:
+        return None
+    end = chunks[0].offset
+    for chunk in chunks:
+        buf = chunk.buffers()[1]
+        if buf is None or buf.address != first.address or chunk.offset != end:
+            return None
+        end += len(chunk)
+    start = chunks[0].offset
+    return np.frombuffer(first, dtype=dtype, count=end - start, offset=start * dtype.itemsize)
 
 
 def _flat(col) -> pa.Array:
@@ -448,12 +506,17 @@ def _in_order(ranks: np.ndarray, codes: np.ndarray, seq: pa.ChunkedArray,
               block: int = 1 << 20) -> bool:
     """Whether the rows (table rank `ranks[codes]`, `seq`, no nulls) are in
     (table, seq) order: a block of rows at a time, so a large log is checked
-    without temporaries as long as itself."""
+    without temporaries as long as itself. Codes are compared as they are
+    when they rank as they are (table ids first met in sorted order), and
+    `seq` is read in place when it lies in one piece of memory."""
     n = len(codes)
+    same = (ranks == np.arange(len(ranks))).all()
+    whole = _in_place(seq.chunks, np.dtype(np.int64)) if seq.type == pa.int64() else None
     for a in range(0, n, block):
         lo = max(a - 1, 0)  # one row of overlap with the block before
-        rank = ranks[codes[lo:a + block]]
-        seqs = _flat(seq.slice(lo, a + block - lo)).to_numpy(zero_copy_only=False)
+        rank = codes[lo:a + block] if same else ranks[codes[lo:a + block]]
+        seqs = whole[lo:a + block] if whole is not None else \
+            _flat(seq.slice(lo, a + block - lo)).to_numpy(zero_copy_only=False)
         step_rank, step_seq = rank[1:] - rank[:-1], seqs[1:] >= seqs[:-1]
         if not ((step_rank > 0) | ((step_rank == 0) & step_seq)).all():
             return False

@@ -143,14 +143,20 @@ def _read_bytes(path: Path) -> bytes:
 def read_log(path: Path) -> RawLog:
     """Read one file; raise LogFileError when it cannot be a log."""
     fmt = log_format(path)
+    whole = None  # a plain text file's bytes: read once, hashed as read
     try:
-        digest = sha256_of(path)
+        if fmt == "parquet" or path.name.lower().endswith(".gz"):
+            digest = sha256_of(path)
+        else:
+            whole = path.read_bytes()
+            digest = hashlib.sha256(whole).hexdigest()
     except OSError as exc:
         raise LogFileError(path, f"cannot be read: {exc.strerror or exc}") from None
     if fmt == "parquet":
         table, lines, rejected = _read_parquet(path)
     else:
-        data = _utf8(path, _read_bytes(path))
+        data = _utf8(path, _read_bytes(path) if whole is None else whole)
+        del whole
         if not data or data.isspace():  # (not data.strip(): no copy of a large file)
             raise LogFileError(path, "the file is empty")
         if fmt == "csv":
@@ -378,18 +384,26 @@ def _read_csv(path: Path, data: bytes):
         collected.append((row.number, row.text, row.expected_columns, row.actual_columns))
         return "skip"
 
-    def parse(threads: bool) -> pa.Table:
+    def parse() -> pa.Table:
         return pa_csv.read_csv(
             io.BytesIO(data),
-            read_options=pa_csv.ReadOptions(use_threads=threads, column_names=names,
-                                            skip_rows=header_lines, block_size=1 << 24),
+            # One thread: with line breaks allowed in quoted values, Arrow
+            # finds where blocks start on one thread anyway, and parsing on
+            # more cost more CPU time (10M events: 9 s against 7.5 s), more
+            # memory and, on two cores, more wall time; it also numbers every
+            # bad record. Small blocks: their buffers are reused, not faulted
+            # in afresh (4 MB: 0.7 s of kernel time fewer than 16 MB).
+            read_options=pa_csv.ReadOptions(use_threads=False, column_names=names,
+                                            skip_rows=header_lines, block_size=CSV_BLOCK_BYTES),
             parse_options=pa_csv.ParseOptions(newlines_in_values=True,
                                               ignore_empty_lines=False,
                                               invalid_row_handler=on_invalid),
             convert_options=pa_csv.ConvertOptions(
                 column_types={n: _CSV_DICTIONARY if n in CSV_DICTIONARY_COLUMNS else pa.string()
                               for n in names},
-                strings_can_be_null=False, quoted_strings_can_be_null=False,
+                # An empty cell read as null (quoted, as "": made null below):
+                # read as "", it would be hashed into every block's dictionary.
+                strings_can_be_null=True, null_values=[""], quoted_strings_can_be_null=False,
                 check_utf8=False,  # a cell that is not UTF-8 quarantines its row only
             ),
         )
@@ -401,10 +415,7 @@ def _read_csv(path: Path, data: bytes):
     if marked:
         data = data.decode("utf-8", _MARK_ERRORS).encode("utf-8")
     try:
-        table = parse(True)
-        if collected and any(c[0] is None for c in collected):
-            collected.clear()
-            table = parse(False)  # single-threaded parsing numbers the bad records
+        table = parse()
     except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
         raise LogFileError(path, f"not parseable as CSV: {_arrow_message(exc)}") from None
     if marked:
@@ -416,38 +427,81 @@ def _read_csv(path: Path, data: bytes):
     n_valid = table.num_rows
     total_records = n_valid + len(bad_records)
     all_records = np.arange(header_lines + 1, total_records + header_lines + 1, dtype=np.int64)
-    valid_records = np.setdiff1d(all_records, np.asarray(bad_records, dtype=np.int64),
-                                 assume_unique=True)[:n_valid]
+    valid_records = all_records[:n_valid] if not bad_records else np.setdiff1d(
+        all_records, np.asarray(bad_records, dtype=np.int64), assume_unique=True)[:n_valid]
     # Records holding quoted newlines, valid or not, push later physical lines down.
-    extra = np.zeros(n_valid, dtype=np.int64)
+    extra = None
     for name in names if b'"' in data else ():  # only a quoted value holds a line break
         col = table.column(name)
-        if _any_value(col, lambda v: pc.any(pc.match_substring(v, "\n")).as_py()):
-            extra += per_row(col, lambda v: pc.count_substring(v, "\n").to_numpy(
-                zero_copy_only=False), 0)
+        if _any_value(col, _holds_line_break):
+            breaks = per_row(col, lambda v: pc.fill_null(pc.count_substring(v, "\n"), 0)
+                             .to_numpy(zero_copy_only=False), 0)
+            extra = breaks if extra is None else extra + breaks
     collected.sort(key=lambda c: c[0] or 0)
-    numbers = np.concatenate([valid_records, np.asarray(bad_records, dtype=np.int64)])
-    extras = np.concatenate([extra, np.asarray([c[1].count("\n") for c in collected],
-                                               dtype=np.int64)])
-    order = np.argsort(numbers, kind="stable")
-    shift = np.empty_like(extras)
-    shift[order] = np.cumsum(extras[order]) - extras[order]  # line breaks before each record
-    lines = valid_records + shift[:n_valid]
-    for (number, text, expected, actual), moved in zip(collected, shift[n_valid:].tolist()):
+    bad_extras = [c[1].count("\n") for c in collected]
+    if extra is None and not any(bad_extras):  # (nearly always) every record one line
+        lines, shift = valid_records, [0] * len(collected)
+    else:
+        numbers = np.concatenate([valid_records, np.asarray(bad_records, dtype=np.int64)])
+        extras = np.concatenate([np.zeros(n_valid, dtype=np.int64) if extra is None else extra,
+                                 np.asarray(bad_extras, dtype=np.int64)])
+        order = np.argsort(numbers, kind="stable")
+        moved = np.empty_like(extras)
+        moved[order] = np.cumsum(extras[order]) - extras[order]  # line breaks before each record
+        lines, shift = valid_records + moved[:n_valid], moved[n_valid:].tolist()
+    for (number, text, expected, actual), moved in zip(collected, shift):
         rejected.lines.append(int((number or 0) + moved))
         rejected.texts.append(_clip(text))
         rejected.reasons.append(f"row has {actual} cells, the header has {expected}")
     # Blank lines are not rows: drop records whose every cell is empty.
-    if n_valid and _maybe_blank(data):
-        nonblank = np.zeros(n_valid, dtype=bool)
-        for name in names:
-            nonblank |= per_row(table.column(name), lambda v: _np_bool(pc.not_equal(v, "")),
-                                False)
-        if not nonblank.all():
-            table = table.filter(pa.array(nonblank))
-            lines = lines[nonblank]
+    blank = _blank_records(table)
+    if len(blank):
+        nonblank = np.ones(n_valid, dtype=bool)
+        nonblank[blank] = False
+        table = table.filter(pa.array(nonblank))
+        lines = lines[nonblank]
     table = _empty_to_null(table)
     return table, lines, rejected
+
+
+def _blank_records(table: pa.Table) -> np.ndarray:
+    """The rows whose every cell is empty: those of the first column, then of
+    those the ones empty in the next column, and so on (a whole column is
+    looked at once, the others at the few rows left)."""
+    rows = None
+    for name in table.column_names:
+        col = table.column(name)
+        if rows is not None:
+            if not len(rows):
+                break
+            col = col.take(pa.array(rows))
+        empty = per_row(col, lambda v: pc.fill_null(pc.equal(v, ""), True).to_numpy(
+            zero_copy_only=False), True)  # (a null cell, were there one, counts as empty)
+        rows = np.flatnonzero(empty) if rows is None else rows[empty]
+    return np.zeros(0, dtype=np.int64) if rows is None else rows
+
+
+def _holds_line_break(text: pa.Array) -> bool:
+    """Whether any value of a text array holds a line break: its bytes
+    searched as one (Arrow's search value by value takes five times longer)."""
+    if not len(text) or text.null_count == len(text):
+        return False
+    offsets, data = text_offsets_and_bytes(text)
+    return data is not None and \
+        _LINE_BREAK.search(data[int(offsets[0]):int(offsets[-1])]) is not None
+
+
+_LINE_BREAK = re.compile(b"\n")
+
+
+def text_offsets_and_bytes(text: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
+    """A (plain) text array's value offsets, one more than it has values, and
+    its bytes (None when it has none), as numpy without a copy."""
+    width = 8 if pa.types.is_large_string(text.type) else 4
+    offsets = np.frombuffer(text.buffers()[1], dtype=np.int64 if width == 8 else np.int32,
+                            count=len(text) + 1, offset=text.offset * width)
+    data = text.buffers()[2]
+    return offsets, None if data is None else np.frombuffer(data, dtype=np.uint8)
 
 
 def _header_end(data: bytes) -> int:
@@ -520,30 +574,13 @@ def _unmarked_text(col: pa.Array) -> pa.Array:
     return col
 
 
-#: A line that may be a record of empty cells (only commas and quotes): the
-#: first line, or one after a line break (two patterns: one starting with the
-#: literal line break is scanned for quickly, `(?:\A|\n)` was tried at every byte).
-_MAYBE_BLANK_FIRST = re.compile(rb'[",\r]*(?:\n|\Z)')
-_MAYBE_BLANK_NEXT = re.compile(rb'\n[",\r]*(?:\n|\Z)')
-
-
-def _maybe_blank(data: bytes) -> bool:
-    """Whether any line of `data` (trailing line breaks aside) may be a record
-    of empty cells."""
-    if data[:1] not in (b",", b'"', b"\r", b"\n", b"") and not any(
-            pair in data for pair in (b"\n,", b'\n"', b"\n\r", b"\n\n")):
-        return False  # no line starts as a blank one would
-    end = len(data)
-    while end and data[end - 1] in b"\r\n":
-        end -= 1
-    return bool(_MAYBE_BLANK_FIRST.match(data, 0, end) or _MAYBE_BLANK_NEXT.search(data, 0, end))
-
-
 #: CSV columns read as dictionaries: few distinct values each, so every later
 #: step (empty cells, line breaks, UTF-8 and size checks, typing) looks at
 #: each distinct value once. `seq` and `ts` are nearly all distinct.
 CSV_DICTIONARY_COLUMNS = frozenset(COLUMN_NAMES) - {"seq", "ts"}
 _CSV_DICTIONARY = pa.dictionary(pa.int32(), pa.string())
+#: Bytes of CSV parsed at a time (see `_read_csv`).
+CSV_BLOCK_BYTES = 1 << 22
 
 
 def _np_bool(mask) -> np.ndarray:
@@ -565,7 +602,9 @@ def _empty_to_null(table: pa.Table) -> pa.Table:
     cols = []
     for col in table.columns:
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-            col = pc.if_else(pc.equal(col, ""), pa.scalar(None, col.type), col)
+            empty = pc.equal(col, "")
+            if pc.any(empty).as_py():  # (seq and ts: nearly never; not copied then)
+                col = pc.if_else(empty, pa.scalar(None, col.type), col)
         elif pa.types.is_dictionary(col.type):
             col = pa.chunked_array([_dictionary_empty_to_null(c) for c in col.chunks], col.type)
         cols.append(col)
@@ -730,6 +769,10 @@ def _text_columns(source) -> list[str]:
     return [f.name for f in schema if _is_text_type(f.type)]
 
 
+#: Whether a Parquet column is decoded on Arrow's thread pool (see `_parquet_columns`).
+PARQUET_THREADS = True
+
+
 def _parquet_columns(pf: pq.ParquetFile, names: list[str]) -> pa.Table:
     """The file's columns one at a time: a large file is read with a
     column's worth of memory to spare, not the whole table's (every row
@@ -739,7 +782,7 @@ def _parquet_columns(pf: pq.ParquetFile, names: list[str]) -> pa.Table:
     dictionary column's pieces each have their own dictionary)."""
     if pf.metadata.num_row_groups <= 1 or not names:
         return pf.read(use_threads=False)
-    columns = [pf.read(columns=[name], use_threads=False).column(0) for name in names]
+    columns = [pf.read(columns=[name], use_threads=PARQUET_THREADS).column(0) for name in names]
     return pa.table(columns, names=names)
 
 
