@@ -31,6 +31,7 @@ benchmarks/results.json). Nothing here is a test: timings are never asserted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import os
@@ -110,21 +111,28 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
     from auditor.report.provenance import provenance
     from auditor.rules.ruleset import load_ruleset
 
+    try:
+        from auditor.logs.load import small_pages  # as `auditor check` does
+    except ImportError:  # an older checkout
+        small_pages = contextlib.nullcontext
+
     timings: dict[str, float] = {}
     ruleset = load_ruleset(ruleset_ref)
-    try:
-        from auditor.engine import run_audit
-    except ImportError:  # an older checkout: the single-process audit, staged here
-        result = _audit_staged(path, ruleset, timings)
-    else:
-        # (an older checkout's run_audit has no html_digest)
-        extra = {"html_digest": "html" in reports} \
-            if "html_digest" in inspect.signature(run_audit).parameters else {}
-        result = run_audit([path], ruleset, jobs=jobs, engine=engine, timings=timings, **extra)
-    start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as out:
-        write_reports(result, provenance(result), Path(out), reports)
-    timings["report"] = time.perf_counter() - start
+    with small_pages():
+        try:
+            from auditor.engine import run_audit
+        except ImportError:  # an older checkout: the single-process audit, staged here
+            result = _audit_staged(path, ruleset, timings)
+        else:
+            # (an older checkout's run_audit has no html_digest)
+            extra = {"html_digest": "html" in reports} \
+                if "html_digest" in inspect.signature(run_audit).parameters else {}
+            result = run_audit([path], ruleset, jobs=jobs, engine=engine, timings=timings,
+                               **extra)
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory() as out:
+            write_reports(result, provenance(result), Path(out), reports)
+        timings["report"] = time.perf_counter() - start
     own = resource.getrusage(resource.RUSAGE_SELF)
     try:
         from auditor.game.replay import COMPILED

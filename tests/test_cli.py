@@ -180,3 +180,38 @@ def test_folder_is_searched_recursively(tmp_path):
     (tmp_path / "night" / "notes.txt").write_text("not a log")
     res = run("check", tmp_path / "night", "-r", "nz-1996", "--out", tmp_path / "o")
     assert res.exit_code == 0 and "Audited 1 file(s)" in res.output
+
+
+def test_the_audit_and_its_reports_ask_for_small_pages_and_put_the_hint_back(
+        tmp_path, monkeypatch):
+    """numpy's transparent-huge-page hint is off while `auditor check` audits
+    and writes its reports (faulting huge pages in cost more kernel time than
+    it saved), and is as it was afterwards; NUMPY_MADVISE_HUGEPAGE, when
+    set, is left to decide."""
+    import numpy as np
+
+    from auditor.report import formats
+
+    multiarray = np._core.multiarray
+    monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
+    seen = []
+    real = formats.write_reports
+
+    def spy(*args, **kwargs):
+        seen.append(multiarray._get_madvise_hugepage())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("auditor.cli.check_cmd.write_reports", spy)
+    before = multiarray._set_madvise_hugepage(True)
+    try:
+        res = run("check", _lawful(tmp_path), "--ruleset", "nz-table-games", "--out",
+                  tmp_path / "out")
+        assert res.exit_code == 0, res.output
+        assert seen == [False] and multiarray._get_madvise_hugepage() is True
+        monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", "1")
+        res = run("check", _lawful(tmp_path), "--ruleset", "nz-table-games", "--out",
+                  tmp_path / "out2")
+        assert res.exit_code == 0, res.output
+        assert seen == [False, True]
+    finally:
+        multiarray._set_madvise_hugepage(before)

@@ -15,7 +15,7 @@ from auditor.codes import SEVERITIES
 from auditor.engine import ENGINES, EngineError, check_engine, run_audit
 from auditor.engine.stream import load_with_progress
 from auditor.findings import finalize
-from auditor.logs.load import load_logs
+from auditor.logs.load import load_logs, small_pages
 from auditor.report.atomic import commit_together
 from auditor.report.baseline import load_accepted, verdict
 from auditor.report.formats import FORMATS, check_out_dir, write_reports
@@ -86,22 +86,24 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
     progress = Progress(quiet=quiet)
     progress.start()
     try:
-        with _engine_errors(progress):
-            if family:  # each version audits its own table sessions: loaded at once
-                logs = load_with_progress(list(paths), progress)
-                audit = functools.partial(run_audit, jobs=jobs, progress=progress)
-                result = audit_family(logs, family, audit)
-            else:
-                result = run_audit(list(paths), ruleset, jobs=jobs, engine=engine,
-                                   scheduler=scheduler, progress=progress,
-                                   html_digest="html" in formats)
-        meta = provenance(result, stamp=stamp)
-        triage = accepted.triage(result.findings)
-        meta["statuses"] = triage.as_meta()
-        meta["verdict"] = verdict(result.findings, triage.status, fail_on)
-        progress.stage("writing")
-        with commit_together():  # every report file in place, or none, before the summary
-            written = write_reports(result, meta, Path(out_dir), formats)
+        # Fresh memory in small pages, the audit and its reports (see small_pages).
+        with small_pages():
+            with _engine_errors(progress):
+                if family:  # each version audits its own table sessions: loaded at once
+                    logs = load_with_progress(list(paths), progress)
+                    audit = functools.partial(run_audit, jobs=jobs, progress=progress)
+                    result = audit_family(logs, family, audit)
+                else:
+                    result = run_audit(list(paths), ruleset, jobs=jobs, engine=engine,
+                                       scheduler=scheduler, progress=progress,
+                                       html_digest="html" in formats)
+            meta = provenance(result, stamp=stamp)
+            triage = accepted.triage(result.findings)
+            meta["statuses"] = triage.as_meta()
+            meta["verdict"] = verdict(result.findings, triage.status, fail_on)
+            progress.stage("writing")
+            with commit_together():  # every report file in place, or none, before the summary
+                written = write_reports(result, meta, Path(out_dir), formats)
     finally:
         progress.finish()
     failing = meta["verdict"]["failing"]  # new findings only
