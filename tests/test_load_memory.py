@@ -1,0 +1,157 @@
+"""How loading uses memory: numpy's huge-page hint is off while a log is
+read, typed and ordered (whichever engine does it) and put back after,
+whatever happens, unless the environment chose it; a number column held end
+to end in one Arrow buffer becomes the frame's column without a copy, and
+anything else is copied."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from builder import lawful_table
+
+from auditor.logs import load as load_module
+from auditor.logs.load import _float64, _int64, _numbers, load_logs, small_pages
+from auditor.logs.reader import LogFileError
+from auditor.logs.schema import COLUMN_NAMES
+
+_set_hugepage = (getattr(np, "_core", None) or np.core).multiarray._set_madvise_hugepage
+
+
+def _hugepage() -> bool:
+    """numpy's current huge-page hint (read by setting it and back)."""
+    now = _set_hugepage(True)
+    _set_hugepage(now)
+    return now
+
+
+@pytest.fixture
+def hugepage_on(monkeypatch):
+    monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
+    before = _set_hugepage(True)
+    yield
+    _set_hugepage(before)
+
+
+def _log(tmp_path, name="log.parquet"):
+    b = lawful_table()
+    for _ in range(3):
+        b.play(2, 3, 4, settlements=[(s, "pass", "win", 10) for s in (2, 5)])
+    rows = [{k: r.get(k) for k in COLUMN_NAMES} for r in b.rows]
+    path = tmp_path / name
+    pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=7)
+    return path
+
+
+def _watched(monkeypatch) -> list[tuple[str, bool]]:
+    """The hint as typing and ordering found it."""
+    seen = []
+    for name in ("coerce", "_event_order"):
+        real = getattr(load_module, name)
+
+        def watch(*args, real=real, name=name):
+            seen.append((name, _hugepage()))
+            return real(*args)
+        monkeypatch.setattr(load_module, name, watch)
+    return seen
+
+
+def test_no_huge_pages_while_loading_and_put_back_after(tmp_path, hugepage_on, monkeypatch):
+    seen = _watched(monkeypatch)
+    load_logs([_log(tmp_path)], on_file=lambda f: seen.append(("on_file", _hugepage())))
+    assert seen == [("coerce", False), ("on_file", True), ("_event_order", False)]
+    assert _hugepage() is True
+    _set_hugepage(False)
+    load_logs([_log(tmp_path)])
+    assert _hugepage() is False
+
+
+def test_no_huge_pages_for_engines_loading_file_by_file(tmp_path, hugepage_on, monkeypatch):
+    seen = _watched(monkeypatch)
+    events, _, _ = load_module.load_file(_log(tmp_path))
+    load_module.order_events(events)
+    assert seen == [("coerce", False), ("_event_order", False)]
+    assert _hugepage() is True
+
+
+def test_hint_put_back_when_loading_fails(tmp_path, hugepage_on):
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"not parquet at all")
+    with pytest.raises(LogFileError):
+        load_logs([bad])
+    assert _hugepage() is True
+    with pytest.raises(RuntimeError), small_pages():
+        assert _hugepage() is False
+        raise RuntimeError
+    assert _hugepage() is True
+
+
+def test_environment_choice_stands(tmp_path, hugepage_on, monkeypatch):
+    monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", "1")
+    seen = _watched(monkeypatch)
+    load_logs([_log(tmp_path)])
+    assert seen == [("coerce", True), ("_event_order", True)]
+
+
+def _pieces(values: np.ndarray, cuts: list[int], nulls=()) -> pa.ChunkedArray:
+    """One Arrow array cut into slices: pieces end to end in one buffer."""
+    mask = np.zeros(len(values), dtype=bool)
+    mask[list(nulls)] = True
+    whole = pa.array(values, mask=mask if len(nulls) else None)
+    bounds = [0, *cuts, len(values)]
+    return pa.chunked_array([whole.slice(a, b - a) for a, b in pairwise(bounds)])
+
+
+def test_numbers_in_one_buffer_are_not_copied():
+    col = _pieces(np.arange(10, dtype=np.int64) * 3, [4, 7], nulls=[5])
+    values, missing = _numbers(col, np.int64, None)
+    buf = col.chunk(0).buffers()[1]
+    assert values.__array_interface__["data"][0] == buf.address
+    assert values.flags.writeable
+    assert list(missing) == [i == 5 for i in range(10)]
+    ints = _int64(col, None)
+    assert ints.tolist() == [0, 3, 6, 9, 12, pd.NA, 18, 21, 24, 27]
+
+
+def test_numbers_copied_when_not_in_one_piece_or_reordered():
+    a = _pieces(np.arange(6, dtype=np.int64), [3])
+    joined = pa.chunked_array(a.chunks[:1] + pa.chunked_array([np.arange(3, 6)]).chunks)
+    for col, order in ((joined, None), (a, np.array([5, 4, 3, 2, 1, 0]))):
+        values, _ = _numbers(col, np.int64, order)
+        for chunk in col.chunks:
+            assert not np.shares_memory(values, np.frombuffer(chunk.buffers()[1], np.int64))
+        assert list(values) == (list(range(6)) if order is None else list(range(5, -1, -1)))
+
+
+def test_read_only_memory_is_copied():
+    data = np.arange(4, dtype=np.int64)
+    data.flags.writeable = False
+    col = pa.Array.from_buffers(pa.int64(), 4, [None, pa.py_buffer(data)])
+    values, _ = _numbers(pa.chunked_array([col]), np.int64, None)
+    assert values.flags.writeable and not np.shares_memory(values, data)
+
+
+def test_floats_null_as_nan_without_touching_the_column():
+    col = _pieces(np.array([1.5, 2.0, -3.0, 4.25]), [2], nulls=[1])
+    before = np.frombuffer(col.chunk(0).buffers()[1], np.float64, count=4).copy()
+    got = _float64(col, None)
+    assert np.isnan(got[1]) and list(got[[0, 2, 3]]) == [1.5, -3.0, 4.25]
+    assert np.array_equal(np.frombuffer(col.chunk(0).buffers()[1], np.float64, count=4), before)
+    expected = col.to_pandas().to_numpy()
+    assert np.array_equal(got, expected, equal_nan=True)
+
+
+def test_frame_from_parquet_columns_as_read(tmp_path, monkeypatch):
+    """Typed a row group at a time (slices of columns read whole), with and
+    without a row set aside: the same frame as typed in one piece."""
+    path = _log(tmp_path)
+    whole = load_logs([path]).events
+    monkeypatch.setattr(load_module, "SLICE_ROWS", 7)
+    sliced = load_logs([path]).events
+    pd.testing.assert_frame_equal(whole, sliced, check_exact=True)
+    sliced["seq"].array[0] = 99  # the frame's columns can be written to
