@@ -13,15 +13,18 @@ The loop is the audit's hot path and is kept lean on purpose:
 - everything that can be worked out per distinct value is worked out once,
   vectorised, before the loop: event codes index a list of handlers (one
   method per event type), dice lists are split once per distinct text, bet
-  names parsed once per distinct bet, line-bet decisions looked up in a table
-  built once per (point, total);
-- the per-row inputs are turned into Python lists a chunk of rows at a time,
-  so memory stays flat however long the log;
+  names parsed once per distinct bet into integer keys, what a roll does to
+  each key looked up in a table built once per (point, total);
+- the per-row inputs reach the loop as integer arrays (text as codes into
+  the distinct values) a chunk of rows at a time, so memory stays flat
+  however long the log;
+- the wagers (`Wagers`) and what a roll decided (`Decided`) are integer
+  arrays, kept in the orders the settlement matching depends on; a roll's
+  decision can be undone (no roll, cocked die, ruling) by copying a few
+  integers back;
 - state written on few rows (`SPARSE_COLUMNS`) is appended to growing arrays,
   never to a column as long as the log;
-- a roll's decision can be undone (no roll, cocked die, ruling): the wagers
-  are snapshotted copy-on-write, so only a seat whose wagers change is copied;
-- the dense state is recorded only where it changes;
+- the dense state is recorded only where it changes, and kept so (`Steps`);
 - the module is compiled by Cython at install time (`setup.py`), with the C
   types of `replay.pxd`; this file stays the one source, and runs as it is
   where nothing could be compiled (`COMPILED` says which runs).
@@ -676,14 +679,22 @@ class _Inputs:
         self.positions = {name: np.arange(len(values), dtype=np.int64) for name, values in (
             ("role", self.roles), ("outcome", self.outcomes), ("dice", self.dice),
             ("bet", self.bet_key))}
+        self.buffers = {name: np.empty(min(CHUNK_ROWS, len(self.event)), dtype=np.int64)
+                        for name in (*self.codes, "event")}
 
     def chunk(self, a: int, b: int) -> dict:
+        """Rows [a, b) (at most CHUNK_ROWS). The codes are written into the
+        same arrays chunk after chunk: arrays made afresh each time would be
+        memory the kernel zeroes again each time (the previous chunk's
+        replay is over when the next is asked for)."""
         out = {name: col.iloc[a:b].to_numpy(dtype=np.int64, na_value=0)
                for name, col in self.ints.items()}
         for name, codes in self.codes.items():
             # (an index of `positions` is itself, but -1: the last position)
-            out[name] = self.positions[name].take(codes[a:b])
-        out["event"] = self.event[a:b].astype(np.int64)
+            out[name] = self.positions[name].take(codes[a:b], out=self.buffers[name][:b - a],
+                                                  mode="wrap")
+        out["event"] = self.buffers["event"][:b - a]
+        np.copyto(out["event"], self.event[a:b], casting="unsafe")
         return out if COMPILED else {name: values.tolist() for name, values in out.items()}
 
     def value(self, name: str, row: int):
