@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from builder import append_broken_rows, report_bytes
@@ -13,7 +14,7 @@ from click.testing import CliRunner
 
 from auditor.cli import main
 from auditor.engine import EngineError, run_audit
-from auditor.engine.split import balance, quarantine_groups, split_logs
+from auditor.engine.split import balance, contiguous, quarantine_groups, split_logs
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
 from auditor.rules.ruleset import load_ruleset
@@ -86,6 +87,22 @@ def test_balance_is_deterministic_and_fills_every_group():
     assert balance(sizes, 2) == [["T1", "T4", "T5"], ["T2", "T3"]]
     assert balance(sizes, 9) == [["T1"], ["T2"], ["T3"], ["T4"], ["T5"]]
     assert balance(sizes, 1) == [sorted(sizes)]
+
+
+def test_contiguous_groups_cut_nearest_each_share_and_fill_every_group():
+    assert contiguous([50, 40, 30, 20, 10], 2) == [range(2), range(2, 5)]
+    assert contiguous([10, 10, 10, 10], 2) == [range(2), range(2, 4)]
+    assert contiguous([100, 1, 1], 3) == [range(1), range(1, 2), range(2, 3)]
+    assert contiguous([5, 5], 9) == [range(1), range(1, 2)]
+    assert contiguous([5, 5, 5], 1) == [range(3)]
+
+
+def test_groups_are_slices_of_the_loaded_rows_not_copies(logs_dir):
+    logs = load_logs([logs_dir])
+    first, second = split_logs(logs, 2)
+    column = logs.events["seq"].array._data
+    assert np.shares_memory(first.events["seq"].array._data, column)
+    assert np.shares_memory(second.events["seq"].array._data, column)
 
 
 def test_orphan_quarantined_rows_go_to_the_first_group():
