@@ -150,6 +150,17 @@ def valid_rows(arr: pa.Array) -> np.ndarray:
     return np.unpackbits(bits, count=skip + len(arr), bitorder="little")[skip:].view(bool)
 
 
+def raw_values(arr: pa.Array, dtype=None) -> np.ndarray:
+    """A fixed-width array's values as numpy over its own buffer, without a
+    copy (a null row's value is whatever the buffer holds); `dtype` reads the
+    bits as another type of the same width."""
+    dtype = np.dtype(dtype or arr.type.to_pandas_dtype())
+    buf = arr.buffers()[1]
+    if buf is None or not len(arr):
+        return np.zeros(len(arr), dtype=dtype)
+    return np.frombuffer(buf, dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+
+
 def where_valid(values: np.ndarray, valid: np.ndarray, other: int,
                 out: np.ndarray | None = None) -> np.ndarray:
     """`values` where `valid`, else `other`, into `out` (a new array when not
@@ -258,8 +269,7 @@ def _taken_words(per_value: pa.Array, codes: np.ndarray) -> pa.Array:
     words = np.zeros(n + 1, dtype=np.int64)  # (the bits of any 64-bit value)
     valid = np.zeros(n + 1, dtype=bool)
     if n and per_value.null_count < n:
-        words[:n] = np.frombuffer(per_value.buffers()[1], dtype=np.int64, count=n,
-                                  offset=per_value.offset * 8)
+        words[:n] = raw_values(per_value, np.int64)
         valid[:n] = valid_rows(per_value)
     row_valid = valid.take(codes)
     values = words.take(codes)
@@ -366,9 +376,7 @@ def _codes(indices: pa.Array, null_code: int) -> np.ndarray:
     """Int32 dictionary indices as numpy, `null_code` for a null row."""
     if not indices.null_count:
         return indices.to_numpy(zero_copy_only=False)
-    raw = np.frombuffer(indices.buffers()[1], dtype=np.int32, count=len(indices),
-                        offset=indices.offset * 4)
-    return where_valid(raw, valid_rows(indices), null_code)
+    return where_valid(raw_values(indices), valid_rows(indices), null_code)
 
 
 def _int_column(name: str, col, problems: _Problems, n: int) -> pa.Array:

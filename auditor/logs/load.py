@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from auditor.logs import schema
-from auditor.logs.coerce import coerce, valid_rows, where_valid
+from auditor.logs.coerce import coerce, raw_values, valid_rows, where_valid
 from auditor.logs.reader import RawLog, RawRejected, discover_logs, read_log
 
 
@@ -281,18 +281,6 @@ def _dictionary_chunks(col) -> list[pa.DictionaryArray]:
             for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col])]
 
 
-def _raw_indices(chunk: pa.DictionaryArray) -> np.ndarray:
-    """A dictionary chunk's indices as numpy, without a copy (a null row's
-    index is whatever the buffer holds)."""
-    indices = chunk.indices
-    dtype = np.dtype(indices.type.to_pandas_dtype())
-    buf = indices.buffers()[1]
-    if buf is None or not len(indices):
-        return np.zeros(len(indices), dtype=dtype)
-    return np.frombuffer(buf, dtype=dtype, count=len(indices),
-                         offset=indices.offset * dtype.itemsize)
-
-
 def _categorical(col, name: str) -> tuple[np.ndarray, pd.CategoricalDtype, pa.Array]:
     """A text column, plain or dictionary-encoded (one dictionary per chunk,
     with values no row holds, even repeated), as pandas categorical codes
@@ -324,7 +312,7 @@ def _categorical(col, name: str) -> tuple[np.ndarray, pd.CategoricalDtype, pa.Ar
     for chunk, lut in zip(chunks, luts):  # one gather per chunk; a null row -1
         b = a + len(chunk)
         lut = np.append(lut, -1).astype(dtype)  # (the extra -1: a chunk with no values)
-        np.take(lut, _raw_indices(chunk), out=codes[a:b], mode="clip")
+        np.take(lut, raw_values(chunk.indices), out=codes[a:b], mode="clip")
         if chunk.null_count:
             where_valid(codes[a:b], valid_rows(chunk), -1, out=codes[a:b])
         a = b
@@ -420,12 +408,7 @@ def _numbers(col, dtype, order: np.ndarray | None, writes: bool = False
         a = 0
         for chunk in chunks:
             b = a + len(chunk)
-            buf = chunk.buffers()[1]
-            if buf is None or not len(chunk):
-                values[a:b] = 0
-            else:
-                values[a:b] = np.frombuffer(buf, dtype=dtype, count=len(chunk),
-                                            offset=chunk.offset * dtype.itemsize)
+            values[a:b] = raw_values(chunk, dtype)
             a = b
     missing = np.zeros(n, dtype=bool)
     a = 0
