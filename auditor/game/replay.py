@@ -619,12 +619,14 @@ class Decided:
         self.size -= 1
 
 
-def _coded(column: pd.Series) -> tuple[np.ndarray, list]:
-    """Codes (-1 for nothing recorded) and the distinct values they index."""
+def _coded(column: pd.Series, parse=None, missing=None) -> tuple[np.ndarray, list]:
+    """Codes (-1 for nothing recorded) and the distinct values they index,
+    each through `parse` when given, then `missing` last (where -1 finds it)."""
     if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy(), list(column.cat.categories)
-    codes, uniques = pd.factorize(column.astype(object), use_na_sentinel=True)
-    return codes, list(uniques)
+        codes, values = column.cat.codes.to_numpy(), list(column.cat.categories)
+    else:
+        codes, values = pd.factorize(column.astype(object), use_na_sentinel=True)
+    return codes, [*(values if parse is None else map(parse, values)), missing]
 
 
 class _Inputs:
@@ -646,27 +648,18 @@ class _Inputs:
             .to_numpy(dtype=np.int64)
         self.table = _coded(events["table_id"])[0]
         self.ints = {name: events[name] for name in ("seat", "die1", "die2")}
-        self.rare = {}
-        for name in self.RARE:
-            codes, values = _coded(events[name])
-            self.rare[name] = (codes, _lut(values, None))
+        self.rare = {name: _coded(events[name]) for name in self.RARE}
         self.codes = {}
-        codes, values = _coded(events["actor_role"])
-        self.codes["role"] = codes
-        self.roles = [*values, None]
-        self.player = self.roles.index("player") if "player" in values else -2
-        codes, values = _coded(events["outcome"])
-        self.codes["outcome"] = codes
-        self.outcomes = [*values, None]
+        self.codes["role"], self.roles = _coded(events["actor_role"])
+        self.player = self.roles.index("player") if "player" in self.roles else -2
+        self.codes["outcome"], self.outcomes = _coded(events["outcome"])
         self.outcome_id = _ints(len(self.outcomes))  # as OUTCOMES, -1 for the rest
         for j, value in enumerate(self.outcomes):
             self.outcome_id[j] = OUTCOMES.index(value) if value in OUTCOMES else -1
-        codes, values = _coded(events["dice"])
-        self.codes["dice"] = codes
-        self.dice = [*(tuple(str(v).split(",")) for v in values), ()]
-        codes, values = _coded(events["bet"])
-        self.codes["bet"] = codes
-        bets = [_bet_info(str(v)) for v in values]
+        self.codes["dice"], self.dice = _coded(events["dice"],
+                                               lambda v: tuple(str(v).split(",")), ())
+        self.codes["bet"], values = _coded(events["bet"])
+        bets = [_bet_info(str(v)) for v in values[:-1]]
         self.decisions = _Decisions(bar, [key for _, _, key, tracked in bets if tracked])
         # Per distinct bet: its key (-1 for a bet the replay does not decide),
         # family and number.
@@ -701,15 +694,6 @@ class _Inputs:
         """The value of a `RARE` column at `row` (None if nothing recorded)."""
         codes, lut = self.rare[name]
         return lut[codes[row]]
-
-
-def _lut(values: list, missing) -> np.ndarray:
-    """An object array of `values` with `missing` last, so code -1 finds it."""
-    lut = np.empty(len(values) + 1, dtype=object)
-    for j, v in enumerate(values):
-        lut[j] = v
-    lut[len(values)] = missing
-    return lut
 
 
 # --- the replay ----------------------------------------------------------------
