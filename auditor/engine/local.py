@@ -32,6 +32,7 @@ from auditor.engine.split import split_logs, table_runs
 from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs
 from auditor.logs.reader import LogFileError, discover_logs
+from auditor.report import html_events
 from auditor.report.progress import NoProgress
 from auditor.rules.ruleset import Ruleset
 
@@ -132,7 +133,7 @@ def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: 
     progress.expect(tables=len(tables))
     with stage(timings, "checks"):
         findings = finalize(parts)
-    digest = stream.digest(results) if html_digest else None
+    digest = html_events.join([r.digest for r in results]) if html_digest else None
     return AuditResult(ruleset, stream.LazyLogs(list(paths), quarantine, inputs, digest),
                        findings, table_ids=tables)
 

@@ -293,11 +293,6 @@ def stage_progress(progress, events: int, tables: int):
     return on_stage
 
 
-def digest(results: list[BatchResult]) -> html_events.EventDigest:
-    """What the HTML report needs of every batch's events, as one."""
-    return html_events.join([r.digest for r in results])
-
-
 def merge(files: list[Path], results: list[BatchResult]
           ) -> tuple[list, pd.DataFrame, list[InputFile], list[str]]:
     """The batches' findings parts, and their quarantine, inputs and tables
