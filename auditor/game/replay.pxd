@@ -6,12 +6,14 @@ cimport cython
 from libc.stdint cimport int64_t
 
 cdef long WAGER_SETTLED, WAGER_PLACED, ROLL, DICE_COLLECTED, SETTLEMENT_COMPLETE, TOTAL_CALLED
-cdef long DICE_TO_SHOOTER, NEW, BOWL, OFFERED, SHOOTER, LAYOUT, OFF_TABLE, LOST, REMOVED
+cdef long DICE_TO_SHOOTER, DICE_OFFERED, DICE_TO_BOWL, DICE_SELECTED, DICE_ACCEPTED
+cdef long SHOOTER_RELINQUISH, DICE_INSPECTED, NEW, BOWL, OFFERED, SHOOTER, LAYOUT, OFF_TABLE, LOST, REMOVED
 cdef long PASS, DONT_PASS, COME, DONT_COME, WIN, LOSE, PUSH, NO_DECISION, TRAVEL, SEATS
 cdef long DECISION_ROWS
 
 cpdef long long bit(long seat)
 
+@cython.final
 cdef class IntBuffer:
     cdef public object array
     cdef int64_t[:] data
@@ -19,6 +21,7 @@ cdef class IntBuffer:
     cpdef append(self, int64_t value)
     cpdef int64_t last(self)
 
+@cython.final
 cdef class _Decisions:
     cdef public long bar, width
     cdef public tuple keys
@@ -27,6 +30,7 @@ cdef class _Decisions:
     @cython.locals(slot=cython.long, start=cython.long, j=cython.long)
     cpdef long row(self, long point, long total)
 
+@cython.final
 cdef class Wagers:
     cdef public long width, n_seats
     cdef int64_t[:] key_fam, order, present, held, key, count
@@ -48,6 +52,7 @@ cdef class Wagers:
     @cython.locals(m=cython.long, n=cython.long)
     cpdef long come_held(self, long s)
 
+@cython.final
 cdef class Decided:
     cdef public long size
     cdef int64_t[:] seat, fam, num, outcome
@@ -55,6 +60,7 @@ cdef class Decided:
     @cython.locals(j=cython.long)
     cpdef remove(self, long at)
 
+@cython.final
 cdef class Die:
     cdef public bint checked_use, failed, found
     cdef public list found_inspections, inspections
@@ -62,7 +68,9 @@ cdef class Die:
     cdef public int loc
     cdef public object serial
     cdef public long set_id
+    cpdef move(self, long where)
 
+@cython.final
 cdef class TableReplay:
     cdef public object out, inputs
     cdef public _Decisions decisions
@@ -75,6 +83,7 @@ cdef class TableReplay:
     cdef public Decided decided
     cdef public IntBuffer decision_rows, decision_totals, decision_seven_outs
     cdef public IntBuffer settle_rows, settle_decided_by, player_roll_rows
+    cdef public IntBuffer call_rows, call_totals, call_rolls
     cdef public list settle_expected, roll_dice
     cdef public IntBuffer roll_total, roll_point_before, roll_line_bet, roll_by_shooter
     cdef public IntBuffer roll_marker_off, roll_come_wagers, roll_other_line_bettors
@@ -110,8 +119,14 @@ cdef class TableReplay:
     cpdef put(self, str column, long row, value)
     cpdef check_seat(self, long i, long s)
     cpdef check_row_seat(self, long i, long k)
+    @cython.locals(dice=dict)
     cpdef note_never_received(self, long i, tuple d)
+    @cython.locals(dice=dict, die=Die, failed=list)
     cpdef note_failed(self, long i, tuple d)
+    @cython.locals(dice=dict, die=Die, out=list)
+    cpdef list not_at_table(self, tuple d)
+    @cython.locals(dice=dict, die=Die)
+    cpdef move_live(self, object d, long where)
     @cython.locals(d=Die)
     cpdef record_use(self, long row, tuple serials)
     @cython.locals(d=Decided, j=cython.long)
@@ -132,9 +147,19 @@ cdef class TableReplay:
     cpdef on_settlement_complete(self, long i, long k)
     @cython.locals(die=Die, d=tuple, dice=dict)
     cpdef on_dice_collected(self, long i, long k)
-    @cython.locals(die=Die)
+    @cython.locals(die=Die, d=tuple, dice=dict, size=cython.long, lost=cython.bint)
     cpdef on_dice_to_bowl(self, long i, long k)
     cpdef on_dice_to_shooter(self, long i, long k)
+    @cython.locals(die=Die, d=tuple, dice=dict)
+    cpdef on_dice_inspected(self, long i, long k)
+    @cython.locals(s=cython.long, d=tuple, live=set)
+    cpdef on_dice_offered(self, long i, long k)
+    @cython.locals(s=cython.long, d=tuple)
+    cpdef on_dice_selected(self, long i, long k)
+    @cython.locals(s=cython.long)
+    cpdef on_dice_accepted(self, long i, long k)
+    @cython.locals(s=cython.long, anchor=cython.long)
+    cpdef on_shooter_relinquish(self, long i, long k)
     @cython.locals(stick_rows=IntBuffer, total=IntBuffer, point=IntBuffer, any_wager=IntBuffer,
                    willing=IntBuffer, after_decision=IntBuffer, dice_used=list, die=Die, d=tuple,
                    dice=dict, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong,

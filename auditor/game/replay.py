@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import sys
 
 import numpy as np
 import pandas as pd
@@ -55,9 +56,11 @@ ROUND_START, ROUND_AFTER_RELINQUISH, ROUND_REPLACEMENT = 0, 1, 2
 LINE_KEYS = ("pass", "dont_pass")
 #: Codes of the events `TableReplay.run` calls directly (the most frequent).
 (WAGER_SETTLED, WAGER_PLACED, ROLL, DICE_COLLECTED, SETTLEMENT_COMPLETE, TOTAL_CALLED,
- DICE_TO_SHOOTER) = (EVENTS.index(e) for e in (
+ DICE_TO_SHOOTER, DICE_OFFERED, DICE_TO_BOWL, DICE_SELECTED, DICE_ACCEPTED, SHOOTER_RELINQUISH,
+ DICE_INSPECTED) = (EVENTS.index(e) for e in (
     "wager_settled", "wager_placed", "roll", "dice_collected", "settlement_complete",
-    "total_called", "dice_to_shooter"))
+    "total_called", "dice_to_shooter", "dice_offered", "dice_to_bowl", "dice_selected",
+    "dice_accepted", "shooter_relinquish", "dice_inspected"))
 COME_FAMILY = ("come", "dont_come")
 #: The families of the wagers the replay decides, by id.
 FAMILIES = ("pass", "dont_pass", "come", "dont_come")
@@ -160,13 +163,15 @@ DENSE_COLUMNS: dict[str, type] = {"shooter": np.int16, "point": np.int8,
 
 #: Sparse columns written together: on every roll by a player, on every
 #: stickperson's roll, by every decision of a roll (again if a recount changes
-#: it), and by every settlement matched to what the last roll decided.
+#: it), by every call of a total, and by every settlement matched to what the
+#: last roll decided.
 PLAYER_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "roll_line_bet",
                       "roll_by_shooter", "roll_marker_off", "roll_come_wagers",
                       "roll_other_line_bettors", "roll_after_point_made")
 STICK_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "stick_any_wager",
                      "stick_willing", "stick_after_decision")
 DECISION_FIELDS = ("roll_counted_total", "roll_seven_out")
+CALL_FIELDS = ("call_expected", "call_roll")
 SETTLEMENT_FIELDS = ("settle_expected", "settle_roll")
 
 
@@ -319,10 +324,12 @@ class _Output:
         self.sinks = {name: (self.rows[name], self.values[name]) for name in SPARSE_COLUMNS}
         self.decisions = _columns(DECISION_FIELDS)
         self.settlements = _columns(SETTLEMENT_FIELDS)
+        self.calls = _columns(CALL_FIELDS)
         self.player_rolls = _columns(PLAYER_ROLL_FIELDS)
         self.stick_rolls = _columns(STICK_ROLL_FIELDS)
         self.columns_written = ((self.decisions, DECISION_FIELDS),
                                 (self.settlements, SETTLEMENT_FIELDS),
+                                (self.calls, CALL_FIELDS),
                                 (self.player_rolls, PLAYER_ROLL_FIELDS),
                                 (self.stick_rolls, STICK_ROLL_FIELDS))
         self.pieces: dict[str, list[tuple[np.ndarray, object]]] = {
@@ -629,6 +636,13 @@ def _coded(column: pd.Series, parse=None, missing=None) -> tuple[np.ndarray, lis
     return codes, [*(values if parse is None else map(parse, values)), missing]
 
 
+def _serials(text) -> tuple[str, ...]:
+    """The dice a `dice` cell names. Each serial is interned: the replay
+    looks dice up by serial many times per roll, and a lookup whose key is
+    the very object stored is the quickest."""
+    return tuple(map(sys.intern, str(text).split(",")))
+
+
 class _Inputs:
     """The columns the replay reads, prepared once, vectorised; `chunk` gives
     rows [a, b) as whole numbers for the loop: integer columns, and text
@@ -657,7 +671,7 @@ class _Inputs:
         for j, value in enumerate(self.outcomes):
             self.outcome_id[j] = OUTCOMES.index(value) if value in OUTCOMES else -1
         self.codes["dice"], self.dice = _coded(events["dice"],
-                                               lambda v: tuple(str(v).split(",")), ())
+                                               _serials, ())
         self.codes["bet"], values = _coded(events["bet"])
         bets = [_bet_info(str(v)) for v in values[:-1]]
         self.decisions = _Decisions(bar, [key for _, _, key, tracked in bets if tracked])
@@ -770,6 +784,7 @@ class TableReplay:
          self.roll_line_bet, self.roll_by_shooter, self.roll_marker_off, self.roll_come_wagers,
          self.roll_other_line_bettors, self.roll_after_point_made) = out.player_rolls
         self.settle_rows, self.settle_expected, self.settle_decided_by = out.settlements
+        self.call_rows, self.call_totals, self.call_rolls = out.calls
         self.reset()
 
     def reset(self) -> None:
@@ -881,6 +896,18 @@ class TableReplay:
                 self.on_total_called(base + k, k)
             elif e == DICE_TO_SHOOTER:
                 self.on_dice_to_shooter(base + k, k)
+            elif e == DICE_OFFERED:
+                self.on_dice_offered(base + k, k)
+            elif e == DICE_TO_BOWL:
+                self.on_dice_to_bowl(base + k, k)
+            elif e == DICE_SELECTED:
+                self.on_dice_selected(base + k, k)
+            elif e == DICE_ACCEPTED:
+                self.on_dice_accepted(base + k, k)
+            elif e == SHOOTER_RELINQUISH:
+                self.on_shooter_relinquish(base + k, k)
+            elif e == DICE_INSPECTED:
+                self.on_dice_inspected(base + k, k)
             else:
                 handlers[e](base + k, k)
 
@@ -930,12 +957,31 @@ class TableReplay:
         """Dice that failed an inspection, put in play or used at row `i`."""
         if not self.has_failed:
             return
-        failed = [x for x in d if x in self.dice and self.dice[x].failed]
+        dice = self.dice
+        failed = []
+        for x in d:
+            die = dice.get(x)
+            if die is not None and die.failed:
+                failed.append(x)
         if failed:
             self.put("failed_dice_used", i, failed)
 
     def not_at_table(self, d: tuple[str, ...]) -> list[str]:
-        return [x for x in d if x not in self.dice or self.dice[x].loc not in LIVE]
+        dice = self.dice
+        out = []
+        for x in d:
+            die = dice.get(x)
+            if die is None or die.loc > LAYOUT:
+                out.append(x)
+        return out
+
+    def move_live(self, d, where: int) -> None:
+        """The dice of `d` that are at the table move to `where`."""
+        dice = self.dice
+        for x in d:
+            die = dice.get(x)
+            if die is not None and die.loc <= LAYOUT:
+                die.move(where)
 
     def record_use(self, row: int, serials: tuple[str, ...]) -> None:
         """First use of a die since it arrived (or was found): keep what its
@@ -1120,8 +1166,9 @@ class TableReplay:
         d = self.dice_of(k)
         self.note_never_received(i, d)
         role, actor, outcome = self.role_of(k), self.inputs.value("actor_id", i), self.outcome_of(k)
+        dice = self.dice
         for x in d:
-            die = self.dice.get(x)
+            die = dice.get(x)
             if die is None:
                 continue
             if outcome == "fail":
@@ -1137,8 +1184,9 @@ class TableReplay:
         self.note_never_received(i, d)
         self.record_use(i, d)
         self.note_failed(i, d)
+        dice = self.dice
         for x in d:
-            die = self.dice.get(x)
+            die = dice.get(x)
             if die is not None and die.loc != REMOVED:
                 die.move(BOWL)
                 die.found = False if die.checked_use else die.found
@@ -1146,18 +1194,26 @@ class TableReplay:
         # The set shrank since it was received (a die removed, e.g. after a
         # failed inspection): this bowl leaves the table with that many dice.
         # A lost die is the lost-die procedure's concern (seed 6.1), not this.
-        in_set = self.sets.get(self.current_set, [])
-        size = len([x for x in in_set if x.loc != REMOVED])
-        if self.current_set and size != self.set_size and not [x for x in in_set if x.loc == LOST]:
+        if not self.current_set:
+            return
+        size, lost = 0, False
+        for die in self.sets.get(self.current_set, ()):
+            if die.loc != REMOVED:
+                size += 1
+            if die.loc == LOST:
+                lost = True
+        if size != self.set_size and not lost:
             self.put("bowl_set_count", i, size)
             self.set_size = size
 
     def on_dice_removed(self, i: int, k: int) -> None:
         d = self.dice_of(k)
         self.note_never_received(i, d)
+        dice = self.dice
         for x in d:
-            if x in self.dice:
-                self.dice[x].move(REMOVED)
+            die = dice.get(x)
+            if die is not None:
+                die.move(REMOVED)
 
     def on_dice_collected(self, i: int, k: int) -> None:
         d = self.dice_of(k)
@@ -1183,9 +1239,11 @@ class TableReplay:
     def on_die_off_table(self, i: int, k: int) -> None:
         d = self.dice_of(k)
         self.note_never_received(i, d)
+        dice = self.dice
         for x in d:
-            if x in self.dice:
-                self.dice[x].move(OFF_TABLE)
+            die = dice.get(x)
+            if die is not None:
+                die.move(OFF_TABLE)
         self.offtable_row = i
         self.offtable_offered = False
         self.put("offtable_shooter", i, self.shooter)
@@ -1230,9 +1288,7 @@ class TableReplay:
             self.offtable_offered = True
             self.put("offer_round", i, ROUND_REPLACEMENT)
             self.offtable_row = -1
-            for x in d:
-                if x in self.dice and self.dice[x].loc in LIVE:
-                    self.dice[x].move(OFFERED)
+            self.move_live(d, OFFERED)
             self.record_use(i, d)
             self.note_failed(i, d)
             return
@@ -1247,14 +1303,13 @@ class TableReplay:
         self.put("offer_anchor", i, self.round_anchor)
         self.put("offer_open_seat", i, self.open_seat)
         live = self.live
-        offered = set(d)
-        if not live <= offered:
-            self.put("offer_missing_dice", i, sorted(live - offered))
+        for x in live:
+            if x not in d:
+                self.put("offer_missing_dice", i, sorted(live.difference(d)))
+                break
         self.note_failed(i, d)
         self.record_use(i, d)
-        for x in d:
-            if x in self.dice and self.dice[x].loc in LIVE:
-                self.dice[x].move(OFFERED)
+        self.move_live(d, OFFERED)
 
     def on_dice_declined(self, i: int, k: int) -> None:
         s = self.seat[k]
@@ -1282,7 +1337,7 @@ class TableReplay:
         if self.offtable_offered and self.selected is not None and len(d) < 2:
             # 6.1: a new die chosen to replace one that left the table; the
             # shooter keeps the other die of the pair.
-            held |= {x for x in self.selected if x in self.dice and self.dice[x].loc in LIVE}
+            held |= {x for x in self.selected if x in self.dice and self.dice[x].loc <= LAYOUT}
         self.offtable_offered = False
         self.put("selected_count", i, len(held))
         unknown = self.not_at_table(d)
@@ -1290,9 +1345,7 @@ class TableReplay:
             self.put("dice_not_at_table", i, unknown)
         self.record_use(i, d)
         self.note_failed(i, d)
-        for x in held:
-            if x in self.dice and self.dice[x].loc in LIVE:
-                self.dice[x].move(SHOOTER)
+        self.move_live(held, SHOOTER)
         self.selected = held
         self.selection_row = i
 
@@ -1350,9 +1403,11 @@ class TableReplay:
                 self.put("roll_after_seven_out", i, True)
             # Only a die outside the chosen ones is a breach here; choosing other
             # than two is reported on the `dice_selected` itself.
-            if self.selected is not None and s == self.shooter \
-                    and not self.selected.issuperset(d):
-                self.put("roll_not_selected", i, sorted(self.selected))
+            if self.selected is not None and s == self.shooter:
+                for x in d:
+                    if x not in self.selected:
+                        self.put("roll_not_selected", i, sorted(self.selected))
+                        break
             self.player_roll_rows.append(i)
             self.roll_dice.append(d)
             self.roll_total.append(d1 + d2)
@@ -1375,8 +1430,12 @@ class TableReplay:
             after_decision.append(self.stick_decided)
         # The dice chosen by the shooter: the rest must be in the bowl by now.
         if self.selection_row >= 0:
-            stray = sorted([x for x in self.live if dice[x].loc == OFFERED
-                            or (dice[x].loc == NEW and dice[x].set_id == self.current_set)])
+            stray = []
+            for x in self.live:
+                die = dice[x]
+                if die.loc == OFFERED or (die.loc == NEW and die.set_id == self.current_set):
+                    stray.append(x)
+            stray.sort()
             if stray:
                 self.put("rest_not_in_bowl", self.selection_row, stray)
             self.selection_row = -1
@@ -1478,8 +1537,9 @@ class TableReplay:
         if not self.last_roll_called:
             self.last_roll_called = True
             self.put("call_row", r, i)
-        self.put("call_expected", i, self.face1 + self.face2)
-        self.put("call_roll", i, r)
+        self.call_rows.append(i)
+        self.call_totals.append(self.face1 + self.face2)
+        self.call_rolls.append(r)
 
     def void_last_roll(self, i: int) -> None:
         if self.last_roll < 0 or not self.last_roll_valid:
