@@ -643,6 +643,18 @@ def _serials(text) -> tuple[str, ...]:
     return tuple(map(sys.intern, str(text).split(",")))
 
 
+def _values_and_nulls(column: pd.Series) -> tuple[np.ndarray, np.ndarray | None]:
+    """A whole-number column as pandas holds it, not copied: a nullable
+    column's values and null mask (what `BaseMaskedArray` keeps in `_data`
+    and `_mask`, stable since pandas 1.0), else its values, nulls as 0."""
+    array = column.array
+    values, nulls = getattr(array, "_data", None), getattr(array, "_mask", None)
+    if isinstance(values, np.ndarray) and isinstance(nulls, np.ndarray) \
+            and values.dtype.kind in "iu" and len(values) == len(column):
+        return values, nulls
+    return column.to_numpy(dtype=np.int64, na_value=0), None
+
+
 class _Inputs:
     """The columns the replay reads, prepared once, vectorised; `chunk` gives
     rows [a, b) as whole numbers for the loop: integer columns, and text
@@ -661,7 +673,7 @@ class _Inputs:
             events["event"].map({e: c for c, e in enumerate(EVENTS)}).fillna(-1) \
             .to_numpy(dtype=np.int64)
         self.table = _coded(events["table_id"])[0]
-        self.ints = {name: events[name] for name in ("seat", "die1", "die2")}
+        self.ints = {name: _values_and_nulls(events[name]) for name in ("seat", "die1", "die2")}
         self.rare = {name: _coded(events[name]) for name in self.RARE}
         self.codes = {}
         self.codes["role"], self.roles = _coded(events["actor_role"])
@@ -687,15 +699,19 @@ class _Inputs:
             ("role", self.roles), ("outcome", self.outcomes), ("dice", self.dice),
             ("bet", self.bet_key))}
         self.buffers = {name: np.empty(min(CHUNK_ROWS, len(self.event)), dtype=np.int64)
-                        for name in (*self.codes, "event")}
+                        for name in (*self.ints, *self.codes, "event")}
 
     def chunk(self, a: int, b: int) -> dict:
         """Rows [a, b) (at most CHUNK_ROWS). The codes are written into the
         same arrays chunk after chunk: arrays made afresh each time would be
         memory the kernel zeroes again each time (the previous chunk's
         replay is over when the next is asked for)."""
-        out = {name: col.iloc[a:b].to_numpy(dtype=np.int64, na_value=0)
-               for name, col in self.ints.items()}
+        out = {}
+        for name, (values, nulls) in self.ints.items():
+            out[name] = self.buffers[name][:b - a]
+            np.copyto(out[name], values[a:b], casting="unsafe")
+            if nulls is not None:
+                np.copyto(out[name], 0, where=nulls[a:b])  # nothing recorded: 0
         for name, codes in self.codes.items():
             # (an index of `positions` is itself, but -1: the last position)
             out[name] = self.positions[name].take(codes[a:b], out=self.buffers[name][:b - a],
