@@ -126,14 +126,18 @@ def _utc_texts(us: np.ndarray) -> list[str]:
 
 def _back_in_file(order: np.ndarray, table: np.ndarray, files: np.ndarray,
                   seq: np.ndarray) -> np.ndarray:
-    """Rows (ascending) whose seq is lower than that of the row just before
-    them in file (recording) order, that row being of the same table and
-    file. Empty when the rows are in file order already (a log read in
-    order: seq never goes back within a table)."""
+    """Rows (ascending) whose seq is lower than that of the previous row of
+    their table in file (recording) order, that row being in the same file.
+    Rows of other tables between the two do not matter: what a row is
+    compared with never depends on which other tables are audited with it
+    (the engines audit groups of tables apart). Empty when the rows are in
+    file order already (a log read in order: seq never goes back within a
+    table)."""
     n = len(order)
     if n < 2 or not len(rows_where(n, lambda a, b: order[a:b] <= order[a - 1:b - 1], start=1)):
         return np.empty(0, dtype=np.int64)
     by_file = _file_order(order)
+    by_file = by_file[np.argsort(table[by_file], kind="stable")]  # each table's rows together
     f_table, f_file, f_seq = table[by_file], files[by_file], seq[by_file]
     at = rows_where(n, lambda a, b: (f_table[a:b] == f_table[a - 1:b - 1])
                     & (f_file[a:b] == f_file[a - 1:b - 1]) & (f_seq[a:b] < f_seq[a - 1:b - 1]),
