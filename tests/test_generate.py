@@ -433,3 +433,55 @@ def test_command_rejects_unknown_code(tmp_path):
 def test_command_help_has_an_example():
     res = CliRunner().invoke(generate_command, ["--help"])
     assert res.exit_code == 0 and "Example:" in res.output
+
+
+# --- tables kept open for days (--days) -------------------------------------------
+
+def _sessions(frame) -> list[tuple[int, object, object]]:
+    """(table_open's seq, its ts, the session's last ts) per session of one
+    table's rows (a pandas frame), in order."""
+    frame = frame.reset_index(drop=True)
+    opens = frame.index[frame["event"] == "table_open"].tolist()
+    ends = [*opens[1:], len(frame)]
+    return [(int(frame["seq"].iat[a]), frame["ts"].iat[a], frame["ts"].iat[b - 1])
+            for a, b in zip(opens, ends)]
+
+
+def test_days_play_a_session_a_day_after_the_first():
+    one = generate(tables=2, rolls=40, seed=3, inject=["call.wrong_total"])
+    week = generate(tables=2, rolls=40, seed=3, inject=["call.wrong_total"], days=3)
+    one_day, days = one.table.to_pandas(), week.table.to_pandas()
+    for tid in ("T01", "T02"):
+        rows = days[days["table_id"] == tid].reset_index(drop=True)
+        first = one_day[one_day["table_id"] == tid].reset_index(drop=True)
+        # the first day is the one-day table itself (T02's players are
+        # numbered on after T01's three days); then two more sessions
+        assert rows.iloc[:len(first)].drop(columns=["actor_id", "player_id"]).equals(
+            first.drop(columns=["actor_id", "player_id"]))
+        assert tid == "T02" or rows.iloc[:len(first)].equals(first)
+        assert rows["seq"].tolist() == list(range(1, len(rows) + 1))
+        sessions = _sessions(rows)
+        assert len(sessions) == 3
+        assert [str(ts.date()) for _, ts, _ in sessions] == ["2026-03-01", "2026-03-02",
+                                                             "2026-03-03"]
+        assert (rows["event"] == "table_close").sum() == 3
+    assert sum(p["code"] == "call.wrong_total" for p in week.planted) == 2 * 3
+
+
+def test_a_session_longer_than_a_day_pushes_the_next_one_back():
+    sessions = _sessions(generate(tables=1, rolls=2000, seed=1, days=2).table.to_pandas())
+    (_, opened, closed), (_, reopened, _) = sessions
+    assert closed.date() > opened.date()  # the first session runs past midnight
+    assert (reopened - closed).total_seconds() == 600
+
+
+def test_command_days_option(tmp_path):
+    out = tmp_path / "week.parquet"
+    res = CliRunner().invoke(generate_command, ["--rolls", "20", "--days", "2",
+                                                "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert read_back(out).column("event").to_pylist().count("table_open") == 2
+    bad = CliRunner().invoke(generate_command, ["--days", "0", "--out", str(tmp_path / "x.csv")])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output and "--days" in bad.output
+    with pytest.raises(ValueError, match="days"):
+        generate(tables=1, rolls=5, seed=1, days=0)

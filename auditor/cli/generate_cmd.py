@@ -49,8 +49,11 @@ def _check_out(ctx, param, value: str) -> str:
               help="Who offers the dice after a shooter relinquishes (dealer: NZ 1996 5.9).")
 @click.option("--first-table", type=click.IntRange(min=1), default=1, show_default=True,
               help="Number of the first table (T01 for 1): keeps logs audited together apart.")
+@click.option("--days", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Sessions per table, one a day (each opened and closed; --rolls and "
+                   "--inject per session): a table kept open for days.")
 def generate_command(tables: int, rolls: int, seed: int, out: str, inject: list[str],
-                     offer_role: str, first_table: int) -> None:
+                     offer_role: str, first_table: int, days: int) -> None:
     """Generate a realistic, lawful craps event log (event-log v1), with
     optional planted violations.
 
@@ -63,8 +66,10 @@ def generate_command(tables: int, rolls: int, seed: int, out: str, inject: list[
         auditor generate --tables 4 --rolls 1000 --seed 7 --out logs/week.csv.gz
         auditor generate --rolls 300 --out t.parquet \\
             --inject call.wrong_total,dice.stick_not_used
+        auditor generate --tables 2 --rolls 100 --days 7 --out week.parquet
     """
-    log = generate(tables, rolls, seed, inject, offer_role=offer_role, first_table=first_table)
+    log = generate(tables, rolls, seed, inject, offer_role=offer_role, first_table=first_table,
+                   days=days)
     write_log(log.table, out)
     click.echo(f"wrote {log.table.num_rows} events of {tables} table(s) to {out}")
     if log.planted or inject:

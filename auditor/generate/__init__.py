@@ -8,11 +8,18 @@ optional planted violations: test data for the auditor and its benchmarks.
 
 - A lawful log is one the auditor must find nothing in: see
   `auditor.generate.session` for how a table is played.
-- `inject` plants each named code once per table: see
+- `inject` plants each named code once per table (per session with
+  `days`): see
   `auditor.generate.inject` for exactly how, and which event each finding
   must point at (`planted[i]["seq"]`).
 - Tables are `T01`, `T02`, ...; the output holds them one after another (all
   of T01 in `seq` order, then all of T02, ...), not interleaved by time.
+- `days` > 1 plays each table as that many sessions (each `table_open` ...
+  `table_close`, played and planted as a table of its own, seq running on
+  across them): session d opens `d` days after the first, or ten minutes
+  after the session before it closed if that is later (a session may run
+  past midnight). Logs of tables kept open for days, as the dask engine
+  cuts them (`auditor.engine.split.day_units`).
 - `seq` runs 1, 2, 3, ... per table. `ts` starts at `start` plus 30 s per
   table number after the first and rises 2 to 6 whole seconds per event.
 - Everything is drawn from generators seeded by (`seed`, table number): the
@@ -48,6 +55,8 @@ DEFAULT_START = datetime(2026, 3, 1, 20, 0, 0, tzinfo=UTC)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 OFFER_ROLES = ("stickperson", "dealer")
 TABLE_OFFSET_US = 30_000_000
+DAY_US = 86_400_000_000
+SESSION_GAP_US = 600_000_000  # at least ten minutes between a close and the next open
 STEP_SECONDS = (2, 7)  # seconds between consecutive events: 2..6
 MAX_EXTENSIONS = 400    # rounds of extra play while looking for places to plant
 
@@ -83,18 +92,19 @@ def check_codes(inject: str | Iterable[str]) -> list[str]:
 
 def generate(tables: int, rolls: int, seed: int, inject: Sequence[str] = (),
              start: datetime = DEFAULT_START, offer_role: str = "stickperson",
-             first_table: int = 1) -> GeneratedLog:
+             first_table: int = 1, days: int = 1) -> GeneratedLog:
     """Play `tables` tables of `rolls` valid rolls each and return the log,
     with each code of `inject` planted once per table. With `offer_role`
     "dealer" the offers after a relinquishment are made by a dealer (NZ 1996
     5.9); the start-of-play offer stays the stickperson's. Tables are named
     T01, T02, ... from `first_table`, so logs meant to be audited together can
-    hold different tables."""
+    hold different tables. `days` sessions per table: see the module
+    docstring."""
     codes = check_codes(inject)
     if offer_role not in OFFER_ROLES:
         raise ValueError(f"offer_role must be one of {', '.join(OFFER_ROLES)}, not {offer_role!r}")
-    if tables < 1 or rolls < 0 or first_table < 1:
-        raise ValueError("tables and first_table must be at least 1 and rolls at least 0")
+    if tables < 1 or rolls < 0 or first_table < 1 or days < 1:
+        raise ValueError("tables, first_table and days must be at least 1 and rolls at least 0")
     if start.tzinfo is None:
         start = start.replace(tzinfo=UTC)
     base_us = (start - EPOCH) // timedelta(microseconds=1)
@@ -102,13 +112,14 @@ def generate(tables: int, rolls: int, seed: int, inject: Sequence[str] = (),
     parts, planted, valid = [], [], {}
     with _no_cyclic_gc():
         for number in range(first_table, first_table + tables):
-            sim, pointed = _play(number, rolls, seed, codes, offer_role, player_numbers)
-            table, table_planted = _to_arrow(sim, pointed, number, seed, codes,
+            sessions = [_play(number, rolls, _session_seed(seed, day), codes, offer_role,
+                              player_numbers) for day in range(days)]
+            table, table_planted = _to_arrow(sessions, number, seed, codes,
                                              base_us + (number - first_table) * TABLE_OFFSET_US)
             parts.append(table)
             planted.extend(table_planted)
-            valid[sim.table_id] = sim.valid_rolls
-            del sim
+            valid[sessions[0][0].table_id] = sum(sim.valid_rolls for sim, _ in sessions)
+            del sessions
     table = parts[0] if len(parts) == 1 else pa.concat_tables(parts).combine_chunks()
     planted.sort(key=lambda p: (p["table_id"], p["seq"], p["code"]))
     return GeneratedLog(table, planted, valid)
@@ -128,7 +139,13 @@ def _no_cyclic_gc():
             gc.enable()
 
 
-def _play(number: int, rolls: int, seed: int, codes: list[str], offer_role: str,
+def _session_seed(seed: int, day: int) -> int | str:
+    """The seed of a table's session on `day`: the table's own on the first
+    day (a one-day log is what it always was), a string of its own after."""
+    return seed if day == 0 else f"{seed}/day{day}"
+
+
+def _play(number: int, rolls: int, seed: int | str, codes: list[str], offer_role: str,
           player_numbers) -> tuple[TableSim, list]:
     """Play one table; plan and apply the row edits of the planted codes.
     Returns the finished session (its `rows` edited) and [(plan, row index)]."""
@@ -155,18 +172,23 @@ def _play(number: int, rolls: int, seed: int, codes: list[str], offer_role: str,
     return sim, pointed
 
 
-def _to_arrow(sim: TableSim, pointed: list, number: int, seed: int, codes: list[str],
-              base_us: int) -> tuple[pa.Table, list[dict]]:
-    """The table's rows as an Arrow table (seq, ts added; the log.* codes
-    applied to them) and its planted list."""
-    rows, tid = sim.rows, sim.table_id
+def _to_arrow(sessions: list[tuple[TableSim, list]], number: int, seed: int,
+              codes: list[str], base_us: int) -> tuple[pa.Table, list[dict]]:
+    """The table's sessions, one after another, as an Arrow table (seq, ts
+    added; the log.* codes applied to them) and its planted list."""
+    tid = sessions[0][0].table_id
+    opens = list(itertools.accumulate((len(sim.rows) for sim, _ in sessions[:-1]), initial=0))
+    rows = sessions[0][0].rows if len(sessions) == 1 else \
+        [row for sim, _ in sessions for row in sim.rows]
+    planted_rows = [(p.code, k + i, p.note) for (_, pointed), k in zip(sessions, opens)
+                    for p, i in pointed]
     n = len(rows)
     seq = np.arange(1, n + 1, dtype=np.int64)
     ts_rng = np.random.default_rng(random.Random(f"craps-ts/{seed}/{number}").getrandbits(64))
     steps = ts_rng.integers(*STEP_SECONDS, size=n, dtype=np.int64) * 1_000_000
     steps[0] = 0
     ts = base_us + np.cumsum(steps)
-    planted_rows = [(p.code, i, p.note) for p, i in pointed]
+    _open_daily(ts, opens, base_us)
     rng = random.Random(f"craps-inject-log/{seed}/{number}")
     gap = -1
     if "log.sequence_gap" in codes:
@@ -189,6 +211,16 @@ def _to_arrow(sim: TableSim, pointed: list, number: int, seed: int, codes: list[
     planted = [{"code": code, "table_id": tid, "seq": int(seq[i]), "note": note}
                for code, i, note in planted_rows]
     return table, planted
+
+
+def _open_daily(ts: np.ndarray, opens: list[int], base_us: int) -> None:
+    """Move each session after the first (rows from `opens[d]` on) to open
+    `d` days after `base_us`, or SESSION_GAP_US after the session before it
+    if that is later; the steps within a session stay as drawn."""
+    ends = [*opens[1:], len(ts)]
+    for day in range(1, len(opens)):
+        k = opens[day]
+        ts[k:ends[day]] += max(base_us + day * DAY_US, ts[k - 1] + SESSION_GAP_US) - ts[k]
 
 
 __all__ = ["DEFAULT_START", "INJECTABLE", "LOG_CODES", "OFFER_ROLES", "SCHEMA", "GeneratedLog",

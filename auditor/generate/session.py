@@ -196,7 +196,7 @@ class TableSim:
     """One table's session. `open()`, then `run(rolls)` (callable again to
     play on), then `close()`; the log is `rows`."""
 
-    def __init__(self, number: int, seed: int, offer_role: str,
+    def __init__(self, number: int, seed: int | str, offer_role: str,
                  player_numbers: Iterator[int], record_sites: bool = False):
         self.table_id = f"T{number:02d}"
         self.rng = random.Random(f"craps-generate/{seed}/{number}")
