@@ -96,11 +96,15 @@ def audit_parts(logs: LoadedLogs, ruleset: Ruleset,
     return [part] if len(part) else []
 
 
-def run_checks(ctx: CheckContext, ruleset: Ruleset) -> pd.DataFrame:
+def run_checks(ctx: CheckContext, ruleset: Ruleset,
+               keep: Callable[[Hits], Hits] | None = None) -> pd.DataFrame:
     """Every rule's check over `ctx`, stamped: one frame of findings in rule
-    order (not yet ordered nor given ids)."""
+    order (not yet ordered nor given ids). `keep`, when given, picks each
+    rule's hits to stamp (an engine auditing rows it does not report on)."""
     with paused_gc():
         found = [(CHECKS[rule.check].func(ctx, rule.params), rule) for rule in ruleset.rules]
+        if keep is not None:
+            found = [(keep(hits), rule) for hits, rule in found]
         return stamp_all(ctx, found, ruleset.id)
 
 

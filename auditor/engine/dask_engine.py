@@ -4,9 +4,13 @@ The client sends file paths, never data. The workers read and type the files
 (one task per file: the events stay in the workers' memory), each file's
 events are cut by table, and each table is audited by one task that gathers
 its pieces from every file holding it (a table may span files) and runs the
-single-process core (`auditor.audit.audit_parts`). The client gathers the
-stamped findings and merges them with `auditor.findings.finalize`: the same
-findings, byte for byte, as the local engine.
+single-process core (`auditor.audit.audit_parts`). A long-lived table (its
+sessions open on more than one UTC day) is ordered by one task and then
+audited by one task per day (`auditor.engine.split.day_units`: whole
+sessions, plus the rows the checks read across the cut; each task keeps
+the findings at its own rows). The client gathers the stamped findings and
+merges them with `auditor.findings.finalize`: the same findings, byte for
+byte, as the local engine.
 
 Every worker must see the files at the same absolute paths as the client
 (a shared file system) and have the auditor installed. The reports name each
@@ -23,13 +27,14 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from auditor.audit import AuditResult, audit_parts, stage
 from auditor.engine.local import add_work
-from auditor.engine.split import quarantine_groups
+from auditor.engine.split import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.engine.stream import LazyLogs
 from auditor.findings import finalize
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
@@ -66,6 +71,8 @@ class _FileSummary:
     loaded: InputFile | None = None
     quarantine: pd.DataFrame | None = None
     tables: tuple[str, ...] = ()
+    #: Per table, the UTC days its sessions open on in this file.
+    opening_days: dict[str, set[str]] | None = None
 
 
 def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
@@ -98,21 +105,76 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
         progress.expect(tables=len(tables))
         progress.stage("auditing")
         with stage(timings, "parallel"):
-            tasks = []
-            for table, rows in zip(tables, quarantine_groups(quarantine, [[t] for t in tables])):
-                pieces = [client.submit(_table_piece, r, table, pure=False)
-                          for r, s in zip(read, summaries) if table in s.tables]
-                tasks.append(client.submit(_audit_table, pieces, rows, ruleset, pure=False))
-            if not tables and len(quarantine):  # nothing replayable: the quarantine only
-                tasks.append(client.submit(_audit_table, [], quarantine, ruleset, pure=False))
-            done = _as_done(distributed, tasks,
-                            lambda d: progress.advance(tables=d[2], audited=d[3]))
-        del read, tasks
-    add_work(timings, [t for _, t, _, _ in done])
+            done = _audit_tables(distributed, client, read, summaries, tables, quarantine,
+                                 ruleset, progress)
+        del read
+    add_work(timings, [t for _, t in done])
     with stage(timings, "checks"):
-        findings = finalize([p for parts, _, _, _ in done for p in parts])
+        findings = finalize([p for parts, _ in done for p in parts])
     return AuditResult(ruleset, RemoteLogs(paths, quarantine, inputs), findings,
                        table_ids=tables)
+
+
+def long_lived(summaries: list[_FileSummary]) -> set[str]:
+    """The tables whose sessions open on more than one UTC day, whatever
+    files hold them: those audited a day at a time."""
+    days: dict[str, set[str]] = {}
+    for s in summaries:
+        for table, opened in (s.opening_days or {}).items():
+            days.setdefault(table, set()).update(opened)
+    return {t for t, d in days.items() if len(d) > 1}
+
+
+def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary],
+                  tables: list[str], quarantine: pd.DataFrame, ruleset: Ruleset,
+                  progress) -> list[tuple[list[pd.DataFrame], dict[str, float]]]:
+    """Every table audited by one task, or a long-lived one by a task per
+    day once a task has ordered it and cut it (`day_units`). Results come
+    back in (table, day) order, whatever order the tasks end in; progress
+    counts a table when its last task ends, and each task's events."""
+    work = distributed.as_completed()
+    plans: dict[str, tuple] = {}  # a cut's key: (table number, table, quarantine, events)
+    slot: dict[str, tuple[int, int, str | None]] = {}  # a task's key: (table, unit, id)
+    left: dict[str | None, int] = {}  # tasks still running per table
+
+    def submit(key: tuple[int, int, str | None], task, *args) -> None:
+        future = client.submit(task, *args, pure=False)
+        slot[future.key] = key
+        work.add(future)
+
+    split = long_lived(summaries)
+    for t, (table, rows) in enumerate(zip(tables, quarantine_groups(quarantine,
+                                                                    [[x] for x in tables]))):
+        pieces = [client.submit(_table_piece, r, table, pure=False)
+                  for r, s in zip(read, summaries) if table in s.tables]
+        if table in split:
+            events = client.submit(_table_events, pieces, pure=False)
+            cut = client.submit(day_units, events, pure=False)
+            plans[cut.key] = (t, table, rows, events)
+            work.add(cut)
+        else:
+            left[table] = 1
+            submit((t, 0, table), _audit_table, pieces, rows, ruleset)
+    if not tables and len(quarantine):  # nothing replayable: the quarantine only
+        left[None] = 1
+        submit((0, 0, None), _audit_table, [], quarantine, ruleset)
+    results = {}
+    for future in work:
+        if future.key in plans:
+            t, table, rows, events = plans.pop(future.key)
+            units = future.result()
+            left[table] = len(units)
+            for k, unit in enumerate(units):
+                # cut where the table lies; only the unit's rows travel
+                frame = client.submit(unit.events, events, pure=False)
+                submit((t, k, table), _audit_day, frame, unit, rows, ruleset, k == 0)
+            continue
+        parts, timings, audited = future.result()
+        t, k, table = slot.pop(future.key)
+        left[table] -= 1
+        progress.advance(tables=int(table is not None and not left[table]), audited=audited)
+        results[t, k] = (parts, timings)
+    return [results[key] for key in sorted(results)]
 
 
 def _as_done(distributed, futures: list, on_result) -> list:
@@ -177,7 +239,32 @@ def _summary(read) -> _FileSummary:
     events, quarantine, loaded = read
     tables = pc.unique(events.column("table_id")).drop_null().to_pylist() \
         if events.num_rows else []
-    return _FileSummary(loaded=loaded, quarantine=quarantine, tables=tuple(tables))
+    return _FileSummary(loaded=loaded, quarantine=quarantine, tables=tuple(tables),
+                        opening_days=_opening_days(events))
+
+
+def _opening_days(events: pa.Table) -> dict[str, set[str]]:
+    """Per table, the UTC days ("YYYY-MM-DD") of its `table_open` rows."""
+    opens = events.filter(_is_event(events.column("event"), "table_open"))
+    out: dict[str, set[str]] = {}
+    days = opens.column("ts").to_numpy().astype("datetime64[us]").astype("datetime64[D]")
+    for table, day in zip(opens.column("table_id").to_pylist(), days):
+        if table is not None and not np.isnat(day):
+            out.setdefault(str(table), set()).add(str(day))
+    return out
+
+
+def _is_event(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
+    """Where `column` (dictionary-encoded as loaded, or text) is `name`,
+    compared on the dictionary indices rather than text per row."""
+    if not pa.types.is_dictionary(column.type):
+        return pc.fill_null(pc.equal(column, name), False)
+    chunks = []
+    for chunk in column.chunks:
+        at = pc.index(chunk.dictionary, name).as_py()
+        chunks.append(pc.fill_null(pc.equal(chunk.indices, at), False) if at >= 0
+                      else pa.array(np.zeros(len(chunk), dtype=bool)))
+    return pa.chunked_array(chunks, pa.bool_())
 
 
 def _table_piece(read, table: str) -> pa.Table:
@@ -185,16 +272,29 @@ def _table_piece(read, table: str) -> pa.Table:
     return events.filter(pc.is_in(events.column("table_id"), value_set=pa.array([table])))
 
 
+def _table_events(pieces: list[pa.Table]) -> pd.DataFrame:
+    """One table's events from every file holding them, in file order, ordered
+    as the local engine orders them."""
+    if not pieces:
+        return order_events(_no_events())
+    return order_events(pa.concat_tables(pieces, promote_options="default"))
+
+
 def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Ruleset):
-    """One table's events from every file holding them, in file order, audited:
-    (stamped findings, stage times, tables audited, events replayed)."""
-    if pieces:
-        events = order_events(pa.concat_tables(pieces, promote_options="default"))
-    else:
-        events = order_events(_no_events())
+    """One table audited whole: (stamped findings, stage times, events replayed)."""
+    events = _table_events(pieces)
     timings: dict[str, float] = {}
     parts = audit_parts(LoadedLogs(events, quarantine, []), ruleset, timings)
-    return [p for p in parts if len(p)], timings, 1 if pieces else 0, len(events)
+    return [p for p in parts if len(p)], timings, len(events)
+
+
+def _audit_day(frame: pd.DataFrame, unit: DayUnit, quarantine: pd.DataFrame,
+               ruleset: Ruleset, first: bool):
+    """One day of a long-lived table audited (`audit_unit`): (stamped
+    findings, stage times, events of its own)."""
+    timings: dict[str, float] = {}
+    parts = audit_unit(frame, unit, quarantine, ruleset, first, timings)
+    return parts, timings, len(unit.own)
 
 
 def _no_events() -> pa.Table:

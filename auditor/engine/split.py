@@ -1,19 +1,27 @@
 """Cutting loaded logs into groups of whole tables, so each group can be
 audited on its own (another process, another machine) and the findings merged.
 
-A table is never split: the replay needs all of a table's events in order.
+A group holds whole tables: the replay needs a table's events in order.
 Quarantined rows go with the group holding their table, so `log.sequence_gap`
 sees them; those naming no table the logs replay go to the first group, so
 each `log.malformed` finding is made exactly once.
+
+The dask engine also cuts a long-lived table by day (`day_units`), only at
+a `table_open`, each unit audited with the rows the checks read across the
+cut (`audit_unit`); see the notes above `DayUnit`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
 import pandas as pd
 
+from auditor.audit import CheckContext, run_checks, stage
+from auditor.checks.registry import Hits, no_hits
+from auditor.game.replay import replay
 from auditor.logs.load import LoadedLogs
 
 
@@ -99,3 +107,165 @@ def split_logs(logs: LoadedLogs, groups: int) -> list[LoadedLogs]:
         events = logs.events.iloc[rows].reset_index(drop=True)
         out.append(LoadedLogs(events, quarantine, logs.inputs))
     return out
+
+
+# --- one table cut by day (the dask engine's long-lived tables) ----------------------------
+#
+# The replay starts a table afresh at each `table_open` (`TableReplay.reset`),
+# so a run of whole sessions replays the same alone as within its table. The
+# checks are what look across a session boundary; for a row r of a unit's own
+# sessions they read (auditor/checks):
+#
+# - the row just before r (`log.sequence_gap`, `log.out_of_order`: seq
+#   skipped, repeated, ts going back; the table's first row is exempt);
+# - the row just before r in file order, among the table's rows
+#   (`log.out_of_order`, "seq lower than the previous row of this table in
+#   its file"): any row of the table, however far;
+# - the table's last roll before r, in whatever session (`noroll.improper`:
+#   the roll a `no_roll` is about, through `Shared.latest`);
+# - after a `die_off_table`, the rows up to the table's next roll, in
+#   whatever session (`dice.off_table_procedure`: was the shooter offered
+#   the remaining dice first);
+# - the quarantined rows of the table (`log.sequence_gap`: a seq quarantined
+#   is not missing), wherever their seq;
+# - nothing else: every other lookup ahead stops at the next `table_open`
+#   (`noroll.missing`, `call.wrong_total`'s overrule) or reads the replay's
+#   state at r.
+#
+# A unit's task therefore replays and checks its own rows plus that context
+# (`DayUnit.rows`): single rows before its first session (harmless there:
+# its own first row is a `table_open`, where the replay starts afresh and
+# nothing looks back past the rows listed), whole sessions after its last
+# (each starts with a `table_open`, so no lookup bounded by one runs into
+# them). It keeps only findings at its own rows; the findings made of
+# quarantined rows (`log.malformed`) are kept by the table's first unit only.
+
+
+@dataclass(frozen=True)
+class DayUnit:
+    """Consecutive whole sessions of one table opened on one UTC day: one
+    task of the dask engine. Rows are positions in the table's ordered
+    events."""
+
+    day: str                 # "YYYY-MM-DD" (UTC) of its first session's opening
+    own: range               # the rows it reports findings on
+    context: tuple[range, ...] = ()  # rows it reads besides (see the notes above)
+
+    @property
+    def rows(self) -> np.ndarray:
+        """Every row its task replays and checks, ascending."""
+        return np.unique(np.concatenate([np.arange(r.start, r.stop, dtype=np.int64)
+                                         for r in (self.own, *self.context)]))
+
+    def events(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Its rows of the table's ordered events: what its task audits."""
+        return table.iloc[self.rows].reset_index(drop=True)
+
+
+def session_starts(events: pd.DataFrame) -> np.ndarray:
+    """The first row of each session of one table's ordered events: row 0,
+    and every `table_open` after it."""
+    opens = np.flatnonzero((events["event"] == "table_open").to_numpy(dtype=bool))
+    return np.union1d([0], opens).astype(np.int64) if len(events) else opens
+
+
+def day_units(events: pd.DataFrame) -> list[DayUnit]:
+    """One table's ordered events cut into `DayUnit`s: sessions grouped, in
+    order, by the UTC day of their first row (the `table_open`); a session
+    running past midnight stays whole with its day; a session whose day is
+    unknown joins the one before. One unit (no context) when the table has a
+    single session or all its sessions open on one day."""
+    n = len(events)
+    starts = session_starts(events)
+    days = events["ts"].to_numpy(dtype="datetime64[us]")[starts].astype("datetime64[D]")
+    cut = [0]
+    for k in range(1, len(starts)):
+        if not np.isnat(days[k]) and days[k] != days[cut[-1]]:
+            cut.append(k)
+    bounds = [*starts[cut].tolist(), n]
+    if len(cut) <= 1:
+        return [DayUnit(_day_text(days[0]) if n else "", range(n))]
+    context = _Context(events, starts)
+    return [DayUnit(_day_text(days[k]), range(a, b), context.of(a, b))
+            for k, a, b in zip(cut, bounds, bounds[1:])]
+
+
+def _day_text(day: np.datetime64) -> str:
+    return "" if np.isnat(day) else str(day)
+
+
+class _Context:
+    """What the checks read outside a run of sessions (see the notes above),
+    worked out once per table."""
+
+    def __init__(self, events: pd.DataFrame, starts: np.ndarray):
+        self.n = len(events)
+        self.starts = starts
+        event = events["event"]
+        self.rolls = np.flatnonzero((event == "roll").to_numpy(dtype=bool))
+        self.off_table = np.flatnonzero((event == "die_off_table").to_numpy(dtype=bool))
+        by_file = np.argsort(events["source_order"].to_numpy(), kind="stable")
+        self.file_before = np.full(self.n, -1, dtype=np.int64)
+        self.file_before[by_file[1:]] = by_file[:-1]
+
+    def of(self, a: int, b: int) -> tuple[range, ...]:
+        """The context of own rows [a, b): single rows before a, whole
+        sessions after b."""
+        before = {a - 1} if a else set()
+        k = np.searchsorted(self.rolls, a) - 1
+        if k >= 0:
+            before.add(int(self.rolls[k]))
+        previous = self.file_before[a:b]
+        before.update(previous[(previous >= 0) & (previous < a)].tolist())
+        ahead = b  # every session from b up to the one holding the next roll
+        if self._offer_looked_for_past(a, b):
+            ahead = self._session_end(self._session_of(self._next_roll(b)))
+        later = {self._session_of(int(r)) for r in previous[previous >= ahead]}
+        return (*(range(r, r + 1) for r in sorted(before)),
+                *((range(b, ahead),) if ahead > b else ()),
+                *(range(s, self._session_end(s)) for s in sorted(later)))
+
+    def _offer_looked_for_past(self, a: int, b: int) -> bool:
+        """Whether a `die_off_table` in [a, b) has no roll after it before b:
+        its check then looks on to the table's next roll."""
+        off = self.off_table[(self.off_table >= a) & (self.off_table < b)]
+        return bool(len(off)) and not np.any((self.rolls > off[-1]) & (self.rolls < b))
+
+    def _next_roll(self, b: int) -> int:
+        """The table's first roll at or after b, or its last row."""
+        k = np.searchsorted(self.rolls, b)
+        return int(self.rolls[k]) if k < len(self.rolls) else self.n - 1
+
+    def _session_of(self, row: int) -> int:
+        return int(self.starts[np.searchsorted(self.starts, row, side="right") - 1])
+
+    def _session_end(self, start: int) -> int:
+        k = np.searchsorted(self.starts, start, side="right")
+        return int(self.starts[k]) if k < len(self.starts) else self.n
+
+
+def audit_unit(frame: pd.DataFrame, unit: DayUnit, quarantine: pd.DataFrame, ruleset,
+               first: bool, timings: dict[str, float] | None = None) -> list[pd.DataFrame]:
+    """The stamped findings of one unit (as `auditor.audit.audit_parts`
+    gives them): its events (`unit.events(table)`, own rows and context)
+    replayed and checked, the findings at its own rows kept, and those made
+    of the table's quarantined rows only by the table's `first` unit."""
+    lo = int(np.searchsorted(unit.rows, unit.own.start))
+    with stage(timings, "replay"):
+        state = replay(frame, bar=ruleset.parameters["bar_number"])
+    with stage(timings, "checks"):
+        part = run_checks(CheckContext(frame, state, quarantine), ruleset,
+                          keep=lambda hits: _owned(hits, lo, lo + len(unit.own), first))
+    return [part] if len(part) else []
+
+
+def _owned(hits: Hits, lo: int, hi: int, quarantined: bool) -> Hits:
+    """The hits at rows [lo, hi); hits located at quarantined rows (not
+    events) all or none, as `quarantined` says."""
+    if hits.located is not None:
+        return hits if quarantined else no_hits()
+    keep = np.flatnonzero((hits.rows >= lo) & (hits.rows < hi))
+    if len(keep) == len(hits.rows):
+        return hits
+    return Hits(hits.rows[keep], [hits.messages[i] for i in keep.tolist()],
+                [hits.evidence[i] for i in keep.tolist()])
