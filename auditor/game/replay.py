@@ -695,7 +695,7 @@ class _Inputs:
             self.bet_key[j] = self.decisions.index[key] if tracked else -1
             self.bet_fam[j] = FAMILIES.index(fam) if tracked else -1
             self.bet_num[j] = num
-        self.positions = {name: np.arange(len(values), dtype=np.int64) for name, values in (
+        self.sizes = {name: len(values) for name, values in (
             ("role", self.roles), ("outcome", self.outcomes), ("dice", self.dice),
             ("bet", self.bet_key))}
         self.buffers = {name: np.empty(min(CHUNK_ROWS, len(self.event)), dtype=np.int64)
@@ -713,9 +713,10 @@ class _Inputs:
             if nulls is not None:
                 np.copyto(out[name], 0, where=nulls[a:b])  # nothing recorded: 0
         for name, codes in self.codes.items():
-            # (an index of `positions` is itself, but -1: the last position)
-            out[name] = self.positions[name].take(codes[a:b], out=self.buffers[name][:b - a],
-                                                  mode="wrap")
+            # a code is a position in its values, but -1: the last position
+            out[name] = self.buffers[name][:b - a]
+            np.copyto(out[name], codes[a:b], casting="unsafe")
+            np.add(out[name], self.sizes[name], out=out[name], where=codes[a:b] < 0)
         out["event"] = self.buffers["event"][:b - a]
         np.copyto(out["event"], self.event[a:b], casting="unsafe")
         return out if COMPILED else {name: values.tolist() for name, values in out.items()}
