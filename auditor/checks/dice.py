@@ -82,8 +82,17 @@ def dice_inspected_before_use(ctx, params) -> Hits:
     """
     groups = params["new_dice_inspections"]
     out, messages, evidence = [], [], []
+    verdicts: dict[tuple, bool] = {}  # the dice of a set share their inspections
+
+    def satisfied(inspections: list) -> bool:
+        key = tuple(map(tuple, inspections))
+        ok = verdicts.get(key)
+        if ok is None:
+            ok = verdicts[key] = _satisfies(inspections, groups)
+        return ok
+
     for r, dice in _first_uses(ctx, found=False):
-        bad = [d for d in dice if not _satisfies(d["inspections"], groups)]
+        bad = [d for d in dice if not satisfied(d["inspections"])]
         if bad:
             out.append(r)
             names = ", ".join(d["die"] for d in bad)
