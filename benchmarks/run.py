@@ -5,6 +5,7 @@ time, peak memory and the time of each stage, per log size, format and engine.
     python benchmarks/run.py --sizes 1M --formats parquet,csv
     python benchmarks/run.py --sizes 200k --engines jobs1,jobs2
     python benchmarks/run.py --sizes 50M --files 20 --engines jobs1   # a folder of 20 files
+    python benchmarks/run.py --sizes 1M --days 7 --engines jobs1,dask  # tables open 7 days
 
 Logs are made by `auditor generate` (a realistic lawful log with every
 selection of violations planted, 4 tables per million events) and kept in
@@ -66,33 +67,39 @@ def size_label(n: int) -> str:
     return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k"
 
 
-def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1) -> Path:
+def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1,
+            days: int = 1) -> Path:
     """The cached generated log of about `size` events (made if missing): one
     file, or a folder of `files` files holding different tables (as a state's
-    logs would be kept: a file per table and period)."""
+    logs would be kept: a file per table and period); with `days` > 1 each
+    table is opened and closed once a day (what dask audits a day a task)."""
     tables = max(4, size // 250_000)
     tables += -tables % files  # the same number of tables in every file
-    rolls = max(1, round(size / tables / EVENTS_PER_ROLL))
-    name = f"events-{size_label(size)}-t{tables}-s{seed}"
+    rolls = max(1, round(size / tables / days / EVENTS_PER_ROLL))
+    name = f"events-{size_label(size)}-t{tables}-s{seed}" + (f"-d{days}" if days > 1 else "")
     if files == 1:
         path = cache / f"{name}.{fmt}"
-        _generate(path, tables, rolls, seed, 1)
+        _generate(path, tables, rolls, seed, 1, days)
         return path
     folder = cache / f"{name}-f{files}-{fmt}"
     per_file = tables // files
     for j in range(files):
-        _generate(folder / f"part-{j + 1:03d}.{fmt}", per_file, rolls, seed + j, 1 + j * per_file)
+        _generate(folder / f"part-{j + 1:03d}.{fmt}", per_file, rolls, seed + j, 1 + j * per_file,
+                  days)
     return folder
 
 
-def _generate(path: Path, tables: int, rolls: int, seed: int, first_table: int) -> None:
+def _generate(path: Path, tables: int, rolls: int, seed: int, first_table: int,
+              days: int = 1) -> None:
     if path.exists():
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    print(f"generating {path.name} ({tables} tables x {rolls} rolls) ...", flush=True)
+    print(f"generating {path.name} ({tables} tables x {days} day(s) x {rolls} rolls) ...",
+          flush=True)
     subprocess.run([sys.executable, "-m", "auditor", "generate", "--tables", str(tables),
                     "--rolls", str(rolls), "--seed", str(seed), "--first-table",
-                    str(first_table), "--out", str(path), "--inject", INJECT],
+                    str(first_table), "--out", str(path), "--inject", INJECT,
+                    *(["--days", str(days)] if days > 1 else [])],
                    check=True, stdout=subprocess.DEVNULL)
 
 
@@ -256,6 +263,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--formats", default="parquet", help="parquet, csv, jsonl (comma-separated)")
     ap.add_argument("--files", type=int, default=1,
                     help="split each log into this many files of different tables (a folder)")
+    ap.add_argument("--days", type=int, default=1,
+                    help="sessions per table, one a day (dask audits such a table a day "
+                         "a task)")
     ap.add_argument("--engines", default=",".join(ENGINES),
                     help=f"of {', '.join(ENGINES)} (comma-separated)")
     ap.add_argument("--ruleset", default="nz-table-games")
@@ -290,12 +300,13 @@ def main(argv: list[str] | None = None) -> None:
     runs = []
     for size in sizes:
         for fmt in formats:
-            path = log_for(size, fmt, cache, args.seed, args.files)
+            path = log_for(size, fmt, cache, args.seed, args.files, args.days)
             for engine in engines:
                 r = run_one(path, engine, args.ruleset, args.pythonpath,
                             tuple(args.reports.split(",")))
                 r.update({"size": size_label(size), "format": fmt, "log": path.name,
-                          "files": args.files, "reports": args.reports})
+                          "files": args.files, "days": args.days,
+                          "reports": args.reports})
                 print_row(r)
                 runs.append(r)
     command = "python benchmarks/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
