@@ -12,6 +12,7 @@ import importlib
 from pathlib import Path
 
 from auditor.report.atomic import OutputError
+from auditor.report.shared import sharing
 
 #: format name -> module implementing it
 FORMAT_MODULES: dict[str, str] = {
@@ -34,7 +35,8 @@ def write_reports(result, meta: dict, out: Path, formats) -> list[str]:
     """Write every requested format, in the order given, once each."""
     check_out_dir(out)
     written: list[str] = []
-    for name in dict.fromkeys(formats):
-        module = importlib.import_module(FORMAT_MODULES[name])
-        written += module.write(result, meta, out)
+    with sharing():  # the finding records, say, derived once for every format
+        for name in dict.fromkeys(formats):
+            module = importlib.import_module(FORMAT_MODULES[name])
+            written += module.write(result, meta, out)
     return written

@@ -265,17 +265,24 @@ def _tables(events: EventDigest, findings: pd.DataFrame) -> list[dict]:
     """One row per table audited: span, events, rolls, shooters, findings."""
     if not events.tables:
         return []
-    f_tables = findings["table_id"].astype(object)
-    per_table = findings.groupby(f_tables.fillna(""), sort=False)["severity"]
-    totals = per_table.size().to_dict()
-    worst = per_table.agg(lambda s: min(s.map(SEVERITY_RANK))).to_dict() if len(findings) \
-        else {}
+    f_tables = findings["table_id"].astype(object).fillna("")
+    totals = findings.groupby(f_tables, sort=False).size().to_dict()
+    worst = _worst_ranks(findings["severity"], f_tables)
     return [{
         "id": t.id, "first": fmt_time(t.t0), "last": fmt_time(t.t1), "t0": t.t0, "t1": t.t1,
         "duration": fmt_duration(t.t1 - t.t0), "events": t.events, "rolls": t.rolls,
         "shooters": t.shooters, "findings": int(totals.get(t.id, 0)),
         "worst": SEVERITIES[worst[t.id]] if t.id in worst else None, "series": t,
     } for t in events.tables]
+
+
+def _worst_ranks(severity: pd.Series, keys: pd.Series) -> dict:
+    """The rank of the worst severity of each key's findings: by a grouped
+    min, or one by one (as Python's min has it) when a severity is unknown."""
+    ranks = severity.astype(object).map(SEVERITY_RANK)
+    if not ranks.isna().any():
+        return ranks.astype(np.int64).groupby(keys, sort=False).min().to_dict()
+    return severity.groupby(keys, sort=False).agg(lambda s: min(s.map(SEVERITY_RANK))).to_dict()
 
 
 def _timeline_tables(tables: list[dict]) -> list[dict]:
@@ -414,7 +421,7 @@ def aligned(labels: list[str], rows: list[list[str]], mark: int) -> dict:
     widths = [max(map(len, column)) for column in zip(labels, *rows)]
 
     def line(cells: list[str]) -> str:
-        return " ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+        return " ".join([c.ljust(w) for c, w in zip(cells, widths)]).rstrip()
 
     full = sum(widths) + len(widths) - 1 + 2
     lines = ["  " + line(r) for r in rows]

@@ -172,14 +172,17 @@ def timeline(t0: int, t1: int, roll_bins: np.ndarray, shooter_bins: np.ndarray,
     heights = np.maximum(1.5, (y_roll_base - y_roll_top) * roll_bins[filled] / max(peak, 1))
     w = _r(max(bin_w - 0.6, 0.8))
     xs = np.round(left + filled * bin_w, 2).tolist()
-    rolls_d = "".join([f"M{x},{y_roll_base}v-{h}h{w}v{h}z"
-                       for x, h in zip(xs, np.round(heights, 2).tolist())])
+    # each number formatted once (thousands of bars): f"M{x},{base}v-{h}h{w}v{h}z"
+    rise, run = f",{y_roll_base}v-", f"h{w}v"
+    rolls_d = "".join([f"M{x}{rise}{h}{run}{h}z"
+                       for x, h in zip(map(str, xs), map(str, np.round(heights, 2).tolist()))])
     rolls = int(roll_bins.sum())
     rolls_title = (f"{rolls:,} roll(s), counted per slice of {slice_len}: the tallest bar is "
                    f"{peak:,} roll(s) in one slice")
 
     xs = np.round(left + (np.flatnonzero(shooter_bins) + 0.5) * bin_w, 2).tolist()
-    shooters_d = "".join([f"M{x},{y_find + 8}V{y_roll_base}" for x in xs])
+    drop = f",{y_find + 8}V{y_roll_base}"
+    shooters_d = "".join([f"M{x}{drop}" for x in xs])
     shooters = int(shooter_bins.sum())
     busiest = int(shooter_bins.max()) if len(shooter_bins) else 0
     shooters_title = (f"{shooters:,} shooter change(s) (dice_accepted): a line marks each "

@@ -13,6 +13,7 @@ have among all).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -33,6 +34,9 @@ INTERNAL_COLUMNS = ("source_file", "source_line", "source_order")
 ALWAYS = ("source_line", "seq", "ts", "event")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: nanoseconds per unit of a stored time
+_NS_PER = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+_NA, _NAT = pd.NA, pd.NaT
 
 
 @dataclass
@@ -86,7 +90,9 @@ class EventDigest:
 def digest(events: pd.DataFrame, findings: pd.DataFrame, per_code: int) -> EventDigest:
     """What the page needs of `events`, with the rows around the first
     `per_code` findings of each code (`findings` in finding order)."""
-    return EventDigest(table_events(events), _windows(events, first_per_code(findings, per_code)),
+    runs = table_runs(events)
+    return EventDigest(table_events(events, runs),
+                       _windows(events, first_per_code(findings, per_code), runs),
                        _extras(events), per_code)
 
 
@@ -121,21 +127,35 @@ def utc_ns(ts) -> np.ndarray:
     return np.asarray(s.array.as_unit("ns").asi8)
 
 
+@functools.lru_cache(maxsize=1024)
+def _day_text(day: int) -> str:
+    return (_EPOCH + timedelta(days=day)).strftime("%Y-%m-%d")
+
+
 def fmt_time(ns: int) -> str:
-    """UTC time as `YYYY-MM-DD HH:MM:SS[.ffffff]` ("" for no time)."""
+    """UTC time as `YYYY-MM-DD HH:MM:SS[.ffffff]` ("" for no time). The date
+    is formatted once per day, the clock by integers: thousands of cells."""
     if ns == NO_TIME:
         return ""
     ns = int(ns)
-    ts = _EPOCH + timedelta(microseconds=ns // 1000)
-    text = ts.strftime("%Y-%m-%d %H:%M:%S")
+    day, us = divmod(ns // 1000, 86_400_000_000)
+    seconds, micro = divmod(us, 1_000_000)
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    text = f"{_day_text(day)} {hours:02d}:{minutes:02d}:{seconds:02d}"
     if ns % 1_000_000_000:
-        text += f".{ts.microsecond:06d}".rstrip("0")
+        text += f".{micro:06d}".rstrip("0")
     return text
 
 
 def text(value) -> str:
     """A cell as text: empty when not recorded, integers without `.0`."""
-    if value is None or value is pd.NA or value is pd.NaT:
+    kind = type(value)  # the plain types first: thousands of cells
+    if kind is str:
+        return value
+    if kind is int:
+        return str(value)
+    if value is None or value is _NA or value is _NAT:
         return ""
     if isinstance(value, float):
         if math.isnan(value):
@@ -157,10 +177,18 @@ def _column_text(series: pd.Series, name: str) -> list[str]:
 # --- tables --------------------------------------------------------------
 
 
+def _categories(series: pd.Series):
+    """`series.astype("category").cat`, without that copy of every code when
+    the column is categorical already (the loaded events' text columns)."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return series.cat
+    return series.astype("category").cat
+
+
 def table_runs(events: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Start and end positions and names of each table's run of events (the
     events are grouped by table)."""
-    cat = events["table_id"].astype("category").cat
+    cat = _categories(events["table_id"])
     codes = cat.codes.to_numpy()
     if not len(codes):
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), []
@@ -170,30 +198,49 @@ def table_runs(events: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[str]]
     return starts, ends, names
 
 
-def table_events(events: pd.DataFrame) -> list[TableEvents]:
+def table_events(events: pd.DataFrame, runs=None) -> list[TableEvents]:
     """Every table's span, counts and timeline series, by numpy over all
-    tables at once (nothing per event in Python)."""
-    starts, ends, names = table_runs(events)
+    tables at once (nothing per event in Python). `runs`: the events'
+    `table_runs`, when known."""
+    starts, ends, names = runs if runs is not None else table_runs(events)
     if not names:
         return []
-    ts = utc_ns(events["ts"])
-    t0 = np.minimum.reduceat(ts, starts)
-    t1 = np.maximum.reduceat(ts, starts)
+    at, t0, t1 = _table_times(events["ts"], starts)
     kinds = events["event"]
-    rolls = _per_slice(np.flatnonzero((kinds == "roll").to_numpy()), ts, starts, t0, t1)
-    accepts = _per_slice(np.flatnonzero((kinds == "dice_accepted").to_numpy()), ts, starts,
+    rolls = _per_slice(np.flatnonzero((kinds == "roll").to_numpy()), at, starts, t0, t1)
+    accepts = _per_slice(np.flatnonzero((kinds == "dice_accepted").to_numpy()), at, starts,
                          t0, t1)
     return sorted((TableEvents(name, int(t0[k]), int(t1[k]), int(ends[k] - starts[k]),
                                int(rolls[k].sum()), int(accepts[k].sum()), rolls[k], accepts[k])
                    for k, name in enumerate(names)), key=lambda t: t.id)
 
 
-def _per_slice(rows: np.ndarray, ts: np.ndarray, starts: np.ndarray, t0: np.ndarray,
+def _table_times(ts: pd.Series, starts: np.ndarray):
+    """Each table's first and last time (UTC ns) and a function giving the
+    UTC ns of the events at given positions. Times stored in a coarser unit
+    (microseconds, from Parquet) are read in it and only the times used are
+    scaled, rather than converting millions; the numbers are those of
+    `utc_ns` (which is used whenever a time is missing or out of its range)."""
+    if pd.api.types.is_datetime64_any_dtype(ts.dtype) and \
+            getattr(ts.array, "unit", None) in _NS_PER:
+        native, scale = ts.array.asi8, _NS_PER[ts.array.unit]
+        t0 = np.minimum.reduceat(native, starts)
+        t1 = np.maximum.reduceat(native, starts)
+        limit = np.iinfo(np.int64).max // scale
+        if t0.min() > -limit and t1.max() < limit:  # no NaT (int64 min), none out of range
+            return (lambda rows: native[rows] * scale), t0 * scale, t1 * scale
+    ns = utc_ns(ts)
+    return (lambda rows: ns[rows]), np.minimum.reduceat(ns, starts), \
+        np.maximum.reduceat(ns, starts)
+
+
+def _per_slice(rows: np.ndarray, at, starts: np.ndarray, t0: np.ndarray,
                t1: np.ndarray) -> np.ndarray:
-    """Events at positions `rows` counted per table (row) and timeline
-    slice (column)."""
-    k = np.searchsorted(starts, rows, side="right") - 1
-    slot = k * TIMELINE_BINS + time_bins(ts[rows], t0[k], t1[k] - t0[k], TIMELINE_BINS)
+    """Events at positions `rows` (ascending; `at(rows)` their times)
+    counted per table (row) and timeline slice (column)."""
+    per_table = np.diff(np.r_[np.searchsorted(rows, starts), len(rows)])
+    k = np.repeat(np.arange(len(starts)), per_table)
+    slot = k * TIMELINE_BINS + time_bins(at(rows), t0[k], t1[k] - t0[k], TIMELINE_BINS)
     return np.bincount(slot, minlength=len(starts) * TIMELINE_BINS) \
         .reshape(len(starts), TIMELINE_BINS)
 
@@ -210,7 +257,7 @@ def event_positions(events: pd.DataFrame, listed: pd.DataFrame) -> np.ndarray:
     for a quarantined row), by source file and line."""
     if not len(events):
         return np.full(len(listed), -1, dtype=np.int64)
-    files = events["source_file"].astype("category").cat
+    files = _categories(events["source_file"])
     ev_lines = events["source_line"].to_numpy(dtype=np.int64, na_value=-1)
     # -1 for a file no event came from (every row of it quarantined)
     f_codes = files.categories.get_indexer(listed["source_file"].astype(object)) \
@@ -218,12 +265,13 @@ def event_positions(events: pd.DataFrame, listed: pd.DataFrame) -> np.ndarray:
     f_lines = listed["source_line"].to_numpy(dtype=np.int64, na_value=-1)
     # Only the rows holding a listed line are looked at (a few hundred
     # findings against millions of events), found by a table of the lines
-    # listed (-1, no line, reads its last entry: False); the first row of a
-    # key wins.
+    # listed (a line past it reads its last entry: False; -1, no line, reads
+    # the first, line 0, and is dropped after); the first row of a key wins.
     top = max(int(f_lines.max()), 0) + 1
     listed_line = np.zeros(top + 1, dtype=bool)
     listed_line[f_lines[f_lines >= 0]] = True
-    positions = np.flatnonzero(listed_line[np.minimum(ev_lines, top)])
+    positions = np.flatnonzero(listed_line.take(ev_lines, mode="clip"))
+    positions = positions[ev_lines[positions] >= 0]
     if not len(positions):  # every listed finding is of a quarantined row
         return np.full(len(listed), -1, dtype=np.int64)
     ev_keys = (files.codes.to_numpy()[positions].astype(np.int64) << 32) | \
@@ -237,13 +285,14 @@ def event_positions(events: pd.DataFrame, listed: pd.DataFrame) -> np.ndarray:
     return np.where(ok, positions[np.maximum(found, 0)], -1).astype(np.int64)
 
 
-def _windows(events: pd.DataFrame, listed: pd.DataFrame) -> dict[tuple[str, int], Window]:
+def _windows(events: pd.DataFrame, listed: pd.DataFrame,
+             runs=None) -> dict[tuple[str, int], Window]:
     """The CONTEXT_EVENTS events before and after each listed finding's row
     in its table, in recorded (seq) order; every row shown formatted once."""
     if not len(listed) or not len(events):
         return {}
     positions = event_positions(events, listed)
-    starts, ends, names = table_runs(events)
+    starts, ends, names = runs if runs is not None else table_runs(events)
     bounds: dict[int, tuple[int, int, int]] = {}
     for pos in positions.tolist():
         if pos >= 0 and pos not in bounds:

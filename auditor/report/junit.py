@@ -126,7 +126,15 @@ def junit_tree(result, meta: dict) -> ET.Element:
 def junit_bytes(result, meta: dict) -> bytes:
     root = junit_tree(result, meta)
     ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    return xml_bytes(root) + b"\n"
+
+
+def xml_bytes(root: ET.Element) -> bytes:
+    """The bytes of `ET.tostring(root, encoding="utf-8", xml_declaration=True)`,
+    serialized as text and encoded once rather than through an encoder per
+    write."""
+    text = "<?xml version='1.0' encoding='utf-8'?>\n" + ET.tostring(root, encoding="unicode")
+    return text.encode("utf-8", "xmlcharrefreplace")
 
 
 def write(result, meta: dict, out: Path) -> list[str]:

@@ -1,0 +1,34 @@
+"""What several formats derive from the same audit, derived once per
+`write_reports` call: inside `sharing()`, `shared(fn, obj)` computes
+`fn(obj)` once for the same function and object. The memo ends with the
+block, so nothing is kept from one audit to the next; outside a block every
+call computes afresh. A shared value is read by many formats: never modify it.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+_memo: ContextVar[dict | None] = ContextVar("auditor_report_memo", default=None)
+
+
+@contextmanager
+def sharing():
+    token = _memo.set({})
+    try:
+        yield
+    finally:
+        _memo.reset(token)
+
+
+def shared(fn, obj):
+    """`fn(obj)`, computed once per `sharing()` block for this `fn` and this
+    very object (by identity; the object is held so its id is not reused)."""
+    memo = _memo.get()
+    if memo is None:
+        return fn(obj)
+    key = (fn, id(obj))
+    if key not in memo:
+        memo[key] = (obj, fn(obj))
+    return memo[key][1]

@@ -1,0 +1,279 @@
+"""The report writers' faster paths give exactly what the plain ones gave
+(json_text against json.dumps, the HTML digest and cells against their
+first versions, JUnit bytes against ET.tostring, finding records shared by
+the formats of one write). Equivalence only: no timings here."""
+
+from __future__ import annotations
+
+import collections
+import enum
+import json
+import math
+import xml.etree.ElementTree as ET
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from auditor.audit import audit
+from auditor.codes import SEVERITY_RANK
+from auditor.report import html as html_report
+from auditor.report import html_events, json_format, junit, sarif
+from auditor.report.html_charts import TIMELINE_BINS, time_bins
+from auditor.report.html_events import NO_TIME
+from auditor.report.json_text import dumps_indented
+from auditor.report.provenance import provenance
+from auditor.report.shared import sharing
+
+PLANTED = Path(__file__).resolve().parents[1] / "sample_logs" / "nz-table-games" / \
+    "night-planted.csv"
+
+
+def reference(value, indent: int) -> str:
+    return json.dumps(value, ensure_ascii=True, indent=indent, separators=(",", ": "))
+
+
+def outcome(fn, *args):
+    """What a call gives: its text, or its error's type and message."""
+    try:
+        return ("text", fn(*args))
+    except Exception as exc:  # noqa: BLE001 (the error is the outcome)
+        return ("error", type(exc), str(exc))
+
+
+class Colour(enum.IntEnum):
+    RED = 1
+
+
+class Tag(str):
+    pass
+
+
+texts = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=12) | \
+    st.sampled_from(["", "<script>&</script>", "\u2028\u2029", "\x00\x1f\x7f", "\ud800",
+                     "\U0001f3b2", 'q"\\/\b\f\n\r\t'])
+floats = st.floats(allow_nan=True, allow_infinity=True) | \
+    st.sampled_from([-0.0, 0.0, 1e300, -1e-320, 5e-324, 1e16, 1.5, float("nan")])
+ints = st.integers() | st.sampled_from([2**63, -2**64, 10**200])
+scalars = st.none() | st.booleans() | ints | floats | texts
+keys = texts | ints | floats | st.booleans() | st.none()
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=5) | st.lists(inner, max_size=4).map(tuple)
+    | st.dictionaries(keys, inner, max_size=5),
+    max_leaves=40)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(values, st.sampled_from([0, 1, 2, 4]))
+def test_dumps_indented_is_json_dumps(value, indent):
+    assert dumps_indented(value, indent) == reference(value, indent)
+
+
+# Values it leaves to json.dumps: subclasses, other types, keys json
+# refuses, cycles, too deep or too long; the text or the error is json's.
+cyclic_list: list = [1]
+cyclic_list.append(cyclic_list)
+cyclic_dict: dict = {"a": {}}
+cyclic_dict["a"]["b"] = cyclic_dict
+deep: list = []
+for _ in range(5000):
+    deep = [deep]
+
+
+@pytest.mark.parametrize("value", [
+    collections.OrderedDict(b=1, a=[Colour.RED]),
+    {"enum": Colour.RED, "tag": Tag("x<y>"), Tag("k"): 1, Colour.RED: 2},
+    {"np": np.float64(0.1), "np32": np.float32(0.5)},
+    [np.int64(3)],
+    {"set": {1, 2}},
+    {(1, 2): "tuple key"},
+    {"bytes": b"x"},
+    cyclic_list,
+    cyclic_dict,
+    deep,
+    [10 ** 5000],
+    10 ** 5000,
+    Tag("top"),
+    Colour.RED,
+    "top <text>\u2028",
+    float("-inf"),
+    None,
+], ids=lambda v: type(v).__name__)
+def test_dumps_indented_defers_to_json(value):
+    assert outcome(dumps_indented, value, 2) == outcome(reference, value, 2)
+
+
+# --- html_events: times, cells, tables, rows ----------------------------------
+
+def fmt_time_reference(ns: int) -> str:
+    """fmt_time as first written: by datetime and strftime."""
+    if ns == NO_TIME:
+        return ""
+    ns = int(ns)
+    ts = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=ns // 1000)
+    text = ts.strftime("%Y-%m-%d %H:%M:%S")
+    if ns % 1_000_000_000:
+        text += f".{ts.microsecond:06d}".rstrip("0")
+    return text
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(min_value=NO_TIME, max_value=2**63 - 1)
+       | st.sampled_from([NO_TIME, 0, -1, 1, 999, 1000, -1000, 86_400_000_000_000 - 1,
+                          1_700_000_000_123_456_789, -86_400_000_000_001]))
+def test_fmt_time_is_the_datetime_spelling(ns):
+    assert html_events.fmt_time(ns) == fmt_time_reference(ns)
+    assert html_events.fmt_time(np.int64(ns)) == fmt_time_reference(ns)
+
+
+def text_reference(value) -> str:
+    """html_events.text as first written (no fast path for plain types)."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return ""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, np.integer):
+        return str(int(value))
+    if isinstance(value, np.floating):
+        return text_reference(float(value))
+    return str(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(scalars | st.sampled_from([pd.NA, pd.NaT, np.nan, np.int64(-3), np.float32(2.0),
+                                  Colour.RED, Tag("t"), True, False, 1.0, -0.0]))
+def test_cell_text_is_unchanged(value):
+    assert html_events.text(value) == text_reference(value)
+
+
+def table_events_reference(events: pd.DataFrame) -> list[tuple]:
+    """Each table's span, counts and bins as first computed: every time
+    converted to UTC ns, each event's table by a search of the run starts."""
+    starts, ends, names = html_events.table_runs(events)
+    if not names:
+        return []
+    ts = html_events.utc_ns(events["ts"])
+    t0, t1 = np.minimum.reduceat(ts, starts), np.maximum.reduceat(ts, starts)
+
+    def per_slice(rows):
+        k = np.searchsorted(starts, rows, side="right") - 1
+        slot = k * TIMELINE_BINS + time_bins(ts[rows], t0[k], t1[k] - t0[k], TIMELINE_BINS)
+        return np.bincount(slot, minlength=len(starts) * TIMELINE_BINS) \
+            .reshape(len(starts), TIMELINE_BINS)
+
+    rolls = per_slice(np.flatnonzero((events["event"] == "roll").to_numpy()))
+    accepts = per_slice(np.flatnonzero((events["event"] == "dice_accepted").to_numpy()))
+    return sorted((name, int(t0[k]), int(t1[k]), int(ends[k] - starts[k]),
+                   rolls[k].tolist(), accepts[k].tolist()) for k, name in enumerate(names))
+
+
+def as_tuples(tables) -> list[tuple]:
+    return [(t.id, t.t0, t.t1, t.events, t.roll_bins.tolist(), t.shooter_bins.tolist())
+            for t in tables]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["T1", "T2", "T3"]),
+                          st.sampled_from(["roll", "dice_accepted", "marker"]),
+                          st.integers(min_value=-2_000_000_000_000, max_value=2_000_000_000_000)
+                          | st.none()),
+                min_size=1, max_size=40),
+       st.sampled_from(["s", "ms", "us", "ns"]), st.booleans(), st.booleans())
+def test_table_events_are_unchanged(rows, unit, aware, categorical):
+    rows = sorted(rows, key=lambda r: r[0])  # the events are grouped by table
+    us = pd.array([r[2] for r in rows], dtype="Int64")
+    ts = pd.to_datetime(us, unit="us", utc=aware).as_unit(unit) if unit != "us" \
+        else pd.to_datetime(us, unit="us", utc=aware)
+    events = pd.DataFrame({"table_id": [r[0] for r in rows], "event": [r[1] for r in rows],
+                           "ts": ts})
+    if categorical:
+        events = events.astype({"table_id": "category", "event": "category"})
+    assert as_tuples(html_events.table_events(events)) == table_events_reference(events)
+
+
+def test_table_events_of_times_out_of_nanosecond_range_fail_as_before():
+    events = pd.DataFrame({"table_id": ["T1", "T1"], "event": ["roll", "roll"],
+                           "ts": pd.to_datetime(["2020-01-01", "2500-01-01"]).as_unit("s")})
+    assert outcome(html_events.table_events, events)[:2] == \
+        outcome(table_events_reference, events)[:2]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a.csv", "b.csv"]),
+                          st.integers(min_value=0, max_value=6) | st.none()), max_size=30),
+       st.lists(st.tuples(st.sampled_from(["a.csv", "b.csv", "c.csv"]),
+                          st.integers(min_value=0, max_value=8) | st.none()),
+                min_size=1, max_size=8))
+def test_event_positions_are_the_first_row_of_each_file_and_line(rows, listed):
+    events = pd.DataFrame({
+        "source_file": pd.Categorical([f for f, _ in rows]),
+        "source_line": pd.array([n for _, n in rows], dtype="Int64")})
+    wanted = pd.DataFrame({"source_file": [f for f, _ in listed],
+                           "source_line": pd.array([n for _, n in listed], dtype="Int64")})
+    first = {}
+    for i, key in enumerate(rows):
+        if key[1] is not None:
+            first.setdefault(key, i)
+    expected = [first.get(key, -1) if key[1] is not None else -1 for key in listed]
+    assert html_events.event_positions(events, wanted).tolist() == expected
+
+
+def test_categories_are_those_of_astype_category():
+    for series in (pd.Series(["b", "a", None, "b"], dtype="category"),
+                   pd.Series(pd.Categorical(["x", "y"], categories=["y", "x", "z"],
+                                            ordered=True)),
+                   pd.Series(["b", "a", None])):
+        fast, plain = html_events._categories(series), series.astype("category").cat
+        assert fast.categories.equals(plain.categories)
+        assert fast.codes.tolist() == plain.codes.tolist()
+
+
+# --- html: worst severity per table -------------------------------------------
+
+@pytest.mark.parametrize("severities", [
+    ["minor", "critical", "info"], ["info"], [], ["minor", "bogus", "major"],
+])
+def test_worst_ranks_are_pythons_min(severities):
+    keys = pd.Series(["T1", "T2", "T1"][:len(severities)], dtype=object)
+    frame = pd.DataFrame({"severity": pd.Series(severities, dtype=object), "key": keys})
+    expected = frame.groupby(keys, sort=False)["severity"] \
+        .agg(lambda s: min(s.map(SEVERITY_RANK))).to_dict() if len(frame) else {}
+    got = html_report._worst_ranks(frame["severity"], keys)
+    assert {k: str(v) for k, v in got.items()} == {k: str(v) for k, v in expected.items()}
+
+
+# --- junit: the serialized bytes ----------------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(texts, texts), max_size=6))
+def test_xml_bytes_are_those_of_tostring(pairs):
+    root = ET.Element("testsuites", {"name": "n"})
+    for text, attr in pairs:
+        ET.SubElement(root, "case", {"message": attr}).text = text
+    ET.indent(root)
+    assert junit.xml_bytes(root) == ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+# --- the finding records, shared by the formats of one write ------------------
+
+def test_finding_records_are_derived_once_per_write_and_left_unmodified():
+    result = audit([str(PLANTED)], "nz-table-games")
+    meta = provenance(result)
+    fresh = json_format.finding_records(result.findings)
+    assert json_format.finding_records(result.findings) is not fresh
+    with sharing():
+        shared_records = json_format.finding_records(result.findings)
+        assert json_format.finding_records(result.findings) is shared_records
+        jsonl = json_format.findings_jsonl(result, meta)
+        sarif.sarif_log(result, meta)
+        junit.junit_bytes(result, meta)
+        assert shared_records == fresh  # no format changed them
+    assert jsonl == json_format.findings_jsonl(result, meta)
+    assert json_format.finding_records(result.findings) is not shared_records
