@@ -51,8 +51,18 @@ class AuditResult:
     def tables(self) -> list[str]:
         if self.table_ids is not None:
             return list(self.table_ids)
-        # The distinct values first (on a categorical: its codes), then text.
-        return sorted({str(v) for v in self.logs.events["table_id"].unique().tolist()})
+        # The distinct values first, then text. On a categorical, the codes
+        # where a run of equal codes starts (every value held starts one):
+        # no pass over the rows' values.
+        column = self.logs.events["table_id"]
+        if not isinstance(column.dtype, pd.CategoricalDtype):
+            return sorted({str(v) for v in column.unique().tolist()})
+        codes = column.cat.codes.to_numpy()
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) \
+            else np.empty(0, dtype=np.int64)
+        names = column.cat.categories
+        return sorted({str(names[c]) if c >= 0 else str(np.nan)
+                       for c in np.unique(codes[starts]).tolist()})
 
 
 def audit(paths: list[str | Path], ruleset: Ruleset | str) -> AuditResult:
