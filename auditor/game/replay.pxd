@@ -101,6 +101,9 @@ cdef class TableReplay:
     cdef public long long undo_line_bettors
     cdef public bint undo_stick_decided, undo_made_point
     cdef public dict dice, sets
+    cdef public list die_cache
+    cdef int64_t[:] die_generation
+    cdef public long generation
     cdef public set live
     cdef public list last_roll_voided_rows, passed_rows
     cdef public long face1, face2
@@ -113,22 +116,24 @@ cdef class TableReplay:
                    point=cython.long, occupied=cython.longlong, line_bettors=cython.longlong)
     cpdef run(self, long lo, long hi)
     cdef tuple dice_of(self, long k)
+    @cython.locals(code=cython.long, dice=dict, dies=tuple)
+    cdef tuple dies_of(self, long k)
     cdef object role_of(self, long k)
     cdef object outcome_of(self, long k)
     @cython.locals(rows=IntBuffer, values=list, sink=tuple)
     cpdef put(self, str column, long row, value)
     cpdef check_seat(self, long i, long s)
     cpdef check_row_seat(self, long i, long k)
-    @cython.locals(dice=dict)
-    cpdef note_never_received(self, long i, tuple d)
-    @cython.locals(dice=dict, die=Die, failed=list)
-    cpdef note_failed(self, long i, tuple d)
-    @cython.locals(dice=dict, die=Die, out=list)
-    cpdef list not_at_table(self, tuple d)
-    @cython.locals(dice=dict, die=Die)
-    cpdef move_live(self, object d, long where)
-    @cython.locals(d=Die)
-    cpdef record_use(self, long row, tuple serials)
+    @cython.locals(dies=tuple)
+    cpdef note_never_received(self, long i, long k)
+    @cython.locals(die=Die, failed=list, dies=tuple, j=cython.Py_ssize_t)
+    cpdef note_failed(self, long i, long k)
+    @cython.locals(die=Die, out=list, dies=tuple, j=cython.Py_ssize_t)
+    cpdef list not_at_table(self, long k)
+    @cython.locals(die=Die)
+    cpdef move_row(self, long k, long where)
+    @cython.locals(d=Die, dies=tuple, j=cython.Py_ssize_t)
+    cpdef record_use(self, long row, long k)
     @cython.locals(d=Decided, j=cython.long)
     cpdef list owed(self)
     cpdef flush_pending(self)

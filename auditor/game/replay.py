@@ -685,6 +685,13 @@ class _Inputs:
             self.outcome_id[j] = OUTCOMES.index(value) if value in OUTCOMES else -1
         self.codes["dice"], self.dice = _coded(events["dice"],
                                                _serials, ())
+        # Per distinct dice value: its dice (`TableReplay.dies_of`), and the
+        # generation of the table's dice they were looked up in.
+        self.die_cache: list = [None] * len(self.dice)
+        self.die_generation = _ints(len(self.dice))
+        for j in range(len(self.dice)):
+            self.die_generation[j] = -1
+        self.generations = 0
         self.codes["bet"], values = _coded(events["bet"])
         bets = [_bet_info(str(v)) for v in values[:-1]]
         self.decisions = _Decisions(bar, [key for _, _, key, tracked in bets if tracked])
@@ -718,6 +725,11 @@ class _Inputs:
         out["event"] = self.buffers["event"][:b - a]
         np.copyto(out["event"], self.event[a:b], casting="unsafe")
         return out if COMPILED else {name: values.tolist() for name, values in out.items()}
+
+    def next_generation(self) -> int:
+        """A number no table's dice have had yet (see `TableReplay.dies_of`)."""
+        self.generations += 1
+        return self.generations
 
     def value(self, name: str, row: int):
         """The value of a `RARE` column at `row` (None if nothing recorded)."""
@@ -789,6 +801,7 @@ class TableReplay:
         self.handlers.append(self.on_nothing)  # code -1: not an event we know
         self.roles, self.outcomes, self.dice_values = inputs.roles, inputs.outcomes, inputs.dice
         self.player, self.outcome_id = inputs.player, inputs.outcome_id
+        self.die_cache, self.die_generation = inputs.die_cache, inputs.die_generation
         self.bet_key, self.bet_fam, self.bet_num = inputs.bet_key, inputs.bet_fam, inputs.bet_num
         self.wagers = Wagers(self.decisions.width, self.decisions.key_fam)
         self.snapshot = Wagers(self.decisions.width, self.decisions.key_fam)
@@ -817,6 +830,7 @@ class TableReplay:
         self.has_failed = False  # a die of this table failed an inspection
         self.line_bettors = 0
         self.dice: dict[str, Die] = {}
+        self.generation = self.inputs.next_generation()
         self.live: set[str] = set()  # serials of the dice at the table (see Die.move)
         self.sets: dict[int, list[Die]] = {}
         self.set_count = 0
@@ -864,6 +878,20 @@ class TableReplay:
     def dice_of(self, k: int) -> tuple[str, ...]:
         """The serials the row names (empty if none)."""
         return self.dice_values[self.dice_code[k]]
+
+    def dies_of(self, k: int) -> tuple:
+        """The table's `Die` of each serial the row names (None for a serial
+        it never received), looked up once per distinct `dice` value until
+        the table receives dice again (a new generation): most rows name the
+        shooter's two dice, as the rows before them did."""
+        code = self.dice_code[k]
+        if self.die_generation[code] == self.generation:
+            return self.die_cache[code]
+        dice = self.dice
+        dies = tuple([dice.get(x) for x in self.dice_values[code]])
+        self.die_cache[code] = dies
+        self.die_generation[code] = self.generation
+        return dies
 
     def role_of(self, k: int) -> str | None:
         return self.roles[self.role[k]]
@@ -961,54 +989,58 @@ class TableReplay:
         if s and not self.occupied & bit(s):
             self.put("seat_unknown", i, True)
 
-    def note_never_received(self, i: int, d: tuple[str, ...]) -> None:
-        dice = self.dice
-        for x in d:
-            if x not in dice:
-                self.put("die_never_received", i, [x for x in d if x not in dice])
+    # (The helpers below take the row's index `k` in the chunk: its serials
+    # are `dice_of(k)`, its dice `dies_of(k)`.)
+
+    def note_never_received(self, i: int, k: int) -> None:
+        dies = self.dies_of(k)
+        for die in dies:
+            if die is None:
+                d = self.dice_of(k)
+                self.put("die_never_received", i,
+                         [d[j] for j in range(len(d)) if dies[j] is None])
                 return
 
-    def note_failed(self, i: int, d: tuple[str, ...]) -> None:
+    def note_failed(self, i: int, k: int) -> None:
         """Dice that failed an inspection, put in play or used at row `i`."""
         if not self.has_failed:
             return
-        dice = self.dice
+        dies = self.dies_of(k)
         failed = []
-        for x in d:
-            die = dice.get(x)
+        for j in range(len(dies)):
+            die = dies[j]
             if die is not None and die.failed:
-                failed.append(x)
+                failed.append(self.dice_of(k)[j])
         if failed:
             self.put("failed_dice_used", i, failed)
 
-    def not_at_table(self, d: tuple[str, ...]) -> list[str]:
-        dice = self.dice
+    def not_at_table(self, k: int) -> list[str]:
+        dies = self.dies_of(k)
         out = []
-        for x in d:
-            die = dice.get(x)
+        for j in range(len(dies)):
+            die = dies[j]
             if die is None or die.loc > LAYOUT:
-                out.append(x)
+                out.append(self.dice_of(k)[j])
         return out
 
-    def move_live(self, d, where: int) -> None:
-        """The dice of `d` that are at the table move to `where`."""
-        dice = self.dice
-        for x in d:
-            die = dice.get(x)
+    def move_row(self, k: int, where: int) -> None:
+        """The row's dice that are at the table move to `where`."""
+        for die in self.dies_of(k):
             if die is not None and die.loc <= LAYOUT:
                 die.move(where)
 
-    def record_use(self, row: int, serials: tuple[str, ...]) -> None:
+    def record_use(self, row: int, k: int) -> None:
         """First use of a die since it arrived (or was found): keep what its
         inspection record was then, for the inspection checks."""
         record = []
-        for s in serials:
-            d = self.dice.get(s)
+        dies = self.dies_of(k)
+        for j in range(len(dies)):
+            d = dies[j]
             if d is None or d.checked_use:
                 continue
             d.checked_use = True
             record.append({
-                "die": s, "found": d.found, "failed": d.failed,
+                "die": self.dice_of(k)[j], "found": d.found, "failed": d.failed,
                 "inspections": [list(x) for x in (d.found_inspections if d.found
                                                   else d.inspections)],
             })
@@ -1175,15 +1207,13 @@ class TableReplay:
         for x in d:
             die = self.dice[x] = Die(x, self.current_set, self.live)
             self.sets.setdefault(self.current_set, []).append(die)
+        self.generation = self.inputs.next_generation()  # dies_of looks again
         self.put("live_count", i, len(self.live))
 
     def on_dice_inspected(self, i: int, k: int) -> None:
-        d = self.dice_of(k)
-        self.note_never_received(i, d)
+        self.note_never_received(i, k)
         role, actor, outcome = self.role_of(k), self.inputs.value("actor_id", i), self.outcome_of(k)
-        dice = self.dice
-        for x in d:
-            die = dice.get(x)
+        for die in self.dies_of(k):
             if die is None:
                 continue
             if outcome == "fail":
@@ -1195,13 +1225,10 @@ class TableReplay:
                 die.inspections.append((role or "", actor or ""))
 
     def on_dice_to_bowl(self, i: int, k: int) -> None:
-        d = self.dice_of(k)
-        self.note_never_received(i, d)
-        self.record_use(i, d)
-        self.note_failed(i, d)
-        dice = self.dice
-        for x in d:
-            die = dice.get(x)
+        self.note_never_received(i, k)
+        self.record_use(i, k)
+        self.note_failed(i, k)
+        for die in self.dies_of(k):
             if die is not None and die.loc != REMOVED:
                 die.move(BOWL)
                 die.found = False if die.checked_use else die.found
@@ -1222,29 +1249,22 @@ class TableReplay:
             self.set_size = size
 
     def on_dice_removed(self, i: int, k: int) -> None:
-        d = self.dice_of(k)
-        self.note_never_received(i, d)
-        dice = self.dice
-        for x in d:
-            die = dice.get(x)
+        self.note_never_received(i, k)
+        for die in self.dies_of(k):
             if die is not None:
                 die.move(REMOVED)
 
     def on_dice_collected(self, i: int, k: int) -> None:
-        d = self.dice_of(k)
-        self.note_never_received(i, d)
-        dice = self.dice
-        for x in d:
-            die = dice.get(x)
+        self.note_never_received(i, k)
+        for die in self.dies_of(k):
             if die is not None and die.loc <= LAYOUT:
                 die.loc = SHOOTER  # from one live place to another
 
     def on_dice_to_shooter(self, i: int, k: int) -> None:
         self.on_dice_collected(i, k)
-        d = self.dice_of(k)
         self.check_row_seat(i, k)
-        self.record_use(i, d)
-        self.note_failed(i, d)
+        self.record_use(i, k)
+        self.note_failed(i, k)
         if self.decided.size:
             owed = self.owed()
             if owed:
@@ -1252,11 +1272,8 @@ class TableReplay:
         self.passed_rows.append(i)
 
     def on_die_off_table(self, i: int, k: int) -> None:
-        d = self.dice_of(k)
-        self.note_never_received(i, d)
-        dice = self.dice
-        for x in d:
-            die = dice.get(x)
+        self.note_never_received(i, k)
+        for die in self.dies_of(k):
             if die is not None:
                 die.move(OFF_TABLE)
         self.offtable_row = i
@@ -1264,10 +1281,8 @@ class TableReplay:
         self.put("offtable_shooter", i, self.shooter)
 
     def on_die_retrieved(self, i: int, k: int) -> None:
-        d = self.dice_of(k)
-        self.note_never_received(i, d)
-        for x in d:
-            die = self.dice.get(x)
+        self.note_never_received(i, k)
+        for die in self.dies_of(k):
             if die is not None:
                 die.move(NEW)
                 die.found = True
@@ -1276,7 +1291,7 @@ class TableReplay:
 
     def on_die_lost(self, i: int, k: int) -> None:
         d = self.dice_of(k)
-        self.note_never_received(i, d)
+        self.note_never_received(i, k)
         for x in d:
             die = self.dice.get(x)
             if die is not None:
@@ -1297,15 +1312,15 @@ class TableReplay:
     def on_dice_offered(self, i: int, k: int) -> None:
         s, d = self.seat[k], self.dice_of(k)
         self.check_seat(i, s)
-        self.note_never_received(i, d)
+        self.note_never_received(i, k)
         if self.offtable_row >= 0 and self.shooter and s == self.shooter:
             # 6.1: the remaining dice offered to the shooter to replace a die.
             self.offtable_offered = True
             self.put("offer_round", i, ROUND_REPLACEMENT)
             self.offtable_row = -1
-            self.move_live(d, OFFERED)
-            self.record_use(i, d)
-            self.note_failed(i, d)
+            self.move_row(k, OFFERED)
+            self.record_use(i, k)
+            self.note_failed(i, k)
             return
         if self.round_kind < 0:
             if self.shooter == 0 and not self.ever_offered:
@@ -1322,9 +1337,9 @@ class TableReplay:
             if x not in d:
                 self.put("offer_missing_dice", i, sorted(live.difference(d)))
                 break
-        self.note_failed(i, d)
-        self.record_use(i, d)
-        self.move_live(d, OFFERED)
+        self.note_failed(i, k)
+        self.record_use(i, k)
+        self.move_row(k, OFFERED)
 
     def on_dice_declined(self, i: int, k: int) -> None:
         s = self.seat[k]
@@ -1347,20 +1362,24 @@ class TableReplay:
     def on_dice_selected(self, i: int, k: int) -> None:
         s, d = self.seat[k], self.dice_of(k)
         self.check_seat(i, s)
-        self.note_never_received(i, d)
+        self.note_never_received(i, k)
         held = frozenset(d)
+        kept = []
         if self.offtable_offered and self.selected is not None and len(d) < 2:
             # 6.1: a new die chosen to replace one that left the table; the
             # shooter keeps the other die of the pair.
-            held |= {x for x in self.selected if x in self.dice and self.dice[x].loc <= LAYOUT}
+            kept = [x for x in self.selected if x in self.dice and self.dice[x].loc <= LAYOUT]
+            held |= frozenset(kept)
         self.offtable_offered = False
         self.put("selected_count", i, len(held))
-        unknown = self.not_at_table(d)
+        unknown = self.not_at_table(k)
         if unknown:
             self.put("dice_not_at_table", i, unknown)
-        self.record_use(i, d)
-        self.note_failed(i, d)
-        self.move_live(held, SHOOTER)
+        self.record_use(i, k)
+        self.note_failed(i, k)
+        self.move_row(k, SHOOTER)
+        for x in kept:
+            self.dice[x].move(SHOOTER)
         self.selected = held
         self.selection_row = i
 
@@ -1392,21 +1411,20 @@ class TableReplay:
             self.flush_pending()
         if self.passed_rows:
             self.passed_rows = []
-        dice = self.dice
-        for x in d:
-            die = dice.get(x)
+        dice, dies = self.dice, self.dies_of(k)
+        for die in dies:
             if die is None or not die.checked_use or die.loc > LAYOUT:
                 # Some die unknown, not at the table or first used: the full story.
-                self.note_never_received(i, d)
-                self.record_use(i, d)
-                self.note_failed(i, d)
-                unknown = self.not_at_table(d)
+                self.note_never_received(i, k)
+                self.record_use(i, k)
+                self.note_failed(i, k)
+                unknown = self.not_at_table(k)
                 if unknown:
                     self.put("dice_not_at_table", i, unknown)
                 break
         else:
             if self.has_failed:
-                self.note_failed(i, d)
+                self.note_failed(i, k)
         by_player = self.role[k] == self.player
         if by_player:
             sb = bit(s)
@@ -1457,8 +1475,7 @@ class TableReplay:
         if self.lost_row >= 0 and (self.lost_allowance_over
                                    or (by_player and s != self.lost_shooter) or not by_player):
             self.end_lost_allowance(i, d)
-        for x in d:
-            die = dice.get(x)
+        for die in dies:
             if die is not None and die.loc <= LAYOUT:
                 die.loc = LAYOUT  # from one live place to another
         self.last_roll = i
