@@ -18,8 +18,10 @@ cdef class IntBuffer:
     cdef public object array
     cdef int64_t[:] data
     cdef public Py_ssize_t size
-    cpdef append(self, int64_t value)
+    cpdef void append(self, int64_t value)
     cpdef int64_t last(self)
+    cpdef int64_t at(self, Py_ssize_t j)
+    cpdef void clear(self)
 
 @cython.final
 cdef class _Decisions:
@@ -105,7 +107,7 @@ cdef class TableReplay:
     cdef int64_t[:] die_generation
     cdef public long generation
     cdef public set live
-    cdef public list last_roll_voided_rows, passed_rows
+    cdef public IntBuffer last_roll_voided_rows, passed_rows
     cdef public long face1, face2
     cdef public object last_roll_dice
     cdef public long base

@@ -289,10 +289,17 @@ class IntBuffer:
 
     def append(self, value: int) -> None:
         if self.size == self.data.shape[0]:
-            self.array = np.concatenate([self.array, np.empty_like(self.array)])
-            self.data = self.array
+            grown = np.empty(max(2 * self.size, 16), dtype=np.int64)
+            grown[:self.size] = self.array
+            self.array = self.data = grown
         self.data[self.size] = value
         self.size += 1
+
+    def at(self, j: int) -> int:
+        return self.data[j]
+
+    def clear(self) -> None:
+        self.size = 0
 
     def last(self) -> int:
         return self.data[self.size - 1]
@@ -844,10 +851,10 @@ class TableReplay:
         self.last_roll_valid = False
         self.last_roll_called = False
         self.last_roll_point = 0
-        self.last_roll_voided_rows: list[int] = []
+        self.last_roll_voided_rows = IntBuffer(64)  # settled since the last roll
         self.decided.size = 0
         self.pending_roll = -1  # the roll that decided what `decided` holds
-        self.passed_rows: list[int] = []
+        self.passed_rows = IntBuffer(64)  # dice passed since the last roll
         self.marker_off_dp = False
         self.stick_decided = False
         self.offtable_row = -1
@@ -1063,9 +1070,9 @@ class TableReplay:
         self.pending_roll = -1
 
     def mark_passed_then_settled(self) -> None:
-        for r in self.passed_rows:
-            self.put("passed_then_settled", r, True)
-        self.passed_rows = []
+        for j in range(self.passed_rows.size):
+            self.put("passed_then_settled", self.passed_rows.at(j), True)
+        self.passed_rows.clear()
 
     def take_wager(self, s: int, bet: int) -> None:
         """One wager of the distinct bet `bet` off seat `s` (a come or don't
@@ -1153,7 +1160,7 @@ class TableReplay:
         s = self.seat[k]
         if s and not self.occupied & bit(s):
             self.put("seat_unknown", i, True)
-        if self.passed_rows:
+        if self.passed_rows.size:
             self.mark_passed_then_settled()
         # Any wager (not only a line bet) settled on a void roll; one settled on
         # the roll before it was voided is noted for the no roll to mark.
@@ -1193,7 +1200,7 @@ class TableReplay:
                 self.take_wager(s, bet)
 
     def on_settlement_complete(self, i: int, k: int) -> None:
-        if self.passed_rows:
+        if self.passed_rows.size:
             self.mark_passed_then_settled()
 
     # --- handlers: dice custody --------------------------------------------------
@@ -1409,8 +1416,7 @@ class TableReplay:
         # What the previous roll left unsettled is now missing.
         if self.decided.size:
             self.flush_pending()
-        if self.passed_rows:
-            self.passed_rows = []
+        self.passed_rows.clear()
         dice, dies = self.dice, self.dies_of(k)
         for die in dies:
             if die is None or not die.checked_use or die.loc > LAYOUT:
@@ -1486,8 +1492,7 @@ class TableReplay:
         self.last_roll_dice = d
         self.last_roll_by_player = by_player
         self.last_roll_seat = s
-        if self.last_roll_voided_rows:
-            self.last_roll_voided_rows = []
+        self.last_roll_voided_rows.clear()
         self.dispute_die = None  # a dispute concerns the roll it follows
         self.decide(i)
 
@@ -1580,7 +1585,8 @@ class TableReplay:
         self.last_roll_valid = False
         self.undo_decision()
         self.put("roll_voided", r, i)
-        for row in self.last_roll_voided_rows:  # settled before the roll was voided
+        for j in range(self.last_roll_voided_rows.size):  # settled before the roll was voided
+            row = self.last_roll_voided_rows.at(j)
             self.put("settled_on_void", row, r)
 
     def on_no_roll(self, i: int, k: int) -> None:
