@@ -170,6 +170,17 @@ class LogBuilder:
         return path
 
 
+def reopen(b: LogBuilder, seats=(2, 5, 7), shooter: int = 2) -> None:
+    """Close the table and open it again, as `lawful_table` opens it (a new
+    session: the replay starts the table afresh)."""
+    b.add("table_close", role="game_supervisor")
+    b.open(seats=seats)
+    for s in seats:
+        b.bet(s)
+    b.offer(shooter)
+    b.accept(shooter)
+
+
 def lawful_table(seats=(2, 5, 7), shooter: int = 2, **open_kwargs) -> LogBuilder:
     """A table open with every seated player holding a pass bet, the dice
     offered to the lowest seat and accepted by `shooter` (the seats before it

@@ -2,7 +2,16 @@
 case next to it, under every shipped ruleset that enforces it."""
 
 import pytest
-from builder import DICE, STICK, THROW, LogBuilder, found, lawful_table, rulesets_with
+from builder import (
+    DICE,
+    STICK,
+    THROW,
+    LogBuilder,
+    found,
+    lawful_table,
+    reopen,
+    rulesets_with,
+)
 
 from auditor.rules.ruleset import load_ruleset
 
@@ -480,6 +489,28 @@ def test_off_table_fires_without_offer_to_shooter(tmp_path, ruleset):
     b.pass_back(2)  # the original die back, but no offer of the others
     b.play(2, 4, 2)
     assert dice_found(b, tmp_path, ruleset) == {("dice.off_table_procedure", "T1", off)}
+
+
+@pytest.mark.parametrize("ruleset", rulesets_with("dice.off_table_procedure"))
+@pytest.mark.parametrize("offered_before_close", [False, True])
+def test_off_table_procedure_ends_with_its_session(tmp_path, ruleset, offered_before_close):
+    """A die leaves the table as the session ends: the next session's
+    replacement offer (to its shooter, for a die dropped before its first
+    roll) answers that session's own die, not this one."""
+    b = lawful_table()
+    first = die_leaves(b)
+    if offered_before_close:
+        replacement(b)
+    reopen(b)
+    b.add("die_off_table", role=STICK, dice="A2")
+    replacement(b)
+    b.add("die_retrieved", role=STICK, dice="A2")
+    b.inspect(FOUND_INSPECTOR[ruleset], "A2")
+    b.to_bowl("A2")
+    b.play(2, 4, 2, dice="A1,A3")
+    off = {c for c in dice_found(b, tmp_path, ruleset) if c[0] == "dice.off_table_procedure"}
+    assert off == (set() if offered_before_close
+                   else {("dice.off_table_procedure", "T1", first)})
 
 
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.off_table_procedure"))

@@ -12,6 +12,7 @@ from builder import (
     lawful_table,
     no_roll,
     overrule,
+    reopen,
     rulesets_with,
     ruling,
 )
@@ -141,6 +142,24 @@ def test_chips_contact_no_roll_of_a_roll_with_another_ground_is_quiet(tmp_path, 
     no_roll(b, "chips_contact")
     b.play(2, 3, 4, settlements=_win_all(b))
     assert fam(b, tmp_path, rs) == set()
+
+
+@pytest.mark.parametrize("rs", rulesets_with("noroll.improper"))
+@pytest.mark.parametrize("rolled_first", [False, True])
+def test_chips_contact_no_roll_is_about_a_roll_of_its_own_session(tmp_path, rs, rolled_first):
+    """The roll a no roll is about is the last of its session: after the
+    table closed and opened again, the last session's roll (void anyway, die
+    on die) is not it; with a roll of its own session so grounded, quiet."""
+    b = lawful_table()
+    b.roll(2, 3, 4, flags=f"{THROW},die_on_die,chips_contact")
+    no_roll(b, "die_on_die")
+    reopen(b)
+    if rolled_first:
+        b.roll(2, 3, 4, flags=f"{THROW},die_on_die,chips_contact")
+    seq = no_roll(b, "chips_contact")
+    b.play(2, 3, 4, settlements=_win_all(b))
+    expected = set() if rolled_first else {("noroll.improper", T, seq)}
+    assert fam(b, tmp_path, rs) == expected
 
 
 # --- noroll.late ---------------------------------------------------------------------

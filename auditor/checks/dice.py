@@ -219,9 +219,9 @@ def off_table_procedure(ctx, params) -> Hits:
     dice, or a found die came back without the required inspection.
 
     Parameter: `found_die_inspections` (`[["game_supervisor"]]`).
-    Fires on: `die_off_table`, then the shooter rolls with no `dice_offered`
-    to them first; a `die_retrieved` die put in the bowl without a game
-    supervisor's passing inspection.
+    Fires on: `die_off_table`, then the shooter rolls (or the table closes
+    and opens again) with no `dice_offered` to them first; a `die_retrieved`
+    die put in the bowl without a game supervisor's passing inspection.
     Quiet on: the remaining dice offered to the shooter, and the found die
     inspected by the game supervisor before it returns; a die that leaves the
     table while there is no shooter (no offer is owed to anyone).
@@ -252,11 +252,14 @@ def off_table_procedure(ctx, params) -> Hits:
 
 def _replacement_offer_after(ctx, off: np.ndarray) -> np.ndarray:
     """For each `die_off_table` row, whether a replacement offer to the
-    shooter came before the next roll (of its table)."""
+    shooter came before the next roll of its session (the next `table_open`
+    ends the procedure: a later session's offer answers its own die)."""
     sh = ctx.shared
     rows, rounds = sh.sparse("offer_round")
     offers = rows[rounds == 2]
-    limit = np.minimum(next_after(sh.event_rows("roll"), off, sh.n), sh.table_end(off))
+    limit = np.minimum.reduce([next_after(sh.event_rows("roll"), off, sh.n),
+                               next_after(sh.event_rows("table_open"), off, sh.n),
+                               sh.table_end(off)])
     return next_after(offers, off, sh.n) < limit
 
 

@@ -65,13 +65,18 @@ def no_roll_chips_contact(ctx, params) -> Hits:
     ground for a no roll.
     Quiet on: a roll flagged `chips_contact` that stands and is called; a
     `chips_contact` no roll of a roll that also had a ground for one (e.g.
-    `die_on_die`, `short`): that roll was void or voidable anyway.
+    `die_on_die`, `short`): that roll was void or voidable anyway. A no roll
+    before any roll of its session (after a `table_open`) is about no roll:
+    it fires, whatever the last roll of an earlier session was.
     Points at: the `no_roll`.
     """
     sh = ctx.shared
     rows = sh.event_rows("no_roll")
     rows = rows[sh.is_in("reason", ("chips_contact",), rows)]
-    last = sh.latest(sh.event_rows("roll"), rows)  # the roll each no roll is about
+    # The roll each no roll is about: the last of its session (the replay
+    # starts a table afresh at each table_open; a no roll before any roll
+    # of its session is about none).
+    last = sh.latest(sh.event_rows("roll"), rows, resets=sh.event_rows("table_open"))
     grounded = np.zeros(len(rows), dtype=bool)
     for flag in NO_ROLL_GROUNDS:
         grounded |= sh.flag(flag, np.maximum(last, 0))

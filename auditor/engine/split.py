@@ -121,16 +121,11 @@ def split_logs(logs: LoadedLogs, groups: int) -> list[LoadedLogs]:
 # - the row just before r in file order, among the table's rows
 #   (`log.out_of_order`, "seq lower than the previous row of this table in
 #   its file"): any row of the table, however far;
-# - the table's last roll before r, in whatever session (`noroll.improper`:
-#   the roll a `no_roll` is about, through `Shared.latest`);
-# - after a `die_off_table`, the rows up to the table's next roll, in
-#   whatever session (`dice.off_table_procedure`: was the shooter offered
-#   the remaining dice first);
 # - the quarantined rows of the table (`log.sequence_gap`: a seq quarantined
 #   is not missing), wherever their seq;
-# - nothing else: every other lookup ahead stops at the next `table_open`
-#   (`noroll.missing`, `call.wrong_total`'s overrule) or reads the replay's
-#   state at r.
+# - nothing else: every other lookup stops at a `table_open` (`noroll.missing`,
+#   `noroll.improper`'s roll, `dice.off_table_procedure`'s replacement offer,
+#   `call.wrong_total`'s overrule) or reads the replay's state at r.
 #
 # A unit's task therefore replays and checks its own rows plus that context
 # (`DayUnit.rows`): single rows before its first session (harmless there:
@@ -201,40 +196,20 @@ class _Context:
     def __init__(self, events: pd.DataFrame, starts: np.ndarray):
         self.n = len(events)
         self.starts = starts
-        event = events["event"]
-        self.rolls = np.flatnonzero((event == "roll").to_numpy(dtype=bool))
-        self.off_table = np.flatnonzero((event == "die_off_table").to_numpy(dtype=bool))
         by_file = np.argsort(events["source_order"].to_numpy(), kind="stable")
         self.file_before = np.full(self.n, -1, dtype=np.int64)
         self.file_before[by_file[1:]] = by_file[:-1]
 
     def of(self, a: int, b: int) -> tuple[range, ...]:
-        """The context of own rows [a, b): single rows before a, whole
-        sessions after b."""
+        """The context of own rows [a, b): the row before a, the rows before
+        its rows in file order (single rows when earlier, their whole
+        sessions when later)."""
         before = {a - 1} if a else set()
-        k = np.searchsorted(self.rolls, a) - 1
-        if k >= 0:
-            before.add(int(self.rolls[k]))
         previous = self.file_before[a:b]
         before.update(previous[(previous >= 0) & (previous < a)].tolist())
-        ahead = b  # every session from b up to the one holding the next roll
-        if self._offer_looked_for_past(a, b):
-            ahead = self._session_end(self._session_of(self._next_roll(b)))
-        later = {self._session_of(int(r)) for r in previous[previous >= ahead]}
+        later = {self._session_of(int(r)) for r in previous[previous >= b]}
         return (*(range(r, r + 1) for r in sorted(before)),
-                *((range(b, ahead),) if ahead > b else ()),
                 *(range(s, self._session_end(s)) for s in sorted(later)))
-
-    def _offer_looked_for_past(self, a: int, b: int) -> bool:
-        """Whether a `die_off_table` in [a, b) has no roll after it before b:
-        its check then looks on to the table's next roll."""
-        off = self.off_table[(self.off_table >= a) & (self.off_table < b)]
-        return bool(len(off)) and not np.any((self.rolls > off[-1]) & (self.rolls < b))
-
-    def _next_roll(self, b: int) -> int:
-        """The table's first roll at or after b, or its last row."""
-        k = np.searchsorted(self.rolls, b)
-        return int(self.rolls[k]) if k < len(self.rolls) else self.n - 1
 
     def _session_of(self, row: int) -> int:
         return int(self.starts[np.searchsorted(self.starts, row, side="right") - 1])
