@@ -61,6 +61,8 @@ LINE_KEYS = ("pass", "dont_pass")
     "wager_settled", "wager_placed", "roll", "dice_collected", "settlement_complete",
     "total_called", "dice_to_shooter", "dice_offered", "dice_to_bowl", "dice_selected",
     "dice_accepted", "shooter_relinquish", "dice_inspected"))
+#: Events that decide a roll again (a recount): see `_Output`.
+DIE_COCKED, RULING = EVENTS.index("die_cocked"), EVENTS.index("ruling")
 COME_FAMILY = ("come", "dont_come")
 #: The families of the wagers the replay decides, by id.
 FAMILIES = ("pass", "dont_pass", "come", "dont_come")
@@ -310,6 +312,10 @@ class IntBuffer:
         self.size = 0
         return out
 
+    def values(self) -> np.ndarray:
+        """The values so far, in place (a view of the buffer)."""
+        return self.array[:self.size]
+
 
 class _Output:
     """Where the replay writes: the dense state as change points (a row and
@@ -317,23 +323,32 @@ class _Output:
     and per sparse column the rows and values written (last write to a row
     wins).
 
-    Rows and the dense state go to `IntBuffer`s, values to lists; `flush`,
-    after every chunk of rows, moves them into numpy pieces, so the Python
-    objects held stay a chunk's worth however long the log."""
+    The change points and the columns written together (`_columns`) go to
+    `IntBuffer`s made as large as they can get (a change per row at most; a
+    roll's columns once per roll, ...: `counts` says how many events there
+    are of each type), so they are written in place, never grown, moved nor
+    copied, and only the memory written is ever faulted in; they are taken
+    as they are at the end. What `TableReplay.put` writes goes to an
+    `IntBuffer` of rows and a list of values per column; `flush`, after
+    every chunk of rows, moves those into numpy pieces, so the Python objects
+    held stay a chunk's worth however long the log."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, counts: np.ndarray | None = None):
         self.n = n
-        self.changes = tuple(IntBuffer() for _ in range(1 + len(DENSE_COLUMNS)))
-        self.change_pieces: list[list[np.ndarray]] = []
+        counts = np.zeros(len(EVENTS), dtype=np.int64) if counts is None else counts
+        rolls = int(counts[ROLL])
+        self.changes = tuple(IntBuffer(n) for _ in range(1 + len(DENSE_COLUMNS)))
         self.rows: dict[str, IntBuffer] = {name: IntBuffer(256) for name in SPARSE_COLUMNS}
         self.values: dict[str, list] = {name: [] for name in SPARSE_COLUMNS}
         #: (rows, values) of each sparse column, for `TableReplay.put`
         self.sinks = {name: (self.rows[name], self.values[name]) for name in SPARSE_COLUMNS}
-        self.decisions = _columns(DECISION_FIELDS)
-        self.settlements = _columns(SETTLEMENT_FIELDS)
-        self.calls = _columns(CALL_FIELDS)
-        self.player_rolls = _columns(PLAYER_ROLL_FIELDS)
-        self.stick_rolls = _columns(STICK_ROLL_FIELDS)
+        # (a decision again for each recount: a cocked die, a ruling)
+        self.decisions = _columns(DECISION_FIELDS, rolls + int(counts[DIE_COCKED])
+                                  + int(counts[RULING]))
+        self.settlements = _columns(SETTLEMENT_FIELDS, int(counts[WAGER_SETTLED]))
+        self.calls = _columns(CALL_FIELDS, int(counts[TOTAL_CALLED]))
+        self.player_rolls = _columns(PLAYER_ROLL_FIELDS, rolls)
+        self.stick_rolls = _columns(STICK_ROLL_FIELDS, rolls)
         self.columns_written = ((self.decisions, DECISION_FIELDS),
                                 (self.settlements, SETTLEMENT_FIELDS),
                                 (self.calls, CALL_FIELDS),
@@ -343,49 +358,47 @@ class _Output:
             name: [] for name in SPARSE_COLUMNS}
 
     def flush(self) -> None:
-        """Move what was written so far into numpy pieces. The lists are
+        """Move what `put` wrote so far into numpy pieces. The lists are
         emptied in place: the table replay holds them (and their appends)."""
-        if self.changes[0].size:
-            self.change_pieces.append([values.take() for values in self.changes])
         for name in SPARSE_COLUMNS:
             rows, values = self.sinks[name]
             if rows.size:
                 self.pieces[name].append((rows.take(), _typed(values, name)))
                 values.clear()
-        for (rows, *columns), fields in self.columns_written:
-            if rows.size:
-                at = rows.take()  # once for all the fields
-                for name, values in zip(fields, columns):
-                    if isinstance(values, IntBuffer):
-                        taken = values.take()
-                        piece = taken.astype(bool) if name in BOOL_COLUMNS else taken
-                    else:
-                        piece = _typed(values, name)
-                        values.clear()
-                    self.pieces[name].append((at, piece))
 
     def dense(self) -> dict[str, Steps]:
         """The dense columns, as their change points."""
-        if not self.change_pieces:
+        if not self.changes[0].size:
             changes = [np.zeros(1 if self.n else 0, dtype=np.int64)] * (1 + len(DENSE_COLUMNS))
         else:
-            changes = [np.concatenate(column) for column in zip(*self.change_pieces)]
-        return {name: Steps(self.n, changes[0], values.astype(dtype))
+            changes = [values.values() for values in self.changes]
+        return {name: Steps(self.n, changes[0], values.astype(dtype, copy=False))
                 for (name, dtype), values in zip(DENSE_COLUMNS.items(), changes[1:])}
 
     def finish(self) -> ReplayState:
         self.flush()
+        # (the columns written together after what `put` wrote: no row has
+        # both, so the order of the pieces decides nothing)
+        for (rows, *columns), fields in self.columns_written:
+            if rows.size:
+                at = rows.values()  # once for all the fields
+                for name, values in zip(fields, columns):
+                    if isinstance(values, IntBuffer):
+                        piece = values.values()
+                        piece = piece.astype(bool) if name in BOOL_COLUMNS else piece
+                    else:
+                        piece = _typed(values, name)
+                    self.pieces[name].append((at, piece))
         sparse = {name: _settle(self.pieces.pop(name), name) for name in SPARSE_COLUMNS}
-        dense = self.dense()
-        self.change_pieces = []
-        return ReplayState(self.n, dense, sparse)
+        return ReplayState(self.n, self.dense(), sparse)
 
 
-def _columns(fields: tuple[str, ...]) -> tuple:
-    """Where columns written together go: their rows, then a buffer per
-    field (an IntBuffer for numbers and booleans, a list for the rest)."""
-    return (IntBuffer(), *(IntBuffer() if name in INT_COLUMNS or name in BOOL_COLUMNS else []
-                           for name in fields))
+def _columns(fields: tuple[str, ...], rows: int) -> tuple:
+    """Where columns written together go, room for `rows` rows: their rows,
+    then a buffer per field (an IntBuffer for numbers and booleans, a list
+    for the rest)."""
+    return (IntBuffer(rows), *(IntBuffer(rows) if name in INT_COLUMNS or name in BOOL_COLUMNS
+                               else [] for name in fields))
 
 
 def _typed(values: list | tuple, name: str):
@@ -749,24 +762,25 @@ class _Inputs:
 def replay(events: pd.DataFrame, bar: int = 12) -> ReplayState:
     """State for `events` (ordered by table, seq), one row per event."""
     n = len(events)
-    out = _Output(n)
     if n == 0:
-        return out.finish()
+        return _Output(0).finish()
     # The replay allocates many small objects that live until it ends and
     # makes no garbage cycles worth chasing meanwhile: the cyclic collector
     # would only traverse them again and again (15% of the replay's time).
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _replay(events, out, bar)
+        return _replay(events, bar)
     finally:
         if enabled:
             gc.enable()
 
 
-def _replay(events: pd.DataFrame, out: _Output, bar: int) -> ReplayState:
+def _replay(events: pd.DataFrame, bar: int) -> ReplayState:
     n = len(events)
     inputs = _Inputs(events, bar)
+    known = inputs.event[inputs.event >= 0]
+    out = _Output(n, np.bincount(known, minlength=len(EVENTS)))
     starts = np.flatnonzero(inputs.table[1:] != inputs.table[:-1]) + 1
     bounds = [0, *starts.tolist(), n]
     st: TableReplay | None = None
