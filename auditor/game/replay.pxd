@@ -18,7 +18,8 @@ cdef class IntBuffer:
     cdef public object array
     cdef int64_t[:] data
     cdef public Py_ssize_t size
-    cpdef void append(self, int64_t value)
+    cpdef int append(self, int64_t value) except -1
+    cpdef grow(self)
     cpdef int64_t last(self)
     cpdef int64_t at(self, Py_ssize_t j)
     cpdef void clear(self)
