@@ -19,6 +19,7 @@ from auditor.engine.split import DayUnit, audit_unit, day_units, quarantine_grou
 from auditor.findings import finalize
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
+from auditor.report.html import render_html
 from auditor.report.progress import NoProgress
 from auditor.rules.ruleset import load_ruleset
 
@@ -335,3 +336,22 @@ def test_check_on_a_dask_cluster_writes_the_same_reports(boundary, cluster, tmp_
     assert local.exit_code == remote.exit_code == 1
     for name in ("findings.parquet", "quarantine.parquet"):
         assert (tmp_path / "l" / name).read_bytes() == (tmp_path / "d" / name).read_bytes()
+
+
+def test_dask_html_report_is_the_local_one_without_reading_the_events(boundary, generated,
+                                                                      cluster):
+    """Each table's task (for a table cut by day, a task after its days)
+    takes what the HTML report shows of its events: the page is the local
+    engine's, byte for byte, and the client never reads the events."""
+    ruleset = load_ruleset("nz-table-games")
+    meta = {"generated": "fixed"}
+    for folder in (boundary[0], generated):
+        local = run_audit([folder], ruleset)
+        remote = run_audit([folder], ruleset, engine="dask",
+                           scheduler=cluster.scheduler_address)
+        assert remote.logs.digest is not None
+        assert render_html(remote, meta) == render_html(local, meta)
+        assert remote.logs._events is None  # (LazyLogs reads them only when asked)
+    without = run_audit([generated], ruleset, engine="dask",
+                        scheduler=cluster.scheduler_address, html_digest=False)
+    assert without.logs.digest is None

@@ -54,8 +54,9 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
     of files read, events replayed and tables checked as the engine goes.
     Given paths, the local engine audits many files a batch of linked files
     at a time (`auditor.engine.stream`); given loaded logs, all at once.
-    `html_digest=False` says no HTML report will be written: the batches then
-    do not keep what it would show of their events."""
+    `html_digest=False` says no HTML report will be written: the batches (or
+    the dask engine's tasks) then do not keep what it would show of their
+    events."""
     check_engine(engine, scheduler)
     if engine == "dask":
         from auditor.engine.dask_engine import audit_dask
@@ -67,7 +68,7 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
                                   "give it the paths, not loaded logs")
             logs = paths
         return audit_dask(list(logs), ruleset, jobs=jobs, scheduler=scheduler,
-                          timings=timings, progress=progress)
+                          timings=timings, progress=progress, html_digest=html_digest)
     from auditor.engine.local import audit_local, audit_paths
 
     if not isinstance(logs, LoadedLogs):

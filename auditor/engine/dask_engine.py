@@ -10,7 +10,9 @@ audited by one task per day (`auditor.engine.split.day_units`: whole
 sessions, plus the rows the checks read across the cut; each task keeps
 the findings at its own rows). The client gathers the stamped findings and
 merges them with `auditor.findings.finalize`: the same findings, byte for
-byte, as the local engine.
+byte, as the local engine. What the HTML report shows of the events comes
+back from the tables' tasks too (`auditor.report.html_events`), so the
+client never reads the events.
 
 Every worker must see the files at the same absolute paths as the client
 (a shared file system) and have the auditor installed. The reports name each
@@ -39,6 +41,7 @@ from auditor.engine.stream import LazyLogs
 from auditor.findings import finalize
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
 from auditor.logs.reader import LogFileError, discover_logs
+from auditor.report import html_events
 from auditor.report.progress import NoProgress
 from auditor.rules.ruleset import Ruleset
 
@@ -59,8 +62,9 @@ def require_dask():
 
 class RemoteLogs(LazyLogs):
     """Logs read by the cluster's workers. The client holds what the reports
-    say about them (inputs, quarantined rows); the events themselves are read
-    here only if a report asks for them (the HTML report's timelines)."""
+    say about them (inputs, quarantined rows, and what the HTML report shows
+    of the events when the tasks took it); the events themselves are read
+    here only if a report asks for more."""
 
 
 @dataclass
@@ -77,11 +81,14 @@ class _FileSummary:
 
 def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
                scheduler: str | None = None,
-               timings: dict[str, float] | None = None, progress=None) -> AuditResult:
+               timings: dict[str, float] | None = None, progress=None,
+               html_digest: bool = True) -> AuditResult:
     """Audit the logs under `paths` on the cluster at `scheduler` (an
     address), or on a LocalCluster of `jobs` worker processes started for it.
     `progress` is told of each file as a worker has read it and of each
-    table as its task ends."""
+    table as its task ends. With `html_digest`, each table's task also
+    takes what the HTML report shows of its events (as the local engine's
+    batches do), so the client never reads the events."""
     distributed = require_dask()
     progress = progress if progress is not None else NoProgress()
     files = discover_logs(paths)
@@ -105,13 +112,14 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
         progress.expect(tables=len(tables))
         progress.stage("auditing")
         with stage(timings, "parallel"):
-            done = _audit_tables(distributed, client, read, summaries, tables, quarantine,
-                                 ruleset, progress)
+            done, digests = _audit_tables(distributed, client, read, summaries, tables,
+                                          quarantine, ruleset, progress, html_digest)
         del read
     add_work(timings, [t for _, t in done])
     with stage(timings, "checks"):
         findings = finalize([p for parts, _ in done for p in parts])
-    return AuditResult(ruleset, RemoteLogs(paths, quarantine, inputs), findings,
+    digest = html_events.join(digests) if html_digest else None
+    return AuditResult(ruleset, RemoteLogs(paths, quarantine, inputs, digest), findings,
                        table_ids=tables)
 
 
@@ -127,20 +135,30 @@ def long_lived(summaries: list[_FileSummary]) -> set[str]:
 
 def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary],
                   tables: list[str], quarantine: pd.DataFrame, ruleset: Ruleset,
-                  progress) -> list[tuple[list[pd.DataFrame], dict[str, float]]]:
+                  progress, html_digest: bool
+                  ) -> tuple[list[tuple[list[pd.DataFrame], dict[str, float]]],
+                             list[html_events.EventDigest]]:
     """Every table audited by one task, or a long-lived one by a task per
     day once a task has ordered it and cut it (`day_units`). Results come
     back in (table, day) order, whatever order the tasks end in; progress
-    counts a table when its last task ends, and each task's events."""
+    counts a table when its last task ends, and each task's events. With
+    `html_digest`, the digests of the tables' events for the HTML report:
+    taken by a table's task, or for a table cut by day, by a task of its
+    own once its days are audited (a day's rows around a finding may be the
+    next day's)."""
     work = distributed.as_completed()
     plans: dict[str, tuple] = {}  # a cut's key: (table number, table, quarantine, events)
     slot: dict[str, tuple[int, int, str | None]] = {}  # a task's key: (table, unit, id)
     left: dict[str | None, int] = {}  # tasks still running per table
+    by_day: dict[str, tuple] = {}  # a table cut by day: (table number, its events)
+    digesting: set[str] = set()  # keys of the digest tasks
+    digests: dict[int, html_events.EventDigest] = {}
 
-    def submit(key: tuple[int, int, str | None], task, *args) -> None:
+    def submit(key: tuple[int, int, str | None], task, *args) -> str:
         future = client.submit(task, *args, pure=False)
         slot[future.key] = key
         work.add(future)
+        return future.key
 
     split = long_lived(summaries)
     for t, (table, rows) in enumerate(zip(tables, quarantine_groups(quarantine,
@@ -151,13 +169,14 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
             events = client.submit(_table_events, pieces, pure=False)
             cut = client.submit(day_units, events, pure=False)
             plans[cut.key] = (t, table, rows, events)
+            by_day[table] = (t, events)
             work.add(cut)
         else:
             left[table] = 1
-            submit((t, 0, table), _audit_table, pieces, rows, ruleset)
+            submit((t, 0, table), _audit_table, pieces, rows, ruleset, html_digest)
     if not tables and len(quarantine):  # nothing replayable: the quarantine only
         left[None] = 1
-        submit((0, 0, None), _audit_table, [], quarantine, ruleset)
+        submit((0, 0, None), _audit_table, [], quarantine, ruleset, html_digest)
     results = {}
     for future in work:
         if future.key in plans:
@@ -169,12 +188,22 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
                 frame = client.submit(unit.events, events, pure=False)
                 submit((t, k, table), _audit_day, frame, unit, rows, ruleset, k == 0)
             continue
-        parts, timings, audited = future.result()
+        if future.key in digesting:
+            t, _, _ = slot.pop(future.key)
+            digests[t] = future.result()
+            continue
+        parts, timings, audited, digest = future.result()
         t, k, table = slot.pop(future.key)
         left[table] -= 1
         progress.advance(tables=int(table is not None and not left[table]), audited=audited)
         results[t, k] = (parts, timings)
-    return [results[key] for key in sorted(results)]
+        if digest is not None:
+            digests[t] = digest
+        elif html_digest and table in by_day and not left[table]:
+            number, events = by_day.pop(table)
+            parts = [p for (u, _), (ps, _) in results.items() if u == number for p in ps]
+            digesting.add(submit((number, -1, table), _table_digest, events, parts))
+    return [results[key] for key in sorted(results)], [digests[t] for t in sorted(digests)]
 
 
 def _as_done(distributed, futures: list, on_result) -> list:
@@ -280,12 +309,23 @@ def _table_events(pieces: list[pa.Table]) -> pd.DataFrame:
     return order_events(pa.concat_tables(pieces, promote_options="default"))
 
 
-def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Ruleset):
-    """One table audited whole: (stamped findings, stage times, events replayed)."""
+def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Ruleset,
+                 html_digest: bool):
+    """One table audited whole: (stamped findings, stage times, events
+    replayed, what the HTML report shows of its events or None)."""
     events = _table_events(pieces)
     timings: dict[str, float] = {}
-    parts = audit_parts(LoadedLogs(events, quarantine, []), ruleset, timings)
-    return [p for p in parts if len(p)], timings, len(events)
+    parts = [p for p in audit_parts(LoadedLogs(events, quarantine, []), ruleset, timings)
+             if len(p)]
+    return parts, timings, len(events), _table_digest(events, parts) if html_digest else None
+
+
+def _table_digest(events: pd.DataFrame, parts: list[pd.DataFrame]) -> html_events.EventDigest:
+    """What the HTML report shows of one table's events, given its findings
+    (the digest of a batch of one table: `auditor.engine.stream`)."""
+    from auditor.report.html import MAX_FINDINGS_PER_CODE  # (jinja2: only when needed)
+
+    return html_events.digest(events, finalize(parts), MAX_FINDINGS_PER_CODE)
 
 
 def _audit_day(frame: pd.DataFrame, unit: DayUnit, quarantine: pd.DataFrame,
@@ -294,7 +334,7 @@ def _audit_day(frame: pd.DataFrame, unit: DayUnit, quarantine: pd.DataFrame,
     findings, stage times, events of its own)."""
     timings: dict[str, float] = {}
     parts = audit_unit(frame, unit, quarantine, ruleset, first, timings)
-    return parts, timings, len(unit.own)
+    return parts, timings, len(unit.own), None
 
 
 def _no_events() -> pa.Table:
