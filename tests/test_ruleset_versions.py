@@ -247,3 +247,15 @@ def test_a_table_returning_to_a_version_is_audited_apart(tmp_path):
 
 def test_version_error_is_a_ruleset_error():
     assert issubclass(versions.VersionError, RulesetError)
+
+
+def test_rulesets_show_says_when_a_version_is_in_force(family):
+    lines = {name: [line for line in run("rulesets", "show", str(family / name)).output
+                    .splitlines() if line.startswith("in force:")]
+             for name in ("nz@1996.toml", "nz@2026.toml")}
+    assert lines["nz@1996.toml"] == [("in force:        1996-01-01 to 2026-02-28 "
+                                     "(both days included)")]
+    assert lines["nz@2026.toml"] == [("in force:        from 2026-03-01 (included) "
+                                     "until replaced")]
+    shipped = run("rulesets", "show", "nz-table-games").output
+    assert "in force:        always (no effective dates)" in shipped

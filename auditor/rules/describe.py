@@ -113,6 +113,18 @@ def format_list(loaded: list[tuple[str, Ruleset | RulesetError]]) -> str:
 
 # --- rulesets show --------------------------------------------------------------------------
 
+def in_force(rs: Ruleset) -> str:
+    """When the ruleset is in force (`effective_from` / `effective_to`)."""
+    start, end = rs.effective_from, rs.effective_to
+    if start and end:
+        return f"{start.isoformat()} to {end.isoformat()} (both days included)"
+    if start:
+        return f"from {start.isoformat()} (included) until replaced"
+    if end:
+        return f"until {end.isoformat()} (included)"
+    return "always (no effective dates)"
+
+
 def describe_ruleset(rs: Ruleset) -> str:
     """Header, jurisdiction parameters, then every rule with the parameters its
     check reads."""
@@ -123,6 +135,7 @@ def describe_ruleset(rs: Ruleset) -> str:
         ("id:", rs.id), ("title:", rs.title), ("jurisdiction:", rs.jurisdiction or ABSENT),
         ("authority:", rs.authority or ABSENT), ("status:", rs.status),
         *_wrapped_row("notes:", rs.notes or ABSENT), *_wrapped_row("source:", source or ABSENT),
+        ("in force:", in_force(rs)),
         ("content hash:", rs.content_hash),
         ("files:", files[0]), *[("", f) for f in files[1:]],
         ("disabled rules:", ", ".join(rs.disabled) or "none"),

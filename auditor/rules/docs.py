@@ -23,7 +23,7 @@ from auditor.checks import CHECKS
 from auditor.codes import CODES
 from auditor.rules import ruleset as ruleset_mod
 from auditor.rules.cases import EXPECT_SUFFIX, case_name
-from auditor.rules.describe import format_value, log_rules, regulatory_rules
+from auditor.rules.describe import format_value, in_force, log_rules, regulatory_rules
 from auditor.rules.parameters import PARAMETERS
 from auditor.rules.ruleset import Rule, Ruleset
 
@@ -124,7 +124,7 @@ def build(rs: Ruleset, cases_dir: Path | None = None) -> RulesetDoc:
     header = [("Jurisdiction", rs.jurisdiction), ("Authority", rs.authority),
               ("Source", source), ("Status", rs.status), ("Notes", rs.notes)]
     if rs.effective_from or rs.effective_to:
-        header.append(("In force", _period(rs)))
+        header.append(("In force", in_force(rs)))
     header += [("Files", " extends ".join(Path(f).name for f in reversed(rs.files))),
                ("Content hash", rs.content_hash)]
     if rs.disabled:
@@ -155,12 +155,6 @@ def _rule_doc(rs: Ruleset, rule: Rule, cases: dict[str, CaseDoc]) -> RuleDoc:
     return RuleDoc(rule.id, rule.clause, rule.code, CODES.get(rule.code, ""), rule.severity,
                    rule.summary, rule.check, sec["description"], sec["details"], params,
                    sec["fires"], sec["quiet"], sec["points"], own)
-
-
-def _period(rs: Ruleset) -> str:
-    start = rs.effective_from.isoformat() if rs.effective_from else "always"
-    end = rs.effective_to.isoformat() if rs.effective_to else "until replaced"
-    return f"{start} to {end} (both days included)"
 
 
 def _rel(path: Path | None) -> str | None:
