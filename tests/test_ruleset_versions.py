@@ -259,3 +259,31 @@ def test_rulesets_show_says_when_a_version_is_in_force(family):
                                      "until replaced")]
     shipped = run("rulesets", "show", "nz-table-games").output
     assert "in force:        always (no effective dates)" in shipped
+
+
+def test_a_baseline_and_waivers_under_a_family_span_its_versions(tmp_path, family):
+    """A baseline made under a family stays good when a newer version joins
+    it (its findings keep their versions' ids), and a waiver may name a rule
+    of any version, not only the latest's."""
+    logs, _ = night(tmp_path)
+    out = tmp_path / "out"
+    assert run("check", logs, "--ruleset", family / "nz", "--out", out).exit_code == 1
+    baseline = tmp_path / "baseline.json"
+    assert run("baseline", "create", "--from", out / "findings.parquet",
+               "--out", baseline).exit_code == 0
+    (family / "nz@2026.toml").write_text(NEW + 'effective_to = "2029-12-31"\n', encoding="utf-8")
+    (family / "nz@2030.toml").write_text(NEW.replace("nz@2026", "nz@2030").replace(
+        '"2026-03-01"', '"2030-01-01"'), encoding="utf-8")
+    waivers = tmp_path / "waivers.toml"
+    waivers.write_text('[[waiver]]\nrule = "NZ5.4-one-hand"\nreason = "of nz@1996"\n',
+                       encoding="utf-8")
+    result = run("check", logs, "--ruleset", family / "nz", "--out", tmp_path / "again",
+                 "--baseline", baseline, "--waivers", waivers, "--format", "json")
+    assert result.exit_code == 0, result.output  # every finding known
+    summary = json.loads((tmp_path / "again" / "summary.json").read_text(encoding="utf-8"))
+    # (not "the ruleset has no rule with this id")
+    assert [w["why"] for w in summary["unused_waivers"]] == ["matched no finding"]
+    # a baseline of a ruleset outside the family is still refused
+    other = run("check", logs, "--ruleset", "nz-table-games", "--out", tmp_path / "o3",
+                "--baseline", baseline)
+    assert other.exit_code == 2 and "baseline of ruleset 'nz@2026'" in other.output

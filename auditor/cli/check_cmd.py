@@ -75,7 +75,8 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
     family = resolve_family(ruleset_ref)  # `nz` -> nz@*.toml, each version validated
     ruleset = family.latest if family else load_ruleset(ruleset_ref)  # before any log is read
     with file_errors():  # so are the baseline and the waivers
-        accepted = load_accepted(baseline_file, waivers_file, ruleset)
+        accepted = load_accepted(baseline_file, waivers_file, ruleset,
+                                 family.versions if family else ())
     check_out_dir(Path(out_dir))
     with _engine_errors():
         check_engine(engine, scheduler)

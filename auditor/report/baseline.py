@@ -120,9 +120,11 @@ def baseline_json(document: dict) -> str:
     return json.dumps(document, indent=2, ensure_ascii=True) + "\n"
 
 
-def load_baseline(path: str | Path, ruleset_id: str) -> Baseline:
-    """Read and validate a baseline; one made for another ruleset id is an
-    error (finding ids include the ruleset id, so they could never match)."""
+def load_baseline(path: str | Path, ruleset_id: str | tuple[str, ...]) -> Baseline:
+    """Read and validate a baseline; one made for another ruleset id (one of
+    `ruleset_id`, the versions of a family) is an error (finding ids include
+    the ruleset id, so they could never match)."""
+    accepted = (ruleset_id,) if isinstance(ruleset_id, str) else tuple(ruleset_id)
     where = str(path)
     data = _read_bytes(Path(path))
     try:
@@ -139,9 +141,11 @@ def load_baseline(path: str | Path, ruleset_id: str) -> Baseline:
             and isinstance(rs.get("content_hash"), str)):
         raise BaselineError(f"{where}: key 'ruleset': should be an object with string "
                             "'id' and 'content_hash'")
-    if rs["id"] != ruleset_id:
+    if rs["id"] not in accepted:
+        uses = repr(accepted[0]) if len(accepted) == 1 else \
+            "the versions " + ", ".join(map(repr, accepted))
         raise BaselineError(f"{where}: baseline of ruleset {rs['id']!r}, but this audit "
-                            f"uses {ruleset_id!r}")
+                            f"uses {uses}")
     items = doc.get("findings")
     if not isinstance(items, list):
         raise BaselineError(f"{where}: key 'findings': should be a list")
@@ -383,13 +387,19 @@ class Accepted:
                       self.ruleset_hash, today)
 
 
-def load_accepted(baseline_path, waivers_path, ruleset) -> Accepted:
+def load_accepted(baseline_path, waivers_path, ruleset, versions=()) -> Accepted:
     """Load and validate `--baseline` and `--waivers` (either may be None)
-    for an audit under `ruleset`: done before any log is read."""
-    baseline = load_baseline(baseline_path, ruleset.id) if baseline_path else None
+    for an audit under `ruleset`: done before any log is read. Under a
+    family (`versions`: every version, each judging the sessions of its
+    dates), a baseline of any of its versions is accepted (its hash compared
+    with that version's), and a waiver may name a rule of any of them."""
+    rulesets = {rs.id: rs for rs in (tuple(versions) or (ruleset,))}
+    baseline = load_baseline(baseline_path, tuple(rulesets)) if baseline_path else None
     waivers = load_waivers(waivers_path) if waivers_path else None
-    return Accepted(baseline, waivers, frozenset(r.id for r in ruleset.rules),
-                    ruleset.content_hash)
+    judged_by = rulesets.get(baseline.ruleset_id, ruleset) if baseline else ruleset
+    return Accepted(baseline, waivers,
+                    frozenset(r.id for rs in rulesets.values() for r in rs.rules),
+                    judged_by.content_hash)
 
 
 def verdict(findings: pd.DataFrame, status, fail_on: str) -> dict:
