@@ -173,6 +173,81 @@ def where_valid(values: np.ndarray, valid: np.ndarray, other: int,
     return out
 
 
+class Placement:
+    """Where the typed slices of one file are written: a whole-file int64
+    array (values and validity bits) per int column, and the file's line
+    numbers. Each slice's pieces then lie end to end in one buffer, which the
+    frame keeps as it is (`load._in_place`) instead of a join of copies: a
+    10M-event CSV's int columns are not faulted in twice (80 MB each).
+    `start` is the first row of the slice being typed."""
+
+    def __init__(self, rows: int, lines: np.ndarray):
+        self.rows = rows
+        self.start = 0
+        self._lines = np.ascontiguousarray(lines, dtype=np.int64)
+        self._columns: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def slot(self, name: str, n: int, kind: pa.DataType | None = None) -> _Slot | None:
+        """The `n` rows of column `name` (64-bit values of type `kind`) from
+        `start`; None when the slice's validity bits do not start at a byte
+        (a Parquet row group's end)."""
+        if self.start % 8:
+            return None
+        return _Slot(self, name, self.start, n, kind or pa.int64())
+
+    def whole(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Column `name`'s values and validity bytes, made when first
+        written (a column never typed from text costs nothing)."""
+        if name not in self._columns:
+            self._columns[name] = (np.empty(self.rows, dtype=np.int64),
+                                   np.zeros((self.rows + 7) // 8, dtype=np.uint8))
+        return self._columns[name]
+
+    def lines(self, n: int) -> pa.Array:
+        """The line numbers of the `n` rows from `start`, over the file's."""
+        return pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(self._lines)],
+                                     offset=self.start)
+
+
+class _Slot:
+    """Rows `start`..`start + n` of a whole-file column of 64-bit values
+    (`kind`): `values` (as int64) and `bits` (its validity bytes) to write,
+    `array` to read them as Arrow."""
+
+    __slots__ = ("_name", "_place", "kind", "n", "start")
+
+    def __init__(self, place: Placement, name: str, start: int, n: int, kind: pa.DataType):
+        self._place, self._name, self.start, self.n, self.kind = place, name, start, n, kind
+
+    @property
+    def values(self) -> np.ndarray:
+        return self._place.whole(self._name)[0][self.start:self.start + self.n]
+
+    @property
+    def bits(self) -> np.ndarray:
+        return self._place.whole(self._name)[1][self.start // 8:(self.start + self.n + 7) // 8]
+
+    def array(self, null_count: int) -> pa.Array:
+        """The rows written, `null_count` of them null (their bits 0)."""
+        values, bits = self._place.whole(self._name)
+        bitmap = pa.py_buffer(bits) if null_count else None
+        return pa.Array.from_buffers(self.kind, self.n, [bitmap, pa.py_buffer(values)],
+                                     null_count=null_count, offset=self.start)
+
+    def put(self, typed) -> pa.Array:
+        """`typed` (of `kind`, one or more pieces) copied in, the values'
+        bits as they are."""
+        values, a = self.values, 0
+        for piece in _chunks(typed):
+            b = a + len(piece)
+            np.copyto(values[a:b], raw_values(piece, np.int64))
+            a = b
+        if typed.null_count:
+            valid = np.concatenate([valid_rows(p) for p in _chunks(typed)])
+            self.bits[:] = np.packbits(valid, bitorder="little")
+        return self.array(typed.null_count)
+
+
 class _Text:
     """A text column, trimmed, empty cells null: its distinct values and each
     row's code into them (`codes`, int32, len(values) for a null row), so a
@@ -220,12 +295,13 @@ class _Text:
             return ~self.null
         return np.append(mask, False).take(self.codes)
 
-    def take(self, per_value: pa.Array) -> pa.Array:
-        """An array over the values as an array over the rows (null rows null)."""
+    def take(self, per_value: pa.Array, slot: _Slot | None = None) -> pa.Array:
+        """An array over the values as an array over the rows (null rows
+        null), written into `slot` when given (int64 values)."""
         if self.codes is None:
-            return per_value
+            return per_value if slot is None else slot.put(per_value)
         if per_value.type in _WORDS:
-            return _taken_words(per_value, self.codes)
+            return _taken_words(per_value, self.codes, slot)
         with_null = pa.concat_arrays([per_value, pa.nulls(1, per_value.type)])
         return with_null.take(pa.array(self.codes))
 
@@ -261,19 +337,29 @@ class _Text:
 _WORDS = (pa.int64(), pa.float64(), pa.timestamp("us", tz="UTC"))
 
 
-def _taken_words(per_value: pa.Array, codes: np.ndarray) -> pa.Array:
+def _taken_words(per_value: pa.Array, codes: np.ndarray, slot: _Slot | None = None
+                 ) -> pa.Array:
     """`_Text.take` for 64-bit values, by numpy (Arrow's take costs three
     times more): each row's value, null (and zero, as Arrow gives it) where
-    the value is null or the row has none (code len(per_value))."""
+    the value is null or the row has none (code len(per_value)); written
+    into `slot` when given."""
     n = len(per_value)
     words = np.zeros(n + 1, dtype=np.int64)  # (the bits of any 64-bit value)
     valid = np.zeros(n + 1, dtype=bool)
     if n and per_value.null_count < n:
         words[:n] = raw_values(per_value, np.int64)
         valid[:n] = valid_rows(per_value)
-    row_valid = valid.take(codes)
-    values = words.take(codes)
+    # (codes lie in 0..n: "clip" changes nothing, and spares numpy a
+    # buffered copy of the output; with every value valid, the rows that
+    # have one are those not coded n)
+    row_valid = codes != n if valid[:n].all() else valid.take(codes, mode="clip")
+    values = words.take(codes, out=None if slot is None else slot.values, mode="clip")
     missing = len(codes) - int(np.count_nonzero(row_valid))
+    if slot is not None:
+        if missing:
+            values *= row_valid
+            slot.bits[:] = np.packbits(row_valid, bitorder="little")
+        return slot.array(missing)
     if not missing:
         return pa.Array.from_buffers(per_value.type, len(codes), [None, pa.py_buffer(values)])
     values *= row_valid
@@ -379,22 +465,28 @@ def _codes(indices: pa.Array, null_code: int) -> np.ndarray:
     return where_valid(raw_values(indices), valid_rows(indices), null_code)
 
 
-def _int_column(name: str, col, problems: _Problems, n: int) -> pa.Array:
+def _int_column(name: str, col, problems: _Problems, n: int,
+                slot: _Slot | None = None) -> pa.Array:
+    """The column as int64; a value typed from text is written into `slot`
+    when given (an integer column as read is kept as it is: no copy)."""
     if col is None or col.null_count == n:
         return pa.nulls(n, pa.int64())
     if not any(pa.types.is_dictionary(c.type) for c in _chunks(col)):
-        col = _flat(col)
         if pa.types.is_integer(col.type):
+            col = _flat(col)
             try:
                 return pc.cast(col, pa.int64())
             except pa.ArrowInvalid:  # unsigned beyond int64: compare as text below
                 pass
         elif pa.types.is_string(col.type) and pc.all(pc.ascii_is_decimal(col)).as_py():
-            # Digits only (a CSV's seq): whole numbers as written, nothing to trim.
+            # Digits only (a CSV's seq): whole numbers as written, nothing to
+            # trim; typed piece by piece (the text is not joined first).
             try:
-                return pc.cast(col, pa.int64())
+                ints = pc.cast(col, pa.int64())
             except pa.ArrowInvalid:  # a number beyond int64: told below
                 pass
+            else:
+                return _joined(ints, slot)
     text = _text(col, n, distinct=name != "seq")
     values = text.values
     good = pc.fill_null(pc.match_substring_regex(values, INT_RE), False)
@@ -412,7 +504,7 @@ def _int_column(name: str, col, problems: _Problems, n: int) -> pa.Array:
         ints = pa.array([_safe_int(v) for v in cleaned.to_pylist()], pa.int64())
         problems.add(text.rows(pc.and_(pc.is_valid(cleaned), pc.is_null(ints))),
                      f"{name} is out of range")
-    return text.take(ints)
+    return text.take(ints, slot)
 
 
 def _safe_int(text):
@@ -444,11 +536,16 @@ def _amount_column(col, problems: _Problems, n: int) -> pa.Array:
                              pa.float64()))
 
 
-def _ts_column(col, problems: _Problems, n: int) -> pa.Array:
+def _ts_column(col, problems: _Problems, n: int, slot: _Slot | None = None) -> pa.Array:
+    """The column as UTC times; times typed from text are written into `slot`
+    when given."""
     utc = pa.timestamp("us", tz="UTC")
     if col is None:
         problems.add(np.ones(n, dtype=bool), "ts missing")
         return pa.nulls(n, utc)
+    parsed = _ts_as_written(col)
+    if parsed is not None:
+        return _joined(parsed, slot)
     if not any(pa.types.is_dictionary(c.type) for c in _chunks(col)):
         col = _flat(col)
         if pa.types.is_timestamp(col.type):
@@ -479,6 +576,30 @@ def _ts_column(col, problems: _Problems, n: int) -> pa.Array:
     problems.add(text.rows(pc.and_(has_offset, pc.is_null(parsed))),
                  "ts is not an ISO-8601 time")
     return text.take(parsed)
+
+
+def _ts_as_written(col) -> pa.Array | pa.ChunkedArray | None:
+    """Times as a CSV gives them (text pieces, no cell empty or untrimmed,
+    every time ending with a UTC offset) parsed piece by piece, without
+    joining the text first (a 1M-row slice: 25 MB copied). None when any
+    piece or time is otherwise: the general path decides then, and would
+    find no problem where this gives times."""
+    chunks = _chunks(col)
+    if not chunks or any(not pa.types.is_string(c.type) or c.null_count or not _trimmed(c)
+                         for c in chunks):
+        return None
+    if not all(pc.all(_with_offset(c)).as_py() for c in chunks):
+        return None
+    try:
+        return pc.cast(col, pa.timestamp("us", tz="UTC"))
+    except pa.ArrowInvalid:  # (pandas may read what Arrow does not)
+        return None
+
+
+def _joined(values, slot: _Slot | None) -> pa.Array:
+    """A column typed piece by piece as one array: written into `slot` when
+    given, else joined."""
+    return _flat(values) if slot is None else slot.put(values)
 
 
 def _with_offset(values: pa.Array) -> pa.Array:
@@ -512,8 +633,9 @@ def _with_offset(values: pa.Array) -> pa.Array:
     return pc.fill_null(pc.match_substring_regex(values, TS_OFFSET_RE), False)
 
 
-def coerce(raw: RawLog) -> CoercedLog:
-    """Typed events and quarantined rows of one file (see module docstring)."""
+def coerce(raw: RawLog, place: Placement | None = None) -> CoercedLog:
+    """Typed events and quarantined rows of one file (see module docstring),
+    or of one slice of it, typed into `place` when given."""
     table = raw.table
     n = table.num_rows
     problems = _Problems(n)
@@ -524,11 +646,13 @@ def coerce(raw: RawLog) -> CoercedLog:
     for name, kind in schema.COLUMNS:
         col = table.column(name) if name in present else None
         if kind == "int":
-            cols[name] = _int_column(name, col, problems, n)
+            cols[name] = _int_column(name, col, problems, n,
+                                     None if place is None else place.slot(name, n))
         elif kind == "amount":
             cols[name] = _amount_column(col, problems, n)
         elif kind == "ts":
-            cols[name] = _ts_column(col, problems, n)
+            cols[name] = _ts_column(col, problems, n, None if place is None
+                                    else place.slot(name, n, EVENT_SCHEMA.field(name).type))
         else:
             texts[name] = _text(col, n)
     _validate(cols, texts, problems, n)
@@ -545,7 +669,8 @@ def coerce(raw: RawLog) -> CoercedLog:
     # One file name for every row: dictionary-encoded, not repeated n times.
     arrays.append(pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)),
                                                  pa.array([raw.path], pa.string())))
-    arrays.append(pa.array(raw.lines.astype(np.int64, copy=False)))  # (no copy)
+    arrays.append(pa.array(raw.lines.astype(np.int64, copy=False)) if place is None
+                  else place.lines(n))  # (no copy)
     names += ["source_file", "source_line"]
     typed = pa.table(arrays, names=names)
 

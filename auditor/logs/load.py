@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from auditor.logs import schema
-from auditor.logs.coerce import coerce, raw_values, valid_rows, where_valid
+from auditor.logs.coerce import Placement, coerce, raw_values, valid_rows, where_valid
 from auditor.logs.reader import RawLog, RawRejected, discover_logs, read_log
 
 
@@ -138,8 +138,10 @@ def load_file(path: Path, label: str | None = None
     # Typed a slice at a time: what a slice is checked with is dropped before
     # the next (its text columns come out dictionary-encoded).
     tables, quarantines, rows_read = [], [], 0
-    for part in _slices(raw, SLICE_ROWS):
-        coerced = coerce(part)
+    place = Placement(raw.table.num_rows, raw.lines)
+    for start, part in _slices(raw, SLICE_ROWS):
+        place.start = start
+        coerced = coerce(part, place)
         tables.append(coerced.events)
         quarantines.append(coerced.quarantine)
         rows_read += coerced.rows_read
@@ -163,13 +165,14 @@ SLICE_ROWS = 1 << 20
 
 def _slices(raw: RawLog, rows: int):
     """The file as read, cut into slices of about `rows` rows (views, not
-    copies); the rows the parser rejected go with the last slice."""
+    copies), each with its first row; the rows the parser rejected go with
+    the last slice."""
     n = raw.table.num_rows
     if n <= rows:
-        yield raw
+        yield 0, raw
         return
     for a, b in _cuts(raw, rows):
-        yield replace(raw, table=raw.table.slice(a, b - a), lines=raw.lines[a:b],
+        yield a, replace(raw, table=raw.table.slice(a, b - a), lines=raw.lines[a:b],
                       rejected=raw.rejected if b == n else RawRejected(),
                       cell_problems={r - a: why for r, why in raw.cell_problems.items()
                                      if a <= r < b})

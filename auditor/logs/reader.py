@@ -143,26 +143,12 @@ def _read_bytes(path: Path) -> bytes:
 def read_log(path: Path) -> RawLog:
     """Read one file; raise LogFileError when it cannot be a log."""
     fmt = log_format(path)
-    whole = None  # a plain text file's bytes: read once, hashed as read
-    try:
-        if fmt == "parquet" or path.name.lower().endswith(".gz"):
-            digest = sha256_of(path)
-        else:
-            whole = path.read_bytes()
-            digest = hashlib.sha256(whole).hexdigest()
-    except OSError as exc:
-        raise LogFileError(path, f"cannot be read: {exc.strerror or exc}") from None
-    if fmt == "parquet":
-        table, lines, rejected = _read_parquet(path)
+    gz = path.name.lower().endswith(".gz")
+    streamed = _read_csv_streamed(path) if fmt == "csv" and not gz else None
+    if streamed is not None:
+        digest, (table, lines, rejected) = streamed
     else:
-        data = _utf8(path, _read_bytes(path) if whole is None else whole)
-        del whole
-        if not data or data.isspace():  # (not data.strip(): no copy of a large file)
-            raise LogFileError(path, "the file is empty")
-        if fmt == "csv":
-            table, lines, rejected = _read_csv(path, data)
-        else:
-            table, lines, rejected = _read_jsonl(path, data)
+        table, lines, rejected, digest = _read_whole(path, fmt, gz)
     missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
     if missing:
         raise LogFileError(path, f"missing required column(s): {', '.join(missing)}")
@@ -170,6 +156,29 @@ def read_log(path: Path) -> RawLog:
         raise LogFileError(path, "the file holds no events")
     table, cell_problems = _plain_cells(table)
     return RawLog(str(path), digest, fmt, table, lines, rejected, cell_problems)
+
+
+def _read_whole(path: Path, fmt: str, gz: bool):
+    """A file read whole (the one way for Parquet, JSON Lines and gzip; for
+    a CSV file the streamed read cannot take): its table, lines, rejected
+    rows and SHA-256."""
+    whole = None  # a plain text file's bytes: read once, hashed as read
+    try:
+        if fmt == "parquet" or gz:
+            digest = sha256_of(path)
+        else:
+            whole = path.read_bytes()
+            digest = hashlib.sha256(whole).hexdigest()
+    except OSError as exc:
+        raise LogFileError(path, f"cannot be read: {exc.strerror or exc}") from None
+    if fmt == "parquet":
+        return (*_read_parquet(path), digest)
+    data = _utf8(path, _read_bytes(path) if whole is None else whole)
+    del whole
+    if not data or data.isspace():  # (not data.strip(): no copy of a large file)
+        raise LogFileError(path, "the file is empty")
+    read = _read_csv if fmt == "csv" else _read_jsonl
+    return (*read(path, data), digest)
 
 
 def _utf8(path: Path, data: bytes) -> bytes:
@@ -360,8 +369,123 @@ def _checked_text(name: str, col: pa.Array, start: int,
 # --- CSV -------------------------------------------------------------------
 
 def _read_csv(path: Path, data: bytes):
+    """A CSV file's table, physical lines and rejected rows, from its bytes."""
     # The header is the first record, which may hold quoted line breaks.
-    header = data[:_header_end(data)]
+    names, header_lines = _csv_names(path, data[:_header_end(data)])
+    # Arrow cannot hand a row with the wrong cell count to the handler when the
+    # row is not UTF-8 (the whole file would fail): bytes that are not UTF-8
+    # are marked while Arrow parses, and put back afterwards.
+    marked = not _is_utf8(data)
+    if marked:
+        data = data.decode("utf-8", _MARK_ERRORS).encode("utf-8")
+    table, collected = _parse_csv(path, io.BytesIO(data), names, header_lines)
+    if marked:
+        table = _unmarked(table)
+        collected[:] = [(n, _MARKS.sub(_mark_escape, t), e, a) for n, t, e, a in collected]
+    return _csv_rows(table, collected, names, header_lines, b'"' in data)
+
+
+def _read_csv_streamed(path: Path):
+    """A plain CSV file read as Arrow parses it, a block at a time, hashed
+    and checked for UTF-8 as read: no copy of the whole file is made (10M
+    events: 860 MB neither faulted in nor copied again block by block).
+    (SHA-256, (table, lines, rejected)), or None where the whole read is
+    needed (a byte order mark, text that is not UTF-8, a start that is
+    blank or holds no whole header, any error): that read then gives what
+    it always gave, error or rows."""
+    try:
+        with open(path, "rb") as fh:
+            source = _CheckedReader(fh)
+            first = source.peek(CSV_BLOCK_BYTES)
+            end = _header_end(first)
+            if end >= len(first) or first.isspace() or first.startswith(_BYTE_ORDER_MARKS):
+                return None
+            names, header_lines = _csv_names(path, first[:end])
+            del first
+            table, collected = _parse_csv(path, source, names, header_lines)
+            source.finish()
+    except (LogFileError, OSError, ValueError, pa.ArrowException, _NotUtf8):
+        return None  # (the whole read tells what is wrong, as it always has)
+    return source.hexdigest(), _csv_rows(table, collected, names, header_lines, source.quoted)
+
+
+_BYTE_ORDER_MARKS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+
+
+class _NotUtf8(Exception):
+    """Raised by `_CheckedReader` at the first bytes that are not UTF-8."""
+
+
+class _CheckedReader:
+    """A file as Arrow's CSV parser reads it, hashed (SHA-256) and checked
+    for UTF-8 as read; `quoted`: whether any byte is a quote. Bytes that are
+    not UTF-8 stop the parse (`_NotUtf8`) before Arrow reaches their record
+    (a record with the wrong cell count that is not UTF-8 cannot be handed
+    on). Each read gives as many bytes as asked (fewer at the end), as a
+    whole file's io.BytesIO does, so the blocks are the same."""
+
+    def __init__(self, fh):
+        self._fh = fh
+        self._digest = hashlib.sha256()
+        self._pending = b""  # peeked, not read yet
+        self._tail = b""  # the last bytes read, when they may be part of a character
+        self.quoted = False
+        self.closed = False
+
+    def peek(self, size: int) -> bytes:
+        self._pending = self._take(size)
+        return self._pending
+
+    def read(self, size: int = -1) -> bytes:
+        pending, self._pending = self._pending, b""
+        if size is not None and 0 <= size < len(pending):
+            self._pending = pending[size:]
+            return pending[:size]
+        more = self._take(-1 if size is None or size < 0 else size - len(pending))
+        return pending + more if pending and more else pending or more
+
+    def finish(self) -> None:
+        """Read to the end (Arrow does; this makes sure)."""
+        while self._take(CSV_BLOCK_BYTES):
+            pass
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+    def _take(self, size: int) -> bytes:
+        data = self._fh.read(size)
+        self._digest.update(data)
+        self.quoted = self.quoted or b'"' in data
+        if data:
+            self._check(data)
+        elif self._tail and not _is_utf8(self._tail):  # the end: its last character
+            raise _NotUtf8()
+        return data
+
+    def _check(self, data: bytes) -> None:
+        """UTF-8 of `data` following the bytes before: a character split
+        between reads is checked whole (the previous tail with the
+        continuation bytes that open `data`; a few bytes read at a time are
+        carried along until they are more than a character)."""
+        if len(self._tail) + len(data) <= 8:
+            data, self._tail = self._tail + data, b""
+        lead = 0  # continuation bytes (10xxxxxx) opening data: at most 3 belong before
+        while lead < min(3, len(data)) and data[lead] & 0xC0 == 0x80:
+            lead += 1
+        end = len(data)  # data[end:]: a last character that may go on in the next read
+        for k in range(1, min(4, len(data) - lead) + 1):
+            if data[-k] & 0xC0 != 0x80:  # the last byte that starts a character
+                if data[-k] >= 0xC0:
+                    end = len(data) - k
+                break
+        if not (_is_utf8(self._tail + data[:lead]) and _is_utf8(memoryview(data)[lead:end])):
+            raise _NotUtf8()
+        self._tail = data[end:]
+
+
+def _csv_names(path: Path, header: bytes) -> tuple[list[str], int]:
+    """The column names of a CSV header record (its bytes up to its line
+    break) and the physical lines it spans."""
     if len(header) > MAX_CELL_BYTES:
         raise LogFileError(path, f"the header is {len(header)} bytes; at most {MAX_CELL_BYTES} "
                            "are accepted (an unclosed quote?)", line=1)
@@ -377,16 +501,21 @@ def _read_csv(path: Path, data: bytes):
     if len(set(names)) != len(names):
         dupes = sorted(n for n, k in Counter(names).items() if k > 1)[:20]
         raise LogFileError(path, f"duplicate column(s) in header: {', '.join(dupes)}", line=1)
-    rejected = RawRejected()
+    return names, header_lines
+
+
+def _parse_csv(path: Path, source, names: list[str], header_lines: int):
+    """Arrow's parse of the records after the header: the table, and the
+    records with the wrong cell count as (number, text, expected, actual)."""
     collected: list[tuple[int | None, str, int, int]] = []
 
     def on_invalid(row):
         collected.append((row.number, row.text, row.expected_columns, row.actual_columns))
         return "skip"
 
-    def parse() -> pa.Table:
-        return pa_csv.read_csv(
-            io.BytesIO(data),
+    try:
+        table = pa_csv.read_csv(
+            source,
             # One thread: with line breaks allowed in quoted values, Arrow
             # finds where blocks start on one thread anyway, and parsing on
             # more cost more CPU time (10M events: 9 s against 7.5 s), more
@@ -407,20 +536,17 @@ def _read_csv(path: Path, data: bytes):
                 check_utf8=False,  # a cell that is not UTF-8 quarantines its row only
             ),
         )
-
-    # Arrow cannot hand a row with the wrong cell count to the handler when the
-    # row is not UTF-8 (the whole file would fail): bytes that are not UTF-8
-    # are marked while Arrow parses, and put back afterwards.
-    marked = not _is_utf8(data)
-    if marked:
-        data = data.decode("utf-8", _MARK_ERRORS).encode("utf-8")
-    try:
-        table = parse()
     except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
         raise LogFileError(path, f"not parseable as CSV: {_arrow_message(exc)}") from None
-    if marked:
-        table = _unmarked(table)
-        collected[:] = [(n, _MARKS.sub(_mark_escape, t), e, a) for n, t, e, a in collected]
+    return table, collected
+
+
+def _csv_rows(table: pa.Table, collected: list, names: list[str], header_lines: int,
+              quoted: bool):
+    """The parsed table (blank records dropped, empty cells null), each
+    row's physical line, and the rejected records; `quoted`: whether the
+    file holds a quote (only a quoted value holds a line break)."""
+    rejected = RawRejected()
     # Record numbers: Arrow numbers the records after the skipped header lines
     # from header_lines + 1, in file order.
     bad_records = sorted((c[0] or 0) for c in collected)
@@ -431,7 +557,7 @@ def _read_csv(path: Path, data: bytes):
         all_records, np.asarray(bad_records, dtype=np.int64), assume_unique=True)[:n_valid]
     # Records holding quoted newlines, valid or not, push later physical lines down.
     extra = None
-    for name in names if b'"' in data else ():  # only a quoted value holds a line break
+    for name in names if quoted else ():
         col = table.column(name)
         if _any_value(col, _holds_line_break):
             breaks = per_row(col, lambda v: pc.fill_null(pc.count_substring(v, "\n"), 0)

@@ -1,0 +1,200 @@
+"""The quick ways a CSV log is loaded must give exactly what the plain ways
+give: the streamed read (hashed and checked for UTF-8 block by block) what
+the whole read gives, times parsed piece by piece what the general path
+gives, and a file typed slice by slice into whole-file columns what typing
+each slice on its own gives. Equivalence only, never timing."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from auditor.logs import coerce as coerce_module
+from auditor.logs import load as load_module
+from auditor.logs import reader as reader_module
+from auditor.logs.coerce import _Problems, _ts_column, coerce
+from auditor.logs.load import _in_place, _slices, load_file, order_events
+from auditor.logs.reader import _CheckedReader, _is_utf8, _NotUtf8, read_log
+
+HEADER = ("table_id,seq,ts,event,actor_role,actor_id,seat,player_id,dice,die1,die2,total,"
+          "bet,amount,outcome,reason,flags")
+
+
+def _rows(n: int, seed: int = 1, actor: str = "D01") -> list[str]:
+    r = random.Random(seed)
+    rows = []
+    for i in range(1, n + 1):
+        if r.random() < 0.3:
+            rows.append(f"T01,{i},2026-03-01T20:{i // 60 % 60:02d}:{i % 60:02d}+00:00,roll,"
+                        f"player,P1,3,P1,\"D1,D2\",{r.randint(1, 6)},{r.randint(1, 6)},"
+                        f"{r.randint(2, 12)},,,,,")
+        else:
+            rows.append(f"T01,{i},2026-03-01T20:{i // 60 % 60:02d}:{i % 60:02d}Z,staff_on,"
+                        f"dealer,{actor},,,,,,,,,,,")
+    return rows
+
+
+def _csv(rows: list[str]) -> bytes:
+    return (HEADER + "\n" + "\n".join(rows) + "\n").encode("utf-8")
+
+
+def _as_read(raw) -> tuple:
+    return (raw.sha256, raw.table.to_pylist(), raw.lines.tolist(), raw.rejected,
+            raw.cell_problems)
+
+
+def _whole(path):
+    """What the whole read gives (the streamed read refused)."""
+    return _as_read(_read_with(path, lambda p: None))
+
+
+def _read_with(path, streamed):
+    saved = reader_module._read_csv_streamed
+    reader_module._read_csv_streamed = streamed
+    try:
+        return read_log(path)
+    finally:
+        reader_module._read_csv_streamed = saved
+
+
+BAD_BODIES = [
+    b"",  # clean
+    b'T01,900,2026-03-01T20:00:00Z,staff_on,dealer,"two\nlines",,,,,,,,,,,\n',
+    b"T01,901,2026-03-01T20:00:00Z,staff_on\n",  # too few cells
+    b"T01,902,2026-03-01T20:00:00Z,staff_on,dealer,D\xffX,,,,,,,,,,,\n",  # not UTF-8
+    b"T01,903,2026-03-01T20:00:00Z,staff_on,dealer,D\xff,,,,,,,,,,,,,\n",  # both
+    b"\n\n  \n",
+    b"T01,904,2026-03-01T20:00:00,staff_on,dealer,D,,,,,,,,,,,\n",  # no offset
+    b"T01, 905 ,2026-03-01T20:00:00Z ,staff_on,dealer,D,,,,,,,,,,,\n",
+    "T01,906,2026-03-01T20:00:00Z,staff_on,dealer,Dé€😀,,,,,,,,,,,\n".encode(),
+    b"T01,907,2026-03-01T20:00:00Z,staff_on,dealer,D,,,,,,,,,,,\n\xe2\x82",  # cut at the end
+]
+
+
+@pytest.mark.parametrize("block", [256, 1000, 1 << 22])
+@pytest.mark.parametrize("bad", range(len(BAD_BODIES)))
+def test_streamed_read_is_the_whole_read(tmp_path, monkeypatch, block, bad):
+    monkeypatch.setattr(reader_module, "CSV_BLOCK_BYTES", block)
+    rows = _rows(300, actor="Dé€😀")
+    data = _csv(rows[:150]) + BAD_BODIES[bad] + "\n".join(rows[150:]).encode() + b"\n"
+    path = tmp_path / "log.csv"
+    path.write_bytes(data)
+    assert _as_read(read_log(path)) == _whole(path)
+
+
+@pytest.mark.parametrize("start", [b"\xef\xbb\xbf", b"", b"\n", b"   "])
+def test_streamed_read_leaves_odd_starts_to_the_whole_read(tmp_path, start):
+    path = tmp_path / "log.csv"
+    path.write_bytes(start + _csv(_rows(20)))
+    try:
+        want = _whole(path)
+    except reader_module.LogFileError as exc:
+        with pytest.raises(reader_module.LogFileError, match=str(exc).split(":")[-1].strip()):
+            read_log(path)
+    else:
+        assert _as_read(read_log(path)) == want
+
+
+def test_streamed_read_is_used_for_a_plain_file(tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_bytes(_csv(_rows(50)))
+    assert reader_module._read_csv_streamed(path) is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b",", b"\n", b'"', "é".encode(), "€".encode(),
+                                 "😀".encode(), b"\x80", b"\xc3", b"\xe2\x82", b"\xf0\x9f",
+                                 b"\xff", b"\xed\xa0\x80"]), max_size=40),
+       st.integers(min_value=1, max_value=9))
+def test_utf8_checked_block_by_block_as_whole(pieces, size):
+    data = b"".join(pieces)
+
+    class Bytes:
+        def __init__(self):
+            self.at = 0
+
+        def read(self, n):
+            out = data[self.at:self.at + (len(data) if n < 0 else n)]
+            self.at += len(out)
+            return out
+
+    source = _CheckedReader(Bytes())
+    try:
+        while source.read(size):
+            pass
+        source.finish()
+        ok = True
+    except _NotUtf8:
+        ok = False
+    assert ok == _is_utf8(data)
+    if ok:
+        assert source.quoted == (b'"' in data)
+
+
+TIMES = ["2026-03-01T20:00:00+00:00", "2026-03-01T20:00:00Z", "2026-03-01T20:00:00-05:30",
+         "2026-03-01T20:00:00+0530", "2026-03-01T20:00:00", "2026-13-01T20:00:00Z",
+         " 2026-03-01T20:00:00Z", "2026-03-01 20:00:00Z", "2026-03-01T20:00:00.123456Z", None]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(TIMES), min_size=1, max_size=6), min_size=1,
+                max_size=4))
+def test_times_parsed_piece_by_piece_as_the_general_path(pieces):
+    col = pa.chunked_array([pa.array(p, pa.string()) for p in pieces], pa.string())
+    n = len(col)
+    quick, plain = _Problems(n), _Problems(n)
+    got = _ts_column(col, quick, n)
+    saved = coerce_module._ts_as_written
+    coerce_module._ts_as_written = lambda c: None
+    try:
+        want = _ts_column(col, plain, n)
+    finally:
+        coerce_module._ts_as_written = saved
+    assert got.to_pylist() == want.to_pylist()
+    assert quick.reasons == plain.reasons
+
+
+def _log(tmp_path, rows):
+    path = tmp_path / "log.csv"
+    path.write_bytes(_csv(rows))
+    return path
+
+
+@pytest.mark.parametrize("slice_rows", [64, 100, 1 << 20])
+def test_typed_into_whole_columns_as_slice_by_slice(tmp_path, monkeypatch, slice_rows):
+    """Every slice typed on its own (no placement) and joined gives the same
+    events; quarantined rows, seats out of range and bad numbers included."""
+    monkeypatch.setattr(load_module, "SLICE_ROWS", slice_rows)
+    rows = _rows(1000, seed=3)
+    rows[10] = rows[10].replace(",3,P1,", ",x,P1,")
+    rows[300] = rows[300].replace(",3,P1,", ",99,P1,")
+    rows[500] = rows[500].replace(",staff_on,", ",nonsense,")
+    rows[700] = rows[700].split(",", 2)[0] + ",99999999999999999999," + rows[700].split(",", 2)[2]
+    path = _log(tmp_path, rows)
+    events, quarantine, _ = load_file(path)
+    raw = read_log(path)
+    parts = [coerce(part) for _, part in _slices(raw, slice_rows)]
+    plain = pa.concat_tables([p.events for p in parts])
+    assert events.to_pylist() == plain.to_pylist()
+    assert 0 < len(quarantine) == sum(len(p.quarantine) for p in parts)
+    assert order_events([events]).equals(order_events([plain]))
+
+
+def test_int_columns_of_a_clean_file_are_kept_where_typed(tmp_path, monkeypatch):
+    """A multi-slice file without quarantined rows: each int column's pieces
+    lie end to end in one buffer, so the frame takes them without a copy."""
+    monkeypatch.setattr(load_module, "SLICE_ROWS", 128)
+    events, quarantine, _ = load_file(_log(tmp_path, _rows(1000, seed=4)))
+    assert not len(quarantine)
+    for name in ("seq", "seat", "die1", "die2", "total", "source_line"):
+        col = events.column(name)
+        assert col.num_chunks > 1
+        values = _in_place(col.chunks, np.dtype(np.int64))
+        assert values is not None, name
+        assert np.array_equal(values[np.asarray(col.is_valid())],
+                              np.asarray(col.drop_null()))
