@@ -4,7 +4,7 @@
 game's rules; `auditor/game/replay.pxd` only adds C types to it (Cython's
 "pure Python mode"), so the compiled module and the source can never say
 different things. Where no C compiler is at hand the build goes on without it
-and the same replay runs uncompiled, itself about ten times slower (a warning says so
+and the same replay runs uncompiled, itself about fifteen times slower (a warning says so
 at install time; `auditor.game.replay.COMPILED` tells which one runs).
 Set AUDITOR_NO_COMPILE=1 to skip compiling on purpose.
 """
