@@ -23,6 +23,7 @@ from auditor.audit import CheckContext, run_checks, stage
 from auditor.checks.registry import Hits, no_hits
 from auditor.game.replay import replay
 from auditor.logs.load import LoadedLogs
+from auditor.rules.versions import sessions
 
 
 def table_runs(events: pd.DataFrame) -> list[tuple[str, int, int]]:
@@ -157,36 +158,26 @@ class DayUnit:
         return table.iloc[self.rows].reset_index(drop=True)
 
 
-def session_starts(events: pd.DataFrame) -> np.ndarray:
-    """The first row of each session of one table's ordered events: row 0,
-    and every `table_open` after it."""
-    opens = np.flatnonzero((events["event"] == "table_open").to_numpy(dtype=bool))
-    return np.union1d([0], opens).astype(np.int64) if len(events) else opens
-
-
 def day_units(events: pd.DataFrame) -> list[DayUnit]:
-    """One table's ordered events cut into `DayUnit`s: sessions grouped, in
-    order, by the UTC day of their first row (the `table_open`); a session
-    running past midnight stays whole with its day; a session whose day is
-    unknown joins the one before. One unit (no context) when the table has a
-    single session or all its sessions open on one day."""
+    """One table's ordered events cut into `DayUnit`s: its sessions (as a
+    ruleset family dates them: `auditor.rules.versions.sessions`, each by
+    its first event, in UTC) grouped, in order, by day; a session running
+    past midnight stays whole with its day. One unit (no context) when the
+    table has a single session or all its sessions open on one day."""
     n = len(events)
-    starts = session_starts(events)
-    days = events["ts"].to_numpy(dtype="datetime64[us]")[starts].astype("datetime64[D]")
+    found = sessions(events)
+    if not found:
+        return [DayUnit("", range(n))]
     cut = [0]
-    for k in range(1, len(starts)):
-        if not np.isnat(days[k]) and days[k] != days[cut[-1]]:
+    for k in range(1, len(found)):
+        if found[k].day != found[cut[-1]].day:
             cut.append(k)
-    bounds = [*starts[cut].tolist(), n]
-    if len(cut) <= 1:
-        return [DayUnit(_day_text(days[0]) if n else "", range(n))]
-    context = _Context(events, starts)
-    return [DayUnit(_day_text(days[k]), range(a, b), context.of(a, b))
+    if len(cut) == 1:
+        return [DayUnit(found[0].day.isoformat(), range(n))]
+    context = _Context(events, np.array([s.start for s in found], dtype=np.int64))
+    bounds = [*(found[k].start for k in cut), n]
+    return [DayUnit(found[k].day.isoformat(), range(a, b), context.of(a, b))
             for k, a, b in zip(cut, bounds, bounds[1:])]
-
-
-def _day_text(day: np.datetime64) -> str:
-    return "" if np.isnat(day) else str(day)
 
 
 class _Context:
