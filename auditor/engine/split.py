@@ -22,21 +22,16 @@ import pandas as pd
 from auditor.audit import CheckContext, run_checks, stage
 from auditor.checks.registry import Hits, no_hits
 from auditor.game.replay import replay
+from auditor.logs import load
 from auditor.logs.load import LoadedLogs
 from auditor.rules.versions import sessions
 
 
 def table_runs(events: pd.DataFrame) -> list[tuple[str, int, int]]:
     """(table id, first row, row after the last) of each table's run of rows
-    (the events are grouped by table)."""
-    if not len(events):
-        return []
-    col = events["table_id"]
-    codes = col.cat.codes.to_numpy() if isinstance(col.dtype, pd.CategoricalDtype) \
-        else pd.factorize(col)[0]
-    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    ends = np.r_[starts[1:], len(codes)]
-    return [(str(col.iat[a]), int(a), int(b)) for a, b in zip(starts, ends)]
+    (`auditor.logs.load.table_runs`)."""
+    starts, ends, names = load.table_runs(events)
+    return list(zip(names, starts.tolist(), ends.tolist()))
 
 
 def balance(sizes: dict[str, int], groups: int) -> list[list[str]]:

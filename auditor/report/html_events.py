@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pandas as pd
 
+from auditor.logs.load import table_runs
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.report.html_charts import TIMELINE_BINS, time_bins
 
@@ -183,19 +184,6 @@ def _categories(series: pd.Series):
     if isinstance(series.dtype, pd.CategoricalDtype):
         return series.cat
     return series.astype("category").cat
-
-
-def table_runs(events: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Start and end positions and names of each table's run of events (the
-    events are grouped by table)."""
-    cat = _categories(events["table_id"])
-    codes = cat.codes.to_numpy()
-    if not len(codes):
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), []
-    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    ends = np.r_[starts[1:], len(codes)]
-    names = [str(cat.categories[c]) for c in codes[starts]]
-    return starts, ends, names
 
 
 def table_events(events: pd.DataFrame, runs=None) -> list[TableEvents]:
