@@ -149,6 +149,13 @@ class Shared:
         ends = np.append(self.table_starts[1:], self.n)
         return ends[np.searchsorted(self.table_starts, rows, side="right") - 1]
 
+    def session_end(self, rows) -> np.ndarray:
+        """For each row, the first row after its session: its table's next
+        `table_open` (where the replay starts the table afresh), or the
+        table's end."""
+        return np.minimum(next_after(self.event_rows("table_open"), rows, self.n),
+                          self.table_end(rows))
+
     @cached_property
     def seq(self) -> np.ndarray:
         return self.events["seq"].to_numpy(dtype=np.int64)

@@ -257,9 +257,7 @@ def _replacement_offer_after(ctx, off: np.ndarray) -> np.ndarray:
     sh = ctx.shared
     rows, rounds = sh.sparse("offer_round")
     offers = rows[rounds == 2]
-    limit = np.minimum.reduce([next_after(sh.event_rows("roll"), off, sh.n),
-                               next_after(sh.event_rows("table_open"), off, sh.n),
-                               sh.table_end(off)])
+    limit = np.minimum(next_after(sh.event_rows("roll"), off, sh.n), sh.session_end(off))
     return next_after(offers, off, sh.n) < limit
 
 

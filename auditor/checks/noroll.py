@@ -46,9 +46,7 @@ def _rolls_with_settlements(ctx, rows: np.ndarray) -> np.ndarray:
     or place bet paid on the roll is as much a settlement on it as a line
     bet)."""
     sh = ctx.shared
-    limit = np.minimum(next_after(sh.event_rows("roll"), rows, sh.n),
-                       next_after(sh.event_rows("table_open"), rows, sh.n))
-    limit = np.minimum(limit, sh.table_end(rows))
+    limit = np.minimum(next_after(sh.event_rows("roll"), rows, sh.n), sh.session_end(rows))
     return next_after(sh.event_rows("wager_settled"), rows, sh.n) < limit
 
 
