@@ -127,7 +127,7 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
     ruleset = load_ruleset(ruleset_ref)
     with small_pages():
         try:
-            from auditor.engine import run_audit
+            from auditor.run import run_audit
         except ImportError:  # an older checkout: the single-process audit, staged here
             result = _audit_staged(path, ruleset, timings)
         else:
@@ -152,11 +152,12 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
 
 
 def _audit_staged(path: str, ruleset, timings: dict[str, float]):
-    from auditor.audit import AuditResult, CheckContext, stamp_hits
     from auditor.checks import CHECKS
+    from auditor.checks.context import CheckContext
     from auditor.findings import finalize
     from auditor.game.replay import replay
     from auditor.logs.load import load_logs
+    from auditor.run.core import AuditResult, stamp_hits
 
     t = time.perf_counter()
     logs = load_logs([path])

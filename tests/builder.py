@@ -11,8 +11,8 @@ import csv
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from auditor.audit import audit
 from auditor.logs.schema import COLUMN_NAMES
+from auditor.run.core import audit
 
 STICK = "stickperson"
 DICE = "A1,A2,A3,A4,A5"
@@ -263,16 +263,18 @@ def enforced_codes(ruleset: str) -> set[str]:
     return {r.code for r in load_ruleset(ruleset).rules}
 
 
-def family_codes(family: str) -> set[str]:
-    """The codes the checks of one module (`throw_call`, `noroll`, ...) report."""
+def family_codes(families: str | tuple[str, ...]) -> set[str]:
+    """The codes the checks of these families (`throw`, `noroll`, ...: a
+    family is a module of `auditor.checks`, named like its codes) report."""
     from auditor.checks import CHECKS
 
-    return {c.code for c in CHECKS.values() if c.family == family}
+    families = (families,) if isinstance(families, str) else families
+    return {c.code for c in CHECKS.values() if c.family in families}
 
 
 def found_family(builder: LogBuilder, tmp_path: Path, ruleset: str,
-                 family: str) -> set[tuple[str, str, int]]:
-    """The findings of one check family as a set of (code, table, seq)."""
+                 family: str | tuple[str, ...]) -> set[tuple[str, str, int]]:
+    """The findings of check families as a set of (code, table, seq)."""
     codes = family_codes(family)
     return {x for x in found(builder, tmp_path, ruleset) if x[0] in codes}
 

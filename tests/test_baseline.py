@@ -13,7 +13,7 @@ from builder import lawful_table
 from builder import run_cli as run
 
 from auditor.findings import FINDING_COLUMNS
-from auditor.report.baseline import (
+from auditor.triage.baseline import (
     Baseline,
     BaselineError,
     Waiver,

@@ -17,7 +17,7 @@ from builder import (
     ruling,
 )
 
-FAMILY = "noroll"
+FAMILY = ("noroll", "dispute", "overrule")
 T = "T1"
 SEATS = (2, 5, 7)
 

@@ -1,4 +1,4 @@
-"""Settlement checks (auditor/checks/settlement.py) and the line-bet outcomes
+"""Settlement checks (auditor/checks/settle.py) and the line-bet outcomes
 they rest on (auditor/game/outcomes.py): each fires on its breach and stays
 quiet on the lawful case beside it, under every shipped ruleset with a rule
 using it. Findings are compared as the exact set of the family's
@@ -26,7 +26,7 @@ from auditor.game.outcomes import (
     pass_outcome,
 )
 
-FAMILY = "settlement"
+FAMILY = "settle"
 T = "T1"
 OUTCOME_RS = rulesets_with("settle.wrong_outcome")
 MISSING_RS = rulesets_with("settle.missing")

@@ -17,7 +17,7 @@ from builder import (
     ruling,
 )
 
-FAMILY = "throw_call"
+FAMILY = ("throw", "call")
 T = "T1"
 
 

@@ -1,5 +1,5 @@
 """The dask engine audits a long-lived table a day at a time
-(`auditor.engine.split.day_units`): the findings stay those of the local
+(`auditor.run.partition.day_units`): the findings stay those of the local
 engine, byte for byte, with violations planted at and across the cuts, and
 the table really is cut."""
 
@@ -14,14 +14,14 @@ from builder import STICK, THROW, LogBuilder, append_broken_rows, no_roll, repor
 from click.testing import CliRunner
 
 from auditor.cli import main
-from auditor.engine import run_audit
-from auditor.engine.split import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.findings import finalize
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
 from auditor.report.html import render_html
-from auditor.report.progress import NoProgress
 from auditor.rules.ruleset import load_ruleset
+from auditor.run import run_audit
+from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
+from auditor.run.progress import NoProgress
 
 META = {"test": "dask-days"}
 DAY = [datetime(2026, 3, d, tzinfo=UTC) for d in range(1, 7)]  # DAY[1] is 2 March

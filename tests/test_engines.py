@@ -13,11 +13,11 @@ from builder import append_broken_rows, report_bytes
 from click.testing import CliRunner
 
 from auditor.cli import main
-from auditor.engine import EngineError, run_audit
-from auditor.engine.split import balance, contiguous, quarantine_groups, split_logs
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
 from auditor.rules.ruleset import load_ruleset
+from auditor.run import EngineError, run_audit
+from auditor.run.partition import balance, contiguous, quarantine_groups, split_tables
 
 META = {"test": "engines"}
 
@@ -73,7 +73,7 @@ def test_more_jobs_than_tables(logs_dir, ruleset, tmp_path):
 
 def test_groups_hold_whole_tables_and_each_quarantined_row_once(logs_dir):
     logs = load_logs([logs_dir])
-    groups = split_logs(logs, 2)
+    groups = split_tables(logs, 2)
     assert len(groups) == 2
     tables = [set(g.events["table_id"].astype(str)) for g in groups]
     assert not tables[0] & tables[1]
@@ -99,7 +99,7 @@ def test_contiguous_groups_cut_nearest_each_share_and_fill_every_group():
 
 def test_groups_are_slices_of_the_loaded_rows_not_copies(logs_dir):
     logs = load_logs([logs_dir])
-    first, second = split_logs(logs, 2)
+    first, second = split_tables(logs, 2)
     column = logs.events["seq"].array._data
     assert np.shares_memory(first.events["seq"].array._data, column)
     assert np.shares_memory(second.events["seq"].array._data, column)

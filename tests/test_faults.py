@@ -18,9 +18,9 @@ from builder import lawful_table
 from builder import run_cli as run
 
 import auditor.report.parquet as parquet_format
+from auditor.atomic import OutputError, atomic_path, commit_together
 from auditor.cli import Terminated
 from auditor.generate import generate, write_log
-from auditor.report.atomic import OutputError, atomic_path, commit_together
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -106,7 +106,7 @@ def test_temporary_file_refused(earlier, monkeypatch):
 
     def mkstemp(*args, **kwargs):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-    monkeypatch.setattr("auditor.report.atomic.tempfile.mkstemp", mkstemp)
+    monkeypatch.setattr("auditor.atomic.tempfile.mkstemp", mkstemp)
     res = run("check", log, "-r", "nz-table-games", "--out", out)
     assert res.exit_code == 2 and "Permission denied" in res.output, res.output
     assert_untouched(out, before)

@@ -25,13 +25,13 @@ import pytest
 from builder import lawful_table
 from click.testing import CliRunner
 
-from auditor.audit import AuditResult, audit
 from auditor.cli import main
 from auditor.findings import finalize, severity_counts
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.report import html as html_report
 from auditor.report import html_charts, html_events
 from auditor.report.provenance import provenance
+from auditor.run.core import AuditResult, audit
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_logs"

@@ -5,9 +5,9 @@ agreement is evidence that both read the rules the same way."""
 
 import pytest
 
-from auditor.audit import audit
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.rules.ruleset import load_ruleset
+from auditor.run.core import audit
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ from builder import SHIPPED
 from click.testing import CliRunner
 
 from auditor.checks import CHECKS
+from auditor.checks.parameters import PARAMETERS
 from auditor.cli import main
 from auditor.codes import CODES
-from auditor.rules.parameters import PARAMETERS
 from auditor.rules.ruleset import load_ruleset, shipped_ids
 
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec" / "violations.md"

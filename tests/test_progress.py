@@ -11,11 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.cli import check_cmd, main
-from auditor.engine import run_audit, stream
+from auditor.cli.progress import Progress
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
-from auditor.report.progress import NoProgress, Progress
 from auditor.rules.ruleset import load_ruleset
+from auditor.run import run_audit, stream
+from auditor.run.progress import NoProgress
 
 
 class Clock:

@@ -9,12 +9,12 @@ import pyarrow.parquet as pq
 import pytest
 from builder import LogBuilder, found, lawful_table
 
-from auditor.audit import audit
-from auditor.engine import run_audit
 from auditor.logs.load import load_logs
 from auditor.logs.reader import LogFileError
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.rules.ruleset import load_ruleset
+from auditor.run import run_audit
+from auditor.run.core import audit
 
 
 def _frame(b: LogBuilder) -> pd.DataFrame:

@@ -19,7 +19,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor.audit import audit
 from auditor.codes import SEVERITY_RANK
 from auditor.report import html as html_report
 from auditor.report import html_events, json_format, junit, sarif
@@ -28,6 +27,7 @@ from auditor.report.html_events import NO_TIME
 from auditor.report.json_text import dumps_indented
 from auditor.report.provenance import provenance
 from auditor.report.shared import sharing
+from auditor.run.core import audit
 
 PLANTED = Path(__file__).resolve().parents[1] / "sample_logs" / "nz-table-games" / \
     "night-planted.csv"

@@ -13,7 +13,7 @@ import pytest
 from builder import SHIPPED, lawful_table
 from builder import run_cli as run
 
-from auditor.rules import docs
+from auditor.app import ruleset_docs as docs
 from auditor.rules.ruleset import RulesetError, load_ruleset
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import pytest
 from builder import SHIPPED, lawful_table
 from builder import run_cli as run
 
-from auditor.rules import cases
+from auditor.app import cases
 from auditor.rules.describe import regulatory_rules
 from auditor.rules.ruleset import load_ruleset
 

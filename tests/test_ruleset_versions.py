@@ -13,10 +13,11 @@ import pytest
 from builder import LogBuilder
 from builder import run_cli as run
 
-from auditor.audit import audit_loaded
 from auditor.logs.load import load_logs
 from auditor.rules import versions
 from auditor.rules.ruleset import RulesetError, load_ruleset
+from auditor.run.core import audit_loaded
+from auditor.run.family import audit_family
 
 OLD = """
 [ruleset]
@@ -211,14 +212,14 @@ def test_sessions_and_split(tmp_path, family):
         ("T1", 1, "2026-02-28"), ("T1", seqs["second_open"], "2026-03-01"),
         ("T2", 1, "2026-03-01")]
     fam = versions.resolve_family(str(family / "nz"))
-    parts = versions.split_logs(logs, versions.assign(fam, found))
+    parts = versions.split_by_version(logs, versions.assign(fam, found))
     by_id = {p.ruleset.id: p for p in parts}
     assert set(by_id) == {"nz@1996", "nz@2026"}
     assert len(by_id["nz@1996"].logs.events) + len(by_id["nz@2026"].logs.events) == \
         len(logs.events)
     assert len(by_id["nz@2026"].logs.quarantine) == 1
     assert len(by_id["nz@1996"].logs.quarantine) == 0
-    result = versions.audit_family(logs, fam, audit_loaded)
+    result = audit_family(logs, fam, audit_loaded)
     malformed = result.findings[result.findings["code"] == "log.malformed"]
     assert list(malformed["ruleset"]) == ["nz@2026"]
 
@@ -239,9 +240,9 @@ def test_a_table_returning_to_a_version_is_audited_apart(tmp_path):
     t.write_csv(tmp_path / "t.csv")
     logs = load_logs([tmp_path / "t.csv"])
     fam = versions.resolve_family(str(tmp_path / "f"))
-    parts = versions.split_logs(logs, versions.assign(fam, versions.sessions(logs.events)))
+    parts = versions.split_by_version(logs, versions.assign(fam, versions.sessions(logs.events)))
     assert [p.ruleset.id for p in parts] == ["f@1", "f@2", "f@1"]
-    result = versions.audit_family(logs, fam, audit_loaded)
+    result = audit_family(logs, fam, audit_loaded)
     assert "log.sequence_gap" not in set(result.findings["code"])
 
 

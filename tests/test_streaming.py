@@ -1,4 +1,4 @@
-"""Auditing many files a batch of linked files at a time (`auditor.engine.stream`)
+"""Auditing many files a batch of linked files at a time (`auditor.run.stream`)
 gives the same findings, quarantine, provenance and report bytes as loading
 every file at once, the HTML report included, without reading the events
 again."""
@@ -15,13 +15,13 @@ from builder import append_broken_rows, report_bytes
 from click.testing import CliRunner
 
 from auditor.cli import main
-from auditor.engine import run_audit, stream
-from auditor.engine.stream import LazyLogs, components, pack
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
 from auditor.logs.reader import LogFileError, discover
 from auditor.report.html import render_html
 from auditor.rules.ruleset import load_ruleset
+from auditor.run import run_audit, stream
+from auditor.run.stream import LazyLogs, components, pack
 
 META = {"test": "streaming"}
 

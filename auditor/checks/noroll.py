@@ -1,5 +1,4 @@
-"""No roll, dispute and overrule checks: voiding a roll, deciding a face, and
-who may overrule whom."""
+"""No roll checks (`noroll.*`): when a roll must be, may be and was voided, and by whom."""
 
 from __future__ import annotations
 
@@ -106,36 +105,3 @@ def no_roll_role(ctx, params) -> Hits:
     Points at: the `no_roll`.
     """
     return by_other_roles(ctx, "no_roll", params["no_roll_roles"], "no roll declared")
-
-
-@check("dispute_ruling_role", "dispute.wrong_role", ("dispute_roles",))
-def dispute_ruling_role(ctx, params) -> Hits:
-    """A face dispute was decided by someone other than the empowered roles.
-
-    Parameter: `dispute_roles` (`["game_supervisor"]`).
-    Fires on: a `ruling` by the stickperson.
-    Quiet on: a `ruling` by the game supervisor.
-    Points at: the `ruling`.
-    """
-    return by_other_roles(ctx, "ruling", params["dispute_roles"], "dispute decided")
-
-
-@check("overrule_authority", "overrule.authority", ("overrule_authority",))
-def overrule_authority(ctx, params) -> Hits:
-    """An overrule by a role without authority over the role overruled.
-
-    Parameter: `overrule_authority`, a table of role = [roles it may
-    overrule], e.g. `game_supervisor = ["stickperson"]`.
-    Fires on: a dealer overruling the stickperson; a game supervisor
-    overruling a pit manager.
-    Quiet on: the game supervisor overruling the stickperson.
-    Points at: the `overrule`.
-    """
-    authority = params["overrule_authority"]
-    sh = ctx.shared
-    rows = sh.event_rows("overrule")
-    roles, reasons = sh.values_at("actor_role", rows), sh.values_at("reason", rows)
-    out = [(r, role, reason) for r, role, reason in zip(rows.tolist(), roles, reasons)
-           if reason not in authority.get(role, [])]
-    return Hits(np.asarray([r for r, _, _ in out], dtype=np.int64),
-                [f"{role} has no authority to overrule {reason}" for _, role, reason in out])

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from auditor.checks.parameters import PARAMETERS
 from auditor.findings import paused_gc
-from auditor.rules.parameters import PARAMETERS
 
 
 @dataclass

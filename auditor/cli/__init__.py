@@ -17,8 +17,8 @@ import threading
 import click
 
 from auditor import __version__
+from auditor.atomic import PENDING_INTERRUPTIONS, OutputError, commit_together
 from auditor.logs.reader import LogFileError
-from auditor.report.atomic import PENDING_INTERRUPTIONS, OutputError, commit_together
 from auditor.rules.ruleset import RulesetError
 
 EXPECTED_ERRORS = (LogFileError, RulesetError, OutputError)

@@ -1,6 +1,6 @@
 """`auditor baseline create`: record the findings of an audit as known, so
 later audits fail only on new ones. A thin wrapper over
-`auditor.report.baseline`."""
+`auditor.triage.baseline`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from auditor.report.atomic import write_text
-from auditor.report.baseline import BaselineError, baseline_from_report, baseline_json
+from auditor.atomic import write_text
+from auditor.triage.baseline import BaselineError, baseline_from_report, baseline_json
 
 
 class FileArgumentError(click.ClickException):

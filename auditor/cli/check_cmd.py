@@ -8,22 +8,24 @@ from pathlib import Path
 
 import click
 
-from auditor.audit import CheckContext, stamp_hits
+from auditor.atomic import commit_together
+from auditor.checks.context import CheckContext
 from auditor.cli import terminal_safe
 from auditor.cli.baseline_cmd import file_errors
+from auditor.cli.progress import Progress
 from auditor.codes import SEVERITIES
-from auditor.engine import ENGINES, EngineError, check_engine, run_audit
-from auditor.engine.stream import load_with_progress
 from auditor.findings import finalize
 from auditor.logs.load import load_logs, small_pages
-from auditor.report.atomic import commit_together
-from auditor.report.baseline import load_accepted, verdict
 from auditor.report.formats import FORMATS, check_out_dir, write_reports
-from auditor.report.progress import Progress
 from auditor.report.provenance import provenance
 from auditor.report.summary import summary_text
 from auditor.rules.ruleset import Rule, load_ruleset
-from auditor.rules.versions import audit_family, resolve_family
+from auditor.rules.versions import resolve_family
+from auditor.run import ENGINES, EngineError, check_engine, run_audit
+from auditor.run.core import stamp_hits
+from auditor.run.family import audit_family
+from auditor.run.stream import load_with_progress
+from auditor.triage.baseline import load_accepted, verdict
 
 
 @click.command("check")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
+from auditor.atomic import OutputError, atomic_path
 from auditor.cli import terminal_safe  # defined before the commands are registered
-from auditor.report.atomic import OutputError, atomic_path
 from auditor.rules import describe
 from auditor.rules import ruleset as ruleset_mod
 
@@ -125,7 +125,7 @@ def new_command(new_id, base, out, force):
         auditor rulesets new nz-2026 --from nz-1996 --out rulesets/nz-2026.toml
         auditor rulesets new my-casino --from nz-table-games > my-casino.toml
     """
-    from auditor.rules import scaffold
+    from auditor.app import scaffold
 
     target = Path(out) if out else None
     if target is not None and target.exists() and not force:
@@ -166,7 +166,7 @@ def test_command(path, ruleset_ref):
         auditor rulesets test rulesets/cases
         auditor rulesets test my-cases/my-casino --ruleset my-casino.toml
     """
-    from auditor.rules import cases
+    from auditor.app import cases
 
     run = cases.run_cases(Path(path), ruleset_ref)
     for result in run.results:
@@ -201,7 +201,7 @@ def docs_command(ref, fmt, out, cases_dir):
         auditor rulesets docs nz-1996 --format md --out docs/rulesets/nz-1996.md
         auditor rulesets docs my-casino.toml --format html --out my-casino.html
     """
-    from auditor.rules import docs
+    from auditor.app import ruleset_docs as docs
 
     rs = ruleset_mod.load_ruleset(ref)
     text = docs.render(rs, fmt, Path(cases_dir) if cases_dir else None)

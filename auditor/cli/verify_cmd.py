@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
+from auditor.app.verify import ReportError, verify_report
 from auditor.cli import terminal_safe
-from auditor.report.verify import ReportError, verify_report
 
 
 @click.command("verify")

@@ -19,7 +19,7 @@ optional planted violations: test data for the auditor and its benchmarks.
   across them): session d opens `d` days after the first, or ten minutes
   after the session before it closed if that is later (a session may run
   past midnight). Logs of tables kept open for days, as the dask engine
-  cuts them (`auditor.engine.split.day_units`).
+  cuts them (`auditor.run.partition.day_units`).
 - `seq` runs 1, 2, 3, ... per table. `ts` starts at `start` plus 30 s per
   table number after the first and rises 2 to 6 whole seconds per event.
 - Everything is drawn from generators seeded by (`seed`, table number): the

@@ -22,8 +22,8 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from auditor.report.baseline import statuses_of, waiver_of
 from auditor.report.json_format import finding_records
+from auditor.triage.baseline import statuses_of, waiver_of
 
 COMMANDS = {"critical": "error", "major": "error", "minor": "warning", "info": "notice"}
 #: Control, format (bidirectional overrides, zero-width), separator and

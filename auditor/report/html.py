@@ -37,11 +37,11 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
+from auditor.atomic import write_text
 from auditor.codes import CODES, SEVERITIES, SEVERITY_RANK
 from auditor.findings import at_or_above, severity_counts
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.report import html_charts
-from auditor.report.atomic import write_text
 from auditor.report.html_events import (
     CONTEXT_EVENTS,
     NO_TIME,
@@ -169,7 +169,7 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
 
 def event_digest(result, per_code: int) -> EventDigest:
     """What the page needs of the events: gathered batch by batch as they
-    were audited (`auditor.engine.stream`) when that covers the findings
+    were audited (`auditor.run.stream`) when that covers the findings
     listed, else taken now from the events."""
     ready = getattr(result.logs, "digest", None)
     if ready is not None and ready.per_code >= per_code:

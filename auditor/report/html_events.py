@@ -2,7 +2,7 @@
 timeline series, and the log rows around the findings it lists. Nothing
 else of the events reaches the page.
 
-An audit by batches (`auditor.engine.stream`) takes it from each batch as
+An audit by batches (`auditor.run.stream`) takes it from each batch as
 the batch is audited (`digest`) and joins the batches' digests (`join`), so
 the report never holds more events than a batch. The page is the same bytes
 as from one load: a table is whole in one batch, a finding's rows are those

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from auditor.atomic import write_text
 from auditor.findings import FINDING_COLUMNS, severity_counts
-from auditor.report.atomic import write_text
-from auditor.report.baseline import STATUSES, statuses_of, verdict_of, waiver_of
 from auditor.report.json_text import dumps_indented
 from auditor.report.shared import shared
+from auditor.triage.baseline import STATUSES, statuses_of, verdict_of, waiver_of
 
 SCHEMA_VERSION = "1"
 _INT_COLUMNS = ("seq", "seat", "source_line")

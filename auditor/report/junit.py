@@ -21,9 +21,9 @@ import unicodedata
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from auditor.report.atomic import atomic_path
-from auditor.report.baseline import statuses_of, waiver_of
+from auditor.atomic import atomic_path
 from auditor.report.json_format import finding_records, inert_json, rules_of
+from auditor.triage.baseline import statuses_of, waiver_of
 
 NO_TABLE = "(no table)"
 #: Control characters (but tab and line feed), format characters

@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from auditor.report.atomic import atomic_path
+from auditor.atomic import atomic_path
 
 FINDINGS_SCHEMA = pa.schema([
     ("finding_id", pa.string()), ("code", pa.string()), ("rule_id", pa.string()),

@@ -20,10 +20,10 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from auditor import __version__
+from auditor.atomic import write_text
 from auditor.codes import CODES
-from auditor.report.atomic import write_text
-from auditor.report.baseline import baseline_used, statuses_of, waiver_of
 from auditor.report.json_format import finding_records, inert_json, rules_of
+from auditor.triage.baseline import baseline_used, statuses_of, waiver_of
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"

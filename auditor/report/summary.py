@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from auditor.audit import AuditResult
 from auditor.findings import severity_counts
+from auditor.run.core import AuditResult
 
 
 def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing: int) -> str:

@@ -12,9 +12,9 @@ import textwrap
 from typing import Any
 
 from auditor.checks import CHECKS
+from auditor.checks.parameters import PARAMETERS
 from auditor.codes import CODES
 from auditor.rules import ruleset as ruleset_mod
-from auditor.rules.parameters import PARAMETERS
 from auditor.rules.ruleset import SOURCE_KEYS, Rule, Ruleset, RulesetError
 
 ABSENT = "-"

@@ -26,8 +26,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from auditor.checks.parameters import PARAMETERS, ParameterError, validate_value
 from auditor.codes import CODES, LOG_CODES, SEVERITIES, SEVERITY_RANK
-from auditor.rules.parameters import PARAMETERS, ParameterError, validate_value
 
 MAX_EXTENDS_DEPTH = 16
 MAX_RULESET_BYTES = 1 << 20

@@ -21,14 +21,14 @@ rows go with the session holding their seq (a row without one, with its
 table's first session; a row of no known table, with the earliest session).
 
 Everything here is a pure function of rulesets and loaded logs except
-`resolve_family`, which reads the ruleset files.
+`resolve_family`, which reads the ruleset files; the audit of a family is
+`auditor.run.family.audit_family`.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -36,8 +36,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from auditor.audit import AuditResult
-from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs
 from auditor.rules import ruleset as ruleset_mod
 from auditor.rules.ruleset import Ruleset, RulesetError
@@ -185,7 +183,7 @@ class Part:
     sessions: list[Session] = field(default_factory=list)
 
 
-def split_logs(logs: LoadedLogs, pairs: list[tuple[Session, Ruleset]]) -> list[Part]:
+def split_by_version(logs: LoadedLogs, pairs: list[tuple[Session, Ruleset]]) -> list[Part]:
     """The loaded logs cut into one part per version. A table that returns to
     a version after another one gets a separate part, so no part joins two
     distant stretches of one table (a false seq gap)."""
@@ -234,37 +232,3 @@ def _quarantine_groups(quarantine: pd.DataFrame, where, earliest) -> list:
                     key = k
         out.append(key)
     return out
-
-
-# --- the audit -------------------------------------------------------------------------------
-
-@dataclass
-class VersionedAuditResult(AuditResult):
-    """An audit under a family: the findings of every version's part, merged.
-    `ruleset` is the latest version used; `versions` says which version judged
-    each table session (table -> [{id, content_hash, first_seq, date}])."""
-
-    family: str = ""
-    rulesets: list[Ruleset] = field(default_factory=list)
-    versions: dict[str, list[dict]] = field(default_factory=dict)
-
-    def tables_of(self, ruleset_id: str) -> list[str]:
-        return sorted(t for t, used in self.versions.items()
-                      if any(u["id"] == ruleset_id for u in used))
-
-
-def audit_family(logs: LoadedLogs, family: Family,
-                 audit_fn: Callable[[LoadedLogs, Ruleset], AuditResult]) -> VersionedAuditResult:
-    """Audit each version's part of `logs` with `audit_fn` (the engine the
-    caller uses for a single ruleset) and merge the findings."""
-    pairs = assign(family, sessions(logs.events))
-    parts = split_logs(logs, pairs)
-    findings = finalize([audit_fn(p.logs, p.ruleset).findings for p in parts])
-    used = [v for v in family.versions if any(p.ruleset.id == v.id for p in parts)]
-    versions: dict[str, list[dict]] = {}
-    for s, v in sorted(pairs, key=lambda x: (x[0].table, x[0].first_seq)):
-        versions.setdefault(s.table, []).append(
-            {"id": v.id, "content_hash": v.content_hash, "first_seq": s.first_seq,
-             "date": s.day.isoformat()})
-    return VersionedAuditResult(used[-1], logs, findings, family=family.name, rulesets=used,
-                                versions=versions)

@@ -19,12 +19,12 @@ from pathlib import Path
 import jinja2
 import markupsafe
 
+from auditor.app.cases import EXPECT_SUFFIX, case_name
 from auditor.checks import CHECKS
+from auditor.checks.parameters import PARAMETERS
 from auditor.codes import CODES
 from auditor.rules import ruleset as ruleset_mod
-from auditor.rules.cases import EXPECT_SUFFIX, case_name
 from auditor.rules.describe import format_value, in_force, log_rules, regulatory_rules
-from auditor.rules.parameters import PARAMETERS
 from auditor.rules.ruleset import Rule, Ruleset
 
 FORMATS = ("md", "html")

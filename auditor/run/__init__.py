@@ -1,16 +1,16 @@
 """Engines: where the audit runs. One facade, `run_audit`, dispatching to
 
-- `local` (`auditor.engine.local`): this process, or `jobs` processes on this
+- `local` (`auditor.run.local`): this process, or `jobs` processes on this
   machine, each auditing a group of whole tables;
-- `dask` (`auditor.engine.dask_engine`): the workers of a dask.distributed
+- `dask` (`auditor.run.dask_engine`): the workers of a dask.distributed
   cluster read the files and audit one table per task.
 
-Every engine runs the same single-process core (`auditor.audit.audit_parts`)
+Every engine runs the same single-process core (`auditor.run.core.audit_parts`)
 on whole tables and merges the findings with `auditor.findings.finalize`, so
 the findings are the same, byte for byte, whichever engine and however many
 jobs.
 
-    from auditor.engine import run_audit
+    from auditor.run import run_audit
     result = run_audit(["logs/"], ruleset, jobs=4)
     result = run_audit(["logs/"], ruleset, engine="dask", scheduler="tcp://10.0.0.5:8786")
 """
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from auditor.audit import AuditResult
-from auditor.engine.dask_engine import EngineError, require_dask
 from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
+from auditor.run.core import AuditResult
+from auditor.run.dask_engine import EngineError, require_dask
 
 ENGINES: tuple[str, ...] = ("local", "dask")
 
@@ -50,16 +50,16 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
     of the shared part; `replay` and `checks` are then the work summed over
     the workers).
 
-    `progress`, when given (an `auditor.report.progress.Progress`), is told
+    `progress`, when given (an `auditor.cli.progress.Progress`), is told
     of files read, events replayed and tables checked as the engine goes.
     Given paths, the local engine audits many files a batch of linked files
-    at a time (`auditor.engine.stream`); given loaded logs, all at once.
+    at a time (`auditor.run.stream`); given loaded logs, all at once.
     `html_digest=False` says no HTML report will be written: the batches (or
     the dask engine's tasks) then do not keep what it would show of their
     events."""
     check_engine(engine, scheduler)
     if engine == "dask":
-        from auditor.engine.dask_engine import audit_dask
+        from auditor.run.dask_engine import audit_dask
 
         if isinstance(logs, LoadedLogs):
             paths = getattr(logs, "paths", None)
@@ -69,7 +69,7 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
             logs = paths
         return audit_dask(list(logs), ruleset, jobs=jobs, scheduler=scheduler,
                           timings=timings, progress=progress, html_digest=html_digest)
-    from auditor.engine.local import audit_local, audit_paths
+    from auditor.run.local import audit_local, audit_paths
 
     if not isinstance(logs, LoadedLogs):
         return audit_paths(list(logs), ruleset, jobs=jobs, timings=timings, progress=progress,

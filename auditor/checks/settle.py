@@ -1,4 +1,4 @@
-"""Settlement checks: line bets settled as the dice decided, every decision
+"""Settlement checks (`settle.*`): line bets settled as the dice decided, every decision
 settled, nothing settled on a void roll."""
 
 from __future__ import annotations

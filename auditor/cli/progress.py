@@ -4,7 +4,7 @@ events and events per second.
 
 It prints only when standard error is a terminal and the run is not
 `--quiet`, so redirected output, CI logs and tests never see it. The engines
-feed it as they go (`auditor.engine.run_audit(..., progress=)`): a file as it
+feed it as they go (`auditor.run.run_audit(..., progress=)`): a file as it
 is read, events as they are replayed, tables as their checks end. It only
 counts and prints: it never changes what is audited or reported.
 
@@ -21,13 +21,12 @@ from __future__ import annotations
 import sys
 import time
 
-READING = "reading"
+from auditor.run.progress import READING, NoProgress
 
 
-class Progress:
-    """`start()`, `stage(label)`, `expect(files=, tables=)` for the totals,
-    `advance(files=, events=, tables=, audited=, scanned=)` as work is done,
-    `finish()`. The counters are public: tests assert on them."""
+class Progress(NoProgress):
+    """The counts an engine reports (`auditor.run.progress.NoProgress`), shown
+    on one line of `stream` rewritten at most every `interval` seconds."""
 
     def __init__(self, stream=None, quiet: bool = False, enabled: bool | None = None,
                  clock=time.monotonic, interval: float = 0.2):
@@ -39,52 +38,15 @@ class Progress:
             except (OSError, ValueError):  # a closed stream
                 enabled = False
         self.enabled = enabled and not quiet
-        self.clock = clock
         self.interval = interval
-        self.label = ""
-        self.files_total: int | None = None
-        self.tables_total: int | None = None
-        self._reset()
+        super().__init__(clock)
 
     def _reset(self) -> None:
-        self.files = 0        # files read
-        self.events = 0       # rows read
-        self.scanned = 0      # files scanned for their tables
-        self.tables = 0       # tables audited (checks done)
-        self.audited = 0      # events replayed
-        self._started = self.clock()
-        self._audit_started: float | None = None
+        super()._reset()
         self._shown = float("-inf")
         self._width = 0
 
-    def start(self, files: int | None = None, label: str = READING,
-              tables: int | None = None) -> None:
-        self.label, self.files_total, self.tables_total = label, files, tables
-        self._reset()
-        self._show()
-
-    def stage(self, label: str) -> None:
-        """Switch to another stage (shown at once)."""
-        if label not in (READING, "scanning", "writing") and self._audit_started is None:
-            self._audit_started = self.clock()
-        if label != self.label:
-            self.label = label
-            self._show()
-
-    def expect(self, files: int | None = None, tables: int | None = None) -> None:
-        """Set the totals once they are known (None leaves one as it is)."""
-        if files is not None:
-            self.files_total = files
-        if tables is not None:
-            self.tables_total = tables
-
-    def advance(self, files: int = 0, events: int = 0, tables: int = 0, audited: int = 0,
-                scanned: int = 0) -> None:
-        self.files += files
-        self.events += events
-        self.tables += tables
-        self.audited += audited
-        self.scanned += scanned
+    def _advanced(self) -> None:
         if self.enabled and self.clock() - self._shown >= self.interval:
             self._show()
 
@@ -131,10 +93,3 @@ class Progress:
             self.stream.flush()
         except (OSError, ValueError):  # stderr closed or gone: stop showing, audit on
             self.enabled = False
-
-
-class NoProgress(Progress):
-    """Counts like a Progress and never prints (the engines' default)."""
-
-    def __init__(self):
-        super().__init__(stream=None, enabled=False)

@@ -17,8 +17,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from auditor.checks.parameters import PARAMETERS
 from auditor.codes import CODES, SEVERITIES
-from auditor.rules.parameters import PARAMETERS
 from auditor.rules.ruleset import (
     LOG_RULE_DEFAULTS,
     Rule,

@@ -205,8 +205,8 @@ def parse_expect(path: Path) -> tuple[list[Expected], list[Problem]]:
 
 def run_case(case: Case, ruleset: Ruleset, audit_fn=None) -> CaseResult | list[Problem]:
     """Audit one case's log and compare its findings with the expect file."""
-    from auditor.audit import audit_loaded
     from auditor.logs.load import load_logs
+    from auditor.run.core import audit_loaded
 
     expected, problems = parse_expect(case.expect)
     try:

@@ -19,12 +19,13 @@ from itertools import pairwise
 import numpy as np
 import pandas as pd
 
-from auditor.audit import CheckContext, run_checks, stage
+from auditor.checks.context import CheckContext
 from auditor.checks.registry import Hits, no_hits
 from auditor.game.replay import replay
 from auditor.logs import load
 from auditor.logs.load import LoadedLogs
 from auditor.rules.versions import sessions
+from auditor.run.core import run_checks, stage
 
 
 def table_runs(events: pd.DataFrame) -> list[tuple[str, int, int]]:
@@ -74,7 +75,7 @@ def quarantine_groups(quarantine: pd.DataFrame, groups: list[list[str]]) -> list
     return [quarantine.loc[owner == g].reset_index(drop=True) for g in range(len(groups))]
 
 
-def split_logs(logs: LoadedLogs, groups: int) -> list[LoadedLogs]:
+def split_tables(logs: LoadedLogs, groups: int) -> list[LoadedLogs]:
     """`logs` cut into at most `groups` groups of whole tables of about the
     same size (one group: `logs` itself). Where each table's rows lie
     together (as loading orders them) a group is a slice of the rows, not a
@@ -207,7 +208,7 @@ class _Context:
 
 def audit_unit(frame: pd.DataFrame, unit: DayUnit, quarantine: pd.DataFrame, ruleset,
                first: bool, timings: dict[str, float] | None = None) -> list[pd.DataFrame]:
-    """The stamped findings of one unit (as `auditor.audit.audit_parts`
+    """The stamped findings of one unit (as `auditor.run.core.audit_parts`
     gives them): its events (`unit.events(table)`, own rows and context)
     replayed and checked, the findings at its own rows kept, and those made
     of the table's quarantined rows only by the table's `first` unit."""

@@ -256,8 +256,8 @@ def audit_batch(files: list[Path], ruleset, progress, html_digest: bool = True) 
     what the HTML report needs of the events (the rows around any finding
     it may list, each table's timeline), so that report never reads the
     events again."""
-    from auditor.audit import audit_parts, stage
     from auditor.report.html import MAX_FINDINGS_PER_CODE
+    from auditor.run.core import audit_parts, stage
 
     timings: dict[str, float] = {}
     progress.stage("reading")

@@ -7,35 +7,18 @@ import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from auditor.checks import CHECKS
-from auditor.checks.common import Shared
+from auditor.checks.context import CheckContext
 from auditor.checks.registry import Hits
 from auditor.findings import LOCATION_COLUMNS, evidence_jsons, finalize, paused_gc
 from auditor.game.replay import replay
 from auditor.logs.load import LoadedLogs, load_logs
 from auditor.rules.ruleset import Ruleset, load_ruleset
-
-
-@dataclass
-class CheckContext:
-    """What a check sees: the events of every table (ordered by table, seq),
-    the state the replay derived beside them, and the quarantined rows."""
-
-    events: pd.DataFrame
-    state: pd.DataFrame
-    quarantine: pd.DataFrame
-
-    @cached_property
-    def shared(self) -> Shared:
-        """What many checks derive from the events and state, worked out once
-        per audit rather than once per rule."""
-        return Shared(self.events, self.state)
 
 
 @dataclass
@@ -78,7 +61,7 @@ def audit_loaded(logs: LoadedLogs, ruleset: Ruleset,
                  timings: dict[str, float] | None = None) -> AuditResult:
     """The audit of loaded logs in this process: every table replayed, every
     rule's check run, the findings ordered and given their ids. The engines
-    (`auditor.engine`) run this same core on groups of tables.
+    (`auditor.run`) run this same core on groups of tables.
 
     `timings`, when given, receives the seconds spent per stage (`replay`,
     `checks`), added to what it already holds."""

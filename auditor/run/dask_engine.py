@@ -4,9 +4,9 @@ The client sends file paths, never data. The workers read and type the files
 (one task per file: the events stay in the workers' memory), each file's
 events are cut by table, and each table is audited by one task that gathers
 its pieces from every file holding it (a table may span files) and runs the
-single-process core (`auditor.audit.audit_parts`). A long-lived table (its
+single-process core (`auditor.run.core.audit_parts`). A long-lived table (its
 sessions open on more than one UTC day) is ordered by one task and then
-audited by one task per day (`auditor.engine.split.day_units`: whole
+audited by one task per day (`auditor.run.partition.day_units`: whole
 sessions, plus the rows the checks read across the cut; each task keeps
 the findings at its own rows). The client gathers the stamped findings and
 merges them with `auditor.findings.finalize`: the same findings, byte for
@@ -34,16 +34,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from auditor.audit import AuditResult, audit_parts, stage
-from auditor.engine.local import add_work
-from auditor.engine.split import DayUnit, audit_unit, day_units, quarantine_groups
-from auditor.engine.stream import LazyLogs
 from auditor.findings import finalize
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
 from auditor.logs.reader import LogFileError, discover_logs
 from auditor.report import html_events
-from auditor.report.progress import NoProgress
 from auditor.rules.ruleset import Ruleset
+from auditor.run.core import AuditResult, audit_parts, stage
+from auditor.run.local import add_work
+from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
+from auditor.run.progress import NoProgress
+from auditor.run.stream import LazyLogs
 
 
 class EngineError(Exception):
@@ -322,7 +322,7 @@ def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Rule
 
 def _table_digest(events: pd.DataFrame, parts: list[pd.DataFrame]) -> html_events.EventDigest:
     """What the HTML report shows of one table's events, given its findings
-    (the digest of a batch of one table: `auditor.engine.stream`)."""
+    (the digest of a batch of one table: `auditor.run.stream`)."""
     from auditor.report.html import MAX_FINDINGS_PER_CODE  # (jinja2: only when needed)
 
     return html_events.digest(events, finalize(parts), MAX_FINDINGS_PER_CODE)

@@ -17,11 +17,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from auditor import __version__
-from auditor.audit import audit_loaded
 from auditor.logs.load import load_logs
 from auditor.logs.reader import LogFileError, sha256_of
 from auditor.report.parquet import FINDINGS_SCHEMA, QUARANTINE_SCHEMA
 from auditor.rules.ruleset import Ruleset, RulesetError, load_ruleset
+from auditor.run.core import audit_loaded
 
 #: Differences listed one by one before the rest are counted.
 MAX_LISTED = 10
@@ -137,7 +137,8 @@ def _check_ruleset(meta: dict, verdict: Verdict):
     block = meta["ruleset"]
     verdict.ruleset = str(block.get("id"))
     if block.get("family") and meta.get("ruleset_versions"):
-        from auditor.rules.versions import audit_family, make_family
+        from auditor.rules.versions import make_family
+        from auditor.run.family import audit_family
 
         versions = [_load(b, verdict) for b in meta["ruleset_versions"]]
         if any(v is None for v in versions):

@@ -1,7 +1,7 @@
 """The local engine: the audit in this process, or in N processes on this
 machine (`--jobs N`).
 
-Given paths, it first plans (`auditor.engine.stream`): an input of many
+Given paths, it first plans (`auditor.run.stream`): an input of many
 files that fall into several independent batches (no table shared between
 batches) is audited a batch at a time, so memory is bounded by the largest
 batch, not the whole input; with `jobs` > 1 the batches are shared out over
@@ -9,7 +9,7 @@ N worker processes, each loading its own. An input loaded at once (one file,
 small, or files all linked by shared tables) has its tables cut into N groups
 of about the same number of events, each replayed and checked in its own
 process. Either way each worker runs the single-process core
-(`auditor.audit.audit_parts`) and the findings are merged by
+(`auditor.run.core.audit_parts`) and the findings are merged by
 `auditor.findings.finalize`: the same order and the same ids, byte for byte,
 as one load audited by `--jobs 1`.
 
@@ -26,15 +26,15 @@ import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
-from auditor.audit import AuditResult, audit_parts, stage
-from auditor.engine import stream
-from auditor.engine.split import split_logs, table_runs
 from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs
 from auditor.logs.reader import LogFileError, discover_logs
 from auditor.report import html_events
-from auditor.report.progress import NoProgress
 from auditor.rules.ruleset import Ruleset
+from auditor.run import stream
+from auditor.run.core import AuditResult, audit_parts, stage
+from auditor.run.partition import split_tables, table_runs
+from auditor.run.progress import NoProgress
 
 #: Groups handed to forked workers by position (they inherit this module's
 #: memory, so the events are not copied through a pipe).
@@ -80,7 +80,7 @@ def audit_local(logs: LoadedLogs, ruleset: Ruleset, jobs: int = 1,
     runs = table_runs(logs.events)
     progress.expect(tables=(progress.tables_total or 0) + len({t for t, _, _ in runs}))
     progress.stage("auditing")
-    groups = split_logs(logs, jobs) if jobs > 1 else [logs]
+    groups = split_tables(logs, jobs) if jobs > 1 else [logs]
     if len(groups) == 1:
         work: dict[str, float] = {}
         parts = audit_parts(logs, ruleset, work, stream.stage_progress(

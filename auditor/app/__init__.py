@@ -1,0 +1,1 @@
+"""Use cases behind the commands: check, validate, verify, baseline, and the ruleset authoring tools."""

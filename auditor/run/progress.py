@@ -1,0 +1,73 @@
+"""What an engine tells of its progress as it goes: files read, events
+replayed, tables checked. `NoProgress` counts and shows nothing (the engines'
+default); the terminal's progress line (`auditor.cli.progress.Progress`) is
+the same counts, shown. Progress never changes what is audited or reported."""
+
+from __future__ import annotations
+
+import time
+
+READING = "reading"
+
+
+class NoProgress:
+    """`start()`, `stage(label)`, `expect(files=, tables=)` for the totals,
+    `advance(files=, events=, tables=, audited=, scanned=)` as work is done,
+    `finish()`. The counters are public: tests assert on them."""
+
+    enabled = False
+
+    def __init__(self, clock=time.monotonic):
+        self.clock = clock
+        self.label = ""
+        self.files_total: int | None = None
+        self.tables_total: int | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self.files = 0        # files read
+        self.events = 0       # rows read
+        self.scanned = 0      # files scanned for their tables
+        self.tables = 0       # tables audited (checks done)
+        self.audited = 0      # events replayed
+        self._started = self.clock()
+        self._audit_started: float | None = None
+
+    def start(self, files: int | None = None, label: str = READING,
+              tables: int | None = None) -> None:
+        self.label, self.files_total, self.tables_total = label, files, tables
+        self._reset()
+        self._show()
+
+    def stage(self, label: str) -> None:
+        """Switch to another stage (shown at once)."""
+        if label not in (READING, "scanning", "writing") and self._audit_started is None:
+            self._audit_started = self.clock()
+        if label != self.label:
+            self.label = label
+            self._show()
+
+    def expect(self, files: int | None = None, tables: int | None = None) -> None:
+        """Set the totals once they are known (None leaves one as it is)."""
+        if files is not None:
+            self.files_total = files
+        if tables is not None:
+            self.tables_total = tables
+
+    def advance(self, files: int = 0, events: int = 0, tables: int = 0, audited: int = 0,
+                scanned: int = 0) -> None:
+        self.files += files
+        self.events += events
+        self.tables += tables
+        self.audited += audited
+        self.scanned += scanned
+        self._advanced()
+
+    def finish(self) -> None:
+        """The end of the run's progress."""
+
+    def _show(self) -> None:
+        """Shown nowhere (a subclass shows the counts)."""
+
+    def _advanced(self) -> None:
+        """Shown nowhere (a subclass shows the counts)."""

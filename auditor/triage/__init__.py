@@ -1,0 +1,1 @@
+"""Triage: what is known (baselines), accepted (waivers) and new; the verdict."""
