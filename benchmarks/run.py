@@ -131,9 +131,13 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
         except ImportError:  # an older checkout: the single-process audit, staged here
             result = _audit_staged(path, ruleset, timings)
         else:
-            # (an older checkout's run_audit has no html_digest)
-            extra = {"html_digest": "html" in reports} \
-                if "html_digest" in inspect.signature(run_audit).parameters else {}
+            params = inspect.signature(run_audit).parameters
+            extra = {}
+            if "collector" in params and "html" in reports:
+                from auditor.report.html import COLLECTOR
+                extra = {"collector": COLLECTOR}
+            elif "html_digest" in params:  # an older checkout's flag for the same
+                extra = {"html_digest": "html" in reports}
             result = run_audit([path], ruleset, jobs=jobs, engine=engine, timings=timings,
                                **extra)
         start = time.perf_counter()

@@ -17,7 +17,7 @@ from auditor.cli import main
 from auditor.findings import finalize
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
-from auditor.report.html import render_html
+from auditor.report.html import COLLECTOR, render_html
 from auditor.rules.ruleset import load_ruleset
 from auditor.run import run_audit
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
@@ -348,10 +348,10 @@ def test_dask_html_report_is_the_local_one_without_reading_the_events(boundary, 
     for folder in (boundary[0], generated):
         local = run_audit([folder], ruleset)
         remote = run_audit([folder], ruleset, engine="dask",
-                           scheduler=cluster.scheduler_address)
+                           scheduler=cluster.scheduler_address, collector=COLLECTOR)
         assert remote.logs.digest is not None
         assert render_html(remote, meta) == render_html(local, meta)
         assert remote.logs._events is None  # (LazyLogs reads them only when asked)
     without = run_audit([generated], ruleset, engine="dask",
-                        scheduler=cluster.scheduler_address, html_digest=False)
+                        scheduler=cluster.scheduler_address)
     assert without.logs.digest is None

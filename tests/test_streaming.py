@@ -18,7 +18,7 @@ from auditor.cli import main
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
 from auditor.logs.reader import LogFileError, discover
-from auditor.report.html import render_html
+from auditor.report.html import COLLECTOR, render_html
 from auditor.rules.ruleset import load_ruleset
 from auditor.run import run_audit, stream
 from auditor.run.stream import LazyLogs, components, pack
@@ -96,7 +96,7 @@ def test_the_plan_keeps_files_sharing_a_table_together(logs_dir, streaming):
 def test_streamed_findings_are_those_of_one_load(logs_dir, ruleset, tmp_path, streaming, jobs):
     once = run_audit(load_logs([logs_dir]), ruleset)
     assert len(once.findings) > 50 and len(once.logs.quarantine) == 2
-    streamed = run_audit([logs_dir], ruleset, jobs=jobs)
+    streamed = run_audit([logs_dir], ruleset, jobs=jobs, collector=COLLECTOR)
     if jobs == 1:
         assert streaming == [["a.parquet"], ["b.csv"], ["c.jsonl"],
                              ["d1.parquet", "d2.csv"], ["e.parquet"]]
@@ -113,7 +113,7 @@ def test_the_html_report_lists_the_same_rows_whatever_its_cap(logs_dir, ruleset,
     (the most the page lists by default); a page capped lower lists the
     same, and one asking for more reads the events again."""
     once = run_audit(load_logs([logs_dir]), ruleset)
-    streamed = run_audit([logs_dir], ruleset)
+    streamed = run_audit([logs_dir], ruleset, collector=COLLECTOR)
     page = render_html(streamed, META, per_code=per_code, budget=budget)
     assert page == render_html(once, META, per_code=per_code, budget=budget)
     assert (streamed.logs._events is None) == (per_code <= 200)
@@ -128,7 +128,7 @@ def test_batches_keep_nothing_for_an_html_report_not_asked_for(logs_dir, ruleset
     none of their events; a page written all the same reads them again and
     is the page of one load."""
     once = run_audit(load_logs([logs_dir]), ruleset)
-    streamed = run_audit([logs_dir], ruleset, jobs=jobs, html_digest=False)
+    streamed = run_audit([logs_dir], ruleset, jobs=jobs)
     assert isinstance(streamed.logs, LazyLogs) and streamed.logs.digest is None
     assert streamed.findings.equals(once.findings)
     assert render_html(streamed, META) == render_html(once, META)
@@ -138,7 +138,7 @@ def test_batches_keep_nothing_for_an_html_report_not_asked_for(logs_dir, ruleset
 def test_batches_of_several_components(logs_dir, ruleset, tmp_path, monkeypatch, streaming):
     monkeypatch.setattr(stream, "STREAM_EVENTS", 3000)
     once = run_audit(load_logs([logs_dir]), ruleset)
-    streamed = run_audit([logs_dir], ruleset)
+    streamed = run_audit([logs_dir], ruleset, collector=COLLECTOR)
     assert 1 < len(streaming) < 5
     _same(streamed, once, tmp_path)
 

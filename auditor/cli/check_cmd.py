@@ -16,6 +16,7 @@ from auditor.cli.progress import Progress
 from auditor.codes import SEVERITIES
 from auditor.findings import finalize
 from auditor.logs.load import load_logs, small_pages
+from auditor.report import html
 from auditor.report.formats import FORMATS, check_out_dir, write_reports
 from auditor.report.provenance import provenance
 from auditor.report.summary import summary_text
@@ -99,7 +100,7 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
                 else:
                     result = run_audit(list(paths), ruleset, jobs=jobs, engine=engine,
                                        scheduler=scheduler, progress=progress,
-                                       html_digest="html" in formats)
+                                       collector=html.COLLECTOR if "html" in formats else None)
             meta = provenance(result, stamp=stamp)
             triage = accepted.triage(result.findings)
             meta["statuses"] = triage.as_meta()

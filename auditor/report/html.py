@@ -45,6 +45,7 @@ from auditor.report import html_charts
 from auditor.report.html_events import (
     CONTEXT_EVENTS,
     NO_TIME,
+    EventCollector,
     EventDigest,
     digest,
     first_per_code,
@@ -57,6 +58,8 @@ from auditor.report.provenance import provenance
 
 #: findings listed per code; counts and charts always cover them all
 MAX_FINDINGS_PER_CODE = 200
+#: What the engines keep of each batch's events for this page (`auditor.run.collect`).
+COLLECTOR = EventCollector(MAX_FINDINGS_PER_CODE)
 #: findings listed in all: when many codes each pass the per-code cap, the
 #: cap is lowered evenly for every code so the page stays quick to open
 MAX_FINDINGS_LISTED = 2000

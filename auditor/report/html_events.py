@@ -97,6 +97,21 @@ def digest(events: pd.DataFrame, findings: pd.DataFrame, per_code: int) -> Event
                        _extras(events), per_code)
 
 
+@dataclass(frozen=True)
+class EventCollector:
+    """The HTML report's collector (`auditor.run.collect`): each batch's
+    digest, with the rows around the first `per_code` findings of each code,
+    joined on the client."""
+
+    per_code: int
+
+    def take(self, events: pd.DataFrame, findings: pd.DataFrame) -> EventDigest:
+        return digest(events, findings, self.per_code)
+
+    def join(self, taken: list[EventDigest]) -> EventDigest:
+        return join(taken)
+
+
 def join(digests: list[EventDigest]) -> EventDigest:
     """The digests of batches holding different tables, as one."""
     extras: dict[str, None] = {}

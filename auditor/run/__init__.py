@@ -21,6 +21,7 @@ from pathlib import Path
 
 from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
+from auditor.run.collect import Collector
 from auditor.run.core import AuditResult
 from auditor.run.dask_engine import EngineError, require_dask
 
@@ -40,7 +41,7 @@ def check_engine(engine: str, scheduler: str | None = None) -> None:
 def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int = 1,
               engine: str = "local", scheduler: str | None = None,
               timings: dict[str, float] | None = None, progress=None,
-              html_digest: bool = True) -> AuditResult:
+              collector: Collector | None = None) -> AuditResult:
     """Audit `logs` (paths of files or folders, or logs already loaded)
     against `ruleset` with `engine`, in `jobs` processes (local) or workers
     (a dask LocalCluster when no `scheduler` address is given).
@@ -50,13 +51,14 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
     of the shared part; `replay` and `checks` are then the work summed over
     the workers).
 
-    `progress`, when given (an `auditor.cli.progress.Progress`), is told
+    `progress`, when given (an `auditor.run.progress.NoProgress`, or the
+    terminal's line that shows it), is told
     of files read, events replayed and tables checked as the engine goes.
     Given paths, the local engine audits many files a batch of linked files
     at a time (`auditor.run.stream`); given loaded logs, all at once.
-    `html_digest=False` says no HTML report will be written: the batches (or
-    the dask engine's tasks) then do not keep what it would show of their
-    events."""
+    `collector`, when given (a report's, `auditor.run.collect`), takes what
+    that report needs of the events where they are: of each batch (or dask
+    task) before its events are dropped; the result is the logs' `digest`."""
     check_engine(engine, scheduler)
     if engine == "dask":
         from auditor.run.dask_engine import audit_dask
@@ -68,12 +70,12 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
                                   "give it the paths, not loaded logs")
             logs = paths
         return audit_dask(list(logs), ruleset, jobs=jobs, scheduler=scheduler,
-                          timings=timings, progress=progress, html_digest=html_digest)
+                          timings=timings, progress=progress, collector=collector)
     from auditor.run.local import audit_local, audit_paths
 
     if not isinstance(logs, LoadedLogs):
         return audit_paths(list(logs), ruleset, jobs=jobs, timings=timings, progress=progress,
-                           html_digest=html_digest)
+                           collector=collector)
     return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress)
 
 

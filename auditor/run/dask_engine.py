@@ -10,8 +10,8 @@ audited by one task per day (`auditor.run.partition.day_units`: whole
 sessions, plus the rows the checks read across the cut; each task keeps
 the findings at its own rows). The client gathers the stamped findings and
 merges them with `auditor.findings.finalize`: the same findings, byte for
-byte, as the local engine. What the HTML report shows of the events comes
-back from the tables' tasks too (`auditor.report.html_events`), so the
+byte, as the local engine. What a report's collector keeps of the events
+comes back from the tables' tasks too (`auditor.run.collect`), so the
 client never reads the events.
 
 Every worker must see the files at the same absolute paths as the client
@@ -37,8 +37,8 @@ import pyarrow.compute as pc
 from auditor.findings import finalize
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
 from auditor.logs.reader import LogFileError, discover_logs
-from auditor.report import html_events
 from auditor.rules.ruleset import Ruleset
+from auditor.run.collect import Collector
 from auditor.run.core import AuditResult, audit_parts, stage
 from auditor.run.local import add_work
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
@@ -82,13 +82,13 @@ class _FileSummary:
 def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
                scheduler: str | None = None,
                timings: dict[str, float] | None = None, progress=None,
-               html_digest: bool = True) -> AuditResult:
+               collector: Collector | None = None) -> AuditResult:
     """Audit the logs under `paths` on the cluster at `scheduler` (an
     address), or on a LocalCluster of `jobs` worker processes started for it.
     `progress` is told of each file as a worker has read it and of each
-    table as its task ends. With `html_digest`, each table's task also
-    takes what the HTML report shows of its events (as the local engine's
-    batches do), so the client never reads the events."""
+    table as its task ends. With a `collector`, each table's task also
+    takes what it keeps of its events (as the local engine's batches do), so
+    the client never reads the events."""
     distributed = require_dask()
     progress = progress if progress is not None else NoProgress()
     files = discover_logs(paths)
@@ -113,12 +113,12 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
         progress.stage("auditing")
         with stage(timings, "parallel"):
             done, digests = _audit_tables(distributed, client, read, summaries, tables,
-                                          quarantine, ruleset, progress, html_digest)
+                                          quarantine, ruleset, progress, collector)
         del read
     add_work(timings, [t for _, t in done])
     with stage(timings, "checks"):
         findings = finalize([p for parts, _ in done for p in parts])
-    digest = html_events.join(digests) if html_digest else None
+    digest = collector.join(digests) if collector is not None else None
     return AuditResult(ruleset, RemoteLogs(paths, quarantine, inputs, digest), findings,
                        table_ids=tables)
 
@@ -135,14 +135,13 @@ def long_lived(summaries: list[_FileSummary]) -> set[str]:
 
 def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary],
                   tables: list[str], quarantine: pd.DataFrame, ruleset: Ruleset,
-                  progress, html_digest: bool
-                  ) -> tuple[list[tuple[list[pd.DataFrame], dict[str, float]]],
-                             list[html_events.EventDigest]]:
+                  progress, collector: Collector | None
+                  ) -> tuple[list[tuple[list[pd.DataFrame], dict[str, float]]], list]:
     """Every table audited by one task, or a long-lived one by a task per
     day once a task has ordered it and cut it (`day_units`). Results come
     back in (table, day) order, whatever order the tasks end in; progress
-    counts a table when its last task ends, and each task's events. With
-    `html_digest`, the digests of the tables' events for the HTML report:
+    counts a table when its last task ends, and each task's events. With a
+    `collector`, what it takes of the tables' events for a report:
     taken by a table's task, or for a table cut by day, by a task of its
     own once its days are audited (a day's rows around a finding may be the
     next day's)."""
@@ -152,7 +151,7 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
     left: dict[str | None, int] = {}  # tasks still running per table
     by_day: dict[str, tuple] = {}  # a table cut by day: (table number, its events)
     digesting: set[str] = set()  # keys of the digest tasks
-    digests: dict[int, html_events.EventDigest] = {}
+    digests: dict[int, object] = {}
 
     def submit(key: tuple[int, int, str | None], task, *args) -> str:
         future = client.submit(task, *args, pure=False)
@@ -173,10 +172,10 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
             work.add(cut)
         else:
             left[table] = 1
-            submit((t, 0, table), _audit_table, pieces, rows, ruleset, html_digest)
+            submit((t, 0, table), _audit_table, pieces, rows, ruleset, collector)
     if not tables and len(quarantine):  # nothing replayable: the quarantine only
         left[None] = 1
-        submit((0, 0, None), _audit_table, [], quarantine, ruleset, html_digest)
+        submit((0, 0, None), _audit_table, [], quarantine, ruleset, collector)
     results = {}
     for future in work:
         if future.key in plans:
@@ -199,10 +198,10 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
         results[t, k] = (parts, timings)
         if digest is not None:
             digests[t] = digest
-        elif html_digest and table in by_day and not left[table]:
+        elif collector is not None and table in by_day and not left[table]:
             number, events = by_day.pop(table)
             parts = [p for (u, _), (ps, _) in results.items() if u == number for p in ps]
-            digesting.add(submit((number, -1, table), _table_digest, events, parts))
+            digesting.add(submit((number, -1, table), _table_digest, events, parts, collector))
     return [results[key] for key in sorted(results)], [digests[t] for t in sorted(digests)]
 
 
@@ -310,22 +309,21 @@ def _table_events(pieces: list[pa.Table]) -> pd.DataFrame:
 
 
 def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Ruleset,
-                 html_digest: bool):
+                 collector: Collector | None):
     """One table audited whole: (stamped findings, stage times, events
-    replayed, what the HTML report shows of its events or None)."""
+    replayed, what `collector` takes of its events or None)."""
     events = _table_events(pieces)
     timings: dict[str, float] = {}
     parts = [p for p in audit_parts(LoadedLogs(events, quarantine, []), ruleset, timings)
              if len(p)]
-    return parts, timings, len(events), _table_digest(events, parts) if html_digest else None
+    return parts, timings, len(events), \
+        _table_digest(events, parts, collector) if collector is not None else None
 
 
-def _table_digest(events: pd.DataFrame, parts: list[pd.DataFrame]) -> html_events.EventDigest:
-    """What the HTML report shows of one table's events, given its findings
-    (the digest of a batch of one table: `auditor.run.stream`)."""
-    from auditor.report.html import MAX_FINDINGS_PER_CODE  # (jinja2: only when needed)
-
-    return html_events.digest(events, finalize(parts), MAX_FINDINGS_PER_CODE)
+def _table_digest(events: pd.DataFrame, parts: list[pd.DataFrame], collector: Collector):
+    """What `collector` takes of one table's events, given its findings (as
+    of a batch of one table: `auditor.run.stream`)."""
+    return collector.take(events, finalize(parts))
 
 
 def _audit_day(frame: pd.DataFrame, unit: DayUnit, quarantine: pd.DataFrame,

@@ -29,9 +29,9 @@ from pathlib import Path
 from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs
 from auditor.logs.reader import LogFileError, discover_logs
-from auditor.report import html_events
 from auditor.rules.ruleset import Ruleset
 from auditor.run import stream
+from auditor.run.collect import Collector
 from auditor.run.core import AuditResult, audit_parts, stage
 from auditor.run.partition import split_tables, table_runs
 from auditor.run.progress import NoProgress
@@ -45,10 +45,10 @@ _REPORT = None
 
 def audit_paths(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
                 timings: dict[str, float] | None = None, progress=None,
-                html_digest: bool = True) -> AuditResult:
+                collector: Collector | None = None) -> AuditResult:
     """Audit every log under `paths`: a batch at a time when the files allow
-    it (see module docstring), else loaded at once. `html_digest`: batches
-    keep what the HTML report shows of their events (see `run_audit`)."""
+    it (see module docstring), else loaded at once. `collector`: what each
+    batch keeps of its events for a report (see `run_audit`)."""
     progress = progress if progress is not None else NoProgress()
     files = discover_logs(paths)
     progress.expect(files=len(files))
@@ -59,7 +59,7 @@ def audit_paths(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
     if batches is not None:
         try:
             return _audit_batches(paths, files, batches, ruleset, jobs, timings, progress,
-                                  html_digest)
+                                  collector)
         except stream.TablesCrossBatches:
             progress.start(files=len(files))  # the plan was wrong: start again, at once
             progress.stage("reading")
@@ -110,10 +110,11 @@ def add_work(timings: dict[str, float] | None, workers: list[dict[str, float]]) 
 # --- batches ----------------------------------------------------------------------------
 
 def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: Ruleset,
-                   jobs: int, timings, progress, html_digest: bool) -> AuditResult:
+                   jobs: int, timings, progress,
+                   collector: Collector | None) -> AuditResult:
     """Each batch loaded, audited and dropped in turn (or by `jobs` workers)."""
     progress.expect(files=len(files))
-    work = [([files[i] for i in b], html_digest) for b in batches]
+    work = [([files[i] for i in b], collector) for b in batches]
     if jobs > 1:
         progress.stage("auditing")  # the workers read and audit side by side
         with stage(timings, "parallel"):
@@ -124,7 +125,7 @@ def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: 
         results = []
         for k, (batch, _) in enumerate(work):
             try:
-                results.append(stream.audit_batch(batch, ruleset, progress, html_digest))
+                results.append(stream.audit_batch(batch, ruleset, progress, collector))
             except LogFileError as exc:
                 done = {i for b in batches[:k] for i in b}
                 raise stream.first_error(files, exc, done) from None
@@ -133,7 +134,7 @@ def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: 
     progress.expect(tables=len(tables))
     with stage(timings, "checks"):
         findings = finalize(parts)
-    digest = html_events.join([r.digest for r in results]) if html_digest else None
+    digest = collector.join([r.digest for r in results]) if collector is not None else None
     return AuditResult(ruleset, stream.LazyLogs(list(paths), quarantine, inputs, digest),
                        findings, table_ids=tables)
 
@@ -141,9 +142,9 @@ def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: 
 def _audit_batch_task(task: int, batch: tuple[list[Path], bool], ruleset: Ruleset):
     """In a worker: one batch audited, or the LogFileError it met (as its
     arguments: the exception itself does not survive pickling)."""
-    files, html_digest = batch
+    files, collector = batch
     try:
-        return stream.audit_batch(files, ruleset, _WorkerProgress(task), html_digest)
+        return stream.audit_batch(files, ruleset, _WorkerProgress(task), collector)
     except LogFileError as exc:
         return ("error", exc.path, exc.problem, exc.line)
 

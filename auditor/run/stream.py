@@ -8,8 +8,8 @@ the other cells skipped; anything else: read whole once more); files that
 share a table form a connected component; consecutive components are packed
 into batches of at most `STREAM_EVENTS` events (a component larger than that
 is a batch of its own). Each batch is then loaded, replayed and checked like
-a whole input, and its events dropped before the next, once what the HTML
-report needs of them is taken (`auditor.report.html_events`). The stamped
+a whole input, and its events dropped before the next, once a report's
+collector has taken what it needs of them (`auditor.run.collect`). The stamped
 findings of every batch are merged by `auditor.findings.finalize`, the
 quarantined rows and the inputs put back in file order: the same findings,
 quarantine, provenance and reports, byte for byte, as loading everything at
@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 from auditor.findings import finalize
 from auditor.logs.load import InputFile, LoadedLogs, load_logs, release_memory
 from auditor.logs.reader import LogFileError, log_format, read_log
-from auditor.report import html_events
+from auditor.run.collect import Collector
 
 #: Events a batch may hold (from the scan). A component of linked files
 #: larger than this is one batch. About 0.45 KB of peak memory per event.
@@ -56,11 +56,11 @@ class TablesCrossBatches(Exception):
 class LazyLogs(LoadedLogs):
     """Logs audited without being held whole: the reports get what they say
     about them (inputs, quarantined rows) and, in `digest` when it was taken
-    batch by batch, what the HTML report shows of the events. The events are
+    batch by batch, what a report's collector kept of the events. The events are
     read again only if a report asks for more."""
 
     def __init__(self, paths: list[str | Path], quarantine: pd.DataFrame,
-                 inputs: list[InputFile], digest: html_events.EventDigest | None = None):
+                 inputs: list[InputFile], digest=None):
         self.paths = list(paths)
         self.quarantine = quarantine
         self.inputs = inputs
@@ -248,15 +248,13 @@ class BatchResult:
     named: set[str]             # every table the batch's rows name
     events: int
     timings: dict[str, float]
-    digest: html_events.EventDigest | None  # what the HTML report needs of the events
+    digest: object  # what the collector kept of the events, or None
 
 
-def audit_batch(files: list[Path], ruleset, progress, html_digest: bool = True) -> BatchResult:
+def audit_batch(files: list[Path], ruleset, progress,
+                collector: Collector | None = None) -> BatchResult:
     """Load, replay and check one batch of files; keep only the findings and
-    what the HTML report needs of the events (the rows around any finding
-    it may list, each table's timeline), so that report never reads the
-    events again."""
-    from auditor.report.html import MAX_FINDINGS_PER_CODE
+    what `collector` takes of the events, so no report reads them again."""
     from auditor.run.core import audit_parts, stage
 
     timings: dict[str, float] = {}
@@ -269,8 +267,7 @@ def audit_batch(files: list[Path], ruleset, progress, html_digest: bool = True) 
     progress.stage("auditing")
     parts = audit_parts(logs, ruleset, timings,
                         stage_progress(progress, len(logs.events), len(tables)))
-    digest = html_events.digest(logs.events, finalize(parts), MAX_FINDINGS_PER_CODE) \
-        if html_digest else None
+    digest = collector.take(logs.events, finalize(parts)) if collector is not None else None
     out = BatchResult(parts, logs.quarantine, list(logs.inputs), tables, named,
                       len(logs.events), timings, digest)
     del logs
