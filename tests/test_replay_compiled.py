@@ -33,9 +33,13 @@ def _source_module():
 
 
 def test_compiled_module_is_built_from_the_current_source():
+    """A compiled module older than its replay.py or replay.pxd is stale: it
+    runs other rules than the source says."""
     built = Path(replay_module.__file__).stat().st_mtime
-    assert SOURCE.stat().st_mtime <= built, \
-        "replay.py changed after it was compiled: rebuild with `pip install -e .`"
+    for source in (SOURCE, SOURCE.with_suffix(".pxd")):
+        assert source.stat().st_mtime <= built, \
+            f"{source.name} changed after the replay was compiled: rebuild with " \
+            "`pip install '.[test]'` (or `python setup.py build_ext --inplace`)"
 
 
 def _assert_same_state(a, b):
@@ -94,3 +98,56 @@ def test_replaying_again_and_again_holds_no_more_memory(tmp_path):
         tracemalloc.stop()
     grown = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
     assert grown < 64 * 1024, f"{grown} bytes still held after three replays"
+
+
+def test_an_uncompiled_replay_is_said_on_the_terminal(tmp_path, monkeypatch):
+    """Where the replay runs as plain Python, `auditor check` says so on
+    standard error (once), and the audit is the same. (The uncompiled replay
+    itself runs in test_installing_without_a_compiler_or_network_works.)"""
+    import warnings
+
+    from builder import run_cli
+
+    import auditor.run.core as core
+
+    sample = ROOT / "sample_logs" / "nz-table-games"
+    compiled = run_cli("check", sample, "--ruleset", "nz-table-games", "--out", tmp_path / "a")
+    assert "uncompiled" not in compiled.stderr
+    monkeypatch.setattr(core, "REPLAY_COMPILED", False)  # (what an uncompiled install says)
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        plain = run_cli("check", sample, "--ruleset", "nz-table-games", "--out", tmp_path / "b")
+    assert plain.exit_code == compiled.exit_code == 1
+    assert plain.stderr.count("warning: the replay runs uncompiled") == 1, plain.stderr
+    assert plain.stdout.replace("/b", "/a") == compiled.stdout
+    assert core.UNCOMPILED in plain.stderr
+
+
+def test_installing_without_a_compiler_or_network_works(tmp_path):
+    """`pip install --no-index --no-build-isolation .` with no C compiler (as
+    the README's *Installing offline* says): the install goes on without
+    compiling, the replay runs as Python, and the sample night audits to the
+    same findings, with the warning."""
+    import os
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    target = tmp_path / "site"
+    env = {**os.environ, "CC": "false", "CXX": "false", "PIP_NO_INDEX": "1"}
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index",
+                    "--no-build-isolation", "--no-deps", "--target", str(target), str(ROOT)],
+                   check=True, env=env, cwd=tmp_path, capture_output=True)
+    assert not list((target / "auditor" / "game").glob("replay*.so"))
+    sample = ROOT / "sample_logs" / "nz-table-games"
+    run = subprocess.run([sys.executable, "-P", "-m", "auditor", "check", str(sample),
+                          "--ruleset", "nz-table-games", "--out", str(tmp_path / "out")],
+                         env={**os.environ, "PYTHONPATH": str(target)}, cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.count("warning: the replay runs uncompiled") == 1, run.stderr
+    from builder import run_cli
+    run_cli("check", sample, "--ruleset", "nz-table-games", "--out", tmp_path / "compiled")
+    plain = pq.read_table(tmp_path / "out" / "findings.parquet")
+    assert plain.equals(pq.read_table(tmp_path / "compiled" / "findings.parquet"))

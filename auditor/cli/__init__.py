@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 
 import click
 
@@ -20,6 +21,7 @@ from auditor import __version__
 from auditor.atomic import PENDING_INTERRUPTIONS, OutputError, commit_together
 from auditor.logs.reader import LogFileError
 from auditor.rules.ruleset import RulesetError
+from auditor.run.core import UncompiledReplayWarning
 
 EXPECTED_ERRORS = (LogFileError, RulesetError, OutputError)
 
@@ -141,6 +143,24 @@ def main(ctx, debug):
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
+    ctx.call_on_close(_warnings_as_lines())
+
+
+def _warnings_as_lines():
+    """The auditor's own warnings (e.g. an uncompiled replay) as one
+    `warning: ...` line on standard error; returns what restores Python's."""
+    previous = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if not issubclass(category, UncompiledReplayWarning):
+            return previous(message, category, filename, lineno, file, line)
+        click.echo(terminal_safe(f"warning: {message}"), err=True)
+
+    warnings.showwarning = show
+
+    def restore():
+        warnings.showwarning = previous
+    return restore
 
 
 def _register() -> None:

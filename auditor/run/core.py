@@ -4,6 +4,7 @@ gather their findings. The library entry point behind `auditor check`."""
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from auditor.checks import CHECKS
 from auditor.checks.context import CheckContext
 from auditor.checks.registry import Hits
 from auditor.findings import LOCATION_COLUMNS, evidence_jsons, finalize, paused_gc
-from auditor.game.replay import replay
+from auditor.game import replay as replay_module
 from auditor.logs.load import LoadedLogs, load_logs
 from auditor.rules.ruleset import Ruleset, load_ruleset
 
@@ -79,7 +80,7 @@ def audit_parts(logs: LoadedLogs, ruleset: Ruleset,
     `on_stage(name)`, when given, is called as each stage ends ("replay",
     then "checks"): what a live progress display follows."""
     with stage(timings, "replay"):
-        state = replay(logs.events, bar=ruleset.parameters["bar_number"])
+        state = replay_state(logs.events, ruleset)
     if on_stage is not None:
         on_stage("replay")
     with stage(timings, "checks"):
@@ -87,6 +88,27 @@ def audit_parts(logs: LoadedLogs, ruleset: Ruleset,
     if on_stage is not None:
         on_stage("checks")
     return [part] if len(part) else []
+
+
+#: Whether the replay runs compiled (read once: the compiled module's own flag).
+REPLAY_COMPILED = replay_module.COMPILED
+
+
+class UncompiledReplayWarning(RuntimeWarning):
+    """The replay runs as plain Python (no C compiler at install)."""
+
+
+UNCOMPILED = ("the replay runs uncompiled (the package was installed without a C compiler "
+              "or with AUDITOR_NO_COMPILE): the audit is right but about fifteen times "
+              "slower; reinstall with a C compiler to compile it")
+
+
+def replay_state(events: pd.DataFrame, ruleset: Ruleset) -> pd.DataFrame:
+    """The replay of `events` under the ruleset's bar number; a warning,
+    shown once a process, when the replay runs uncompiled."""
+    if not REPLAY_COMPILED:
+        warnings.warn(UNCOMPILED, UncompiledReplayWarning, stacklevel=2)
+    return replay_module.replay(events, bar=ruleset.parameters["bar_number"])
 
 
 def run_checks(ctx: CheckContext, ruleset: Ruleset,

@@ -21,11 +21,10 @@ import pandas as pd
 
 from auditor.checks.context import CheckContext
 from auditor.checks.registry import Hits, no_hits
-from auditor.game.replay import replay
 from auditor.logs import load
 from auditor.logs.load import LoadedLogs
 from auditor.rules.versions import sessions
-from auditor.run.core import run_checks, stage
+from auditor.run.core import replay_state, run_checks, stage
 
 
 def table_runs(events: pd.DataFrame) -> list[tuple[str, int, int]]:
@@ -214,7 +213,7 @@ def audit_unit(frame: pd.DataFrame, unit: DayUnit, quarantine: pd.DataFrame, rul
     of the table's quarantined rows only by the table's `first` unit."""
     lo = int(np.searchsorted(unit.rows, unit.own.start))
     with stage(timings, "replay"):
-        state = replay(frame, bar=ruleset.parameters["bar_number"])
+        state = replay_state(frame, ruleset)
     with stage(timings, "checks"):
         part = run_checks(CheckContext(frame, state, quarantine), ruleset,
                           keep=lambda hits: _owned(hits, lo, lo + len(unit.own), first))

@@ -1,0 +1,59 @@
+"""The suite tests the package as installed from this checkout: imported from
+where pip put it, not from the checkout's `auditor/` folder shadowing it
+(the README's test command runs Python with `-P`), and installed from these
+very sources, not from older ones (reinstall after an edit, or install with
+`pip install -e`)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import auditor
+
+CHECKOUT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").exists())
+SOURCES = ("*.py", "*.pxd", "templates/*")
+
+
+def _install() -> tuple[importlib.metadata.Distribution, dict]:
+    dist = importlib.metadata.distribution("craps-auditor")
+    return dist, json.loads(dist.read_text("direct_url.json") or "{}")
+
+
+def _editable_from(direct: dict) -> Path | None:
+    if not direct.get("dir_info", {}).get("editable"):
+        return None
+    return Path(unquote(urlparse(direct["url"]).path)).resolve()
+
+
+def test_the_package_under_test_is_the_installed_one():
+    dist, direct = _install()
+    imported = Path(auditor.__file__).resolve().parent
+    editable = _editable_from(direct)
+    installed = editable / "auditor" if editable else Path(dist.locate_file("auditor")).resolve()
+    assert imported == installed, (
+        f"the tests import {imported}, but craps-auditor is installed at {installed}: "
+        "run them as the README says (python -P -m pytest) after pip install '.[test]'")
+
+
+def test_the_installed_package_is_built_from_this_checkout():
+    """Every source file of the checkout is the installed one, byte for
+    byte (an editable install is the checkout itself)."""
+    dist, direct = _install()
+    if _editable_from(direct) == CHECKOUT:
+        return
+    installed = Path(dist.locate_file("auditor")).resolve()
+    stale = [str(src.relative_to(CHECKOUT))
+             for pattern in SOURCES for src in sorted((CHECKOUT / "auditor").rglob(pattern))
+             if "__pycache__" not in src.parts
+             and _read(installed / src.relative_to(CHECKOUT / "auditor")) != src.read_bytes()]
+    stale += [f"rulesets/{src.name}" for src in sorted((CHECKOUT / "rulesets").glob("*.toml"))
+              if _read(installed / "_shipped_rulesets" / src.name) != src.read_bytes()]
+    assert not stale, ("installed from other sources than this checkout's; reinstall "
+                       f"(pip install '.[test]'): {', '.join(stale[:10])}")
+
+
+def _read(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
