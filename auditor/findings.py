@@ -19,6 +19,15 @@ FINDING_COLUMNS: tuple[str, ...] = (
     "ts", "event", "seat", "actor_role", "actor_id", "message", "evidence", "source_file",
     "source_line",
 )
+#: What triage (`auditor.triage`) adds to each finding for the report
+#: formats, after the table's own columns (findings.parquet keeps only those):
+#: `status` (one of STATUSES), `in_baseline` (None without a baseline), and
+#: the number, reason and expiry day of the waiver that waived it (else None).
+STATUS_COLUMNS: tuple[str, ...] = (
+    "status", "in_baseline", "waiver", "waiver_reason", "waiver_expires",
+)
+#: A finding's status: new, known from the baseline, or waived.
+STATUSES: tuple[str, ...] = ("new", "known", "waived")
 LOCATION_COLUMNS: tuple[str, ...] = (
     "table_id", "seq", "ts", "event", "seat", "actor_role", "actor_id", "source_file",
     "source_line",

@@ -12,7 +12,7 @@ import pytest
 from builder import lawful_table
 from builder import run_cli as run
 
-from auditor.findings import FINDING_COLUMNS
+from auditor.findings import FINDING_COLUMNS, STATUS_COLUMNS
 from auditor.triage.baseline import (
     Baseline,
     BaselineError,
@@ -382,6 +382,21 @@ def test_waiver_beats_baseline_and_first_waiver_is_recorded():
     assert t.waived_by == {"a": 1, "b": 1, "c": 2}
     assert t.unused_waivers == []
     assert t.counts() == {"new": 1, "known": 0, "waived": 3}
+
+
+def test_annotate_puts_each_status_and_its_waiver_beside_the_findings():
+    baseline = Baseline("b.json", "0" * 64, "rs", "h", ({"finding_id": "a"},
+                                                         {"finding_id": "c"}))
+    w = _waivers(Waiver(1, "R1", "why", table="T1", expires=date(2099, 1, 2)))
+    t = triage(FRAME, baseline=baseline, waivers=w, today=date(2026, 1, 1))
+    got = t.annotate(FRAME)
+    assert list(got.columns) == list(FRAME.columns) + list(STATUS_COLUMNS)
+    assert got[list(STATUS_COLUMNS)].values.tolist() == [
+        ["waived", True, 1, "why", "2099-01-02"], ["waived", False, 1, "why", "2099-01-02"],
+        ["known", True, None, None, None], ["new", False, None, None, None]]
+    plain = triage(FRAME).annotate(FRAME)
+    assert plain["in_baseline"].tolist() == [None] * 4  # no baseline given
+    assert list(FRAME.columns) == ["finding_id", "rule_id", "table_id", "seq", "severity"]
 
 
 def test_expiry_is_inclusive_of_the_day():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from contextlib import contextmanager
 from pathlib import Path
@@ -106,8 +107,10 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
             meta["statuses"] = triage.as_meta()
             meta["verdict"] = verdict(result.findings, triage.status, fail_on)
             progress.stage("writing")
+            # The formats read each finding's status from its columns, not from meta.
+            triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
             with commit_together():  # every report file in place, or none, before the summary
-                written = write_reports(result, meta, Path(out_dir), formats)
+                written = write_reports(triaged, meta, Path(out_dir), formats)
     finally:
         progress.finish()
     failing = meta["verdict"]["failing"]  # new findings only

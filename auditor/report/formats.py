@@ -1,9 +1,13 @@
-"""The report formats `auditor check --format` can write.
+"""The report formats `auditor check --format` can write, declared in one
+place: FORMAT_MODULES, one line per format (the `--format` choices come from
+it). Adding a format is its module, its line here and its test.
 
 Each format is a module with `write(result, meta, out) -> list[str]`: it
 writes its files atomically into the folder `out` (or, for a stream format,
 to standard output) and returns what it wrote. `meta` is the provenance
-(`auditor.report.provenance`) every format must carry.
+(`auditor.report.provenance`) every format must carry. The findings, each
+with its status (the columns triage put on `result.findings`), come from
+`auditor.report.records`.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ FORMAT_MODULES: dict[str, str] = {
     "junit": "auditor.report.junit",
     "sarif": "auditor.report.sarif",
     "github": "auditor.report.github",
+    "csv": "auditor.report.csv_format",
 }
 FORMATS: tuple[str, ...] = tuple(FORMAT_MODULES)
 

@@ -22,8 +22,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from auditor.report.json_format import finding_records
-from auditor.triage.baseline import statuses_of, waiver_of
+from auditor.report.records import finding_records, finding_statuses
 
 COMMANDS = {"critical": "error", "major": "error", "minor": "warning", "info": "notice"}
 #: Control, format (bidirectional overrides, zero-width), separator and
@@ -65,8 +64,8 @@ def annotation(rec: dict, status: str, waiver: dict | None = None) -> str:
 
 def annotations(result, meta: dict) -> list[str]:
     findings = result.findings
-    return [annotation(rec, status, waiver_of(meta, rec["finding_id"]))
-            for rec, status in zip(finding_records(findings), statuses_of(findings, meta))]
+    return [annotation(rec, st.status, st.waiver)
+            for rec, st in zip(finding_records(findings), finding_statuses(findings))]
 
 
 def write(result, meta: dict, out: Path) -> list[str]:

@@ -22,8 +22,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from auditor.atomic import atomic_path
-from auditor.report.json_format import finding_records, inert_json, rules_of
-from auditor.triage.baseline import statuses_of, waiver_of
+from auditor.report.json_format import inert_json
+from auditor.report.records import FindingStatus, finding_records, finding_statuses, rules_of
 
 NO_TABLE = "(no table)"
 #: Control characters (but tab and line feed), format characters
@@ -71,12 +71,12 @@ def _detail(rec: dict, status: str, waiver: dict | None) -> str:
 def junit_tree(result, meta: dict) -> ET.Element:
     findings = result.findings
     records = finding_records(findings)
-    statuses = statuses_of(findings, meta)
+    statuses = finding_statuses(findings)
     rules = [(r.id, r.code) for r in rules_of(result)]
-    by_case: dict[tuple[str, str], list[tuple[dict, str]]] = {}
-    for rec, status in zip(records, statuses):
+    by_case: dict[tuple[str, str], list[tuple[dict, FindingStatus]]] = {}
+    for rec, st in zip(records, statuses):
         by_case.setdefault((rec["table_id"] or NO_TABLE, rec["rule_id"]), []).append(
-            (rec, status))
+            (rec, st))
     tables = sorted(set(result.tables) | {t for t, _ in by_case if t != NO_TABLE})
     if any(t == NO_TABLE for t, _ in by_case):
         tables.append(NO_TABLE)
@@ -98,23 +98,23 @@ def junit_tree(result, meta: dict) -> ET.Element:
                                                      "name": xml_text(f"{rule_id} {code}")})
             counts["tests"] += 1
             hits = by_case.get((table, rule_id), [])
-            new = [(rec, s) for rec, s in hits if s == "new"]
-            other = [(rec, s) for rec, s in hits if s != "new"]
-            for rec, status in new:
+            new = [(rec, st) for rec, st in hits if st.status == "new"]
+            other = [(rec, st) for rec, st in hits if st.status != "new"]
+            for rec, st in new:
                 fail = ET.SubElement(case, "failure", {"message": xml_text(rec["message"]),
                                                        "type": xml_text(rec["severity"])})
-                fail.text = xml_text(_detail(rec, status, None))
+                fail.text = xml_text(_detail(rec, st.status, None))
             if new:
                 counts["failures"] += 1
             elif other:
-                n_known = sum(1 for _, s in other if s == "known")
+                n_known = sum(1 for _, st in other if st.status == "known")
                 ET.SubElement(case, "skipped", {
                     "message": f"{n_known} known, {len(other) - n_known} waived finding(s)"})
                 counts["skipped"] += 1
             if other:
                 out = ET.SubElement(case, "system-out")
                 out.text = xml_text("\n\n".join(
-                    _detail(rec, s, waiver_of(meta, rec["finding_id"])) for rec, s in other))
+                    _detail(rec, st.status, st.waiver) for rec, st in other))
         for key, n in counts.items():
             suite.set(key, str(n))
             totals[key] += n

@@ -22,8 +22,8 @@ from urllib.parse import quote
 from auditor import __version__
 from auditor.atomic import write_text
 from auditor.codes import CODES
-from auditor.report.json_format import finding_records, inert_json, rules_of
-from auditor.triage.baseline import baseline_used, statuses_of, waiver_of
+from auditor.report.json_format import inert_json
+from auditor.report.records import finding_records, finding_statuses, rules_of
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
@@ -58,10 +58,9 @@ def sarif_log(result, meta: dict) -> dict:
     findings = result.findings
     rules = [_rule(r) for r in rules_of(result)]
     index = {r["id"]: i for i, r in enumerate(rules)}
-    with_baseline = baseline_used(meta)
-    known = set((meta.get("statuses") or {}).get("known", ()))
     results = []
-    for rec, status in zip(finding_records(findings), statuses_of(findings, meta)):
+    for rec, (status, in_baseline, waiver) in zip(finding_records(findings),
+                                                  finding_statuses(findings)):
         res = {"ruleId": rec["rule_id"]}
         if rec["rule_id"] in index:
             res["ruleIndex"] = index[rec["rule_id"]]
@@ -73,10 +72,10 @@ def sarif_log(result, meta: dict) -> dict:
                 loc["region"] = {"startLine": rec["source_line"]}
             res["locations"] = [{"physicalLocation": loc}]
         res["partialFingerprints"] = {FINGERPRINT: rec["finding_id"]}
-        if with_baseline:
-            res["baselineState"] = "unchanged" if rec["finding_id"] in known else "new"
+        if in_baseline is not None:  # the audit had a baseline
+            res["baselineState"] = "unchanged" if in_baseline else "new"
         if status == "waived":
-            waiver = waiver_of(meta, rec["finding_id"]) or {}
+            waiver = waiver or {}
             res["suppressions"] = [{
                 "kind": "external", "status": "accepted",
                 "justification": waiver.get("reason", ""),

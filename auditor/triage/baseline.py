@@ -17,7 +17,8 @@ A finding a waiver in force matches is *waived*; any other known finding is
 *known*; the rest are *new*. Only new findings count towards the exit code.
 A waiver is stronger than the baseline: a finding both known and waived is
 waived. The findings table itself never changes: the statuses go into the
-provenance (`meta["statuses"]`) and from there into the report formats.
+provenance (`meta["statuses"]`), and to the report formats as columns of a
+copy of it (`Triage.annotate`), so no format decodes the provenance again.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ import numpy as np
 import pandas as pd
 
 from auditor.codes import SEVERITY_RANK
+from auditor.findings import STATUS_COLUMNS, STATUSES
 
 SCHEMA_VERSION = "1"
-STATUSES: tuple[str, ...] = ("new", "known", "waived")
 WAIVER_KEYS = ("rule", "table", "seq_from", "seq_to", "reason", "expires")
 BASELINE_ENTRY_KEYS = ("finding_id", "code", "rule_id", "table_id", "seq")
 
@@ -289,6 +290,25 @@ class Triage:
     def counts(self) -> dict[str, int]:
         return {s: int((self.status == s).sum()) for s in STATUSES}
 
+    def annotate(self, findings: pd.DataFrame) -> pd.DataFrame:
+        """`findings` (the rows triaged) with each one's status, waiver and
+        whether the baseline lists it as the STATUS_COLUMNS: what the report
+        formats read."""
+        waivers = {w.number: w for w in (self.waivers.items if self.waivers else ())}
+        by = [self.waived_by.get(f) if s == "waived" else None
+              for f, s in zip(self.finding_ids, self.status)]
+        used = [waivers.get(n) for n in by]
+        ids = self.baseline.ids if self.baseline is not None else None
+        values = (
+            self.status,
+            [None if ids is None else f in ids for f in self.finding_ids],
+            by,
+            [w.reason if w else None for w in used],
+            [w.expires.isoformat() if w and w.expires else None for w in used],
+        )
+        return findings.assign(**{name: pd.Series(v, index=findings.index, dtype=object)
+                                  for name, v in zip(STATUS_COLUMNS, values, strict=True)})
+
     def as_meta(self) -> dict:
         """What goes into the provenance as `statuses`."""
         baseline = None
@@ -409,41 +429,6 @@ def verdict(findings: pd.DataFrame, status, fail_on: str) -> dict:
     failing = int((at_or_above & (np.asarray(status, dtype=object) == "new")).sum())
     return {"fail_on": fail_on, "failing": failing, "exit_code": 1 if failing else 0,
             "result": "fail" if failing else "pass"}
-
-
-# --- for the report formats -------------------------------------------------
-
-
-def statuses_of(findings: pd.DataFrame, meta: dict) -> list[str]:
-    """Each finding's status as recorded in `meta["statuses"]` (every finding
-    is new when the audit ran without baseline and waivers)."""
-    st = meta.get("statuses") or {}
-    known, waived = set(st.get("known", ())), set(st.get("waived", ()))
-    return ["waived" if f in waived else "known" if f in known else "new"
-            for f in findings["finding_id"]]
-
-
-def waiver_of(meta: dict, finding_id: str) -> dict | None:
-    """The waiver (as in `meta["statuses"]["waivers"]["entries"]`) that waived
-    a finding, or None."""
-    st = meta.get("statuses") or {}
-    number = (st.get("waived_by") or {}).get(finding_id)
-    if number is None:
-        return None
-    for entry in (st.get("waivers") or {}).get("entries", ()):
-        if entry["number"] == number:
-            return entry
-    return None
-
-
-def baseline_used(meta: dict) -> bool:
-    return bool((meta.get("statuses") or {}).get("baseline"))
-
-
-def verdict_of(findings: pd.DataFrame, meta: dict) -> dict:
-    """The verdict recorded by `auditor check`, or (for a library caller that
-    did not record one) the default `--fail-on major` verdict."""
-    return meta.get("verdict") or verdict(findings, statuses_of(findings, meta), "major")
 
 
 def _read_bytes(path: Path) -> bytes:
