@@ -16,10 +16,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-
-class OutputError(Exception):
-    """The output could not be written (exit 2)."""
-
+from auditor.errors import OutputError
 
 #: Open `commit_together` blocks, innermost last: (temporary, target) pairs
 #: waiting to be renamed.

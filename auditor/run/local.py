@@ -26,9 +26,10 @@ import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
+from auditor.errors import LogFileError
 from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs
-from auditor.logs.reader import LogFileError, discover_logs
+from auditor.logs.reader import discover_logs
 from auditor.report import html_events
 from auditor.rules.ruleset import Ruleset
 from auditor.run import stream

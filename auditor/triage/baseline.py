@@ -34,16 +34,12 @@ import numpy as np
 import pandas as pd
 
 from auditor.codes import SEVERITY_RANK
+from auditor.errors import BaselineError
 
 SCHEMA_VERSION = "1"
 STATUSES: tuple[str, ...] = ("new", "known", "waived")
 WAIVER_KEYS = ("rule", "table", "seq_from", "seq_to", "reason", "expires")
 BASELINE_ENTRY_KEYS = ("finding_id", "code", "rule_id", "table_id", "seq")
-
-
-class BaselineError(Exception):
-    """A baseline or waiver file that cannot be used (exit 2). The message
-    names the file and, for a waiver, its number and key."""
 
 
 # --- baseline ---------------------------------------------------------------
