@@ -19,27 +19,12 @@ import click
 from auditor import __version__
 from auditor.atomic import PENDING_INTERRUPTIONS, commit_together
 from auditor.errors import AuditorError
+from auditor.escape import terminal_safe
 
 
 class Terminated(BaseException):
     """SIGTERM, raised wherever the program stands so that every atomic
     write on the way out removes its temporary file (exit 143)."""
-
-
-def terminal_safe(text: str) -> str:
-    """Text from a log, a file name or a ruleset as it may reach a terminal:
-    control characters (but the line break), C1 controls and invisible or
-    bidirectional format characters come out as visible escapes."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch == "\n" else _escape(ch) for ch in text)
-
-
-def _escape(ch: str) -> str:
-    code = ord(ch)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 _HANDLER_PID: list[int] = []

@@ -9,10 +9,10 @@ import click
 
 from auditor.atomic import commit_together
 from auditor.checks.context import CheckContext
-from auditor.cli import terminal_safe
 from auditor.cli.progress import Progress
 from auditor.codes import SEVERITIES
 from auditor.errors import EngineError
+from auditor.escape import terminal_safe
 from auditor.findings import finalize
 from auditor.logs.load import load_logs, small_pages
 from auditor.report.formats import FORMATS, check_out_dir, write_reports

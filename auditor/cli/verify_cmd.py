@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from auditor.app.verify import verify_report
-from auditor.cli import terminal_safe
+from auditor.escape import terminal_safe
 
 
 @click.command("verify")
