@@ -16,10 +16,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-
-class OutputError(Exception):
-    """The output could not be written (exit 2)."""
-
+from auditor.errors import OutputError
 
 #: Open `commit_together` blocks, innermost last: (temporary, target) pairs
 #: waiting to be renamed.
@@ -179,3 +176,11 @@ def _unlink(path: str) -> None:
 def write_text(target: Path, text: str) -> None:
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+@contextmanager
+def atomic_open(target: Path):
+    """A binary file, open for writing, that appears at `target` as
+    `atomic_path` makes it appear: for a writer that streams its bytes."""
+    with atomic_path(target) as tmp, open(tmp, "wb") as out:
+        yield out

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.codes import SEVERITY_RANK
+from auditor.compat import json_c_make_encoder, json_string_quoter
 
 #: The findings table's columns (`shared/spec/violations.md`), finding_id first.
 FINDING_COLUMNS: tuple[str, ...] = (
@@ -67,13 +68,13 @@ def _c_encoder():
     """json.dumps with these options builds a C encoder on every call; build
     it once (the same encoder json.dumps uses, so the same bytes). None where
     the C encoder is not available."""
+    c_make_encoder = json_c_make_encoder()
+    if c_make_encoder is None:
+        return None
     try:
-        from json.encoder import c_make_encoder, encode_basestring
-        if c_make_encoder is None:
-            return None
-        make = c_make_encoder(None, _jsonable, encode_basestring, None, ":", ",", True,
-                              False, True)
-    except (ImportError, TypeError):
+        make = c_make_encoder(None, _jsonable, json_string_quoter(ensure_ascii=False), None,
+                              ":", ",", True, False, True)
+    except TypeError:
         return None
 
     def encode(evidence) -> str:

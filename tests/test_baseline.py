@@ -12,10 +12,10 @@ import pytest
 from builder import lawful_table
 from builder import run_cli as run
 
+from auditor.errors import BaselineError
 from auditor.findings import FINDING_COLUMNS, STATUS_COLUMNS
 from auditor.triage.baseline import (
     Baseline,
-    BaselineError,
     Waiver,
     Waivers,
     load_waivers,

@@ -13,10 +13,11 @@ from builder import append_broken_rows, report_bytes
 from click.testing import CliRunner
 
 from auditor.cli import main
+from auditor.errors import EngineError
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
 from auditor.rules.ruleset import load_ruleset
-from auditor.run import EngineError, run_audit
+from auditor.run import run_audit
 from auditor.run.partition import balance, contiguous, quarantine_groups, split_tables
 
 META = {"test": "engines"}
@@ -177,7 +178,7 @@ def test_check_on_a_dask_cluster_writes_the_same_reports(logs_dir, cluster, tmp_
 
 def test_dask_reports_a_file_that_cannot_be_a_log(tmp_path, cluster, ruleset):
     (tmp_path / "empty.csv").write_text("", encoding="utf-8")
-    from auditor.logs.reader import LogFileError
+    from auditor.errors import LogFileError
 
     with pytest.raises(LogFileError, match="empty.csv: the file is empty"):
         run_audit([tmp_path], ruleset, engine="dask", scheduler=cluster.scheduler_address)

@@ -18,8 +18,9 @@ from builder import lawful_table
 from builder import run_cli as run
 
 import auditor.report.parquet as parquet_format
-from auditor.atomic import OutputError, atomic_path, commit_together
+from auditor.atomic import atomic_path, commit_together
 from auditor.cli import Terminated
+from auditor.errors import OutputError
 from auditor.generate import generate, write_log
 
 

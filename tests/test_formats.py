@@ -17,9 +17,9 @@ from builder import run_cli as run
 
 from auditor.cli.progress import Progress
 from auditor.codes import CODES
+from auditor.escape import escape_data, escape_property
 from auditor.findings import FINDING_COLUMNS
 from auditor.report.formats import FORMAT_MODULES, FORMATS
-from auditor.report.github import escape_data, escape_property
 from auditor.rules.ruleset import load_ruleset
 
 SCHEMA = Path(__file__).parent / "data" / "sarif-2.1.0-subset.json"

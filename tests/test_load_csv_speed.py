@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from auditor.errors import LogFileError
 from auditor.logs import coerce as coerce_module
 from auditor.logs import load as load_module
 from auditor.logs import reader as reader_module
@@ -93,8 +94,8 @@ def test_streamed_read_leaves_odd_starts_to_the_whole_read(tmp_path, start):
     path.write_bytes(start + _csv(_rows(20)))
     try:
         want = _whole(path)
-    except reader_module.LogFileError as exc:
-        with pytest.raises(reader_module.LogFileError, match=str(exc).split(":")[-1].strip()):
+    except LogFileError as exc:
+        with pytest.raises(LogFileError, match=str(exc).split(":")[-1].strip()):
             read_log(path)
     else:
         assert _as_read(read_log(path)) == want

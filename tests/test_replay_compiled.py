@@ -134,10 +134,20 @@ def test_installing_without_a_compiler_or_network_works(tmp_path):
 
     import pyarrow.parquet as pq
 
+    import shutil
+
+    # the sources as a clean clone has them (pip builds in the tree: no
+    # build/ folder nor compiled module of an earlier install may come along)
+    source = tmp_path / "source"
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy2(ROOT / name, source / name if source.exists() else _mkdir(source) / name)
+    for folder in ("auditor", "rulesets"):
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns(
+            "__pycache__", "*.so", "*.c", "cases"))
     target = tmp_path / "site"
     env = {**os.environ, "CC": "false", "CXX": "false", "PIP_NO_INDEX": "1"}
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index",
-                    "--no-build-isolation", "--no-deps", "--target", str(target), str(ROOT)],
+                    "--no-build-isolation", "--no-deps", "--target", str(target), str(source)],
                    check=True, env=env, cwd=tmp_path, capture_output=True)
     assert not list((target / "auditor" / "game").glob("replay*.so"))
     sample = ROOT / "sample_logs" / "nz-table-games"
@@ -151,3 +161,8 @@ def test_installing_without_a_compiler_or_network_works(tmp_path):
     run_cli("check", sample, "--ruleset", "nz-table-games", "--out", tmp_path / "compiled")
     plain = pq.read_table(tmp_path / "out" / "findings.parquet")
     assert plain.equals(pq.read_table(tmp_path / "compiled" / "findings.parquet"))
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True)
+    return path

@@ -14,7 +14,8 @@ from builder import SHIPPED, lawful_table
 from builder import run_cli as run
 
 from auditor.app import ruleset_docs as docs
-from auditor.rules.ruleset import RulesetError, load_ruleset
+from auditor.errors import RulesetError
+from auditor.rules.ruleset import load_ruleset
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,9 +13,10 @@ import pytest
 from builder import LogBuilder
 from builder import run_cli as run
 
+from auditor.errors import RulesetError, VersionError
 from auditor.logs.load import load_logs
 from auditor.rules import versions
-from auditor.rules.ruleset import RulesetError, load_ruleset
+from auditor.rules.ruleset import load_ruleset
 from auditor.run.core import audit_loaded
 from auditor.run.family import audit_family
 
@@ -247,7 +248,7 @@ def test_a_table_returning_to_a_version_is_audited_apart(tmp_path):
 
 
 def test_version_error_is_a_ruleset_error():
-    assert issubclass(versions.VersionError, RulesetError)
+    assert issubclass(VersionError, RulesetError)
 
 
 def test_rulesets_show_says_when_a_version_is_in_force(family):

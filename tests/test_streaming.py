@@ -15,9 +15,10 @@ from builder import append_broken_rows, report_bytes
 from click.testing import CliRunner
 
 from auditor.cli import main
+from auditor.errors import LogFileError
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
-from auditor.logs.reader import LogFileError, discover
+from auditor.logs.reader import discover
 from auditor.report.html import COLLECTOR, render_html
 from auditor.rules.ruleset import load_ruleset
 from auditor.run import run_audit, stream

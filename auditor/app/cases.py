@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.codes import CODES
-from auditor.logs.reader import LogFileError, log_format
-from auditor.rules.ruleset import Ruleset, RulesetError, load_ruleset
+from auditor.errors import LogFileError, RulesetError
+from auditor.logs.reader import log_format
+from auditor.rules.ruleset import Ruleset, load_ruleset
 
 EXPECT_SUFFIX = ".expect"
 NO_VALUE = "-"

@@ -19,11 +19,11 @@ from typing import Any
 
 from auditor.checks.parameters import PARAMETERS
 from auditor.codes import CODES, SEVERITIES
+from auditor.errors import RulesetError
 from auditor.rules.ruleset import (
     LOG_RULE_DEFAULTS,
     Rule,
     Ruleset,
-    RulesetError,
     load_ruleset,
     resolve_path,
     shipped_dir,

@@ -17,18 +17,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from auditor import __version__
+from auditor.errors import LogFileError, ReportError, RulesetError
 from auditor.logs.load import load_logs
-from auditor.logs.reader import LogFileError, sha256_of
+from auditor.logs.reader import sha256_of
 from auditor.report.parquet import FINDINGS_SCHEMA, QUARANTINE_SCHEMA
-from auditor.rules.ruleset import Ruleset, RulesetError, load_ruleset
+from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.core import audit_loaded
 
 #: Differences listed one by one before the rest are counted.
 MAX_LISTED = 10
-
-
-class ReportError(Exception):
-    """There is no report to verify (exit 2)."""
 
 
 @dataclass

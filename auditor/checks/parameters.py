@@ -82,7 +82,8 @@ PARAMETERS: dict[str, Parameter] = {
 
 
 class ParameterError(ValueError):
-    pass
+    """A value the catalogue refuses. Not an `AuditorError`: the ruleset
+    loader re-raises it as a RulesetError that names the file, rule and key."""
 
 
 def validate_value(name: str, value: Any) -> Any:

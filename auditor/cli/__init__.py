@@ -1,6 +1,6 @@
 """The `auditor` command. Commands are thin wrappers over library functions;
-expected failures become one clear line and exit code 2, never a traceback
-(unless `--debug`).
+an expected failure (any `auditor.errors.AuditorError`) becomes one clear
+line and its exit code (2), never a traceback (unless `--debug`).
 
 Exit codes: 0 no findings at or above the fail threshold; 1 findings at or
 above it (or, for `validate`, any format problem); 2 the audit could not run
@@ -18,33 +18,15 @@ import warnings
 import click
 
 from auditor import __version__
-from auditor.atomic import PENDING_INTERRUPTIONS, OutputError, commit_together
-from auditor.logs.reader import LogFileError
-from auditor.rules.ruleset import RulesetError
+from auditor.atomic import PENDING_INTERRUPTIONS, commit_together
+from auditor.errors import AuditorError
+from auditor.escape import terminal_safe
 from auditor.run.core import UncompiledReplayWarning
-
-EXPECTED_ERRORS = (LogFileError, RulesetError, OutputError)
 
 
 class Terminated(BaseException):
     """SIGTERM, raised wherever the program stands so that every atomic
     write on the way out removes its temporary file (exit 143)."""
-
-
-def terminal_safe(text: str) -> str:
-    """Text from a log, a file name or a ruleset as it may reach a terminal:
-    control characters (but the line break), C1 controls and invisible or
-    bidirectional format characters come out as visible escapes."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch == "\n" else _escape(ch) for ch in text)
-
-
-def _escape(ch: str) -> str:
-    code = ord(ch)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 _HANDLER_PID: list[int] = []
@@ -91,8 +73,9 @@ def _raise_swallowed() -> None:
 
 
 class AuditorGroup(click.Group):
-    """Turns expected failures into one line and exit 2, an interruption
-    (SIGINT, SIGTERM) into exit 130 or 143; every file a command writes
+    """The one place a failure becomes an exit code: an `AuditorError` is
+    one line and its `exit_code`, any other exception one line and 2, an
+    interruption (SIGINT, SIGTERM) 130 or 143; every file a command writes
     appears only when the command ends well (`commit_together`)."""
 
     def invoke(self, ctx):
@@ -103,11 +86,11 @@ class AuditorGroup(click.Group):
                     return super().invoke(ctx)
                 finally:
                     _raise_swallowed()  # an interruption lost on the way: nothing is kept
-        except EXPECTED_ERRORS as exc:
+        except AuditorError as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             click.echo(terminal_safe(f"error: {exc}"), err=True)
-            ctx.exit(2)
+            ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except KeyboardInterrupt:

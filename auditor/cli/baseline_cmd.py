@@ -4,31 +4,12 @@ later audits fail only on new ones. A thin wrapper over
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from auditor.atomic import write_text
-from auditor.triage.baseline import BaselineError, baseline_from_report, baseline_json
-
-
-class FileArgumentError(click.ClickException):
-    """A baseline or waiver file that cannot be used: one line, exit 2."""
-
-    exit_code = 2
-
-    def show(self, file=None) -> None:
-        click.echo(f"error: {self.format_message()}", err=True)
-
-
-@contextmanager
-def file_errors():
-    """Turn a BaselineError into the CLI's one-line error and exit 2."""
-    try:
-        yield
-    except BaselineError as exc:
-        raise FileArgumentError(str(exc)) from None
+from auditor.triage.baseline import baseline_from_report, baseline_json
 
 
 @click.group("baseline")
@@ -61,8 +42,7 @@ def create_command(source, out):
     Example:
         auditor baseline create --from reports/findings.parquet --out baseline.json
     """
-    with file_errors():
-        document = baseline_from_report(Path(source))
+    document = baseline_from_report(Path(source))  # a BaselineError: "error: ..." and exit 2
     write_text(Path(out), baseline_json(document))
     click.echo(f"wrote {len(document['findings'])} finding(s) of ruleset "
                f"{document['ruleset']['id']} to {out}")

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from auditor.atomic import commit_together
 from auditor.checks.context import CheckContext
-from auditor.cli import terminal_safe
-from auditor.cli.baseline_cmd import file_errors
 from auditor.cli.progress import Progress
 from auditor.codes import SEVERITIES
+from auditor.errors import EngineError
+from auditor.escape import terminal_safe
 from auditor.findings import finalize
 from auditor.logs.load import load_logs, small_pages
 from auditor.report import html
@@ -23,7 +22,7 @@ from auditor.report.provenance import provenance
 from auditor.report.summary import summary_text
 from auditor.rules.ruleset import Rule, load_ruleset
 from auditor.rules.versions import resolve_family
-from auditor.run import ENGINES, EngineError, check_engine, run_audit
+from auditor.run import ENGINES, check_engine, run_audit
 from auditor.run.core import stamp_hits
 from auditor.run.family import audit_family
 from auditor.run.stream import load_with_progress
@@ -78,30 +77,28 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
     """
     family = resolve_family(ruleset_ref)  # `nz` -> nz@*.toml, each version validated
     ruleset = family.latest if family else load_ruleset(ruleset_ref)  # before any log is read
-    with file_errors():  # so are the baseline and the waivers
-        accepted = load_accepted(baseline_file, waivers_file, ruleset,
-                                 family.versions if family else ())
+    accepted = load_accepted(baseline_file, waivers_file, ruleset,  # and these, too
+                             family.versions if family else ())
     check_out_dir(Path(out_dir))
-    with _engine_errors():
-        check_engine(engine, scheduler)
-        if engine == "dask" and family:
-            raise EngineError("a ruleset family is audited by --engine local")
+    check_engine(engine, scheduler)
+    if engine == "dask" and family:
+        raise EngineError("a ruleset family is audited by --engine local")
     # Progress on standard error (a terminal only, never with --quiet), fed
-    # by the engines; ended before anything else is printed, error or summary.
+    # by the engines; ended (finally) before anything else is printed, error
+    # or summary.
     progress = Progress(quiet=quiet)
     progress.start()
     try:
         # Fresh memory in small pages, the audit and its reports (see small_pages).
         with small_pages():
-            with _engine_errors(progress):
-                if family:  # each version audits its own table sessions: loaded at once
-                    logs = load_with_progress(list(paths), progress)
-                    audit = functools.partial(run_audit, jobs=jobs, progress=progress)
-                    result = audit_family(logs, family, audit)
-                else:
-                    result = run_audit(list(paths), ruleset, jobs=jobs, engine=engine,
-                                       scheduler=scheduler, progress=progress,
-                                       collector=html.COLLECTOR if "html" in formats else None)
+            if family:  # each version audits its own table sessions: loaded at once
+                logs = load_with_progress(list(paths), progress)
+                audit = functools.partial(run_audit, jobs=jobs, progress=progress)
+                result = audit_family(logs, family, audit)
+            else:
+                result = run_audit(list(paths), ruleset, jobs=jobs, engine=engine,
+                                   scheduler=scheduler, progress=progress,
+                                   collector=html.COLLECTOR if "html" in formats else None)
             meta = provenance(result, stamp=stamp)
             triage = accepted.triage(result.findings)
             meta["statuses"] = triage.as_meta()
@@ -118,19 +115,6 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
         click.echo(terminal_safe("\n".join(filter(None, (
             summary_text(result, written, fail_on, failing), triage.summary_text())))))
     raise SystemExit(meta["verdict"]["exit_code"])
-
-
-@contextmanager
-def _engine_errors(progress: Progress | None = None):
-    """An engine that cannot run stops the audit: one line, exit 2 (on a
-    line of its own, after the progress line)."""
-    try:
-        yield
-    except EngineError as exc:
-        if progress is not None:
-            progress.finish()
-        click.echo(f"error: {exc}", err=True)
-        raise SystemExit(2) from None
 
 
 @click.command("validate")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
+from auditor.atomic import atomic_open
 from auditor.generate import INJECTABLE, OFFER_ROLES, check_codes, generate, log_format, write_log
-from auditor.generate.write import atomic_write
 
 
 def _parse_inject(ctx, param, values: tuple[str, ...]) -> list[str]:
@@ -75,5 +75,6 @@ def generate_command(tables: int, rolls: int, seed: int, out: str, inject: list[
     if log.planted or inject:
         planted_path = Path(str(out) + ".planted.json")
         text = json.dumps(log.planted, indent=2, sort_keys=True) + "\n"
-        atomic_write(planted_path, lambda f: f.write(text.encode()))
+        with atomic_open(planted_path) as planted_file:
+            planted_file.write(text.encode())
         click.echo(f"planted {len(log.planted)} violation(s), listed in {planted_path}")

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import click
 
-from auditor.atomic import OutputError, atomic_path
-from auditor.cli import terminal_safe  # defined before the commands are registered
+from auditor.atomic import atomic_path
+from auditor.errors import OutputError
+from auditor.escape import terminal_safe
 from auditor.rules import describe
 from auditor.rules import ruleset as ruleset_mod
 

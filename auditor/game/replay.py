@@ -39,6 +39,7 @@ import sys
 import numpy as np
 import pandas as pd
 
+from auditor.compat import masked_arrays
 from auditor.game.outcomes import POINTS, expected_outcome
 from auditor.logs.schema import EVENTS, MAX_SEAT, NO_ROLL_CONDITIONS
 
@@ -670,13 +671,13 @@ def _serials(text) -> tuple[str, ...]:
 
 def _values_and_nulls(column: pd.Series) -> tuple[np.ndarray, np.ndarray | None]:
     """A whole-number column as pandas holds it, not copied: a nullable
-    column's values and null mask (what `BaseMaskedArray` keeps in `_data`
-    and `_mask`, stable since pandas 1.0), else its values, nulls as 0."""
-    array = column.array
-    values, nulls = getattr(array, "_data", None), getattr(array, "_mask", None)
-    if isinstance(values, np.ndarray) and isinstance(nulls, np.ndarray) \
-            and values.dtype.kind in "iu" and len(values) == len(column):
-        return values, nulls
+    column's values and null mask (`compat.masked_arrays`), else its
+    values, nulls as 0."""
+    masked = masked_arrays(column.array)
+    if masked is not None:
+        values, nulls = masked
+        if values.dtype.kind in "iu" and len(values) == len(column):
+            return values, nulls
     return column.to_numpy(dtype=np.int64, na_value=0), None
 
 

@@ -10,9 +10,9 @@ each optionally followed by `.gz`. Why these choices:
   fields. Timestamps are ISO-8601 UTC with a `+00:00` offset, whole seconds
   when every value is, microseconds otherwise.
 - gzip streams carry no file name and mtime 0, so they are deterministic too.
-- The file appears atomically: written to a temporary file in the same
-  folder, then `os.replace`d over the target, so a reader never sees half a
-  log.
+- The file appears atomically (`auditor.atomic`): written to a temporary
+  file in the same folder, then renamed over the target, so a reader never
+  sees half a log.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
@@ -28,6 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from auditor.atomic import atomic_open
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 CHUNK_ROWS = 1 << 18  # rows encoded at a time: bounds memory and string offsets
@@ -50,32 +51,13 @@ def write_log(table: pa.Table, path: str | os.PathLike) -> None:
     """Write `table` to `path` in the format its suffix names, atomically."""
     fmt, gz = log_format(path)
     write = {"csv": _write_csv, "jsonl": _write_jsonl, "parquet": _write_parquet}[fmt]
-    atomic_write(path, lambda out: write(table, out), gz=gz)
-
-
-def atomic_write(path: str | os.PathLike, fill, gz: bool = False) -> None:
-    """Call `fill(binary file)` on a temporary file beside `path`, then move
-    it into place; on any error the temporary file is removed and `path` is
-    untouched."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            if gz:
-                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
-                                   compresslevel=6) as out:
-                    fill(out)
-            else:
-                fill(raw)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_open(Path(path)) as raw:
+        if gz:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
+                               compresslevel=6) as out:
+                write(table, out)
+        else:
+            write(table, raw)
 
 
 # --- shared encoders -----------------------------------------------------

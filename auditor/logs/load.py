@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from auditor.compat import set_madvise_hugepage
 from auditor.logs import schema
 from auditor.logs.coerce import Placement, coerce, raw_values, valid_rows, where_valid
 from auditor.logs.reader import RawLog, RawRejected, discover_logs, read_log
@@ -89,16 +90,14 @@ def small_pages() -> Iterator[None]:
     was found to cost far more kernel time to fault in than its 512 small
     pages (10M events: the int columns 1.3 s with huge pages, 0.3 s
     without). Process-wide while it lasts; put back afterwards."""
-    core = getattr(np, "_core", None) or np.core  # (numpy 1: np.core)
-    set_hugepage = getattr(core.multiarray, "_set_madvise_hugepage", None)
-    if set_hugepage is None or "NUMPY_MADVISE_HUGEPAGE" in os.environ:
+    previous = None if "NUMPY_MADVISE_HUGEPAGE" in os.environ else set_madvise_hugepage(False)
+    if previous is None:  # the environment's choice, or numpy's knob is gone
         yield
         return
-    previous = set_hugepage(False)
     try:
         yield
     finally:
-        set_hugepage(previous)
+        set_madvise_hugepage(previous)
 
 
 def release_memory() -> None:

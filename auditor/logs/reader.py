@@ -29,6 +29,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
+from auditor.errors import LogFileError
 from auditor.logs.schema import COLUMN_NAMES, REQUIRED_COLUMNS
 
 LOG_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet")
@@ -38,17 +39,6 @@ LOG_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet")
 #: quarantine only as its first CELL_KEEP_CHARS characters.
 MAX_CELL_BYTES = 1 << 20
 CELL_KEEP_CHARS = 200
-
-
-class LogFileError(Exception):
-    """A file that cannot be read as a log at all (exit 2)."""
-
-    def __init__(self, path: Path | str, problem: str, line: int | None = None):
-        self.path = str(path)
-        self.line = line
-        self.problem = problem
-        where = f"{self.path}:{line}" if line else self.path
-        super().__init__(f"{where}: {problem}")
 
 
 @dataclass

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from auditor.atomic import OutputError
+from auditor.errors import OutputError
 from auditor.report.shared import sharing
 
 #: format name -> module implementing it

@@ -19,29 +19,12 @@ sequence.
 from __future__ import annotations
 
 import sys
-import unicodedata
 from pathlib import Path
 
+from auditor.escape import escape_data, escape_property
 from auditor.report.records import finding_records, finding_statuses
 
 COMMANDS = {"critical": "error", "major": "error", "minor": "warning", "info": "notice"}
-#: Control, format (bidirectional overrides, zero-width), separator and
-#: surrogate characters: written as %XX so they reach no terminal or viewer.
-_UNSAFE = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))
-
-
-def _percent(ch: str) -> str:
-    return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
-
-
-def escape_data(value) -> str:
-    text = "" if value is None else str(value)
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return "".join(_percent(ch) if unicodedata.category(ch) in _UNSAFE else ch for ch in text)
-
-
-def escape_property(value) -> str:
-    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
 def annotation(rec: dict, status: str, waiver: dict | None = None) -> str:

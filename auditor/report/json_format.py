@@ -17,6 +17,7 @@ import pandas as pd
 
 from auditor.atomic import write_text
 from auditor.codes import SEVERITY_RANK
+from auditor.escape import html_safe_json
 from auditor.findings import STATUSES, severity_counts
 from auditor.report.json_text import dumps_indented
 from auditor.report.records import finding_records, finding_statuses
@@ -31,7 +32,7 @@ def inert_json(value, indent: int | None = None) -> str:
         text = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
     else:  # what json.dumps writes with this indent, written faster
         text = dumps_indented(value, indent)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return html_safe_json(text)
 
 
 def findings_jsonl(result, meta: dict) -> str:

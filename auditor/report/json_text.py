@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import math
-from json.encoder import encode_basestring_ascii as _quote
 
+from auditor.compat import json_string_quoter
+
+_quote = json_string_quoter(ensure_ascii=True)
 _INF = float("inf")
 
 

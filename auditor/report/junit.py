@@ -17,35 +17,15 @@ text. Same inputs give the same bytes.
 
 from __future__ import annotations
 
-import unicodedata
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from auditor.atomic import atomic_path
+from auditor.escape import xml_text
 from auditor.report.json_format import inert_json
 from auditor.report.records import FindingStatus, finding_records, finding_statuses, rules_of
 
 NO_TABLE = "(no table)"
-#: Control characters (but tab and line feed), format characters
-#: (bidirectional overrides, zero-width), separators, surrogates, and the two
-#: non-characters XML 1.0 forbids.
-_UNSAFE_CATEGORIES = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))
-
-
-def _unsafe(ch: str) -> bool:
-    if ch in "\t\n":
-        return False
-    return ch in "\ufffe\uffff" or unicodedata.category(ch) in _UNSAFE_CATEGORIES
-
-
-def xml_text(value) -> str:
-    """Text safe for an XML element or attribute (ElementTree escapes the
-    markup characters; this writes the others that could be invalid XML or
-    act on a viewer as visible `\\uXXXX` text)."""
-    text = "" if value is None else str(value)
-    if text.replace("\t", " ").replace("\n", " ").isprintable():
-        return text  # (every unsafe character is one Python does not print)
-    return "".join(f"\\u{ord(ch):04x}" if _unsafe(ch) else ch for ch in text)
 
 
 def _detail(rec: dict, status: str, waiver: dict | None) -> str:

@@ -14,8 +14,9 @@ from typing import Any
 from auditor.checks import CHECKS
 from auditor.checks.parameters import PARAMETERS
 from auditor.codes import CODES
+from auditor.errors import RulesetError
 from auditor.rules import ruleset as ruleset_mod
-from auditor.rules.ruleset import SOURCE_KEYS, Rule, Ruleset, RulesetError
+from auditor.rules.ruleset import SOURCE_KEYS, Rule, Ruleset
 
 ABSENT = "-"
 WIDTH = 88

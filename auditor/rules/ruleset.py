@@ -28,6 +28,7 @@ from typing import Any
 
 from auditor.checks.parameters import PARAMETERS, ParameterError, validate_value
 from auditor.codes import CODES, LOG_CODES, SEVERITIES, SEVERITY_RANK
+from auditor.errors import RulesetError
 
 MAX_EXTENDS_DEPTH = 16
 MAX_RULESET_BYTES = 1 << 20
@@ -41,20 +42,6 @@ OWN_KEYS = ("effective_from", "effective_to")
 SOURCE_KEYS = {"document", "edition", "published", "url", "notes"}
 RULE_KEYS = {"id", "check", "code", "clause", "summary", "severity", "enabled", "params"}
 STATUSES = ("verified", "provisional")
-
-
-class RulesetError(Exception):
-    """A ruleset that cannot be used (exit 2). The message names where."""
-
-    def __init__(self, path: str, message: str, rule: str | None = None,
-                 key: str | None = None):
-        where = path
-        if rule:
-            where += f": rule {rule!r}"
-        if key:
-            where += f": key {key!r}"
-        super().__init__(f"{where}: {message}")
-        self.path, self.rule, self.key = path, rule, key
 
 
 @dataclass(frozen=True)

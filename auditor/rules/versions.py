@@ -36,15 +36,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from auditor.errors import RulesetError, VersionError
 from auditor.logs.load import LoadedLogs
 from auditor.rules import ruleset as ruleset_mod
-from auditor.rules.ruleset import Ruleset, RulesetError
+from auditor.rules.ruleset import Ruleset
 
 SEP = "@"
-
-
-class VersionError(RulesetError):
-    """No version of a family is in force for some session (exit 2)."""
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from auditor.errors import EngineError
 from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
 from auditor.run.collect import Collector
 from auditor.run.core import AuditResult
-from auditor.run.dask_engine import EngineError, require_dask
+from auditor.run.dask_engine import require_dask
 
 ENGINES: tuple[str, ...] = ("local", "dask")
 
@@ -79,4 +80,4 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
     return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress)
 
 
-__all__ = ["ENGINES", "EngineError", "check_engine", "run_audit"]
+__all__ = ["ENGINES", "check_engine", "run_audit"]

@@ -34,9 +34,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from auditor.errors import EngineError, LogFileError
 from auditor.findings import finalize
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
-from auditor.logs.reader import LogFileError, discover_logs
+from auditor.logs.reader import discover_logs
 from auditor.rules.ruleset import Ruleset
 from auditor.run.collect import Collector
 from auditor.run.core import AuditResult, audit_parts, stage
@@ -44,10 +45,6 @@ from auditor.run.local import add_work
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.run.progress import NoProgress
 from auditor.run.stream import LazyLogs
-
-
-class EngineError(Exception):
-    """The engine cannot run (dask missing, the scheduler unreachable): exit 2."""
 
 
 def require_dask():

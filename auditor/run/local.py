@@ -26,9 +26,11 @@ import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
+from auditor.compat import pool_processes
+from auditor.errors import LogFileError
 from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs
-from auditor.logs.reader import LogFileError, discover_logs
+from auditor.logs.reader import discover_logs
 from auditor.rules.ruleset import Ruleset
 from auditor.run import stream
 from auditor.run.collect import Collector
@@ -248,7 +250,7 @@ def _totals(result) -> list[int]:
 def _stop(pool: ProcessPoolExecutor) -> None:
     """The workers this audit started, ended now (an error or an interruption
     must not wait for their batches)."""
-    processes = list(getattr(pool, "_processes", {}).values())
+    processes = pool_processes(pool)
     pool.shutdown(wait=False, cancel_futures=True)
     for p in processes:
         try:

@@ -36,9 +36,10 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from auditor.errors import LogFileError
 from auditor.findings import finalize
 from auditor.logs.load import InputFile, LoadedLogs, load_logs, release_memory
-from auditor.logs.reader import LogFileError, log_format, read_log
+from auditor.logs.reader import log_format, read_log
 from auditor.run.collect import Collector
 
 #: Events a batch may hold (from the scan). A component of linked files

@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
-import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -35,16 +34,13 @@ import numpy as np
 import pandas as pd
 
 from auditor.codes import SEVERITY_RANK
+from auditor.errors import BaselineError
+from auditor.escape import unicode_escaped
 from auditor.findings import STATUS_COLUMNS, STATUSES
 
 SCHEMA_VERSION = "1"
 WAIVER_KEYS = ("rule", "table", "seq_from", "seq_to", "reason", "expires")
 BASELINE_ENTRY_KEYS = ("finding_id", "code", "rule_id", "table_id", "seq")
-
-
-class BaselineError(Exception):
-    """A baseline or waiver file that cannot be used (exit 2). The message
-    names the file and, for a waiver, its number and key."""
 
 
 # --- baseline ---------------------------------------------------------------
@@ -348,7 +344,7 @@ class Triage:
             parts.append(f"Note: the baseline was made with ruleset content "
                          f"{self.baseline.ruleset_hash}, this audit used {self.ruleset_hash}.")
         if self.unused_waivers:
-            listed = "; ".join(f"waiver {u['number']} (rule {_printable(u['rule'])}): "
+            listed = "; ".join(f"waiver {u['number']} (rule {unicode_escaped(u['rule'])}): "
                                f"{u['why']}" for u in self.unused_waivers)
             parts.append(f"Unused waiver(s) in {self.waivers.path}: {listed}.")
         return " ".join(parts)
@@ -440,14 +436,6 @@ def _read_bytes(path: Path) -> bytes:
         raise BaselineError(f"{path}: is a folder, not a file") from None
     except OSError as exc:
         raise BaselineError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-
-
-def _printable(text: str) -> str:
-    """Text from a waiver file as the terminal may show it: control and
-    format characters written as visible escapes."""
-    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp",
-                                                                     "Cs") else ch
-                   for ch in text)
 
 
 def _missing(value) -> bool:

@@ -1,0 +1,67 @@
+"""Every private (or undocumented) API of pandas, numpy, json and
+concurrent.futures the auditor touches, each behind one small function with
+its fallback.
+
+They are used for speed or for a clean stop, never for a result: when a
+library release drops one, the fallback gives the same output, only slower
+(or, for the pool, a slower stop). One place to look after an upgrade.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+
+def masked_arrays(array) -> tuple[np.ndarray, np.ndarray] | None:
+    """The values and null mask of a pandas nullable array, not copied
+    (`BaseMaskedArray._data` and `._mask`, stable since pandas 1.0); None
+    when they are gone, and the caller copies with `to_numpy`."""
+    values, nulls = getattr(array, "_data", None), getattr(array, "_mask", None)
+    if isinstance(values, np.ndarray) and isinstance(nulls, np.ndarray):
+        return values, nulls
+    return None
+
+
+def set_madvise_hugepage(enabled: bool) -> bool | None:
+    """Set numpy's private `_set_madvise_hugepage` (`numpy._core.multiarray`;
+    numpy 1: `numpy.core`) and return the previous setting; None, and
+    nothing changed, when it is gone (numpy's own choice then stands)."""
+    core = getattr(np, "_core", None) or getattr(np, "core", None)
+    setter = getattr(getattr(core, "multiarray", None), "_set_madvise_hugepage", None)
+    return None if setter is None else setter(enabled)
+
+
+def json_c_make_encoder() -> Callable | None:
+    """json's private C encoder factory (`json.encoder.c_make_encoder`, what
+    json.dumps builds on every call); None when it is gone or not built, and
+    the caller uses json.dumps (same text, slower)."""
+    try:
+        from json.encoder import c_make_encoder
+    except ImportError:
+        return None
+    return c_make_encoder
+
+
+def json_string_quoter(ensure_ascii: bool) -> Callable[[str], str]:
+    """json's C string escaper (`json.encoder.encode_basestring_ascii` or
+    `encode_basestring`, undocumented); when gone, json.dumps of the string,
+    which is what it calls (same text, slower)."""
+    try:
+        from json.encoder import encode_basestring, encode_basestring_ascii
+    except ImportError:
+        return lambda text: json.dumps(text, ensure_ascii=ensure_ascii)
+    return encode_basestring_ascii if ensure_ascii else encode_basestring
+
+
+def pool_processes(pool: ProcessPoolExecutor) -> list:
+    """The worker processes of a pool (its private `_processes`), so that a
+    stop can end them at once; [] when it is gone, and each worker ends
+    only after the batch it is running."""
+    return list((getattr(pool, "_processes", None) or {}).values())

@@ -1,0 +1,66 @@
+"""The errors a user is meant to see, in one place.
+
+Each is an `AuditorError`: a failure the program expects (a file that cannot
+be a log, a ruleset that cannot be used, an output that cannot be written)
+and says in one line. The `auditor` command prints it as `error: ...` and
+exits with its `exit_code`; anything else is an internal error. Kept below
+every other module so that any layer can raise them and the CLI alone
+decides how they end.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class AuditorError(Exception):
+    """An expected failure: its message is the line the user reads."""
+
+    #: 2: the audit could not run (0 and 1 are verdicts, never errors).
+    exit_code = 2
+
+
+class LogFileError(AuditorError):
+    """A file that cannot be read as a log at all."""
+
+    def __init__(self, path: Path | str, problem: str, line: int | None = None):
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        where = f"{self.path}:{line}" if line else self.path
+        super().__init__(f"{where}: {problem}")
+
+
+class RulesetError(AuditorError):
+    """A ruleset that cannot be used. The message names where."""
+
+    def __init__(self, path: str, message: str, rule: str | None = None,
+                 key: str | None = None):
+        where = path
+        if rule:
+            where += f": rule {rule!r}"
+        if key:
+            where += f": key {key!r}"
+        super().__init__(f"{where}: {message}")
+        self.path, self.rule, self.key = path, rule, key
+
+
+class VersionError(RulesetError):
+    """No version of a ruleset family is in force for some session."""
+
+
+class OutputError(AuditorError):
+    """The output could not be written."""
+
+
+class EngineError(AuditorError):
+    """The engine cannot run (dask missing, the scheduler unreachable)."""
+
+
+class BaselineError(AuditorError):
+    """A baseline or waiver file that cannot be used. The message names the
+    file and, for a waiver, its number and key."""
+
+
+class ReportError(AuditorError):
+    """There is no report to verify."""
