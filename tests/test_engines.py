@@ -177,7 +177,7 @@ def test_check_on_a_dask_cluster_writes_the_same_reports(logs_dir, cluster, tmp_
 
 def test_dask_reports_a_file_that_cannot_be_a_log(tmp_path, cluster, ruleset):
     (tmp_path / "empty.csv").write_text("", encoding="utf-8")
-    from auditor.logs.reader import LogFileError
+    from auditor.logs.raw import LogFileError
 
     with pytest.raises(LogFileError, match="empty.csv: the file is empty"):
         run_audit([tmp_path], ruleset, engine="dask", scheduler=cluster.scheduler_address)

@@ -17,7 +17,7 @@ from builder import lawful_table
 
 from auditor.logs import load as load_module
 from auditor.logs.load import _float64, _int64, _numbers, load_logs, small_pages
-from auditor.logs.reader import LogFileError
+from auditor.logs.raw import LogFileError
 from auditor.logs.schema import COLUMN_NAMES
 
 _set_hugepage = (getattr(np, "_core", None) or np.core).multiarray._set_madvise_hugepage

@@ -10,7 +10,7 @@ import pytest
 from builder import LogBuilder, found, lawful_table
 
 from auditor.logs.load import load_logs
-from auditor.logs.reader import LogFileError
+from auditor.logs.raw import LogFileError
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.rules.ruleset import load_ruleset
 from auditor.run import run_audit

@@ -16,8 +16,9 @@ from click.testing import CliRunner
 
 from auditor.cli import main
 from auditor.generate import INJECTABLE, generate, write_log
+from auditor.logs.discover import discover
 from auditor.logs.load import load_logs
-from auditor.logs.reader import LogFileError, discover
+from auditor.logs.raw import LogFileError
 from auditor.report.html import render_html
 from auditor.rules.ruleset import load_ruleset
 from auditor.run import run_audit, stream

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.codes import CODES
-from auditor.logs.reader import LogFileError, log_format
+from auditor.logs.discover import log_format
+from auditor.logs.raw import LogFileError
 from auditor.rules.ruleset import Ruleset, RulesetError, load_ruleset
 
 EXPECT_SUFFIX = ".expect"

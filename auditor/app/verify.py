@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from auditor import __version__
 from auditor.logs.load import load_logs
-from auditor.logs.reader import LogFileError, sha256_of
+from auditor.logs.raw import LogFileError, sha256_of
 from auditor.report.parquet import FINDINGS_SCHEMA, QUARANTINE_SCHEMA
 from auditor.rules.ruleset import Ruleset, RulesetError, load_ruleset
 from auditor.run.core import audit_loaded

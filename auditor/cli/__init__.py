@@ -18,7 +18,7 @@ import click
 
 from auditor import __version__
 from auditor.atomic import PENDING_INTERRUPTIONS, OutputError, commit_together
-from auditor.logs.reader import LogFileError
+from auditor.logs.raw import LogFileError
 from auditor.rules.ruleset import RulesetError
 
 EXPECTED_ERRORS = (LogFileError, RulesetError, OutputError)

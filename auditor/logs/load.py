@@ -19,8 +19,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from auditor.logs import schema
-from auditor.logs.coerce import Placement, coerce, raw_values, valid_rows, where_valid
-from auditor.logs.reader import RawLog, RawRejected, discover_logs, read_log
+from auditor.logs.arrays import raw_values, valid_rows, where_valid
+from auditor.logs.coerce import Placement, coerce
+from auditor.logs.discover import discover_logs
+from auditor.logs.raw import RawLog, RawRejected
+from auditor.logs.read import read_log
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from auditor.findings import finalize
+from auditor.logs.discover import discover_logs
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
-from auditor.logs.reader import LogFileError, discover_logs
+from auditor.logs.raw import LogFileError
 from auditor.report import html_events
 from auditor.rules.ruleset import Ruleset
 from auditor.run.core import AuditResult, audit_parts, stage

@@ -27,8 +27,9 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 from auditor.findings import finalize
+from auditor.logs.discover import discover_logs
 from auditor.logs.load import LoadedLogs
-from auditor.logs.reader import LogFileError, discover_logs
+from auditor.logs.raw import LogFileError
 from auditor.report import html_events
 from auditor.rules.ruleset import Ruleset
 from auditor.run import stream

@@ -37,8 +37,10 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from auditor.findings import finalize
+from auditor.logs.discover import log_format
 from auditor.logs.load import InputFile, LoadedLogs, load_logs, release_memory
-from auditor.logs.reader import LogFileError, log_format, read_log
+from auditor.logs.raw import LogFileError
+from auditor.logs.read import read_log
 from auditor.report import html_events
 
 #: Events a batch may hold (from the scan). A component of linked files
