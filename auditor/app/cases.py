@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.codes import CODES
-from auditor.logs.discover import log_format
+from auditor.logs.discover import format_from_name
 from auditor.logs.raw import LogFileError
 from auditor.rules.ruleset import Ruleset, RulesetError, load_ruleset
 
@@ -108,7 +108,7 @@ def case_name(path: Path) -> str | None:
     name = path.name
     if name.endswith(EXPECT_SUFFIX):
         return name[: -len(EXPECT_SUFFIX)]
-    fmt = log_format(path)
+    fmt = format_from_name(path)
     if fmt is None:
         return None
     base = name[:-3] if name.lower().endswith(".gz") else name

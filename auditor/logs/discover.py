@@ -10,8 +10,9 @@ from auditor.logs.raw import LogFileError
 LOG_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet")
 
 
-def log_format(path: Path) -> str | None:
-    """The format a file name announces (`csv`, `jsonl`, `parquet`), or None."""
+def format_from_name(path: Path) -> str | None:
+    """The format a file name announces (`csv`, `jsonl`, `parquet`), or None:
+    a test of names, unlike `auditor.generate.log_format` (which raises)."""
     name = path.name.lower()
     name = name.removesuffix(".gz")
     for suffix in LOG_SUFFIXES:
@@ -28,10 +29,10 @@ def discover(paths: list[str | Path]) -> list[Path]:
         path = Path(raw)
         if path.is_dir():
             found.extend(
-                p for p in sorted(path.rglob("*")) if p.is_file() and log_format(p)
+                p for p in sorted(path.rglob("*")) if p.is_file() and format_from_name(p)
             )
         elif path.is_file():
-            if not log_format(path):
+            if not format_from_name(path):
                 raise LogFileError(
                     path, "not a log file name (expected .csv, .jsonl, .ndjson or "
                     ".parquet, optionally .gz)"
