@@ -10,7 +10,7 @@ import pytest
 from builder import run_cli as run
 from test_fuzz import apply_row_op, session_rows, write_form
 
-from auditor.logs.reader import MAX_CELL_BYTES
+from auditor.logs.raw import MAX_CELL_BYTES
 from auditor.logs.schema import COLUMN_NAMES
 
 

@@ -16,11 +16,13 @@ from hypothesis import strategies as st
 
 from auditor.errors import LogFileError
 from auditor.logs import coerce as coerce_module
+from auditor.logs import csv_format
 from auditor.logs import load as load_module
-from auditor.logs import reader as reader_module
-from auditor.logs.coerce import _Problems, _ts_column, coerce
+from auditor.logs.coerce import _ts_column, coerce
+from auditor.logs.csv_format import _CheckedReader, _is_utf8, _NotUtf8
 from auditor.logs.load import _in_place, _slices, load_file, order_events
-from auditor.logs.reader import _CheckedReader, _is_utf8, _NotUtf8, read_log
+from auditor.logs.read import read_log
+from auditor.logs.validate import Problems
 
 HEADER = ("table_id,seq,ts,event,actor_role,actor_id,seat,player_id,dice,die1,die2,total,"
           "bet,amount,outcome,reason,flags")
@@ -55,12 +57,12 @@ def _whole(path):
 
 
 def _read_with(path, streamed):
-    saved = reader_module._read_csv_streamed
-    reader_module._read_csv_streamed = streamed
+    saved = csv_format.read_csv_streamed
+    csv_format.read_csv_streamed = streamed
     try:
         return read_log(path)
     finally:
-        reader_module._read_csv_streamed = saved
+        csv_format.read_csv_streamed = saved
 
 
 BAD_BODIES = [
@@ -80,7 +82,7 @@ BAD_BODIES = [
 @pytest.mark.parametrize("block", [256, 1000, 1 << 22])
 @pytest.mark.parametrize("bad", range(len(BAD_BODIES)))
 def test_streamed_read_is_the_whole_read(tmp_path, monkeypatch, block, bad):
-    monkeypatch.setattr(reader_module, "CSV_BLOCK_BYTES", block)
+    monkeypatch.setattr(csv_format, "CSV_BLOCK_BYTES", block)
     rows = _rows(300, actor="Dé€😀")
     data = _csv(rows[:150]) + BAD_BODIES[bad] + "\n".join(rows[150:]).encode() + b"\n"
     path = tmp_path / "log.csv"
@@ -104,7 +106,7 @@ def test_streamed_read_leaves_odd_starts_to_the_whole_read(tmp_path, start):
 def test_streamed_read_is_used_for_a_plain_file(tmp_path):
     path = tmp_path / "log.csv"
     path.write_bytes(_csv(_rows(50)))
-    assert reader_module._read_csv_streamed(path) is not None
+    assert csv_format.read_csv_streamed(path) is not None
 
 
 @settings(max_examples=300, deadline=None)
@@ -148,7 +150,7 @@ TIMES = ["2026-03-01T20:00:00+00:00", "2026-03-01T20:00:00Z", "2026-03-01T20:00:
 def test_times_parsed_piece_by_piece_as_the_general_path(pieces):
     col = pa.chunked_array([pa.array(p, pa.string()) for p in pieces], pa.string())
     n = len(col)
-    quick, plain = _Problems(n), _Problems(n)
+    quick, plain = Problems(n), Problems(n)
     got = _ts_column(col, quick, n)
     saved = coerce_module._ts_as_written
     coerce_module._ts_as_written = lambda c: None

@@ -16,7 +16,7 @@ import pytest
 from builder import lawful_table
 
 from auditor.logs import load as load_module
-from auditor.logs import reader as reader_module
+from auditor.logs import read as read_module
 from auditor.logs.load import InputFile, load_logs
 from auditor.logs.schema import COLUMN_KINDS, COLUMN_NAMES
 
@@ -165,7 +165,7 @@ def test_on_file_reports_each_file_once_in_order_as_it_is_typed(tmp_path, monkey
             w.writerow(["" if r[c] is None else r[c] for c in COLUMN_NAMES])
         fh.write("T1,99\n")  # a row with too few cells
     calls: list = []
-    read = reader_module.read_log
+    read = read_module.read_log
 
     def spy_read(path):
         calls.append(("read", path.name))

@@ -13,18 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor.logs import coerce as coerce_module
-from auditor.logs.coerce import (
-    TS_OFFSET_RE,
-    _by_event,
-    _taken_words,
-    _Text,
-    _trimmed,
-    _with_offset,
-    where_valid,
-)
+from auditor.logs import validate as validate_module
+from auditor.logs.arrays import where_valid
+from auditor.logs.coerce import TS_OFFSET_RE, TextColumn, _taken_words, _trimmed, _with_offset
+from auditor.logs.csv_format import _holds_line_break
 from auditor.logs.load import load_logs
-from auditor.logs.reader import _holds_line_break
+from auditor.logs.validate import _by_event
 
 TIMES = st.one_of(
     st.sampled_from(["2026-03-01T20:00:00+00:00", "2026-03-01T20:00:00Z", "2026-03-01T20:00:00z",
@@ -93,8 +87,8 @@ def test_where_valid():
 
 def test_checks_by_event_as_one_take():
     rng = np.random.default_rng(5)
-    text = _Text(pa.array([f"v{i}" for i in range(6)]), rng.integers(0, 7, 300).astype(np.int32))
-    ev = rng.integers(0, coerce_module._NO_EVENT + 1, 300).astype(np.uint8)
+    text = TextColumn(pa.array([f"v{i}" for i in range(6)]), rng.integers(0, 7, 300).astype(np.int32))
+    ev = rng.integers(0, validate_module._NO_EVENT + 1, 300).astype(np.uint8)
     per_event = {3: rng.random(6) < 0.5, 9: rng.random(6) < 0.5}
     want = np.zeros(300, dtype=bool)
     for code, mask in per_event.items():

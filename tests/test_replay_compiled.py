@@ -129,12 +129,11 @@ def test_installing_without_a_compiler_or_network_works(tmp_path):
     compiling, the replay runs as Python, and the sample night audits to the
     same findings, with the warning."""
     import os
+    import shutil
     import subprocess
     import sys
 
     import pyarrow.parquet as pq
-
-    import shutil
 
     # the sources as a clean clone has them (pip builds in the tree: no
     # build/ folder nor compiled module of an earlier install may come along)

@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from auditor.cli import main
 from auditor.errors import LogFileError
 from auditor.generate import INJECTABLE, generate, write_log
+from auditor.logs.discover import discover
 from auditor.logs.load import load_logs
-from auditor.logs.reader import discover
 from auditor.report.html import COLLECTOR, render_html
 from auditor.rules.ruleset import load_ruleset
 from auditor.run import run_audit, stream

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from auditor.codes import CODES
 from auditor.errors import LogFileError, RulesetError
-from auditor.logs.reader import log_format
+from auditor.logs.discover import format_from_name
 from auditor.rules.ruleset import Ruleset, load_ruleset
 
 EXPECT_SUFFIX = ".expect"
@@ -108,7 +108,7 @@ def case_name(path: Path) -> str | None:
     name = path.name
     if name.endswith(EXPECT_SUFFIX):
         return name[: -len(EXPECT_SUFFIX)]
-    fmt = log_format(path)
+    fmt = format_from_name(path)
     if fmt is None:
         return None
     base = name[:-3] if name.lower().endswith(".gz") else name

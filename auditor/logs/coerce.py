@@ -1,14 +1,15 @@
-"""Turn a file as read into typed events, and set aside every row that breaks
-the format with the reasons why.
+"""Type a file as read into events: each column to text, whole numbers,
+amounts or UTC times, every cell that cannot be typed noted for its row.
 
-All checks here are vectorised with pyarrow compute over whole columns; a
-message is only built for the rows that have a problem. A bad cell costs its
-row a place in the quarantine, never the file its place in the audit.
+Typing is vectorised with pyarrow compute over whole columns, text once per
+distinct value. Which typed rows then break the format, and the quarantine
+that keeps them with the reasons why, are `auditor.logs.validate`'s. A bad
+cell costs its row a place in the quarantine, never the file its place in
+the audit.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,12 +18,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from auditor.logs import schema
-from auditor.logs.reader import RawLog, text_offsets_and_bytes
+from auditor.logs.arrays import (
+    flat,
+    np_mask,
+    raw_values,
+    text_offsets_and_bytes,
+    valid_rows,
+    where_valid,
+)
+from auditor.logs.raw import RawLog
+from auditor.logs.validate import Problems, quarantine_frame, validate_rows
 
 INT_RE = r"^[+-]?[0-9]+(\.0*)?$"
 AMOUNT_RE = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$"
 TS_OFFSET_RE = r"(Z|z|[+-][0-9]{2}(:?[0-9]{2})?)$"
-DICE_RE = r"^[^,\s]+(,[^,\s]+)*$"
 
 #: Columns of the typed event table, in order.
 EVENT_SCHEMA = pa.schema(
@@ -32,7 +41,6 @@ EVENT_SCHEMA = pa.schema(
 #: Columns the auditor adds to every event: a log column of the same name is
 #: not carried into the events (the quarantine still shows it as recorded).
 RESERVED_COLUMNS = ("source_file", "source_line", "source_order")
-QUARANTINE_COLUMNS = ("source_file", "source_line", "table_id", "seq", "event", "reason", "raw")
 
 
 @dataclass
@@ -45,62 +53,13 @@ class CoercedLog:
     rows_read: int
 
 
-class _Problems:
-    """Collects, per row, every reason it breaks the format. Messages are
-    built only for the rows concerned."""
-
-    def __init__(self, n: int):
-        self.n = n
-        self.bad = np.zeros(n, dtype=bool)
-        self.reasons: dict[int, list[str]] = {}
-
-    def add(self, mask, message) -> None:
-        """`message` is a string, or a function of the row index."""
-        mask = _np(mask)
-        rows = np.flatnonzero(mask)
-        if not len(rows):
-            return
-        self.bad |= mask
-        for r in rows.tolist():
-            text = message if isinstance(message, str) else message(r)
-            self.reasons.setdefault(r, []).append(text)
-
-    def add_rows(self, reasons: dict[int, list[str]]) -> None:
-        """Reasons already known per row (the reader's cell problems)."""
-        for r, why in reasons.items():
-            self.bad[r] = True
-            self.reasons.setdefault(r, []).extend(why)
-
-    def reason(self, r: int) -> str:
-        return "; ".join(self.reasons.get(r, []))
-
-
-def _np(arr) -> np.ndarray:
-    """A boolean mask (numpy or Arrow, null meaning False) as numpy."""
-    if isinstance(arr, np.ndarray):
-        return arr
-    if isinstance(arr, pa.ChunkedArray):
-        arr = _flat(arr)
-    if arr.null_count:
-        arr = pc.fill_null(arr, False)
-    return arr.to_numpy(zero_copy_only=False)
-
-
-def _flat(col) -> pa.Array:
-    if isinstance(col, pa.ChunkedArray):
-        if col.num_chunks == 1:
-            return col.chunk(0)
-        return col.combine_chunks() if col.num_chunks else pa.array([], col.type)
-    return col
-
-
 def _chunks(col) -> list[pa.Array]:
     return col.chunks if isinstance(col, pa.ChunkedArray) else [col]
 
 
 def _as_text(col) -> pa.Array:
     """Any column as trimmed text, empty cells as null."""
-    col = _flat(col)
+    col = flat(col)
     if col.null_count == len(col):
         return pa.nulls(len(col), pa.string())
     if pa.types.is_dictionary(col.type):
@@ -136,41 +95,6 @@ def _trimmed(text: pa.Array) -> bool:
 
 def _printable(chars: np.ndarray) -> np.ndarray:
     return (chars - 0x21).astype(np.uint8, copy=False) < 0x7F - 0x21
-
-
-def valid_rows(arr: pa.Array) -> np.ndarray:
-    """Per row: not null (the validity bitmap unpacked, no Arrow kernel)."""
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.indices
-    if arr.buffers()[0] is None:
-        return np.full(len(arr), not arr.null_count)
-    skip = arr.offset % 8  # (only the bytes of this slice's bits are unpacked)
-    bits = np.frombuffer(arr.buffers()[0], dtype=np.uint8, count=(skip + len(arr) + 7) // 8,
-                         offset=arr.offset // 8)
-    return np.unpackbits(bits, count=skip + len(arr), bitorder="little")[skip:].view(bool)
-
-
-def raw_values(arr: pa.Array, dtype=None) -> np.ndarray:
-    """A fixed-width array's values as numpy over its own buffer, without a
-    copy (a null row's value is whatever the buffer holds); `dtype` reads the
-    bits as another type of the same width."""
-    dtype = np.dtype(dtype or arr.type.to_pandas_dtype())
-    buf = arr.buffers()[1]
-    if buf is None or not len(arr):
-        return np.zeros(len(arr), dtype=dtype)
-    return np.frombuffer(buf, dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
-
-
-def where_valid(values: np.ndarray, valid: np.ndarray, other: int,
-                out: np.ndarray | None = None) -> np.ndarray:
-    """`values` where `valid`, else `other`, into `out` (a new array when not
-    given; `values` itself may be given). Worked out as (values - other) *
-    valid + other: with nulls scattered among the rows, a masked write
-    (np.where, np.copyto) costs several times more."""
-    out = np.subtract(values, other, out=out, dtype=values.dtype)
-    out *= valid
-    out += other
-    return out
 
 
 class Placement:
@@ -248,7 +172,7 @@ class _Slot:
         return self.array(typed.null_count)
 
 
-class _Text:
+class TextColumn:
     """A text column, trimmed, empty cells null: its distinct values and each
     row's code into them (`codes`, int32, len(values) for a null row), so a
     check runs once per distinct value and reaches the rows through the codes
@@ -272,7 +196,7 @@ class _Text:
     def null(self) -> np.ndarray:
         """Per row: no value."""
         if self._null is None:
-            self._null = _np(pc.is_null(self.values)) if self.codes is None \
+            self._null = np_mask(pc.is_null(self.values)) if self.codes is None \
                 else self.codes == len(self.values)
         return self._null
 
@@ -286,7 +210,7 @@ class _Text:
 
     def rows(self, per_value) -> np.ndarray:
         """A mask over the values as a mask over the rows (null rows False)."""
-        mask = _np(per_value)
+        mask = np_mask(per_value)
         if self.codes is None:
             return mask
         if not mask.any():
@@ -325,12 +249,12 @@ class _Text:
             self._array = pa.DictionaryArray.from_arrays(indices, self.values, safe=False)
         return self._array
 
-    def replaced(self, values: pa.Array) -> _Text:
+    def replaced(self, values: pa.Array) -> TextColumn:
         """Each value replaced by the one at its place in `values` (equal
         results become one value again)."""
         if self.codes is None:
-            return _Text(values, None)
-        return _Text(*_distinct(values, self.codes))
+            return TextColumn(values, None)
+        return TextColumn(*_distinct(values, self.codes))
 
 
 #: Types of 64-bit values, taken by `_taken_words`.
@@ -339,7 +263,7 @@ _WORDS = (pa.int64(), pa.float64(), pa.timestamp("us", tz="UTC"))
 
 def _taken_words(per_value: pa.Array, codes: np.ndarray, slot: _Slot | None = None
                  ) -> pa.Array:
-    """`_Text.take` for 64-bit values, by numpy (Arrow's take costs three
+    """`TextColumn.take` for 64-bit values, by numpy (Arrow's take costs three
     times more): each row's value, null (and zero, as Arrow gives it) where
     the value is null or the row has none (code len(per_value)); written
     into `slot` when given."""
@@ -404,15 +328,15 @@ def _int32(indices: pa.Array) -> pa.Array:
     return indices if indices.type == _INDICES else indices.cast(_INDICES)
 
 
-def _text(col, n: int, distinct: bool = True) -> _Text:
-    """Any column as `_Text`. A dictionary-encoded column keeps its
+def _text(col, n: int, distinct: bool = True) -> TextColumn:
+    """Any column as `TextColumn`. A dictionary-encoded column keeps its
     dictionaries (one per chunk: put side by side, no unification); a plain
     one is dictionary-encoded unless `distinct` is False."""
     if col is None:
-        return _Text(pa.array([], pa.string()), np.zeros(n, dtype=np.int32))
+        return TextColumn(pa.array([], pa.string()), np.zeros(n, dtype=np.int32))
     chunks = _chunks(col)
     if not distinct and not any(pa.types.is_dictionary(c.type) for c in chunks):
-        return _Text(_as_text(col), None)
+        return TextColumn(_as_text(col), None)
     if len(chunks) > 1 and all(pa.types.is_dictionary(c.type) and
                                pa.types.is_string(c.type.value_type) for c in chunks):
         # (a CSV's: a dictionary per block read) one dictionary for them all
@@ -432,8 +356,8 @@ def _text(col, n: int, distinct: bool = True) -> _Text:
         # Values already trimmed, none empty, each once: the column stays as it is.
         if not clean.null_count and pc.all(pc.equal(clean, values)).as_py() is not False \
                 and _distinct(values, codes)[1] is codes:
-            return _Text(values, codes, chunk if as_is else None)
-        return _Text(*_distinct(clean, codes))
+            return TextColumn(values, codes, chunk if as_is else None)
+        return TextColumn(*_distinct(clean, codes))
     dictionaries, codes, offset = [], [], 0
     for chunk in chunks:
         if not pa.types.is_dictionary(chunk.type):
@@ -455,7 +379,7 @@ def _text(col, n: int, distinct: bool = True) -> _Text:
     raw = pa.concat_arrays(dictionaries) if dictionaries else pa.array([], pa.string())
     codes = np.concatenate(codes) if len(codes) != 1 else codes[0]
     codes[codes < 0] = len(raw)
-    return _Text(*_distinct(_cleaned(raw), codes))
+    return TextColumn(*_distinct(_cleaned(raw), codes))
 
 
 def _codes(indices: pa.Array, null_code: int) -> np.ndarray:
@@ -465,7 +389,7 @@ def _codes(indices: pa.Array, null_code: int) -> np.ndarray:
     return where_valid(raw_values(indices), valid_rows(indices), null_code)
 
 
-def _int_column(name: str, col, problems: _Problems, n: int,
+def _int_column(name: str, col, problems: Problems, n: int,
                 slot: _Slot | None = None) -> pa.Array:
     """The column as int64; a value typed from text is written into `slot`
     when given (an integer column as read is kept as it is: no copy)."""
@@ -473,7 +397,7 @@ def _int_column(name: str, col, problems: _Problems, n: int,
         return pa.nulls(n, pa.int64())
     if not any(pa.types.is_dictionary(c.type) for c in _chunks(col)):
         if pa.types.is_integer(col.type):
-            col = _flat(col)
+            col = flat(col)
             try:
                 return pc.cast(col, pa.int64())
             except pa.ArrowInvalid:  # unsigned beyond int64: compare as text below
@@ -514,11 +438,11 @@ def _safe_int(text):
     return v if -(2 ** 63) <= v < 2 ** 63 else None
 
 
-def _amount_column(col, problems: _Problems, n: int) -> pa.Array:
+def _amount_column(col, problems: Problems, n: int) -> pa.Array:
     if col is None or col.null_count == n:
         return pa.nulls(n, pa.float64())
     if not any(pa.types.is_dictionary(c.type) for c in _chunks(col)):
-        col = _flat(col)
+        col = flat(col)
         if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or \
                 pa.types.is_decimal(col.type):
             values = pc.cast(col, pa.float64(), safe=False)
@@ -536,7 +460,7 @@ def _amount_column(col, problems: _Problems, n: int) -> pa.Array:
                              pa.float64()))
 
 
-def _ts_column(col, problems: _Problems, n: int, slot: _Slot | None = None) -> pa.Array:
+def _ts_column(col, problems: Problems, n: int, slot: _Slot | None = None) -> pa.Array:
     """The column as UTC times; times typed from text are written into `slot`
     when given."""
     utc = pa.timestamp("us", tz="UTC")
@@ -547,7 +471,7 @@ def _ts_column(col, problems: _Problems, n: int, slot: _Slot | None = None) -> p
     if parsed is not None:
         return _joined(parsed, slot)
     if not any(pa.types.is_dictionary(c.type) for c in _chunks(col)):
-        col = _flat(col)
+        col = flat(col)
         if pa.types.is_timestamp(col.type):
             # Parquet timestamps: with a zone, converted; without one, taken as UTC.
             values = pc.cast(col, pa.timestamp("us", tz=col.type.tz or "UTC"))
@@ -599,7 +523,7 @@ def _ts_as_written(col) -> pa.Array | pa.ChunkedArray | None:
 def _joined(values, slot: _Slot | None) -> pa.Array:
     """A column typed piece by piece as one array: written into `slot` when
     given, else joined."""
-    return _flat(values) if slot is None else slot.put(values)
+    return flat(values) if slot is None else slot.put(values)
 
 
 def _with_offset(values: pa.Array) -> pa.Array:
@@ -638,11 +562,11 @@ def coerce(raw: RawLog, place: Placement | None = None) -> CoercedLog:
     or of one slice of it, typed into `place` when given."""
     table = raw.table
     n = table.num_rows
-    problems = _Problems(n)
+    problems = Problems(n)
     problems.add_rows(raw.cell_problems)
     present = set(table.column_names)
     cols: dict[str, pa.Array] = {}
-    texts: dict[str, _Text] = {}
+    texts: dict[str, TextColumn] = {}
     for name, kind in schema.COLUMNS:
         col = table.column(name) if name in present else None
         if kind == "int":
@@ -655,7 +579,7 @@ def coerce(raw: RawLog, place: Placement | None = None) -> CoercedLog:
                                     else place.slot(name, n, EVENT_SCHEMA.field(name).type))
         else:
             texts[name] = _text(col, n)
-    _validate(cols, texts, problems, n)
+    validate_rows(cols, texts, problems, n)
 
     # Text columns dictionary-encoded: a file's events take a fraction of the
     # memory until all files are ordered.
@@ -674,239 +598,8 @@ def coerce(raw: RawLog, place: Placement | None = None) -> CoercedLog:
     names += ["source_file", "source_line"]
     typed = pa.table(arrays, names=names)
 
-    quarantine = _quarantine_frame(raw, table, problems, cols, texts)
+    quarantine = quarantine_frame(raw, table, problems, cols, texts)
     keep = ~problems.bad
     events = typed if keep.all() else typed.filter(pa.array(keep))
     return CoercedLog(events=events, quarantine=quarantine,
                       rows_read=n + len(raw.rejected.lines))
-
-
-#: Event types as Arrow text, to find each value's event code.
-_EVENTS = pa.array(schema.EVENTS)
-
-
-_MAX_FINITE = float(np.finfo(np.float64).max)
-
-#: The event code of a row without a (known) event.
-_NO_EVENT = len(schema.EVENTS)
-
-
-def _event_mask(ev: np.ndarray, names) -> np.ndarray:
-    """Per row: is its event code one of `names`."""
-    lut = np.zeros(_NO_EVENT + 1, dtype=bool)
-    lut[[schema.EVENT_CODE[e] for e in names]] = True
-    return lut.take(ev)
-
-
-def _outside(col: pa.Array, low, high) -> tuple[bool, bool]:
-    """Whether any value of `col` is below `low`, above `high`: one pass, so
-    the checks of a column that holds none (nearly always) are skipped."""
-    bounds = pc.min_max(col)
-    lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
-    if lo is None:
-        return False, False
-    return lo < low, hi > high
-
-
-def _validate(cols: dict[str, pa.Array], texts: dict[str, _Text], problems: _Problems,
-              n: int) -> None:
-    """Row checks that need more than one column: the spec's per-event rules.
-    Text is checked once per distinct value; events are compared as codes."""
-    event = texts["event"]
-    problems.add(texts["table_id"].null, "table_id missing")
-    seq_flagged = np.zeros(n, dtype=bool)
-    seq_flagged[[r for r, why in problems.reasons.items()
-                 if any(w.startswith("seq ") for w in why)]] = True
-    if cols["seq"].null_count:
-        problems.add(_np(pc.is_null(cols["seq"])) & ~seq_flagged, "seq missing")
-    problems.add(event.null, "event missing")
-    code = pc.index_in(event.values, value_set=_EVENTS)
-    problems.add(event.rows(pc.is_null(code)),
-                 lambda r: f"unknown event {event.value(r)!r}")
-    # Each row's event code; _NO_EVENT for a missing or unknown event.
-    ev = np.append(pc.fill_null(code, _NO_EVENT).to_numpy(zero_copy_only=False), _NO_EVENT) \
-        .astype(np.uint8).take(event.codes)
-
-    def event_name(r: int) -> str | None:
-        return schema.EVENTS[ev[r]] if ev[r] != _NO_EVENT else None
-
-    # Rules about events absent from the file need no look (small files are many).
-    counts = np.bincount(ev, minlength=_NO_EVENT + 1)
-    present = {schema.EVENTS[i] for i in np.flatnonzero(counts[:_NO_EVENT])}
-
-    def null(column: str) -> np.ndarray:
-        if column in texts:
-            return texts[column].null
-        col = cols[column]
-        return ~valid_rows(col) if isinstance(col, pa.Array) else _np(pc.is_null(col))
-
-    def null_count(column: str) -> int:
-        return texts[column].null_count if column in texts else cols[column].null_count
-
-    # Per row, one bit for each column its event requires.
-    required = _REQUIRED_BITS.take(ev)
-    for bit, (column, required_by) in enumerate(_required_by_column().items()):
-        required_by = [e for e in required_by if e in present]
-        if not required_by or null_count(column) == 0:
-            continue
-        problems.add(((required & (1 << bit)) != 0) & null(column),
-                     lambda r, c=column: f"missing {c} required by {event_name(r)}")
-
-    def given(column: str) -> bool:
-        return null_count(column) < n
-
-    role = texts["actor_role"]
-    if given("actor_role"):
-        problems.add(role.rows(pc.invert(pc.is_in(role.values, pa.array(schema.ROLES)))),
-                     lambda r: f"unknown actor_role {role.value(r)!r}")
-    seat = cols["seat"]
-    if given("seat"):
-        low, high = _outside(seat, 1, schema.MAX_SEAT)
-        if low:
-            problems.add(pc.less(seat, 1), "seat must be 1 or more")
-        if high:
-            problems.add(pc.greater(seat, schema.MAX_SEAT),
-                         f"seat must be {schema.MAX_SEAT} or less")
-    for die in ("die1", "die2"):
-        d = cols[die]
-        if given(die) and any(_outside(d, 1, 6)):
-            problems.add(pc.or_(pc.less(d, 1), pc.greater(d, 6)), f"{die} must be 1 to 6")
-    total = cols["total"]
-    if given("total") and any(_outside(total, 2, 12)):
-        problems.add(pc.or_(pc.less(total, 2), pc.greater(total, 12)), "total must be 2 to 12")
-    amount = cols["amount"]
-    # (min_max skips NaN: NaN is neither below 0 nor infinite, nor is it here)
-    if given("amount") and any(_outside(amount, 0, _MAX_FINITE)):
-        problems.add(pc.or_(pc.less(amount, 0), pc.is_inf(amount)), "amount must be 0 or more")
-    bet = texts["bet"]
-    if given("bet"):
-        problems.add(bet.rows(pc.invert(pc.match_substring_regex(bet.values,
-                                                                 schema.BET_PATTERN))),
-                     "bet is not a lower-case bet name")
-
-    for column, allowed in (("outcome", schema.OUTCOMES), ("reason", schema.REASONS)):
-        values = texts[column]
-        if not given(column):
-            continue
-        unknown = {schema.EVENT_CODE[name]: ~_np(pc.is_in(values.values, pa.array(words)))
-                   for name, words in allowed.items() if name in present}
-        if unknown:  # (a row has one event: one message at most, whichever it is)
-            problems.add(_by_event(values, ev, unknown),
-                         lambda r, c=column, v=values:
-                         f"unknown {c} for {event_name(r)} {v.value(r)!r}")
-    _validate_flags(texts["flags"], ev, event_name, problems, n)
-    _validate_dice(texts, ev, problems)
-
-
-def _validate_flags(flags: _Text, ev: np.ndarray, event_name, problems: _Problems,
-                    n: int) -> None:
-    """Every word of a row's flags must be one its event takes: judged once
-    per distinct flags value and event that takes flags."""
-    if flags.null_count == n:
-        return
-    words = pc.split_pattern(flags.values, ",")
-    flat = pc.utf8_trim_whitespace(pc.list_flatten(words))
-    parent = pc.list_parent_indices(words).to_numpy()
-    value_ok = {}
-    for name, allowed in schema.FLAGS.items():
-        word_bad = ~_np(pc.is_in(flat, pa.array(allowed)))
-        value_ok[schema.EVENT_CODE[name]] = \
-            np.bincount(parent[word_bad], minlength=len(flags.values)) == 0
-    ok = _by_event(flags, ev, value_ok)
-    given = ~flags.null
-    no_flags = given & ~_event_mask(ev, schema.FLAGS)
-    problems.add(given & ~ok & ~no_flags, lambda r: f"unknown flag for {event_name(r)}")
-    problems.add(no_flags, "flags given for an event that takes none")
-
-
-def _by_event(text: _Text, ev: np.ndarray, per_event: dict[int, np.ndarray]) -> np.ndarray:
-    """Per row: its value's place in the mask over the values given for its
-    event code (False for another event, and for a null row), in one take
-    of a table (event, value) instead of a take and a comparison per event."""
-    width = len(text.values) + 1  # the last: a null row
-    table = np.zeros((_NO_EVENT + 1, width), dtype=bool)
-    for code, mask in per_event.items():
-        table[code, :-1] = mask
-    index = ev.astype(np.intp) * width
-    index += text.codes
-    return table.ravel().take(index)
-
-
-def _validate_dice(texts: dict[str, _Text], ev: np.ndarray, problems: _Problems) -> None:
-    dice = texts["dice"]
-    if dice.null_count == len(dice.null):
-        return
-    if pc.any(pc.match_substring_regex(dice.values, r"\s")).as_py():
-        dice = dice.replaced(pc.replace_substring_regex(dice.values, r"\s+", ""))
-        texts["dice"] = dice
-    problems.add(dice.rows(pc.invert(pc.match_substring_regex(dice.values, DICE_RE))),
-                 "dice is not a comma-separated list of serials")
-    count = pc.add(pc.count_substring(dice.values, ","), 1).to_numpy(zero_copy_only=False)
-    problems.add((ev == schema.EVENT_CODE["roll"]) & dice.rows(count != 2),
-                 "roll must name exactly the two dice thrown")
-    problems.add((ev == schema.EVENT_CODE["die_cocked"]) & dice.rows(count != 1),
-                 "die_cocked must name one die")
-
-
-def _required_by_column() -> dict[str, list[str]]:
-    by_column: dict[str, list[str]] = {}
-    for event, columns in schema.EVENT_REQUIRES.items():
-        for column in columns:
-            by_column.setdefault(column, []).append(event)
-    return by_column
-
-
-def _required_bits() -> np.ndarray:
-    """Per event code (and _NO_EVENT), a bit for each column of
-    `_required_by_column()` (in its order) that the event requires."""
-    bits = np.zeros(_NO_EVENT + 1, dtype=np.uint32)
-    for bit, required_by in enumerate(_required_by_column().values()):
-        for event in required_by:
-            bits[schema.EVENT_CODE[event]] |= 1 << bit
-    return bits
-
-
-_REQUIRED_BITS = _required_bits()
-
-
-def _quarantine_frame(raw: RawLog, table: pa.Table, problems: _Problems,
-                      cols: dict[str, pa.Array], texts: dict[str, _Text]) -> pd.DataFrame:
-    """Quarantined rows as recorded (every cell as text, in a JSON object) with
-    where they came from and why they were set aside."""
-    idx = np.flatnonzero(problems.bad)
-    if not len(idx) and not raw.rejected.lines:
-        return _empty_quarantine()
-    records = []
-    if len(idx):
-        sub = table.take(pa.array(idx)).to_pylist()
-        for i, row in zip(idx.tolist(), sub):
-            cells = {k: (None if v is None else str(v)) for k, v in row.items()}
-            seq = cols["seq"][i].as_py()
-            records.append((raw.path, int(raw.lines[i]), texts["table_id"].value(i), seq,
-                            texts["event"].value(i), problems.reason(i),
-                            json.dumps(cells, sort_keys=True, ensure_ascii=False)))
-    for line, text, reason in zip(raw.rejected.lines, raw.rejected.texts, raw.rejected.reasons):
-        records.append((raw.path, int(line), None, None, None, reason,
-                        json.dumps({"text": text}, ensure_ascii=False)))
-    return _quarantine_records(records)
-
-
-def _quarantine_records(records: list[tuple]) -> pd.DataFrame:
-    out = pd.DataFrame.from_records(records, columns=list(QUARANTINE_COLUMNS))
-    out["source_line"] = out["source_line"].astype("int64")
-    out["seq"] = out["seq"].astype("Int64")
-    for name in ("source_file", "table_id", "event", "reason", "raw"):
-        out[name] = out[name].astype(object)
-    return out.sort_values("source_line", kind="stable").reset_index(drop=True)
-
-
-_EMPTY_QUARANTINE: pd.DataFrame | None = None
-
-
-def _empty_quarantine() -> pd.DataFrame:
-    """A file with nothing to quarantine (most files): one empty frame built
-    once and shared (it is only ever concatenated, never changed in place)."""
-    global _EMPTY_QUARANTINE
-    if _EMPTY_QUARANTINE is None:
-        _EMPTY_QUARANTINE = _quarantine_records([])
-    return _EMPTY_QUARANTINE

@@ -20,8 +20,11 @@ import pyarrow.compute as pc
 
 from auditor.compat import set_madvise_hugepage
 from auditor.logs import schema
-from auditor.logs.coerce import Placement, coerce, raw_values, valid_rows, where_valid
-from auditor.logs.reader import RawLog, RawRejected, discover_logs, read_log
+from auditor.logs.arrays import raw_values, valid_rows, where_valid
+from auditor.logs.coerce import Placement, coerce
+from auditor.logs.discover import discover_logs
+from auditor.logs.raw import RawLog, RawRejected
+from auditor.logs.read import read_log
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,8 @@ import pyarrow.compute as pc
 
 from auditor.errors import EngineError, LogFileError
 from auditor.findings import finalize
+from auditor.logs.discover import discover_logs
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
-from auditor.logs.reader import discover_logs
 from auditor.rules.ruleset import Ruleset
 from auditor.run.collect import Collector
 from auditor.run.core import AuditResult, audit_parts, stage

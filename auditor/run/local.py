@@ -29,8 +29,8 @@ from pathlib import Path
 from auditor.compat import pool_processes
 from auditor.errors import LogFileError
 from auditor.findings import finalize
+from auditor.logs.discover import discover_logs
 from auditor.logs.load import LoadedLogs
-from auditor.logs.reader import discover_logs
 from auditor.rules.ruleset import Ruleset
 from auditor.run import stream
 from auditor.run.collect import Collector

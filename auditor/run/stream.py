@@ -38,8 +38,9 @@ import pyarrow.parquet as pq
 
 from auditor.errors import LogFileError
 from auditor.findings import finalize
+from auditor.logs.discover import format_from_name
 from auditor.logs.load import InputFile, LoadedLogs, load_logs, release_memory
-from auditor.logs.reader import log_format, read_log
+from auditor.logs.read import read_log
 from auditor.run.collect import Collector
 
 #: Events a batch may hold (from the scan). A component of linked files
@@ -169,7 +170,7 @@ def scan(path: Path) -> Scanned:
     """The tables `path` names, cheaply where the format allows. A file the
     quick scan cannot read is read as the loader reads it (which raises
     LogFileError for a file that cannot be a log)."""
-    fmt = log_format(path)
+    fmt = format_from_name(path)
     plain = not path.name.lower().endswith(".gz")
     try:
         if fmt == "parquet" and plain:

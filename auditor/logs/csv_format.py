@@ -1,0 +1,409 @@
+"""Read a CSV log: every cell as text, each row's physical line (quoted
+line breaks counted), and the records with the wrong cell count rejected
+with their line.
+
+A plain file is parsed by Arrow a block at a time as it is read, hashed and
+checked for UTF-8 on the way (`read_csv_streamed`); anything else (a byte
+order mark, text that is not UTF-8, gzip) is read whole (`read_csv`).
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import hashlib
+import io
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+
+from auditor.errors import LogFileError
+from auditor.logs.arrays import dictionary_codes, per_row, text_offsets_and_bytes
+from auditor.logs.raw import MAX_CELL_BYTES, RawRejected, arrow_message, clip
+from auditor.logs.schema import COLUMN_NAMES
+
+
+def read_csv(path: Path, data: bytes):
+    """A CSV file's table, physical lines and rejected rows, from its bytes."""
+    # The header is the first record, which may hold quoted line breaks.
+    names, header_lines = _csv_names(path, data[:_header_end(data)])
+    # Arrow cannot hand a row with the wrong cell count to the handler when the
+    # row is not UTF-8 (the whole file would fail): bytes that are not UTF-8
+    # are marked while Arrow parses, and put back afterwards.
+    marked = not _is_utf8(data)
+    if marked:
+        data = data.decode("utf-8", _MARK_ERRORS).encode("utf-8")
+    table, collected = _parse_csv(path, io.BytesIO(data), names, header_lines)
+    if marked:
+        table = _unmarked(table)
+        collected[:] = [(n, _MARKS.sub(_mark_escape, t), e, a) for n, t, e, a in collected]
+    return _csv_rows(table, collected, names, header_lines, b'"' in data)
+
+
+def read_csv_streamed(path: Path):
+    """A plain CSV file read as Arrow parses it, a block at a time, hashed
+    and checked for UTF-8 as read: no copy of the whole file is made (10M
+    events: 860 MB neither faulted in nor copied again block by block).
+    (SHA-256, (table, lines, rejected)), or None where the whole read is
+    needed (a byte order mark, text that is not UTF-8, a start that is
+    blank or holds no whole header, any error): that read then gives what
+    it always gave, error or rows."""
+    try:
+        with open(path, "rb") as fh:
+            source = _CheckedReader(fh)
+            first = source.peek(CSV_BLOCK_BYTES)
+            end = _header_end(first)
+            if end >= len(first) or first.isspace() or first.startswith(_BYTE_ORDER_MARKS):
+                return None
+            names, header_lines = _csv_names(path, first[:end])
+            del first
+            table, collected = _parse_csv(path, source, names, header_lines)
+            source.finish()
+    except (LogFileError, OSError, ValueError, pa.ArrowException, _NotUtf8):
+        return None  # (the whole read tells what is wrong, as it always has)
+    return source.hexdigest(), _csv_rows(table, collected, names, header_lines, source.quoted)
+
+
+_BYTE_ORDER_MARKS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+
+
+class _NotUtf8(Exception):
+    """Raised by `_CheckedReader` at the first bytes that are not UTF-8."""
+
+
+class _CheckedReader:
+    """A file as Arrow's CSV parser reads it, hashed (SHA-256) and checked
+    for UTF-8 as read; `quoted`: whether any byte is a quote. Bytes that are
+    not UTF-8 stop the parse (`_NotUtf8`) before Arrow reaches their record
+    (a record with the wrong cell count that is not UTF-8 cannot be handed
+    on). Each read gives as many bytes as asked (fewer at the end), as a
+    whole file's io.BytesIO does, so the blocks are the same."""
+
+    def __init__(self, fh):
+        self._fh = fh
+        self._digest = hashlib.sha256()
+        self._pending = b""  # peeked, not read yet
+        self._tail = b""  # the last bytes read, when they may be part of a character
+        self.quoted = False
+        self.closed = False
+
+    def peek(self, size: int) -> bytes:
+        self._pending = self._take(size)
+        return self._pending
+
+    def read(self, size: int = -1) -> bytes:
+        pending, self._pending = self._pending, b""
+        if size is not None and 0 <= size < len(pending):
+            self._pending = pending[size:]
+            return pending[:size]
+        more = self._take(-1 if size is None or size < 0 else size - len(pending))
+        return pending + more if pending and more else pending or more
+
+    def finish(self) -> None:
+        """Read to the end (Arrow does; this makes sure)."""
+        while self._take(CSV_BLOCK_BYTES):
+            pass
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+    def _take(self, size: int) -> bytes:
+        data = self._fh.read(size)
+        self._digest.update(data)
+        self.quoted = self.quoted or b'"' in data
+        if data:
+            self._check(data)
+        elif self._tail and not _is_utf8(self._tail):  # the end: its last character
+            raise _NotUtf8()
+        return data
+
+    def _check(self, data: bytes) -> None:
+        """UTF-8 of `data` following the bytes before: a character split
+        between reads is checked whole (the previous tail with the
+        continuation bytes that open `data`; a few bytes read at a time are
+        carried along until they are more than a character)."""
+        if len(self._tail) + len(data) <= 8:
+            data, self._tail = self._tail + data, b""
+        lead = 0  # continuation bytes (10xxxxxx) opening data: at most 3 belong before
+        while lead < min(3, len(data)) and data[lead] & 0xC0 == 0x80:
+            lead += 1
+        end = len(data)  # data[end:]: a last character that may go on in the next read
+        for k in range(1, min(4, len(data) - lead) + 1):
+            if data[-k] & 0xC0 != 0x80:  # the last byte that starts a character
+                if data[-k] >= 0xC0:
+                    end = len(data) - k
+                break
+        if not (_is_utf8(self._tail + data[:lead]) and _is_utf8(memoryview(data)[lead:end])):
+            raise _NotUtf8()
+        self._tail = data[end:]
+
+
+def _csv_names(path: Path, header: bytes) -> tuple[list[str], int]:
+    """The column names of a CSV header record (its bytes up to its line
+    break) and the physical lines it spans."""
+    if len(header) > MAX_CELL_BYTES:
+        raise LogFileError(path, f"the header is {len(header)} bytes; at most {MAX_CELL_BYTES} "
+                           "are accepted (an unclosed quote?)", line=1)
+    header_lines = header.count(b"\n") + 1  # physical lines it spans
+    try:
+        names = [n.strip() for n in _csv_header(header.rstrip(b"\r"))]
+    except UnicodeDecodeError:
+        raise LogFileError(path, "the header line is not UTF-8 text", line=1) from None
+    except StopIteration:  # an empty first line: no columns
+        names = []
+    except csv.Error as exc:
+        raise LogFileError(path, f"the header is not a CSV record: {exc}", line=1) from None
+    if len(set(names)) != len(names):
+        dupes = sorted(n for n, k in Counter(names).items() if k > 1)[:20]
+        raise LogFileError(path, f"duplicate column(s) in header: {', '.join(dupes)}", line=1)
+    return names, header_lines
+
+
+def _parse_csv(path: Path, source, names: list[str], header_lines: int):
+    """Arrow's parse of the records after the header: the table, and the
+    records with the wrong cell count as (number, text, expected, actual)."""
+    collected: list[tuple[int | None, str, int, int]] = []
+
+    def on_invalid(row):
+        collected.append((row.number, row.text, row.expected_columns, row.actual_columns))
+        return "skip"
+
+    try:
+        table = pa_csv.read_csv(
+            source,
+            # One thread: with line breaks allowed in quoted values, Arrow
+            # finds where blocks start on one thread anyway, and parsing on
+            # more cost more CPU time (10M events: 9 s against 7.5 s), more
+            # memory and, on two cores, more wall time; it also numbers every
+            # bad record. Small blocks: their buffers are reused, not faulted
+            # in afresh (4 MB: 0.7 s of kernel time fewer than 16 MB).
+            read_options=pa_csv.ReadOptions(use_threads=False, column_names=names,
+                                            skip_rows=header_lines, block_size=CSV_BLOCK_BYTES),
+            parse_options=pa_csv.ParseOptions(newlines_in_values=True,
+                                              ignore_empty_lines=False,
+                                              invalid_row_handler=on_invalid),
+            convert_options=pa_csv.ConvertOptions(
+                column_types={n: _CSV_DICTIONARY if n in CSV_DICTIONARY_COLUMNS else pa.string()
+                              for n in names},
+                # An empty cell read as null (quoted, as "": made null below):
+                # read as "", it would be hashed into every block's dictionary.
+                strings_can_be_null=True, null_values=[""], quoted_strings_can_be_null=False,
+                check_utf8=False,  # a cell that is not UTF-8 quarantines its row only
+            ),
+        )
+    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+        raise LogFileError(path, f"not parseable as CSV: {arrow_message(exc)}") from None
+    return table, collected
+
+
+def _csv_rows(table: pa.Table, collected: list, names: list[str], header_lines: int,
+              quoted: bool):
+    """The parsed table (blank records dropped, empty cells null), each
+    row's physical line, and the rejected records; `quoted`: whether the
+    file holds a quote (only a quoted value holds a line break)."""
+    rejected = RawRejected()
+    # Record numbers: Arrow numbers the records after the skipped header lines
+    # from header_lines + 1, in file order.
+    bad_records = sorted((c[0] or 0) for c in collected)
+    n_valid = table.num_rows
+    total_records = n_valid + len(bad_records)
+    all_records = np.arange(header_lines + 1, total_records + header_lines + 1, dtype=np.int64)
+    valid_records = all_records[:n_valid] if not bad_records else np.setdiff1d(
+        all_records, np.asarray(bad_records, dtype=np.int64), assume_unique=True)[:n_valid]
+    # Records holding quoted newlines, valid or not, push later physical lines down.
+    extra = None
+    for name in names if quoted else ():
+        col = table.column(name)
+        if _any_value(col, _holds_line_break):
+            breaks = per_row(col, lambda v: pc.fill_null(pc.count_substring(v, "\n"), 0)
+                             .to_numpy(zero_copy_only=False), 0)
+            extra = breaks if extra is None else extra + breaks
+    collected.sort(key=lambda c: c[0] or 0)
+    bad_extras = [c[1].count("\n") for c in collected]
+    if extra is None and not any(bad_extras):  # (nearly always) every record one line
+        lines, shift = valid_records, [0] * len(collected)
+    else:
+        numbers = np.concatenate([valid_records, np.asarray(bad_records, dtype=np.int64)])
+        extras = np.concatenate([np.zeros(n_valid, dtype=np.int64) if extra is None else extra,
+                                 np.asarray(bad_extras, dtype=np.int64)])
+        order = np.argsort(numbers, kind="stable")
+        moved = np.empty_like(extras)
+        moved[order] = np.cumsum(extras[order]) - extras[order]  # line breaks before each record
+        lines, shift = valid_records + moved[:n_valid], moved[n_valid:].tolist()
+    for (number, text, expected, actual), moved in zip(collected, shift):
+        rejected.lines.append(int((number or 0) + moved))
+        rejected.texts.append(clip(text))
+        rejected.reasons.append(f"row has {actual} cells, the header has {expected}")
+    # Blank lines are not rows: drop records whose every cell is empty.
+    blank = _blank_records(table)
+    if len(blank):
+        nonblank = np.ones(n_valid, dtype=bool)
+        nonblank[blank] = False
+        table = table.filter(pa.array(nonblank))
+        lines = lines[nonblank]
+    table = _empty_to_null(table)
+    return table, lines, rejected
+
+
+def _any_value(col, test) -> bool:
+    """Whether `test(text array)` holds for any chunk of `col`, looking at a
+    dictionary-encoded chunk's dictionary only."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    return any(test(c.dictionary if pa.types.is_dictionary(c.type) else c) for c in chunks)
+
+
+def _blank_records(table: pa.Table) -> np.ndarray:
+    """The rows whose every cell is empty: those of the first column, then of
+    those the ones empty in the next column, and so on (a whole column is
+    looked at once, the others at the few rows left)."""
+    rows = None
+    for name in table.column_names:
+        col = table.column(name)
+        if rows is not None:
+            if not len(rows):
+                break
+            col = col.take(pa.array(rows))
+        empty = per_row(col, lambda v: pc.fill_null(pc.equal(v, ""), True).to_numpy(
+            zero_copy_only=False), True)  # (a null cell, were there one, counts as empty)
+        rows = np.flatnonzero(empty) if rows is None else rows[empty]
+    return np.zeros(0, dtype=np.int64) if rows is None else rows
+
+
+def _holds_line_break(text: pa.Array) -> bool:
+    """Whether any value of a text array holds a line break: its bytes
+    searched as one (Arrow's search value by value takes five times longer)."""
+    if not len(text) or text.null_count == len(text):
+        return False
+    offsets, data = text_offsets_and_bytes(text)
+    return data is not None and \
+        _LINE_BREAK.search(data[int(offsets[0]):int(offsets[-1])]) is not None
+
+
+_LINE_BREAK = re.compile(b"\n")
+
+
+def _header_end(data: bytes) -> int:
+    """Where the first record of a CSV file ends: its first line break outside
+    quotes (a doubled quote inside quotes closes and reopens them)."""
+    pos, nl = 0, data.find(b"\n")
+    while True:
+        if nl != -1 and nl < pos:  # the line break was inside quotes: the next one
+            nl = data.find(b"\n", pos)
+        end = len(data) if nl == -1 else nl
+        quote = data.find(b'"', pos, end)
+        if quote == -1:
+            return end
+        close = data.find(b'"', quote + 1)
+        if close == -1:
+            return len(data)
+        pos = close + 1
+
+#: Bytes that are not UTF-8, marked while Arrow parses (private-use U+F780..
+#: U+F7FF for bytes 0x80..0xFF) and restored afterwards.
+_MARK_BASE = 0xF700
+_MARK_ERRORS = "auditor-mark-bytes"
+_MARKS = re.compile("[\uf780-\uf7ff]")
+
+
+def _mark_bytes(err: UnicodeDecodeError):
+    bad = err.object[err.start:err.end]
+    return "".join(chr(_MARK_BASE + b) for b in bad), err.end
+
+
+codecs.register_error(_MARK_ERRORS, _mark_bytes)
+
+
+def _mark_escape(m: re.Match) -> str:
+    return f"\\x{ord(m.group()) - _MARK_BASE:02x}"
+
+
+def _is_utf8(data: bytes) -> bool:
+    """Whether `data` is UTF-8, checked by Arrow without a copy."""
+    offsets = pa.py_buffer(np.array([0, len(data)], dtype=np.int64).tobytes())
+    text = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(data)])
+    try:
+        text.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def _unmarked(table: pa.Table) -> pa.Table:
+    """The marked bytes put back (coercion then quarantines their rows)."""
+    cols = []
+    for col in table.columns:
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+        if pa.types.is_dictionary(col.type):
+            col = pa.DictionaryArray.from_arrays(col.indices, _unmarked_text(col.dictionary))
+        else:
+            col = _unmarked_text(col)
+        cols.append(col)
+    return pa.table(cols, names=table.column_names)
+
+
+def _unmarked_text(col: pa.Array) -> pa.Array:
+    if pa.types.is_string(col.type) and pc.any(
+            pc.match_substring_regex(col, "[\uf780-\uf7ff]")).as_py():
+        col = pa.array([None if v is None else
+                        b"".join(bytes([ord(ch) - _MARK_BASE]) if _MARKS.match(ch)
+                                 else ch.encode("utf-8") for ch in v)
+                        if _MARKS.search(v) else v.encode("utf-8")
+                        for v in col.to_pylist()], pa.binary()).view(pa.string())
+    return col
+
+
+#: CSV columns read as dictionaries: few distinct values each, so every later
+#: step (empty cells, line breaks, UTF-8 and size checks, typing) looks at
+#: each distinct value once. `seq` and `ts` are nearly all distinct.
+CSV_DICTIONARY_COLUMNS = frozenset(COLUMN_NAMES) - {"seq", "ts"}
+_CSV_DICTIONARY = pa.dictionary(pa.int32(), pa.string())
+#: Bytes of CSV parsed at a time (see `read_csv`).
+CSV_BLOCK_BYTES = 1 << 22
+
+
+def _np_bool(mask) -> np.ndarray:
+    return pc.fill_null(mask, False).to_numpy(zero_copy_only=False)
+
+
+def _csv_header(header: bytes) -> list[str]:
+    """The names of the header record (which may hold quoted line breaks)."""
+    return next(csv.reader(io.StringIO(header.decode("utf-8"), newline="")))
+
+
+def _empty_to_null(table: pa.Table) -> pa.Table:
+    """Empty cells mean "not recorded", like JSON null and Parquet null."""
+    cols = []
+    for col in table.columns:
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            empty = pc.equal(col, "")
+            if pc.any(empty).as_py():  # (seq and ts: nearly never; not copied then)
+                col = pc.if_else(empty, pa.scalar(None, col.type), col)
+        elif pa.types.is_dictionary(col.type):
+            col = pa.chunked_array([_dictionary_empty_to_null(c) for c in col.chunks], col.type)
+        cols.append(col)
+    return pa.table(cols, names=table.column_names)
+
+
+def _dictionary_empty_to_null(col: pa.DictionaryArray) -> pa.DictionaryArray:
+    """Rows holding the empty value made null (the value stays, unused)."""
+    empty = _np_bool(pc.equal(col.dictionary, ""))
+    if not empty.any():
+        return col
+    indices = col.indices
+    if not indices.null_count and not indices.offset and empty.sum() == 1:
+        # (as the CSV reader gives them) the validity bitmap of "not the
+        # empty value", put under the same indices: no copy of the indices
+        valid = pc.not_equal(indices, pa.scalar(int(np.flatnonzero(empty)[0]), indices.type))
+        if not valid.offset:
+            indices = pa.Array.from_buffers(indices.type, len(indices),
+                                            [valid.buffers()[1], indices.buffers()[1]])
+            return pa.DictionaryArray.from_arrays(indices, col.dictionary, safe=False)
+    codes = dictionary_codes(col)
+    null = np.append(empty, True)[codes]
+    indices = pa.array(np.where(null, 0, codes).astype(np.int32), mask=null)
+    return pa.DictionaryArray.from_arrays(indices.cast(col.type.index_type), col.dictionary)

@@ -1,0 +1,220 @@
+"""Read one log file, whatever its format, into the table coercion types,
+remembering where every row came from.
+
+Reading is deliberately lenient about *values* (every CSV/JSON cell is read
+as text, bad rows are kept) and strict about *files*: a file that cannot be a
+log at all raises `LogFileError`, which the CLI turns into one line and exit 2.
+Value checking happens afterwards, vectorised, in `auditor.logs.coerce` and
+`auditor.logs.validate`, so a wrong cell quarantines one row instead of
+failing the whole file. Each format has its own module; what every one hands
+on is made plain here (`_plain_cells`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from auditor.logs import csv_format, jsonl_format, parquet_format
+from auditor.logs.arrays import dictionary_codes, is_text_type
+from auditor.logs.discover import format_from_name
+from auditor.logs.raw import (
+    CELL_KEEP_CHARS,
+    MAX_CELL_BYTES,
+    LogFileError,
+    RawLog,
+    read_bytes,
+    sha256_of,
+)
+from auditor.logs.schema import REQUIRED_COLUMNS
+
+
+def read_log(path: Path) -> RawLog:
+    """Read one file; raise LogFileError when it cannot be a log."""
+    fmt = format_from_name(path)
+    gz = path.name.lower().endswith(".gz")
+    streamed = csv_format.read_csv_streamed(path) if fmt == "csv" and not gz else None
+    if streamed is not None:
+        digest, (table, lines, rejected) = streamed
+    else:
+        table, lines, rejected, digest = _read_whole(path, fmt, gz)
+    missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
+    if missing:
+        raise LogFileError(path, f"missing required column(s): {', '.join(missing)}")
+    if table.num_rows == 0 and not rejected.lines:
+        raise LogFileError(path, "the file holds no events")
+    table, cell_problems = _plain_cells(table)
+    return RawLog(str(path), digest, fmt, table, lines, rejected, cell_problems)
+
+
+def _read_whole(path: Path, fmt: str, gz: bool):
+    """A file read whole (the one way for Parquet, JSON Lines and gzip; for
+    a CSV file the streamed read cannot take): its table, lines, rejected
+    rows and SHA-256."""
+    whole = None  # a plain text file's bytes: read once, hashed as read
+    try:
+        if fmt == "parquet" or gz:
+            digest = sha256_of(path)
+        else:
+            whole = path.read_bytes()
+            digest = hashlib.sha256(whole).hexdigest()
+    except OSError as exc:
+        raise LogFileError(path, f"cannot be read: {exc.strerror or exc}") from None
+    if fmt == "parquet":
+        return (*parquet_format.read_parquet(path), digest)
+    data = _utf8(path, read_bytes(path) if whole is None else whole)
+    del whole
+    if not data or data.isspace():  # (not data.strip(): no copy of a large file)
+        raise LogFileError(path, "the file is empty")
+    read = csv_format.read_csv if fmt == "csv" else jsonl_format.read_jsonl
+    return (*read(path, data), digest)
+
+
+def _utf8(path: Path, data: bytes) -> bytes:
+    """The text of a CSV or JSON Lines file as UTF-8: a UTF-8 byte order mark
+    is dropped, a UTF-16 file (with its mark) is transcoded."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:]
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        raise LogFileError(path, "UTF-32 text is not supported (write UTF-8)")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16").encode("utf-8")
+        except UnicodeError as exc:
+            raise LogFileError(path, f"not UTF-16 text despite its byte order mark: {exc}") \
+                from None
+    return data
+
+
+
+def _plain_cells(table: pa.Table) -> tuple[pa.Table, dict[int, list[str]]]:
+    """Every column as one of the types coercion expects (text, numbers,
+    timestamps), with each cell that cannot be used as read noted for its row:
+    text that is not UTF-8 (kept with its bad bytes escaped as \\xNN) and a cell
+    over MAX_CELL_BYTES (kept truncated). Nested values become JSON text.
+    Chunk by chunk, and a chunk with nothing to change is kept as it is: no
+    copy of a large file's columns."""
+    problems: dict[int, list[str]] = {}
+    columns = []
+    for name, col in zip(table.column_names, table.columns):
+        chunks, start = [], 0
+        for chunk in col.chunks:
+            chunks.append(_plain_chunk(name, chunk, start, problems))
+            start += len(chunk)
+        types = {c.type for c in chunks}
+        if len(types) > 1:  # e.g. one chunk's nested values made text
+            chunks = [c.cast(pa.string()) for c in chunks]
+        columns.append(pa.chunked_array(chunks, chunks[0].type) if chunks
+                       else pa.chunked_array([], _plain_type(col.type)))
+    return pa.table(columns, names=table.column_names), problems
+
+
+def _plain_type(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t) \
+            or pa.types.is_floating(t) or pa.types.is_decimal(t) or pa.types.is_timestamp(t) \
+            or pa.types.is_boolean(t) or pa.types.is_null(t):
+        return t
+    return pa.string()
+
+
+def _plain_chunk(name: str, col: pa.Array, start: int,
+                 problems: dict[int, list[str]]) -> pa.Array:
+    t = col.type
+    if pa.types.is_dictionary(t):
+        if is_text_type(t.value_type):
+            return _checked_dictionary(name, col, start, problems)
+        col = col.dictionary_decode()
+        t = col.type
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or \
+            pa.types.is_fixed_size_binary(t):
+        col = col.cast(pa.binary()).view(pa.string())
+    elif pa.types.is_nested(t):
+        col = pa.array([_nested_text(name, start + r, v, problems)
+                        for r, v in enumerate(col.to_pylist())], pa.string())
+    elif _plain_type(t) != t:
+        try:
+            col = col.cast(pa.string())
+        except (pa.ArrowException, ValueError):
+            col = pa.array([None if v is None else str(v) for v in col.to_pylist()],
+                           pa.string())
+    if (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) \
+            and col.null_count < len(col):
+        col = _checked_text(name, col, start, problems)
+    return col
+
+
+def _checked_dictionary(name: str, col: pa.DictionaryArray, start: int,
+                        problems: dict[int, list[str]]) -> pa.DictionaryArray:
+    """A dictionary-encoded text column (Parquet's own dictionary pages, CSV
+    read as dictionaries) checked like `_checked_text`, but once per distinct
+    value: a problem found in a value is noted for every row holding it."""
+    values = kept = col.dictionary
+    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        values = values.cast(pa.binary()).view(pa.string())
+    found: dict[int, list[str]] = {}
+    if values.null_count < len(values):
+        values = _checked_text(name, values, 0, found)
+    if values is kept:
+        return col
+    if found:
+        bad = np.zeros(len(values) + 1, dtype=bool)
+        bad[list(found)] = True
+        codes = dictionary_codes(col)
+        for r in np.flatnonzero(bad[codes]).tolist():
+            problems.setdefault(start + r, []).extend(found[int(codes[r])])
+    return pa.DictionaryArray.from_arrays(col.indices, values)
+
+
+def _nested_text(name: str, r: int, value, problems: dict[int, list[str]]) -> str | None:
+    """A nested value (list, struct, map) as JSON text: never a log cell, so
+    coercion rejects it where a value is expected; extra columns keep it."""
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except (RecursionError, ValueError):
+        problems.setdefault(r, []).append(f"{name} is nested too deeply")
+        return "[nested too deeply]"
+
+
+def _checked_text(name: str, col: pa.Array, start: int,
+                  problems: dict[int, list[str]]) -> pa.Array:
+    """`col` (rows from `start`) with text that is not UTF-8 escaped and cells
+    over MAX_CELL_BYTES truncated, each noted for its row; as it was when
+    there is neither."""
+    try:
+        col.validate(full=True)
+        utf8_ok = True
+    except pa.ArrowInvalid:
+        utf8_ok = False
+    if not utf8_ok:
+        large = pa.types.is_large_string(col.type)
+        values = col.view(pa.large_binary() if large else pa.binary()).to_pylist()
+        texts = []
+        for r, v in enumerate(values):
+            if v is None:
+                texts.append(None)
+                continue
+            try:
+                texts.append(v.decode("utf-8"))
+            except UnicodeDecodeError:
+                texts.append(v.decode("utf-8", "backslashreplace"))
+                problems.setdefault(start + r, []).append(f"{name} is not UTF-8 text")
+        col = pa.array(texts, col.type)
+    sizes = pc.binary_length(col)
+    if (pc.max(sizes).as_py() or 0) > MAX_CELL_BYTES:
+        big = np.flatnonzero(pc.fill_null(
+            pc.greater(sizes, MAX_CELL_BYTES), False).to_numpy(zero_copy_only=False))
+        values = col.to_pylist()
+        for r in big.tolist():
+            size = len(values[r].encode("utf-8"))
+            problems.setdefault(start + r, []).append(
+                f"{name} is {size} bytes; a cell may hold at most {MAX_CELL_BYTES}")
+            values[r] = f"{values[r][:CELL_KEEP_CHARS]}… [{size} bytes, truncated]"
+        col = pa.array(values, col.type)
+    return col
