@@ -16,7 +16,7 @@ from builder import run_cli as run
 from auditor.app import ruleset_docs as docs
 from auditor.rules.ruleset import RulesetError, load_ruleset
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def uncomment_all(text: str) -> str:

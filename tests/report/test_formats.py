@@ -22,7 +22,7 @@ from auditor.report.formats import FORMAT_MODULES, FORMATS
 from auditor.report.github import escape_data, escape_property
 from auditor.rules.ruleset import load_ruleset
 
-SCHEMA = Path(__file__).parent / "data" / "sarif-2.1.0-subset.json"
+SCHEMA = Path(__file__).parents[1] / "data" / "sarif-2.1.0-subset.json"
 ALL = ("parquet", "json", "junit", "sarif", "github")
 #: Markup, a formula and control characters, recorded as ids in the log.
 PLAYER = '<script>alert(1)</script>"><img src=x>\x1b[2J\u202egnp.exe'
