@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pyarrow.parquet as pq
 import pytest
-from builder import STICK, lawful_table
+from builder import STICK, lawful_table, report_provenance
 from builder import run_cli as run
 
 from auditor.cli.progress import Progress
@@ -75,7 +75,7 @@ def audited(tmp_path_factory):
     log, ruleset = hostile_log(folder)
     res = check_all(log, ruleset, folder / "out")
     table = pq.read_table(folder / "out" / "findings.parquet")
-    meta = json.loads(pq.read_schema(folder / "out" / "findings.parquet").metadata[b"auditor"])
+    meta = report_provenance(folder / "out")
     return {"folder": folder, "log": log, "ruleset": ruleset, "res": res,
             "out": folder / "out", "findings": table.to_pandas(), "rows": table.to_pylist(),
             "meta": meta,
