@@ -332,3 +332,20 @@ def report_bytes(result, out: Path, meta: dict) -> tuple[bytes, bytes]:
     write_findings(result.findings, out / "findings.parquet", meta)
     write_quarantine(result.logs.quarantine, out / "quarantine.parquet", meta)
     return (out / "findings.parquet").read_bytes(), (out / "quarantine.parquet").read_bytes()
+
+
+def report_findings(out: Path):
+    """OUT/findings.parquet, as `auditor check --out OUT` wrote it, as a frame."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(out / "findings.parquet").to_pandas()
+
+
+def report_provenance(out: Path) -> dict:
+    """The provenance `auditor check --out OUT` wrote into OUT/findings.parquet
+    (the schema's `auditor` metadata)."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    return json.loads(pq.read_schema(out / "findings.parquet").metadata[b"auditor"])

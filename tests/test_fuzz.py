@@ -32,7 +32,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from builder import run_cli
+from builder import report_findings, report_provenance, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -395,11 +395,11 @@ def audit_and_judge(path: Path, out: Path, rows_expected: int | None = None,
     if res.exit_code == 2:
         assert not out.exists() or not any(out.iterdir()), "a failed run wrote a report"
         return None
-    meta = json.loads(pq.read_schema(out / "findings.parquet").metadata[b"auditor"])
+    meta = report_provenance(out)
     for inp in meta["inputs"]:
         assert inp["rows_read"] == inp["rows_replayed"] + inp["rows_quarantined"], inp
     quarantine = pq.read_table(out / "quarantine.parquet").to_pandas()
-    findings = pq.read_table(out / "findings.parquet").to_pandas()
+    findings = report_findings(out)
     per_file = quarantine.groupby("source_file").size().to_dict()
     for inp in meta["inputs"]:
         assert per_file.get(inp["path"], 0) == inp["rows_quarantined"], inp

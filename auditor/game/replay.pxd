@@ -1,7 +1,7 @@
 # cython: language_level=3
 cimport cython
 # Note: decide()'s `held` typed as dict, walked by a for/else with break, made
-# Cython 3.3 leak a reference per seat; tests/test_replay_compiled.py replays
+# Cython 3.3 leak a reference per seat; tests/game/test_replay_compiled.py replays
 # under tracemalloc to catch such leaks.
 from libc.stdint cimport int64_t
 

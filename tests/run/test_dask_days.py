@@ -10,7 +10,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from builder import STICK, THROW, LogBuilder, append_broken_rows, no_roll, report_bytes
+from builder import SHIPPED, STICK, THROW, LogBuilder, append_broken_rows, no_roll, report_bytes
 from click.testing import CliRunner
 
 from auditor.cli import main
@@ -25,7 +25,6 @@ from auditor.run.progress import NoProgress
 
 META = {"test": "dask-days"}
 DAY = [datetime(2026, 3, d, tzinfo=UTC) for d in range(1, 7)]  # DAY[1] is 2 March
-RULESETS = ("nz-table-games", "nz-1996", "sd-20-18-33", "nsw-1992")
 
 
 # --- a table open six times over five days, violations planted at the cuts ----------
@@ -261,7 +260,7 @@ def test_without_its_context_a_day_would_find_otherwise(boundary):
     assert unquarantined - local == {("log.sequence_gap", seqs["s6"])}
 
 
-@pytest.mark.parametrize("ruleset_id", RULESETS)
+@pytest.mark.parametrize("ruleset_id", SHIPPED)
 def test_units_give_the_local_findings_byte_for_byte(boundary, generated, ruleset_id, tmp_path):
     ruleset = load_ruleset(ruleset_id)
     for k, folder in enumerate((boundary[0], generated)):
@@ -292,7 +291,7 @@ def _expected_tasks(folder: Path) -> int:
     return sum(len(day_units(_table(logs, str(t)))) for t in set(logs.events["table_id"]))
 
 
-@pytest.mark.parametrize("ruleset_id", RULESETS)
+@pytest.mark.parametrize("ruleset_id", SHIPPED)
 def test_dask_cuts_by_day_and_finds_the_same(boundary, cluster, ruleset_id, tmp_path):
     folder, _ = boundary
     ruleset = load_ruleset(ruleset_id)

@@ -39,11 +39,6 @@ def logs_dir(tmp_path_factory) -> Path:
     return d
 
 
-@pytest.fixture(scope="module")
-def ruleset():
-    return load_ruleset("nz-table-games")
-
-
 def _bytes(result, tmp_path: Path, name: str) -> tuple[bytes, bytes]:
     return report_bytes(result, tmp_path / name, META)
 

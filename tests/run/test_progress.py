@@ -14,7 +14,6 @@ from auditor.cli import check_cmd, main
 from auditor.cli.progress import Progress
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
-from auditor.rules.ruleset import load_ruleset
 from auditor.run import run_audit, stream
 from auditor.run.progress import NoProgress
 
@@ -64,11 +63,6 @@ def logs_dir(tmp_path_factory) -> Path:
     with open(d / "d.csv", "a", encoding="utf-8") as fh:
         fh.write("T04,999999,2026-03-01T20:00:00Z,no_such_event" + "," * 20 + "\n")
     return d
-
-
-@pytest.fixture(scope="module")
-def ruleset():
-    return load_ruleset("nz-table-games")
 
 
 @pytest.fixture(scope="module")

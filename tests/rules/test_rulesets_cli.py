@@ -4,9 +4,8 @@ through the CLI against small rulesets written into tmp_path."""
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
+from builder import run_cli as run
 
-from auditor.cli import main
 from auditor.rules import ruleset as ruleset_mod
 
 ALPHA = """
@@ -80,10 +79,6 @@ clause = "6.3"
 summary = "The game supervisor decides a face dispute."
 severity = "major"
 """
-
-
-def run(*args: str):
-    return CliRunner().invoke(main, list(args))
 
 
 @pytest.fixture

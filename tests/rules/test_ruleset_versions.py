@@ -8,9 +8,8 @@ import json
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
-from builder import LogBuilder
+from builder import LogBuilder, report_findings, report_provenance
 from builder import run_cli as run
 
 from auditor.errors import RulesetError, VersionError
@@ -81,22 +80,18 @@ def night(tmp_path) -> tuple[Path, dict]:
                     "third": third}
 
 
-def metadata(out: Path) -> dict:
-    return json.loads(pq.read_schema(out / "findings.parquet").metadata[b"auditor"])
-
-
 def test_each_session_is_judged_by_the_version_in_force(tmp_path, family):
     logs, seqs = night(tmp_path)
     out = tmp_path / "out"
     result = run("check", logs, "--ruleset", family / "nz", "--out", out)
     assert result.exit_code == 1, result.output
-    findings = pq.read_table(out / "findings.parquet").to_pandas()
+    findings = report_findings(out)
     got = set(zip(findings["code"], findings["table_id"], findings["seq"], findings["ruleset"]))
     # The 28 February session (past midnight, dated by its first event) is
     # judged by nz@1996: its out-of-turn first offer is not a finding there.
     assert got == {("offer.order", "T1", seqs["second"], "nz@2026"),
                    ("offer.order", "T2", seqs["third"], "nz@2026")}
-    md = metadata(out)
+    md = report_provenance(out)
     old, new = load_ruleset(str(family / "nz@1996.toml")), load_ruleset(str(family / "nz@2026.toml"))
     assert md["versions"] == {
         "T1": [{"id": "nz@1996", "content_hash": old.content_hash, "first_seq": 1,
@@ -115,9 +110,9 @@ def test_each_session_is_judged_by_the_version_in_force(tmp_path, family):
         in summary
     # the same logs under one version named explicitly: every table by it
     result = run("check", logs, "--ruleset", family / "nz@2026.toml", "--out", tmp_path / "o2")
-    findings = pq.read_table(tmp_path / "o2" / "findings.parquet").to_pandas()
+    findings = report_findings(tmp_path / "o2")
     assert ("T1", seqs["first"]) in set(zip(findings["table_id"], findings["seq"]))
-    assert "versions" not in metadata(tmp_path / "o2")
+    assert "versions" not in report_provenance(tmp_path / "o2")
 
 
 def test_the_same_inputs_give_the_same_bytes(tmp_path, family):

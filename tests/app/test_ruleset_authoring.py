@@ -8,16 +8,15 @@ import json
 import re
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
-from builder import SHIPPED, lawful_table
+from builder import SHIPPED, lawful_table, report_findings, report_provenance
 from builder import run_cli as run
 
 from auditor.app import ruleset_docs as docs
 from auditor.errors import RulesetError
 from auditor.rules.ruleset import load_ruleset
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def uncomment_all(text: str) -> str:
@@ -166,8 +165,8 @@ def _check(tmp_path, toml: str, name: str):
     path.write_text(toml, encoding="utf-8")
     out = tmp_path / f"out-{name}"
     result = run("check", _night(tmp_path), "--ruleset", path, "--out", out)
-    md = json.loads(pq.read_schema(out / "findings.parquet").metadata[b"auditor"])
-    findings = pq.read_table(out / "findings.parquet").to_pandas()
+    md = report_provenance(out)
+    findings = report_findings(out)
     return result, md, findings
 
 
@@ -200,7 +199,7 @@ def test_an_overlay_that_loosens_is_reported_in_metadata_and_summary(tmp_path):
     out = tmp_path / "q"
     result = run("check", tmp_path / "night.csv", "-r", tmp_path / "lax.toml", "--out", out, "-q")
     assert result.output == ""
-    md = json.loads(pq.read_schema(out / "findings.parquet").metadata[b"auditor"])
+    md = report_provenance(out)
     assert md["ruleset"]["disabled_rules"] == ["NZ5.2-far-end"]
 
 
@@ -221,7 +220,7 @@ def test_loosening_along_a_chain_and_restoring(tmp_path):
 def test_a_plain_ruleset_reports_empty_lists(tmp_path):
     out = tmp_path / "o"
     result = run("check", _night(tmp_path), "-r", "nz-1996", "--out", out)
-    md = json.loads(pq.read_schema(out / "findings.parquet").metadata[b"auditor"])
+    md = report_provenance(out)
     assert md["ruleset"]["loosened_rules"] == [] and md["ruleset"]["disabled_rules"] == []
     assert "versions" not in md and "family" not in md["ruleset"]
     assert "LOOSENED" not in result.output

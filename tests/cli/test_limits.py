@@ -7,16 +7,12 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
+from builder import report_provenance
 from builder import run_cli as run
 from test_fuzz import apply_row_op, session_rows, write_form
 
 from auditor.logs.raw import MAX_CELL_BYTES
 from auditor.logs.schema import COLUMN_NAMES
-
-
-def provenance(out) -> dict:
-    return json.loads(pq.read_schema(out / "findings.parquet").metadata[b"auditor"])
-
 
 # --- the largest cell --------------------------------------------------------------------
 
@@ -28,7 +24,7 @@ def test_a_cell_over_one_mib_quarantines_its_row(tmp_path, form):
     path = write_form(rows, form, tmp_path)
     res = run("check", path, "-r", "nz-table-games", "--out", tmp_path / "out")
     assert res.exit_code == 1, res.output
-    md = provenance(tmp_path / "out")
+    md = report_provenance(tmp_path / "out")
     assert md["rows"] == {"read": len(rows), "replayed": len(rows) - 1, "quarantined": 1}
     q = pq.read_table(tmp_path / "out" / "quarantine.parquet").to_pylist()
     assert len(q) == 1
@@ -49,7 +45,7 @@ def test_huge_cells_in_every_row_do_not_blow_up(tmp_path):
     path = write_form(rows, "csv", tmp_path)
     res = run("check", path, "-r", "nz-table-games", "--out", tmp_path / "out")
     assert res.exit_code == 1, res.output
-    md = provenance(tmp_path / "out")
+    md = report_provenance(tmp_path / "out")
     assert md["rows"] == {"read": len(rows), "replayed": 0, "quarantined": len(rows)}
     size = (tmp_path / "out" / "quarantine.parquet").stat().st_size
     assert size < 200_000
@@ -70,7 +66,7 @@ def test_a_table_spread_over_200_files(tmp_path):
     res = run("check", folder, "-r", "nz-table-games", "--out", tmp_path / "out")
     assert res.exit_code == 0, res.output
     assert "Audited 200 file(s), 1 table(s)" in res.output
-    md = provenance(tmp_path / "out")
+    md = report_provenance(tmp_path / "out")
     assert len(md["inputs"]) == 200
     assert md["rows"] == {"read": len(rows), "replayed": len(rows), "quarantined": 0}
     assert md["findings"]["total"] == 0
@@ -94,6 +90,6 @@ def test_ten_thousand_small_files_in_one_folder(tmp_path, ten_thousand_files):
     res = run("check", ten_thousand_files, "-r", "nz-table-games", "--out", tmp_path / "out")
     assert res.exit_code == 0, res.output
     assert "Audited 10000 file(s), 10000 table(s), 20000 event(s) replayed of 20000" in res.output
-    md = provenance(tmp_path / "out")
+    md = report_provenance(tmp_path / "out")
     assert len(md["inputs"]) == 10_000 and md["findings"]["total"] == 0
     assert all(i["rows_read"] == 2 == i["rows_replayed"] for i in md["inputs"])

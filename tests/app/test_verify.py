@@ -4,13 +4,12 @@ is exit 2."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 
 import pyarrow.parquet as pq
 import pytest
-from builder import lawful_table
+from builder import lawful_table, report_provenance
 from builder import run_cli as run
 
 RULESET = """[ruleset]
@@ -61,7 +60,7 @@ def test_a_fresh_report_stands(night):
 
 
 def test_the_provenance_names_the_ruleset_files(night):
-    md = json.loads(pq.read_schema(night / "reports" / "findings.parquet").metadata[b"auditor"])
+    md = report_provenance(night / "reports")
     files = md["ruleset"]["files"]
     assert files[-1] == "rules.toml" and files[0].endswith("nz-table-games.toml")
 

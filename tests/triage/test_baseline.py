@@ -7,9 +7,8 @@ import xml.etree.ElementTree as ET
 from datetime import date
 
 import pandas as pd
-import pyarrow.parquet as pq
 import pytest
-from builder import lawful_table
+from builder import lawful_table, report_findings, report_provenance
 from builder import run_cli as run
 
 from auditor.errors import BaselineError
@@ -43,12 +42,11 @@ def check(tmp_path, log, out="out", *extra):
 
 
 def findings(tmp_path, out="out"):
-    return pq.read_table(tmp_path / out / "findings.parquet").to_pandas()
+    return report_findings(tmp_path / out)
 
 
 def meta(tmp_path, out="out"):
-    md = pq.read_schema(tmp_path / out / "findings.parquet").metadata[b"auditor"]
-    return json.loads(md)
+    return report_provenance(tmp_path / out)
 
 
 def make_baseline(tmp_path, log, name="baseline.json"):

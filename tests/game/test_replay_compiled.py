@@ -19,7 +19,7 @@ from auditor.generate.write import write_log
 from auditor.logs.load import load_logs
 
 SOURCE = Path(replay_module.__file__).with_name("replay.py")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(not replay_module.COMPILED,
                                 reason="the replay is not compiled here (no C compiler at install)")

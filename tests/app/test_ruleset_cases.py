@@ -15,7 +15,7 @@ from auditor.app import cases
 from auditor.rules.describe import regulatory_rules
 from auditor.rules.ruleset import load_ruleset
 
-CASES = Path(__file__).resolve().parents[1] / "rulesets" / "cases"
+CASES = Path(__file__).resolve().parents[2] / "rulesets" / "cases"
 
 
 def shipped_cases():

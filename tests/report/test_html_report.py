@@ -33,7 +33,7 @@ from auditor.report import html_charts, html_events
 from auditor.report.provenance import provenance
 from auditor.run.core import AuditResult, audit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"
 PLANTED = SAMPLES / "nz-table-games" / "night-planted.csv"
 BROKEN = SAMPLES / "format" / "broken-rows.csv"

@@ -29,7 +29,7 @@ from auditor.report.provenance import provenance
 from auditor.report.shared import sharing
 from auditor.run.core import audit
 
-PLANTED = Path(__file__).resolve().parents[1] / "sample_logs" / "nz-table-games" / \
+PLANTED = Path(__file__).resolve().parents[2] / "sample_logs" / "nz-table-games" / \
     "night-planted.csv"
 
 

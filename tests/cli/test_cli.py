@@ -1,13 +1,12 @@
 """The `auditor` command: exit codes, outputs, provenance and determinism."""
 
 import hashlib
-import json
 import subprocess
 import sys
 
 import pyarrow.parquet as pq
 import pytest
-from builder import lawful_table
+from builder import lawful_table, report_findings, report_provenance
 from builder import run_cli as run
 
 from auditor import __version__
@@ -59,7 +58,7 @@ def test_findings_at_or_above_threshold_exit_1(tmp_path):
     log = _broken(tmp_path)
     res = run("check", log, "-r", "nz-table-games", "--out", tmp_path / "o")
     assert res.exit_code == 1 and "FAIL" in res.output
-    f = pq.read_table(tmp_path / "o" / "findings.parquet").to_pandas()
+    f = report_findings(tmp_path / "o")
     assert sorted(f["code"]) == ["dice.stick_not_used", "settle.wrong_outcome"]
 
 
@@ -83,7 +82,7 @@ def test_fail_on_critical_passes_minor_only(tmp_path):
 def test_provenance_in_metadata(tmp_path):
     log = _broken(tmp_path)
     run("check", log, "-r", "nz-table-games", "--out", tmp_path / "o")
-    md = json.loads(pq.read_schema(tmp_path / "o" / "findings.parquet").metadata[b"auditor"])
+    md = report_provenance(tmp_path / "o")
     assert md["auditor_version"] == __version__
     assert md["ruleset"]["id"] == "nz-table-games"
     assert md["ruleset"]["content_hash"].startswith("sha256:")
@@ -110,7 +109,7 @@ def test_finding_ids_are_stable_and_unique(tmp_path):
 
 def test_stamp_adds_time(tmp_path):
     run("check", _lawful(tmp_path), "-r", "nz-1996", "--out", tmp_path / "a", "--stamp")
-    md = json.loads(pq.read_schema(tmp_path / "a" / "findings.parquet").metadata[b"auditor"])
+    md = report_provenance(tmp_path / "a")
     assert "generated_at" in md
 
 

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pyarrow.parquet as pq
 import pytest
-from builder import STICK, lawful_table
+from builder import STICK, lawful_table, report_provenance
 from builder import run_cli as run
 
 from auditor.cli.progress import Progress
@@ -22,7 +22,7 @@ from auditor.findings import FINDING_COLUMNS
 from auditor.report.formats import FORMAT_MODULES, FORMATS
 from auditor.rules.ruleset import load_ruleset
 
-SCHEMA = Path(__file__).parent / "data" / "sarif-2.1.0-subset.json"
+SCHEMA = Path(__file__).parents[1] / "data" / "sarif-2.1.0-subset.json"
 ALL = ("parquet", "json", "junit", "sarif", "github")
 #: Markup, a formula and control characters, recorded as ids in the log.
 PLAYER = '<script>alert(1)</script>"><img src=x>\x1b[2J\u202egnp.exe'
@@ -75,7 +75,7 @@ def audited(tmp_path_factory):
     log, ruleset = hostile_log(folder)
     res = check_all(log, ruleset, folder / "out")
     table = pq.read_table(folder / "out" / "findings.parquet")
-    meta = json.loads(pq.read_schema(folder / "out" / "findings.parquet").metadata[b"auditor"])
+    meta = report_provenance(folder / "out")
     return {"folder": folder, "log": log, "ruleset": ruleset, "res": res,
             "out": folder / "out", "findings": table.to_pandas(), "rows": table.to_pylist(),
             "meta": meta,
