@@ -20,7 +20,6 @@ from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.discover import discover
 from auditor.logs.load import load_logs
 from auditor.report.html import COLLECTOR, render_html
-from auditor.rules.ruleset import load_ruleset
 from auditor.run import run_audit, stream
 from auditor.run.stream import LazyLogs, components, pack
 
@@ -49,11 +48,6 @@ def logs_dir(tmp_path_factory) -> Path:
     note = pa.array([f"<b>note {i}</b>" if i % 3 else None for i in range(e.num_rows)])
     write_log(e.append_column("note", note), d / "e.parquet")
     return d
-
-
-@pytest.fixture(scope="module")
-def ruleset():
-    return load_ruleset("nz-table-games")
 
 
 @pytest.fixture
