@@ -2,31 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from pathlib import Path
 
 import click
 
-from auditor.atomic import commit_together
-from auditor.checks.context import CheckContext
+from auditor.app.check import CheckRequest, check
+from auditor.app.validate import validate
 from auditor.cli.progress import Progress
 from auditor.codes import SEVERITIES
-from auditor.errors import EngineError
 from auditor.escape import terminal_safe
-from auditor.findings import finalize
-from auditor.logs.load import load_logs, small_pages
-from auditor.report import html
-from auditor.report.formats import FORMATS, check_out_dir, write_reports
-from auditor.report.provenance import provenance
-from auditor.report.summary import summary_text
-from auditor.rules.ruleset import Rule, load_ruleset
-from auditor.rules.versions import resolve_family
-from auditor.run import ENGINES, check_engine, run_audit
-from auditor.run.core import stamp_hits
-from auditor.run.family import audit_family
-from auditor.run.stream import load_with_progress
-from auditor.triage.baseline import load_accepted, verdict
+from auditor.report.formats import FORMATS
+from auditor.run import ENGINES
 
 
 @click.command("check")
@@ -75,46 +61,20 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
         auditor check night.csv.gz --ruleset my-casino.toml --fail-on critical
         auditor check year/ --ruleset nz-table-games --jobs 4
     """
-    family = resolve_family(ruleset_ref)  # `nz` -> nz@*.toml, each version validated
-    ruleset = family.latest if family else load_ruleset(ruleset_ref)  # before any log is read
-    accepted = load_accepted(baseline_file, waivers_file, ruleset,  # and these, too
-                             family.versions if family else ())
-    check_out_dir(Path(out_dir))
-    check_engine(engine, scheduler)
-    if engine == "dask" and family:
-        raise EngineError("a ruleset family is audited by --engine local")
+    request = CheckRequest(tuple(paths), ruleset_ref, Path(out_dir), tuple(formats), fail_on,
+                           stamp, baseline_file, waivers_file, jobs, engine, scheduler)
     # Progress on standard error (a terminal only, never with --quiet), fed
     # by the engines; ended (finally) before anything else is printed, error
     # or summary.
     progress = Progress(quiet=quiet)
     progress.start()
     try:
-        # Fresh memory in small pages, the audit and its reports (see small_pages).
-        with small_pages():
-            if family:  # each version audits its own table sessions: loaded at once
-                logs = load_with_progress(list(paths), progress)
-                audit = functools.partial(run_audit, jobs=jobs, progress=progress)
-                result = audit_family(logs, family, audit)
-            else:
-                result = run_audit(list(paths), ruleset, jobs=jobs, engine=engine,
-                                   scheduler=scheduler, progress=progress,
-                                   collector=html.COLLECTOR if "html" in formats else None)
-            meta = provenance(result, stamp=stamp)
-            triage = accepted.triage(result.findings)
-            meta["statuses"] = triage.as_meta()
-            meta["verdict"] = verdict(result.findings, triage.status, fail_on)
-            progress.stage("writing")
-            # The formats read each finding's status from its columns, not from meta.
-            triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
-            with commit_together():  # every report file in place, or none, before the summary
-                written = write_reports(triaged, meta, Path(out_dir), formats)
+        outcome = check(request, progress)
     finally:
         progress.finish()
-    failing = meta["verdict"]["failing"]  # new findings only
     if not quiet:
-        click.echo(terminal_safe("\n".join(filter(None, (
-            summary_text(result, written, fail_on, failing), triage.summary_text())))))
-    raise SystemExit(meta["verdict"]["exit_code"])
+        click.echo(terminal_safe(outcome.summary()))
+    raise SystemExit(outcome.exit_code)
 
 
 @click.command("validate")
@@ -131,16 +91,8 @@ def validate_command(paths):
     Example:
         auditor validate sample_logs/
     """
-    from auditor.checks import CHECKS
-
-    logs = load_logs(list(paths))
-    ctx = CheckContext(logs.events, None, logs.quarantine)
-    parts = []
-    for name in ("row_malformed", "sequence_gap", "sequence_order"):
-        chk = CHECKS[name]
-        parts.append(_validate_part(ctx, chk))
-    findings = finalize(parts)
-    findings = findings.sort_values(["source_file", "source_line"], kind="stable")
+    validation = validate(list(paths))
+    findings, logs = validation.problems, validation.logs
     for row in findings.itertuples(index=False):
         where = f"{row.source_file}:{row.source_line}"
         ident = f" {row.table_id} seq {row.seq}" if row.table_id is not None and \
@@ -151,8 +103,3 @@ def validate_command(paths):
                f"{logs.rows_quarantined} quarantined: "
                + (f"{n} problem(s)" if n else "no problems"), err=True)
     raise SystemExit(1 if n else 0)
-
-
-def _validate_part(ctx, chk):
-    rule = Rule(chk.code, chk.name, chk.code, "event-log-v1", "", "major", {})
-    return stamp_hits(ctx, chk.func(ctx, {}), rule, "event-log-v1")

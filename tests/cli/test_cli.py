@@ -200,7 +200,7 @@ def test_the_audit_and_its_reports_ask_for_small_pages_and_put_the_hint_back(
         seen.append(multiarray._get_madvise_hugepage())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("auditor.cli.check_cmd.write_reports", spy)
+    monkeypatch.setattr("auditor.app.check.write_reports", spy)
     before = multiarray._set_madvise_hugepage(True)
     try:
         res = run("check", _lawful(tmp_path), "--ruleset", "nz-table-games", "--out",

@@ -1,0 +1,104 @@
+"""The `check` use case: the ruleset (or family of versions) resolved and
+validated before any log is read, the audit run by the chosen engine, its
+findings triaged against a baseline and waivers, and every report written
+as one set. The command line only gathers the request and prints."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditor.atomic import commit_together
+from auditor.errors import EngineError
+from auditor.logs.load import small_pages
+from auditor.report import html
+from auditor.report.formats import check_out_dir, write_reports
+from auditor.report.provenance import provenance
+from auditor.report.summary import summary_text
+from auditor.rules.ruleset import load_ruleset
+from auditor.rules.versions import resolve_family
+from auditor.run import check_engine, run_audit
+from auditor.run.core import AuditResult
+from auditor.run.family import audit_family
+from auditor.run.progress import NoProgress
+from auditor.run.stream import load_with_progress
+from auditor.triage.baseline import Triage, load_accepted, verdict
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """What `auditor check` was asked (its options, as the library takes them)."""
+
+    paths: tuple[str, ...]
+    ruleset: str
+    out: Path = Path("reports")
+    formats: tuple[str, ...] = ("parquet",)
+    fail_on: str = "major"
+    stamp: bool = False
+    baseline: str | None = None
+    waivers: str | None = None
+    jobs: int = 1
+    engine: str = "local"
+    scheduler: str | None = None
+
+
+@dataclass
+class CheckOutcome:
+    """An audit written: its result, the files written, the provenance
+    (with the statuses and the verdict) and the triage."""
+
+    result: AuditResult
+    written: list[str]
+    meta: dict
+    triage: Triage
+    fail_on: str
+
+    @property
+    def exit_code(self) -> int:
+        return self.meta["verdict"]["exit_code"]
+
+    def summary(self) -> str:
+        """The terminal summary: the audit, then what triage made of it."""
+        failing = self.meta["verdict"]["failing"]  # new findings only
+        return "\n".join(filter(None, (
+            summary_text(self.result, self.written, self.fail_on, failing),
+            self.triage.summary_text())))
+
+
+def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOutcome:
+    """Audit `request.paths` and write the reports. Everything that can be
+    refused (ruleset, baseline, waivers, output folder, engine) is refused
+    before any log is read. `progress` is told of the audit as it goes and
+    set to "writing" before the reports; finishing it is the caller's."""
+    progress = progress if progress is not None else NoProgress()
+    family = resolve_family(request.ruleset)  # `nz` -> nz@*.toml, each version validated
+    ruleset = family.latest if family else load_ruleset(request.ruleset)
+    accepted = load_accepted(request.baseline, request.waivers, ruleset,
+                             family.versions if family else ())
+    check_out_dir(request.out)
+    check_engine(request.engine, request.scheduler)
+    if request.engine == "dask" and family:
+        raise EngineError("a ruleset family is audited by --engine local")
+    # Fresh memory in small pages, the audit and its reports (see small_pages).
+    with small_pages():
+        if family:  # each version audits its own table sessions: loaded at once
+            logs = load_with_progress(list(request.paths), progress)
+            audit = functools.partial(run_audit, jobs=request.jobs, progress=progress)
+            result = audit_family(logs, family, audit)
+        else:
+            result = run_audit(list(request.paths), ruleset, jobs=request.jobs,
+                               engine=request.engine, scheduler=request.scheduler,
+                               progress=progress,
+                               collector=html.COLLECTOR if "html" in request.formats else None)
+        meta = provenance(result, stamp=request.stamp)
+        triage = accepted.triage(result.findings)
+        meta["statuses"] = triage.as_meta()
+        meta["verdict"] = verdict(result.findings, triage.status, request.fail_on)
+        progress.stage("writing")
+        # The formats read each finding's status from its columns, not from meta.
+        triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
+        with commit_together():  # every report file in place, or none, before the summary
+            written = write_reports(triaged, meta, request.out, request.formats)
+    return CheckOutcome(result, written, meta, triage, request.fail_on)
