@@ -10,16 +10,23 @@ from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from auditor.codes import SEVERITY_RANK
 from auditor.compat import json_c_make_encoder, json_string_quoter
 
-#: The findings table's columns (`shared/spec/violations.md`), finding_id first.
-FINDING_COLUMNS: tuple[str, ...] = (
-    "finding_id", "code", "rule_id", "ruleset", "clause", "severity", "table_id", "seq",
-    "ts", "event", "seat", "actor_role", "actor_id", "message", "evidence", "source_file",
-    "source_line",
-)
+#: The findings table (`shared/spec/violations.md`), finding_id first: each
+#: column with its Arrow type (findings.parquet); text is held as objects,
+#: whole numbers as Int64, `ts` in microseconds, UTC.
+FINDINGS_SCHEMA = pa.schema([
+    ("finding_id", pa.string()), ("code", pa.string()), ("rule_id", pa.string()),
+    ("ruleset", pa.string()), ("clause", pa.string()), ("severity", pa.string()),
+    ("table_id", pa.string()), ("seq", pa.int64()), ("ts", pa.timestamp("us", tz="UTC")),
+    ("event", pa.string()), ("seat", pa.int64()), ("actor_role", pa.string()),
+    ("actor_id", pa.string()), ("message", pa.string()), ("evidence", pa.string()),
+    ("source_file", pa.string()), ("source_line", pa.int64()),
+])
+FINDING_COLUMNS: tuple[str, ...] = tuple(FINDINGS_SCHEMA.names)
 #: What triage (`auditor.triage`) adds to each finding for the report
 #: formats, after the table's own columns (findings.parquet keeps only those):
 #: `status` (one of STATUSES), `in_baseline` (None without a baseline), and
@@ -200,25 +207,17 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _typed_columns(frame: pd.DataFrame) -> dict[str, pd.Series]:
-    """The findings columns but finding_id, each in its one dtype."""
-    return {
-        "code": frame["code"].astype(object),
-        "rule_id": frame["rule_id"].astype(object),
-        "ruleset": frame["ruleset"].astype(object),
-        "clause": frame["clause"].astype(object),
-        "severity": frame["severity"].astype(object),
-        "table_id": frame["table_id"].astype(object),
-        "seq": frame["seq"].astype("Int64"),
-        "ts": pd.to_datetime(frame["ts"], utc=True).astype("datetime64[us, UTC]"),
-        "event": frame["event"].astype(object),
-        "seat": frame["seat"].astype("Int64"),
-        "actor_role": frame["actor_role"].astype(object),
-        "actor_id": frame["actor_id"].astype(object),
-        "message": frame["message"].astype(object),
-        "evidence": frame["evidence"].astype(object),
-        "source_file": frame["source_file"].astype(object),
-        "source_line": frame["source_line"].astype("Int64"),
-    }
+    """The findings columns but finding_id, each in its one dtype (from
+    FINDINGS_SCHEMA)."""
+    return {field.name: _held_as(frame[field.name], field.type)
+            for field in FINDINGS_SCHEMA if field.name != "finding_id"}
+
+
+def _held_as(column: pd.Series, arrow: pa.DataType) -> pd.Series:
+    """`column` in the dtype findings hold a column of Arrow type `arrow` in."""
+    if pa.types.is_timestamp(arrow):
+        return pd.to_datetime(column, utc=True).astype(f"datetime64[{arrow.unit}, UTC]")
+    return column.astype("Int64" if pa.types.is_integer(arrow) else object)
 
 
 def severity_counts(findings: pd.DataFrame) -> dict[str, int]:

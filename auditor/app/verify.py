@@ -18,9 +18,10 @@ import pyarrow.parquet as pq
 
 from auditor import __version__
 from auditor.errors import LogFileError, ReportError, RulesetError
+from auditor.findings import FINDINGS_SCHEMA
 from auditor.logs.load import load_logs
 from auditor.logs.raw import sha256_of
-from auditor.report.parquet import FINDINGS_SCHEMA, QUARANTINE_SCHEMA
+from auditor.report.parquet import QUARANTINE_SCHEMA
 from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.core import audit_loaded
 

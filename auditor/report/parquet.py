@@ -11,15 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from auditor.atomic import atomic_path
+from auditor.findings import FINDINGS_SCHEMA
 
-FINDINGS_SCHEMA = pa.schema([
-    ("finding_id", pa.string()), ("code", pa.string()), ("rule_id", pa.string()),
-    ("ruleset", pa.string()), ("clause", pa.string()), ("severity", pa.string()),
-    ("table_id", pa.string()), ("seq", pa.int64()), ("ts", pa.timestamp("us", tz="UTC")),
-    ("event", pa.string()), ("seat", pa.int64()), ("actor_role", pa.string()),
-    ("actor_id", pa.string()), ("message", pa.string()), ("evidence", pa.string()),
-    ("source_file", pa.string()), ("source_line", pa.int64()),
-])
 QUARANTINE_SCHEMA = pa.schema([
     ("source_file", pa.string()), ("source_line", pa.int64()), ("table_id", pa.string()),
     ("seq", pa.int64()), ("event", pa.string()), ("reason", pa.string()), ("raw", pa.string()),
