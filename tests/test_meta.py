@@ -48,6 +48,13 @@ def test_every_check_documents_itself(name):
         assert f"`{param}`" in doc, f"{name} does not document parameter {param}"
 
 
+def test_every_check_lives_in_the_module_named_like_its_code():
+    """`auditor.checks.dice` holds the `dice.*` checks, and only those."""
+    misplaced = {name: (c.family, c.code) for name, c in CHECKS.items()
+                 if c.code.split(".", 1)[0] != c.family}
+    assert not misplaced
+
+
 def test_every_code_has_a_check():
     assert {c.code for c in CHECKS.values()} == set(CODES)
 
