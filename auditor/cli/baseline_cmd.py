@@ -1,6 +1,6 @@
 """`auditor baseline create`: record the findings of an audit as known, so
 later audits fail only on new ones. A thin wrapper over
-`auditor.triage.baseline`."""
+`auditor.app.baseline`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 
 import click
 
-from auditor.atomic import write_text
-from auditor.triage.baseline import baseline_from_report, baseline_json
+from auditor.app.baseline import create_baseline
 
 
 @click.group("baseline")
@@ -42,7 +41,6 @@ def create_command(source, out):
     Example:
         auditor baseline create --from reports/findings.parquet --out baseline.json
     """
-    document = baseline_from_report(Path(source))  # a BaselineError: "error: ..." and exit 2
-    write_text(Path(out), baseline_json(document))
+    document = create_baseline(Path(source), Path(out))  # a BaselineError: exit 2
     click.echo(f"wrote {len(document['findings'])} finding(s) of ruleset "
                f"{document['ruleset']['id']} to {out}")
