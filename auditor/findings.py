@@ -112,10 +112,6 @@ def paused_gc():
             gc.enable()
 
 
-def empty_findings() -> pd.DataFrame:
-    return finalize([])
-
-
 def finalize(parts: list[pd.DataFrame]) -> pd.DataFrame:
     """Concatenate per-rule findings, order them deterministically and give
     each its stable id: a hash of ruleset, rule, table and seq (with the source

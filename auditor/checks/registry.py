@@ -89,7 +89,3 @@ def _gc_paused(func: Callable) -> Callable:
         with paused_gc():
             return func(ctx, params)
     return run
-
-
-def checks_for_code(code: str) -> list[Check]:
-    return [c for c in CHECKS.values() if c.code == code]

@@ -179,17 +179,9 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "marker": ("dont_pass_line",),
 }
 
-#: Line bets: the wagers whose settlement the replay can check against the dice.
-LINE_BETS: tuple[str, ...] = ("pass", "dont_pass", "come", "dont_come")
 #: Numbers a come or don't come bet can travel to.
 POINT_NUMBERS: tuple[int, ...] = (4, 5, 6, 8, 9, 10)
 
-#: Named bets of the spec; any other lower-case word is accepted too.
-NAMED_BETS: tuple[str, ...] = (
-    "pass", "dont_pass", "come", "dont_come", "pass_odds", "dont_pass_odds",
-    "come_odds", "dont_come_odds", "field", "big_6", "big_8", "any_7",
-    "any_craps", "horn", "c_and_e", "world", "yo_11",
-)
 #: A bet is valid when it matches this: lower-case words joined by `_`,
 #: optionally ending in a number (place_6, come_8, hard_10, ...).
 BET_PATTERN = r"^[a-z][a-z]*(?:_[a-z]+)*(?:_(?:[2-9]|1[0-2]))?$"

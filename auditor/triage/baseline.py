@@ -279,10 +279,6 @@ class Triage:
     unused_waivers: list[dict] = field(default_factory=list)
     ruleset_hash: str | None = None
 
-    @property
-    def is_new(self) -> np.ndarray:
-        return self.status == "new"
-
     def counts(self) -> dict[str, int]:
         return {s: int((self.status == s).sum()) for s in STATUSES}
 
