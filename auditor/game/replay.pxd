@@ -84,11 +84,11 @@ cdef class TableReplay:
     cdef int64_t[:] seat, die1, die2, role, dice_code, bet, outcome, event
     cdef public Wagers wagers, snapshot
     cdef public Decided decided
-    cdef public IntBuffer decision_rows, decision_totals, decision_seven_outs
+    cdef public IntBuffer decision_rows, decision_totals
     cdef public IntBuffer settle_rows, settle_decided_by, player_roll_rows
-    cdef public IntBuffer call_rows, call_totals, call_rolls
-    cdef public list settle_expected, roll_dice
-    cdef public IntBuffer roll_total, roll_point_before, roll_line_bet, roll_by_shooter
+    cdef public IntBuffer call_rows, call_rolls
+    cdef public list settle_expected
+    cdef public IntBuffer roll_total, roll_line_bet, roll_by_shooter
     cdef public IntBuffer roll_marker_off, roll_come_wagers, roll_other_line_bettors
     cdef public IntBuffer roll_after_point_made
     cdef public long point, shooter, open_seat, seven_out_seat
@@ -168,8 +168,8 @@ cdef class TableReplay:
     cpdef on_dice_accepted(self, long i, long k)
     @cython.locals(s=cython.long, anchor=cython.long)
     cpdef on_shooter_relinquish(self, long i, long k)
-    @cython.locals(stick_rows=IntBuffer, total=IntBuffer, point=IntBuffer, any_wager=IntBuffer,
-                   willing=IntBuffer, after_decision=IntBuffer, dice_used=list, die=Die, d=tuple,
+    @cython.locals(stick_rows=IntBuffer, total=IntBuffer, any_wager=IntBuffer,
+                   willing=IntBuffer, after_decision=IntBuffer, die=Die, d=tuple,
                    dice=dict, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong,
                    by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
     cpdef on_roll(self, long i, long k)

@@ -128,36 +128,32 @@ class Die:
 #: is always present in the state, so checks never meet a missing column.
 SPARSE_COLUMNS: tuple[str, ...] = (
     # rolls
-    "roll_dice", "roll_total", "roll_counted_total", "roll_point_before", "roll_seven_out",
-    "roll_voided", "roll_line_bet", "roll_by_shooter", "roll_after_seven_out",
-    "roll_not_selected", "roll_marker_off", "roll_come_wagers", "roll_other_line_bettors",
-    "roll_after_point_made",
+    "roll_total", "roll_counted_total", "roll_voided", "roll_line_bet", "roll_by_shooter",
+    "roll_after_seven_out", "roll_not_selected", "roll_marker_off", "roll_come_wagers",
+    "roll_other_line_bettors", "roll_after_point_made",
     "stick_any_wager", "stick_willing", "stick_after_decision", "call_row", "unsettled",
     # calls and settlements
-    "call_expected", "call_roll", "settle_expected", "settle_roll", "settled_on_void",
+    "call_roll", "settle_expected", "settle_roll", "settled_on_void",
     # offers
     "offer_round", "offer_anchor", "offer_open_seat", "offer_missing_dice",
     # dice custody
-    "received_count", "bowl_set_count", "live_count", "first_use", "failed_dice_used",
-    "dice_not_at_table",
+    "received_count", "bowl_set_count", "first_use", "failed_dice_used", "dice_not_at_table",
     "selected_count", "rest_not_in_bowl", "passed_unsettled", "passed_then_settled",
-    "offtable_shooter", "lost_shooter", "lost_followup", "old_set_used",
+    "offtable_shooter", "lost_followup", "old_set_used",
     # references and people
-    "seat_unknown", "die_never_received", "relinquish_roles",
+    "seat_unknown", "die_never_received",
 )
-#: Sparse columns whose value may be None (then the row counts as not written).
-NULLABLE_COLUMNS = frozenset(("relinquish_roles",))
 #: Sparse columns holding whole numbers, and those holding booleans: kept as
 #: numpy arrays once the replay ends (read back as Python ints and bools).
 INT_COLUMNS = frozenset((
-    "roll_total", "roll_counted_total", "roll_point_before", "roll_voided", "roll_come_wagers",
-    "call_row", "call_expected", "call_roll", "settle_roll", "settled_on_void", "offer_round",
-    "offer_anchor", "offer_open_seat", "received_count", "bowl_set_count", "live_count",
-    "selected_count", "offtable_shooter", "lost_shooter"))
+    "roll_total", "roll_counted_total", "roll_voided", "roll_come_wagers", "call_row",
+    "call_roll", "settle_roll", "settled_on_void", "offer_round", "offer_anchor",
+    "offer_open_seat", "received_count", "bowl_set_count", "selected_count",
+    "offtable_shooter"))
 BOOL_COLUMNS = frozenset((
-    "roll_seven_out", "roll_line_bet", "roll_by_shooter", "roll_after_seven_out",
-    "roll_marker_off", "roll_other_line_bettors", "roll_after_point_made", "stick_any_wager",
-    "stick_willing", "stick_after_decision", "passed_then_settled", "seat_unknown"))
+    "roll_line_bet", "roll_by_shooter", "roll_after_seven_out", "roll_marker_off",
+    "roll_other_line_bettors", "roll_after_point_made", "stick_any_wager", "stick_willing",
+    "stick_after_decision", "passed_then_settled", "seat_unknown"))
 #: State every row carries: the value before the row's event (seats are
 #: 1..62, points 4..10, seat sets bits of a 64-bit mask).
 DENSE_COLUMNS: dict[str, type] = {"shooter": np.int16, "point": np.int8,
@@ -167,13 +163,11 @@ DENSE_COLUMNS: dict[str, type] = {"shooter": np.int16, "point": np.int8,
 #: stickperson's roll, by every decision of a roll (again if a recount changes
 #: it), by every call of a total, and by every settlement matched to what the
 #: last roll decided.
-PLAYER_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "roll_line_bet",
-                      "roll_by_shooter", "roll_marker_off", "roll_come_wagers",
-                      "roll_other_line_bettors", "roll_after_point_made")
-STICK_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "stick_any_wager",
-                     "stick_willing", "stick_after_decision")
-DECISION_FIELDS = ("roll_counted_total", "roll_seven_out")
-CALL_FIELDS = ("call_expected", "call_roll")
+PLAYER_ROLL_FIELDS = ("roll_total", "roll_line_bet", "roll_by_shooter", "roll_marker_off",
+                      "roll_come_wagers", "roll_other_line_bettors", "roll_after_point_made")
+STICK_ROLL_FIELDS = ("roll_total", "stick_any_wager", "stick_willing", "stick_after_decision")
+DECISION_FIELDS = ("roll_counted_total",)
+CALL_FIELDS = ("call_roll",)
 SETTLEMENT_FIELDS = ("settle_expected", "settle_roll")
 
 
@@ -417,7 +411,7 @@ def _typed(values: list | tuple, name: str):
 
 def _settle(pieces: list[tuple[np.ndarray, object]], name: str) -> tuple[np.ndarray, object]:
     """One sparse column from its pieces (in the order written): rows
-    ascending, one value per row (the last written), None dropped; numbers
+    ascending, one value per row (the last written); numbers
     and booleans as numpy arrays."""
     pieces = [(rows, values) for rows, values in pieces if len(rows)]
     numeric = name in INT_COLUMNS or name in BOOL_COLUMNS
@@ -437,10 +431,6 @@ def _settle(pieces: list[tuple[np.ndarray, object]], name: str) -> tuple[np.ndar
         keep = order[last]
         r = r[last]
         values = values[keep] if numeric else [values[j] for j in keep.tolist()]
-    if name in NULLABLE_COLUMNS and any(v is None for v in values):
-        ok = [v is not None for v in values]
-        r = r[np.asarray(ok, dtype=bool)]
-        values = [v for v, good in zip(values, ok) if good]
     return r, values
 
 
@@ -833,12 +823,12 @@ class TableReplay:
         self.snapshot = Wagers(self.decisions.width, self.decisions.key_fam)
         self.decided = Decided()
         # The records written most often: rows and values.
-        self.decision_rows, self.decision_totals, self.decision_seven_outs = out.decisions
-        (self.player_roll_rows, self.roll_dice, self.roll_total, self.roll_point_before,
-         self.roll_line_bet, self.roll_by_shooter, self.roll_marker_off, self.roll_come_wagers,
-         self.roll_other_line_bettors, self.roll_after_point_made) = out.player_rolls
+        self.decision_rows, self.decision_totals = out.decisions
+        (self.player_roll_rows, self.roll_total, self.roll_line_bet, self.roll_by_shooter,
+         self.roll_marker_off, self.roll_come_wagers, self.roll_other_line_bettors,
+         self.roll_after_point_made) = out.player_rolls
         self.settle_rows, self.settle_expected, self.settle_decided_by = out.settlements
-        self.call_rows, self.call_totals, self.call_rolls = out.calls
+        self.call_rows, self.call_rolls = out.calls
         self.reset()
 
     def reset(self) -> None:
@@ -1234,7 +1224,6 @@ class TableReplay:
             die = self.dice[x] = Die(x, self.current_set, self.live)
             self.sets.setdefault(self.current_set, []).append(die)
         self.generation = self.inputs.next_generation()  # dies_of looks again
-        self.put("live_count", i, len(self.live))
 
     def on_dice_inspected(self, i: int, k: int) -> None:
         self.note_never_received(i, k)
@@ -1258,7 +1247,6 @@ class TableReplay:
             if die is not None and die.loc != REMOVED:
                 die.move(BOWL)
                 die.found = False if die.checked_use else die.found
-        self.put("live_count", i, len(self.live))
         # The set shrank since it was received (a die removed, e.g. after a
         # failed inspection): this bowl leaves the table with that many dice.
         # A lost die is the lost-die procedure's concern (seed 6.1), not this.
@@ -1331,7 +1319,6 @@ class TableReplay:
         self.lost_row = i
         self.lost_shooter = self.shooter
         self.lost_allowance_over = False
-        self.put("lost_shooter", i, self.shooter)
 
     # --- handlers: the shooter and the offer ---------------------------------------
 
@@ -1425,7 +1412,6 @@ class TableReplay:
         self.round_kind = ROUND_AFTER_RELINQUISH
         self.round_anchor = anchor
         self.round_declined = 0
-        self.put("relinquish_roles", i, self.role_of(k))
 
     # --- handlers: the roll and what follows it --------------------------------------
 
@@ -1467,9 +1453,7 @@ class TableReplay:
                         self.put("roll_not_selected", i, sorted(self.selected))
                         break
             self.player_roll_rows.append(i)
-            self.roll_dice.append(d)
             self.roll_total.append(d1 + d2)
-            self.roll_point_before.append(self.point)
             self.roll_line_bet.append(line_bet)
             self.roll_by_shooter.append(by_shooter)
             self.roll_marker_off.append(self.marker_off_dp)
@@ -1477,12 +1461,9 @@ class TableReplay:
             self.roll_other_line_bettors.append(self.line_bettors & ~sb != 0)
             self.roll_after_point_made.append(self.made_point and s == self.shooter)
         else:
-            stick_rows, dice_used, total, point, any_wager, willing, after_decision = \
-                self.out.stick_rolls
+            stick_rows, total, any_wager, willing, after_decision = self.out.stick_rolls
             stick_rows.append(i)
-            dice_used.append(d)
             total.append(d1 + d2)
-            point.append(self.point)
             any_wager.append(self.any_line_wager())
             willing.append(self.line_bettors & ~self.round_declined != 0)
             after_decision.append(self.stick_decided)
@@ -1562,7 +1543,6 @@ class TableReplay:
         seven_out = point != 0 and total == 7
         self.decision_rows.append(i)
         self.decision_totals.append(total)
-        self.decision_seven_outs.append(seven_out)
         if point == 0:
             self.point = total if total in POINTS else 0
         elif total == point or total == 7:
@@ -1594,7 +1574,6 @@ class TableReplay:
             self.last_roll_called = True
             self.put("call_row", r, i)
         self.call_rows.append(i)
-        self.call_totals.append(self.face1 + self.face2)
         self.call_rolls.append(r)
 
     def void_last_roll(self, i: int) -> None:
