@@ -184,6 +184,23 @@ def row_malformed(ctx, params) -> Hits:
     return Hits(np.empty(0, dtype=np.int64), messages, evidence, located=located)
 
 
+#: Events whose seat must be occupied (a player's roll too: `_seat_unknown`).
+_SEATED_EVENTS = ("player_leave", "wager_placed", "wager_removed", "wager_settled",
+                  "dice_to_shooter", "dice_offered", "dice_declined", "dice_accepted",
+                  "dice_selected", "shooter_relinquish")
+
+
+def _seat_unknown(ctx) -> np.ndarray:
+    """Rows of `_SEATED_EVENTS` and players' rolls naming a seat (not 0)
+    that was not occupied just before (seats 1..62 are bits of `occupied`)."""
+    sh = ctx.shared
+    rows = np.union1d(sh.event_rows(*_SEATED_EVENTS), sh.sparse_rows("roll_line_bet"))
+    seat = sh.int_at("seat", rows)
+    bits = np.left_shift(1, np.where((seat > 0) & (seat < 63), seat, 0)) * ((seat > 0) & (seat < 63))
+    occupied = ctx.state["occupied"][rows]
+    return rows[(seat != 0) & ((occupied & bits) == 0)]
+
+
 @check("unknown_reference", "log.unknown_reference")
 def unknown_reference(ctx, params) -> Hits:
     """An event names a seat with no player, or a die never received.
@@ -193,7 +210,7 @@ def unknown_reference(ctx, params) -> Hits:
     Quiet on: events that name joined seats and received dice.
     Points at: the event that names the unknown seat or die.
     """
-    seat_rows, _ = written(ctx, "seat_unknown")
+    seat_rows = _seat_unknown(ctx)
     die_rows, dice = written(ctx, "die_never_received")
     msgs: dict[int, list[str]] = {}
     evid: dict[int, dict] = {}

@@ -93,7 +93,7 @@ cdef class TableReplay:
     cdef public IntBuffer roll_after_point_made
     cdef public long point, shooter, open_seat, seven_out_seat
     cdef public long long occupied, line_bettors, round_declined
-    cdef public bint made_point, has_failed, ever_offered, last_roll_valid, last_roll_called
+    cdef public bint made_point, ever_offered, last_roll_valid, last_roll_called
     cdef public bint marker_off_dp, stick_decided, offtable_offered, lost_allowance_over
     cdef public bint last_roll_by_player
     cdef public object selected, dispute_die
@@ -129,8 +129,6 @@ cdef class TableReplay:
     cpdef check_row_seat(self, long i, long k)
     @cython.locals(dies=tuple)
     cpdef note_never_received(self, long i, long k)
-    @cython.locals(die=Die, failed=list, dies=tuple, j=cython.Py_ssize_t)
-    cpdef note_failed(self, long i, long k)
     @cython.locals(die=Die, out=list, dies=tuple, j=cython.Py_ssize_t)
     cpdef list not_at_table(self, long k)
     @cython.locals(die=Die)

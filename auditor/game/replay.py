@@ -137,7 +137,7 @@ SPARSE_COLUMNS: tuple[str, ...] = (
     # offers
     "offer_round", "offer_anchor", "offer_open_seat", "offer_missing_dice",
     # dice custody
-    "received_count", "bowl_set_count", "first_use", "failed_dice_used", "dice_not_at_table",
+    "received_count", "bowl_set_count", "first_use", "dice_not_at_table",
     "selected_count", "rest_not_in_bowl", "passed_unsettled", "passed_then_settled",
     "offtable_shooter", "lost_followup", "old_set_used",
     # references and people
@@ -843,7 +843,6 @@ class TableReplay:
         self.wagers.clear()
         self.snapshot.clear()  # the wagers the undo would restore
         self.come_count = 0  # come and don't come wagers held, all seats together
-        self.has_failed = False  # a die of this table failed an inspection
         self.line_bettors = 0
         self.dice: dict[str, Die] = {}
         self.generation = self.inputs.next_generation()
@@ -1016,19 +1015,6 @@ class TableReplay:
                 self.put("die_never_received", i,
                          [d[j] for j in range(len(d)) if dies[j] is None])
                 return
-
-    def note_failed(self, i: int, k: int) -> None:
-        """Dice that failed an inspection, put in play or used at row `i`."""
-        if not self.has_failed:
-            return
-        dies = self.dies_of(k)
-        failed = []
-        for j in range(len(dies)):
-            die = dies[j]
-            if die is not None and die.failed:
-                failed.append(self.dice_of(k)[j])
-        if failed:
-            self.put("failed_dice_used", i, failed)
 
     def not_at_table(self, k: int) -> list[str]:
         dies = self.dies_of(k)
@@ -1233,7 +1219,6 @@ class TableReplay:
                 continue
             if outcome == "fail":
                 die.failed = True
-                self.has_failed = True
             elif die.found:
                 die.found_inspections.append((role or "", actor or ""))
             else:
@@ -1242,7 +1227,6 @@ class TableReplay:
     def on_dice_to_bowl(self, i: int, k: int) -> None:
         self.note_never_received(i, k)
         self.record_use(i, k)
-        self.note_failed(i, k)
         for die in self.dies_of(k):
             if die is not None and die.loc != REMOVED:
                 die.move(BOWL)
@@ -1278,7 +1262,6 @@ class TableReplay:
         self.on_dice_collected(i, k)
         self.check_row_seat(i, k)
         self.record_use(i, k)
-        self.note_failed(i, k)
         if self.decided.size:
             owed = self.owed()
             if owed:
@@ -1333,7 +1316,6 @@ class TableReplay:
             self.offtable_row = -1
             self.move_row(k, OFFERED)
             self.record_use(i, k)
-            self.note_failed(i, k)
             return
         if self.round_kind < 0:
             if self.shooter == 0 and not self.ever_offered:
@@ -1350,7 +1332,6 @@ class TableReplay:
             if x not in d:
                 self.put("offer_missing_dice", i, sorted(live.difference(d)))
                 break
-        self.note_failed(i, k)
         self.record_use(i, k)
         self.move_row(k, OFFERED)
 
@@ -1389,7 +1370,6 @@ class TableReplay:
         if unknown:
             self.put("dice_not_at_table", i, unknown)
         self.record_use(i, k)
-        self.note_failed(i, k)
         self.move_row(k, SHOOTER)
         for x in kept:
             self.dice[x].move(SHOOTER)
@@ -1428,14 +1408,10 @@ class TableReplay:
                 # Some die unknown, not at the table or first used: the full story.
                 self.note_never_received(i, k)
                 self.record_use(i, k)
-                self.note_failed(i, k)
                 unknown = self.not_at_table(k)
                 if unknown:
                     self.put("dice_not_at_table", i, unknown)
                 break
-        else:
-            if self.has_failed:
-                self.note_failed(i, k)
         by_player = self.role[k] == self.player
         if by_player:
             sb = bit(s)
