@@ -108,7 +108,7 @@ cdef class TableReplay:
     cdef int64_t[:] die_generation
     cdef public long generation
     cdef public set live
-    cdef public IntBuffer last_roll_voided_rows, passed_rows
+    cdef public IntBuffer last_roll_voided_rows
     cdef public long face1, face2
     cdef public object last_roll_dice
     cdef public long base
@@ -125,8 +125,6 @@ cdef class TableReplay:
     cdef object outcome_of(self, long k)
     @cython.locals(rows=IntBuffer, values=list, sink=tuple)
     cpdef put(self, str column, long row, value)
-    cpdef check_seat(self, long i, long s)
-    cpdef check_row_seat(self, long i, long k)
     @cython.locals(dies=tuple)
     cpdef note_never_received(self, long i, long k)
     @cython.locals(die=Die, out=list, dies=tuple, j=cython.Py_ssize_t)
@@ -138,7 +136,6 @@ cdef class TableReplay:
     @cython.locals(d=Decided, j=cython.long)
     cpdef list owed(self)
     cpdef flush_pending(self)
-    cpdef mark_passed_then_settled(self)
     cpdef refresh_line_bit(self, long seat)
     @cython.locals(wagers=Wagers, j=cython.long)
     cpdef bint any_line_wager(self)
@@ -150,7 +147,6 @@ cdef class TableReplay:
                    outcome=cython.long, match=cython.long, j=cython.long, expected=cython.long,
                    any_number=cython.bint, d=Decided)
     cpdef on_wager_settled(self, long i, long k)
-    cpdef on_settlement_complete(self, long i, long k)
     @cython.locals(die=Die, d=tuple, dice=dict)
     cpdef on_dice_collected(self, long i, long k)
     @cython.locals(die=Die, d=tuple, dice=dict, size=cython.long, lost=cython.bint)
@@ -160,7 +156,7 @@ cdef class TableReplay:
     cpdef on_dice_inspected(self, long i, long k)
     @cython.locals(s=cython.long, d=tuple, live=set)
     cpdef on_dice_offered(self, long i, long k)
-    @cython.locals(s=cython.long, d=tuple)
+    @cython.locals(d=tuple)
     cpdef on_dice_selected(self, long i, long k)
     @cython.locals(s=cython.long)
     cpdef on_dice_accepted(self, long i, long k)

@@ -138,10 +138,10 @@ SPARSE_COLUMNS: tuple[str, ...] = (
     "offer_round", "offer_anchor", "offer_open_seat", "offer_missing_dice",
     # dice custody
     "received_count", "bowl_set_count", "first_use", "dice_not_at_table",
-    "selected_count", "rest_not_in_bowl", "passed_unsettled", "passed_then_settled",
+    "selected_count", "rest_not_in_bowl", "passed_unsettled",
     "offtable_shooter", "lost_followup", "old_set_used",
     # references and people
-    "seat_unknown", "die_never_received",
+    "die_never_received",
 )
 #: Sparse columns holding whole numbers, and those holding booleans: kept as
 #: numpy arrays once the replay ends (read back as Python ints and bools).
@@ -153,7 +153,7 @@ INT_COLUMNS = frozenset((
 BOOL_COLUMNS = frozenset((
     "roll_line_bet", "roll_by_shooter", "roll_after_seven_out", "roll_marker_off",
     "roll_other_line_bettors", "roll_after_point_made", "stick_any_wager", "stick_willing",
-    "stick_after_decision", "passed_then_settled", "seat_unknown"))
+    "stick_after_decision"))
 #: State every row carries: the value before the row's event (seats are
 #: 1..62, points 4..10, seat sets bits of a 64-bit mask).
 DENSE_COLUMNS: dict[str, type] = {"shooter": np.int16, "point": np.int8,
@@ -862,7 +862,6 @@ class TableReplay:
         self.last_roll_voided_rows = IntBuffer(64)  # settled since the last roll
         self.decided.size = 0
         self.pending_roll = -1  # the roll that decided what `decided` holds
-        self.passed_rows = IntBuffer(64)  # dice passed since the last roll
         self.marker_off_dp = False
         self.stick_decided = False
         self.offtable_row = -1
@@ -949,7 +948,7 @@ class TableReplay:
             elif e == DICE_COLLECTED:
                 self.on_dice_collected(base + k, k)
             elif e == SETTLEMENT_COMPLETE:
-                self.on_settlement_complete(base + k, k)
+                pass  # (frequent, and changes no state: no handler call)
             elif e == TOTAL_CALLED:
                 self.on_total_called(base + k, k)
             elif e == DICE_TO_SHOOTER:
@@ -993,16 +992,6 @@ class TableReplay:
             if wagers.held[wagers.order[j]]:
                 return True
         return False
-
-    def check_seat(self, i: int, s: int) -> None:
-        if s and not self.occupied & bit(s):
-            self.put("seat_unknown", i, True)
-
-    def check_row_seat(self, i: int, k: int) -> None:
-        """`check_seat` for the seat the row names."""
-        s = self.seat[k]
-        if s and not self.occupied & bit(s):
-            self.put("seat_unknown", i, True)
 
     # (The helpers below take the row's index `k` in the chunk: its serials
     # are `dice_of(k)`, its dice `dies_of(k)`.)
@@ -1064,11 +1053,6 @@ class TableReplay:
         self.decided.size = 0
         self.pending_roll = -1
 
-    def mark_passed_then_settled(self) -> None:
-        for j in range(self.passed_rows.size):
-            self.put("passed_then_settled", self.passed_rows.at(j), True)
-        self.passed_rows.clear()
-
     def take_wager(self, s: int, bet: int) -> None:
         """One wager of the distinct bet `bet` off seat `s` (a come or don't
         come bet named without its number: the first of its family held)."""
@@ -1123,7 +1107,6 @@ class TableReplay:
 
     def on_player_leave(self, i: int, k: int) -> None:
         s = self.seat[k]
-        self.check_seat(i, s)
         self.occupied &= ~bit(s)
         self.come_count -= self.wagers.come_held(s)
         self.wagers.drop_seat(s)
@@ -1134,8 +1117,6 @@ class TableReplay:
     def on_wager_placed(self, i: int, k: int) -> None:
         s = self.seat[k]
         sb = bit(s)
-        if s and not self.occupied & sb:
-            self.put("seat_unknown", i, True)
         bet = self.bet[k]
         key = self.bet_key[bet]
         if key >= 0:
@@ -1148,15 +1129,10 @@ class TableReplay:
 
     def on_wager_removed(self, i: int, k: int) -> None:
         s = self.seat[k]
-        self.check_seat(i, s)
         self.take_wager(s, self.bet[k])
 
     def on_wager_settled(self, i: int, k: int) -> None:
         s = self.seat[k]
-        if s and not self.occupied & bit(s):
-            self.put("seat_unknown", i, True)
-        if self.passed_rows.size:
-            self.mark_passed_then_settled()
         # Any wager (not only a line bet) settled on a void roll; one settled on
         # the roll before it was voided is noted for the no roll to mark.
         if self.last_roll >= 0:
@@ -1193,10 +1169,6 @@ class TableReplay:
             self.put("settle_roll", i, self.last_roll)
             if outcome == WIN or outcome == LOSE:
                 self.take_wager(s, bet)
-
-    def on_settlement_complete(self, i: int, k: int) -> None:
-        if self.passed_rows.size:
-            self.mark_passed_then_settled()
 
     # --- handlers: dice custody --------------------------------------------------
 
@@ -1260,13 +1232,11 @@ class TableReplay:
 
     def on_dice_to_shooter(self, i: int, k: int) -> None:
         self.on_dice_collected(i, k)
-        self.check_row_seat(i, k)
         self.record_use(i, k)
         if self.decided.size:
             owed = self.owed()
             if owed:
                 self.put("passed_unsettled", i, owed)
-        self.passed_rows.append(i)
 
     def on_die_off_table(self, i: int, k: int) -> None:
         self.note_never_received(i, k)
@@ -1307,7 +1277,6 @@ class TableReplay:
 
     def on_dice_offered(self, i: int, k: int) -> None:
         s, d = self.seat[k], self.dice_of(k)
-        self.check_seat(i, s)
         self.note_never_received(i, k)
         if self.offtable_row >= 0 and self.shooter and s == self.shooter:
             # 6.1: the remaining dice offered to the shooter to replace a die.
@@ -1337,13 +1306,11 @@ class TableReplay:
 
     def on_dice_declined(self, i: int, k: int) -> None:
         s = self.seat[k]
-        self.check_seat(i, s)
         self.round_anchor = s
         self.round_declined |= bit(s)
 
     def on_dice_accepted(self, i: int, k: int) -> None:
         s = self.seat[k]
-        self.check_seat(i, s)
         if self.lost_row >= 0 and s != self.lost_shooter:
             self.lost_allowance_over = True
         self.shooter = s
@@ -1354,8 +1321,7 @@ class TableReplay:
         self.stick_decided = False
 
     def on_dice_selected(self, i: int, k: int) -> None:
-        s, d = self.seat[k], self.dice_of(k)
-        self.check_seat(i, s)
+        d = self.dice_of(k)
         self.note_never_received(i, k)
         held = frozenset(d)
         kept = []
@@ -1382,7 +1348,6 @@ class TableReplay:
 
     def on_shooter_relinquish(self, i: int, k: int) -> None:
         s = self.seat[k]
-        self.check_seat(i, s)
         anchor = s or self.shooter
         if self.lost_row >= 0:
             self.lost_allowance_over = True
@@ -1401,7 +1366,6 @@ class TableReplay:
         # What the previous roll left unsettled is now missing.
         if self.decided.size:
             self.flush_pending()
-        self.passed_rows.clear()
         dice, dies = self.dice, self.dies_of(k)
         for die in dies:
             if die is None or not die.checked_use or die.loc > LAYOUT:
@@ -1415,8 +1379,6 @@ class TableReplay:
         by_player = self.role[k] == self.player
         if by_player:
             sb = bit(s)
-            if s and not self.occupied & sb:
-                self.put("seat_unknown", i, True)
             line_bet = self.wagers.holds_line(s)
             by_shooter = bool(s) and s == self.shooter
             if self.seven_out_seat and s == self.seven_out_seat and by_shooter:
