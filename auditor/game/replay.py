@@ -6,7 +6,7 @@ the next thing happened.
 The log is not trusted for the state of the game; this module derives it.
 It is jurisdiction-neutral but for the bar number, which decides whether a
 don't bet was pushed or won. Checks (in `auditor.checks`) then read the state
-(`ReplayState`), mostly vectorised; none of them re-implements the game.
+(`auditor.game.state.ReplayState`), mostly vectorised; none of them re-implements the game.
 
 The loop is the audit's hot path and is kept lean on purpose:
 
@@ -24,22 +24,40 @@ The loop is the audit's hot path and is kept lean on purpose:
   integers back;
 - state written on few rows (`SPARSE_COLUMNS`) is appended to growing arrays,
   never to a column as long as the log;
-- the dense state is recorded only where it changes, and kept so (`Steps`);
+- the dense state is recorded only where it changes, and kept so (`state.Steps`);
 - the module is compiled by Cython at install time (`setup.py`), with the C
   types of `replay.pxd`; this file stays the one source, and runs as it is
-  where nothing could be compiled (`COMPILED` says which runs).
+  where nothing could be compiled (`COMPILED` says which runs). Only the
+  loop and its typed containers are here: what the state's columns are and
+  how they are held (`auditor.game.state`) and how the inputs are prepared
+  (`auditor.game.inputs`) run once per replay, and stay plain Python.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
-import sys
 
 import numpy as np
 import pandas as pd
 
+from auditor.game.inputs import coded, serials, values_and_nulls
 from auditor.game.outcomes import POINTS, expected_outcome
+from auditor.game.state import (
+    BOOL_COLUMNS,
+    CALL_FIELDS,
+    DECISION_FIELDS,
+    DENSE_COLUMNS,
+    INT_COLUMNS,
+    PLAYER_ROLL_FIELDS,
+    SETTLEMENT_FIELDS,
+    SPARSE_COLUMNS,
+    STICK_ROLL_FIELDS,
+    ReplayState,
+    assemble,
+    sparse,
+    typed,
+)
 from auditor.logs.schema import EVENTS, MAX_SEAT, NO_ROLL_CONDITIONS
 
 #: True when this module runs compiled (a C extension built from this file).
@@ -122,154 +140,6 @@ class Die:
             self.live.add(self.serial)
         else:
             self.live.discard(self.serial)
-
-
-#: State written only on the rows it concerns (nothing elsewhere). Every name
-#: is always present in the state, so checks never meet a missing column.
-SPARSE_COLUMNS: tuple[str, ...] = (
-    # rolls
-    "roll_total", "roll_counted_total", "roll_voided", "roll_line_bet", "roll_by_shooter",
-    "roll_after_seven_out", "roll_not_selected", "roll_marker_off", "roll_come_wagers",
-    "roll_other_line_bettors", "roll_after_point_made",
-    "stick_any_wager", "stick_willing", "stick_after_decision", "call_row", "unsettled",
-    # calls and settlements
-    "call_roll", "settle_expected", "settle_roll", "settled_on_void",
-    # offers
-    "offer_round", "offer_anchor", "offer_open_seat", "offer_missing_dice",
-    # dice custody
-    "received_count", "bowl_set_count", "first_use", "dice_not_at_table",
-    "selected_count", "rest_not_in_bowl", "passed_unsettled",
-    "offtable_shooter", "lost_followup", "old_set_used",
-    # references and people
-    "die_never_received",
-)
-#: Sparse columns holding whole numbers, and those holding booleans: kept as
-#: numpy arrays once the replay ends (read back as Python ints and bools).
-INT_COLUMNS = frozenset((
-    "roll_total", "roll_counted_total", "roll_voided", "roll_come_wagers", "call_row",
-    "call_roll", "settle_roll", "settled_on_void", "offer_round", "offer_anchor",
-    "offer_open_seat", "received_count", "bowl_set_count", "selected_count",
-    "offtable_shooter"))
-BOOL_COLUMNS = frozenset((
-    "roll_line_bet", "roll_by_shooter", "roll_after_seven_out", "roll_marker_off",
-    "roll_other_line_bettors", "roll_after_point_made", "stick_any_wager", "stick_willing",
-    "stick_after_decision"))
-#: State every row carries: the value before the row's event (seats are
-#: 1..62, points 4..10, seat sets bits of a 64-bit mask).
-DENSE_COLUMNS: dict[str, type] = {"shooter": np.int16, "point": np.int8,
-                                  "occupied": np.int64, "line_bettors": np.int64}
-
-#: Sparse columns written together: on every roll by a player, on every
-#: stickperson's roll, by every decision of a roll (again if a recount changes
-#: it), by every call of a total, and by every settlement matched to what the
-#: last roll decided.
-PLAYER_ROLL_FIELDS = ("roll_total", "roll_line_bet", "roll_by_shooter", "roll_marker_off",
-                      "roll_come_wagers", "roll_other_line_bettors", "roll_after_point_made")
-STICK_ROLL_FIELDS = ("roll_total", "stick_any_wager", "stick_willing", "stick_after_decision")
-DECISION_FIELDS = ("roll_counted_total",)
-CALL_FIELDS = ("call_roll",)
-SETTLEMENT_FIELDS = ("settle_expected", "settle_roll")
-
-
-class ReplayState:
-    """What the replay derived, beside the events (positions 0..n-1).
-
-    Dense columns (`DENSE_COLUMNS`) have a value on every row, kept as the
-    rows where it changes (`Steps`): `state["point"][rows]` gives the values
-    at `rows`, `np.asarray(state["point"])` every row's.
-    Sparse columns (`SPARSE_COLUMNS`) hold a value on the rows they concern
-    only: `written(name)` gives those rows (ascending) and their values,
-    `mask(name)` the rows as a boolean mask, `at(name, row)` one value.
-    """
-
-    def __init__(self, n: int, dense: dict[str, Steps],
-                 sparse: dict[str, tuple[np.ndarray, list]]):
-        self.n = n
-        self.dense = dense
-        self.sparse = sparse
-        self._lookups: dict[str, dict[int, object]] = {}
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, name: str) -> Steps:
-        return self.dense[name]
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return (*self.dense, *self.sparse)
-
-    def written(self, name: str) -> tuple[np.ndarray, list]:
-        """Rows where the replay wrote `name`, ascending, and the values."""
-        rows, values = self.sparse[name]
-        return rows, _listed(values)
-
-    def rows(self, name: str) -> np.ndarray:
-        return self.sparse[name][0]
-
-    def mask(self, name: str) -> np.ndarray:
-        out = np.zeros(self.n, dtype=bool)
-        out[self.sparse[name][0]] = True
-        return out
-
-    def lookup(self, name: str) -> dict[int, object]:
-        """{row: value} of a sparse column (built once, on first use)."""
-        got = self._lookups.get(name)
-        if got is None:
-            rows, values = self.sparse[name]
-            got = self._lookups[name] = dict(zip(rows.tolist(), _listed(values)))
-        return got
-
-    def at(self, name: str, row: int, default=None):
-        return self.lookup(name).get(int(row), default)
-
-    def values_at(self, name: str, rows) -> list:
-        look = self.lookup(name)
-        return [look.get(int(r)) for r in rows]
-
-    def column(self, name: str) -> np.ndarray:
-        """A sparse column spelled out as an object array (None elsewhere)."""
-        if name in self.dense:
-            return np.asarray(self.dense[name])
-        out = np.full(self.n, None, dtype=object)
-        rows, values = self.sparse[name]
-        for r, v in zip(rows.tolist(), _listed(values)):
-            out[r] = v
-        return out
-
-    def frame(self, index=None) -> pd.DataFrame:
-        """Every column as a DataFrame (for inspection; the checks do not need it)."""
-        data = {name: self.column(name) for name in self.columns}
-        return pd.DataFrame(data, index=index)
-
-
-class Steps:
-    """A column with a value on each of `n` rows, held as the rows where the
-    value changes (`starts`, ascending, the first 0) and the value from each
-    on: a 10M-event log changes shooter, point or seats every ten rows or so,
-    and the checks read these columns only at the rows they look at.
-    Indexing with rows gives the values there; `np.asarray` every row's."""
-
-    def __init__(self, n: int, starts: np.ndarray, values: np.ndarray):
-        self.n = n
-        self.starts = starts
-        self.values = values
-        self.dtype = values.dtype
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, rows):
-        return self.values[np.searchsorted(self.starts, rows, side="right") - 1]
-
-    def __array__(self, dtype=None, copy=None):
-        counts = np.diff(np.append(self.starts, self.n))
-        out = np.repeat(self.values, counts)
-        return out if dtype is None else out.astype(dtype)
-
-
-def _listed(values) -> list:
-    return values.tolist() if isinstance(values, np.ndarray) else list(values)
 
 
 class IntBuffer:
@@ -362,34 +232,19 @@ class _Output:
         for name in SPARSE_COLUMNS:
             rows, values = self.sinks[name]
             if rows.size:
-                self.pieces[name].append((rows.take(), _typed(values, name)))
+                self.pieces[name].append((rows.take(), typed(values, name)))
                 values.clear()
-
-    def dense(self) -> dict[str, Steps]:
-        """The dense columns, as their change points."""
-        if not self.changes[0].size:
-            changes = [np.zeros(1 if self.n else 0, dtype=np.int64)] * (1 + len(DENSE_COLUMNS))
-        else:
-            changes = [values.values() for values in self.changes]
-        return {name: Steps(self.n, changes[0], values.astype(dtype, copy=False))
-                for (name, dtype), values in zip(DENSE_COLUMNS.items(), changes[1:])}
 
     def finish(self) -> ReplayState:
         self.flush()
         # (the columns written together after what `put` wrote: no row has
         # both, so the order of the pieces decides nothing)
-        for (rows, *columns), fields in self.columns_written:
-            if rows.size:
-                at = rows.values()  # once for all the fields
-                for name, values in zip(fields, columns):
-                    if isinstance(values, IntBuffer):
-                        piece = values.values()
-                        piece = piece.astype(bool) if name in BOOL_COLUMNS else piece
-                    else:
-                        piece = _typed(values, name)
-                    self.pieces[name].append((at, piece))
-        sparse = {name: _settle(self.pieces.pop(name), name) for name in SPARSE_COLUMNS}
-        return ReplayState(self.n, self.dense(), sparse)
+        together = [(rows.values(), [(name, values.values() if isinstance(values, IntBuffer)
+                                      else values) for name, values in zip(fields, columns)])
+                    for (rows, *columns), fields in self.columns_written if rows.size]
+        changes = [values.values() for values in self.changes] if self.changes[0].size \
+            else None
+        return assemble(self.n, changes, self.pieces, together)
 
 
 def _columns(fields: tuple[str, ...], rows: int) -> tuple:
@@ -398,40 +253,6 @@ def _columns(fields: tuple[str, ...], rows: int) -> tuple:
     for the rest)."""
     return (IntBuffer(rows), *(IntBuffer(rows) if name in INT_COLUMNS or name in BOOL_COLUMNS
                                else [] for name in fields))
-
-
-def _typed(values: list | tuple, name: str):
-    """A piece of a sparse column's values: numpy for numbers and booleans."""
-    if name in INT_COLUMNS:
-        return np.fromiter(values, dtype=np.int64, count=len(values))
-    if name in BOOL_COLUMNS:
-        return np.fromiter(values, dtype=bool, count=len(values))
-    return list(values)
-
-
-def _settle(pieces: list[tuple[np.ndarray, object]], name: str) -> tuple[np.ndarray, object]:
-    """One sparse column from its pieces (in the order written): rows
-    ascending, one value per row (the last written); numbers
-    and booleans as numpy arrays."""
-    pieces = [(rows, values) for rows, values in pieces if len(rows)]
-    numeric = name in INT_COLUMNS or name in BOOL_COLUMNS
-    if not pieces:
-        return np.empty(0, np.int64), []
-    if len(pieces) == 1:
-        r, values = pieces[0]
-    else:
-        r = np.concatenate([rows for rows, _ in pieces])
-        values = np.concatenate([v for _, v in pieces]) if numeric else \
-            [v for _, vs in pieces for v in vs]
-    if len(r) > 1 and not (r[1:] > r[:-1]).all():
-        order = np.argsort(r, kind="stable")
-        r = r[order]
-        last = np.ones(len(r), dtype=bool)
-        last[:-1] = r[1:] != r[:-1]
-        keep = order[last]
-        r = r[last]
-        values = values[keep] if numeric else [values[j] for j in keep.tolist()]
-    return r, values
 
 
 # --- what is worked out once per distinct value ------------------------------
@@ -641,35 +462,6 @@ class Decided:
         self.size -= 1
 
 
-def _coded(column: pd.Series, parse=None, missing=None) -> tuple[np.ndarray, list]:
-    """Codes (-1 for nothing recorded) and the distinct values they index,
-    each through `parse` when given, then `missing` last (where -1 finds it)."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        codes, values = column.cat.codes.to_numpy(), list(column.cat.categories)
-    else:
-        codes, values = pd.factorize(column.astype(object), use_na_sentinel=True)
-    return codes, [*(values if parse is None else map(parse, values)), missing]
-
-
-def _serials(text) -> tuple[str, ...]:
-    """The dice a `dice` cell names. Each serial is interned: the replay
-    looks dice up by serial many times per roll, and a lookup whose key is
-    the very object stored is the quickest."""
-    return tuple(map(sys.intern, str(text).split(",")))
-
-
-def _values_and_nulls(column: pd.Series) -> tuple[np.ndarray, np.ndarray | None]:
-    """A whole-number column as pandas holds it, not copied: a nullable
-    column's values and null mask (what `BaseMaskedArray` keeps in `_data`
-    and `_mask`, stable since pandas 1.0), else its values, nulls as 0."""
-    array = column.array
-    values, nulls = getattr(array, "_data", None), getattr(array, "_mask", None)
-    if isinstance(values, np.ndarray) and isinstance(nulls, np.ndarray) \
-            and values.dtype.kind in "iu" and len(values) == len(column):
-        return values, nulls
-    return column.to_numpy(dtype=np.int64, na_value=0), None
-
-
 class _Inputs:
     """The columns the replay reads, prepared once, vectorised; `chunk` gives
     rows [a, b) as whole numbers for the loop: integer columns, and text
@@ -688,18 +480,18 @@ class _Inputs:
             if isinstance(events["event"].dtype, pd.CategoricalDtype) else \
             events["event"].map({e: c for c, e in enumerate(EVENTS)}).fillna(-1) \
             .to_numpy(dtype=np.int64)
-        self.table = _coded(events["table_id"])[0]
-        self.ints = {name: _values_and_nulls(events[name]) for name in ("seat", "die1", "die2")}
-        self.rare = {name: _coded(events[name]) for name in self.RARE}
+        self.table = coded(events["table_id"])[0]
+        self.ints = {name: values_and_nulls(events[name]) for name in ("seat", "die1", "die2")}
+        self.rare = {name: coded(events[name]) for name in self.RARE}
         self.codes = {}
-        self.codes["role"], self.roles = _coded(events["actor_role"])
+        self.codes["role"], self.roles = coded(events["actor_role"])
         self.player = self.roles.index("player") if "player" in self.roles else -2
-        self.codes["outcome"], self.outcomes = _coded(events["outcome"])
+        self.codes["outcome"], self.outcomes = coded(events["outcome"])
         self.outcome_id = _ints(len(self.outcomes))  # as OUTCOMES, -1 for the rest
         for j, value in enumerate(self.outcomes):
             self.outcome_id[j] = OUTCOMES.index(value) if value in OUTCOMES else -1
-        self.codes["dice"], self.dice = _coded(events["dice"],
-                                               _serials, ())
+        self.codes["dice"], self.dice = coded(events["dice"],
+                                               serials, ())
         # Per distinct dice value: its dice (`TableReplay.dies_of`), and the
         # generation of the table's dice they were looked up in.
         self.die_cache: list = [None] * len(self.dice)
@@ -707,7 +499,7 @@ class _Inputs:
         for j in range(len(self.dice)):
             self.die_generation[j] = -1
         self.generations = 0
-        self.codes["bet"], values = _coded(events["bet"])
+        self.codes["bet"], values = coded(events["bet"])
         bets = [_bet_info(str(v)) for v in values[:-1]]
         self.decisions = _Decisions(bar, [key for _, _, key, tracked in bets if tracked])
         # Per distinct bet: its key (-1 for a bet the replay does not decide),
@@ -1563,11 +1355,6 @@ class TableReplay:
         if self.last_roll_valid:
             self.undo_decision()
             self.decide(self.last_roll)
-
-
-def sparse(state: ReplayState, name: str) -> pd.Series:
-    """A state column spelled out (None where the replay wrote nothing)."""
-    return pd.Series(state.column(name), dtype=object)
 
 
 __all__ = ["NO_ROLL_CONDITIONS", "ReplayState", "replay", "sparse"]
