@@ -125,8 +125,6 @@ cdef class TableReplay:
     cdef object outcome_of(self, long k)
     @cython.locals(rows=IntBuffer, values=list, sink=tuple)
     cpdef put(self, str column, long row, value)
-    @cython.locals(dies=tuple)
-    cpdef note_never_received(self, long i, long k)
     @cython.locals(die=Die, out=list, dies=tuple, j=cython.Py_ssize_t)
     cpdef list not_at_table(self, long k)
     @cython.locals(die=Die)

@@ -788,15 +788,6 @@ class TableReplay:
     # (The helpers below take the row's index `k` in the chunk: its serials
     # are `dice_of(k)`, its dice `dies_of(k)`.)
 
-    def note_never_received(self, i: int, k: int) -> None:
-        dies = self.dies_of(k)
-        for die in dies:
-            if die is None:
-                d = self.dice_of(k)
-                self.put("die_never_received", i,
-                         [d[j] for j in range(len(d)) if dies[j] is None])
-                return
-
     def not_at_table(self, k: int) -> list[str]:
         dies = self.dies_of(k)
         out = []
@@ -976,7 +967,6 @@ class TableReplay:
         self.generation = self.inputs.next_generation()  # dies_of looks again
 
     def on_dice_inspected(self, i: int, k: int) -> None:
-        self.note_never_received(i, k)
         role, actor, outcome = self.role_of(k), self.inputs.value("actor_id", i), self.outcome_of(k)
         for die in self.dies_of(k):
             if die is None:
@@ -989,7 +979,6 @@ class TableReplay:
                 die.inspections.append((role or "", actor or ""))
 
     def on_dice_to_bowl(self, i: int, k: int) -> None:
-        self.note_never_received(i, k)
         self.record_use(i, k)
         for die in self.dies_of(k):
             if die is not None and die.loc != REMOVED:
@@ -1011,13 +1000,11 @@ class TableReplay:
             self.set_size = size
 
     def on_dice_removed(self, i: int, k: int) -> None:
-        self.note_never_received(i, k)
         for die in self.dies_of(k):
             if die is not None:
                 die.move(REMOVED)
 
     def on_dice_collected(self, i: int, k: int) -> None:
-        self.note_never_received(i, k)
         for die in self.dies_of(k):
             if die is not None and die.loc <= LAYOUT:
                 die.loc = SHOOTER  # from one live place to another
@@ -1031,7 +1018,6 @@ class TableReplay:
                 self.put("passed_unsettled", i, owed)
 
     def on_die_off_table(self, i: int, k: int) -> None:
-        self.note_never_received(i, k)
         for die in self.dies_of(k):
             if die is not None:
                 die.move(OFF_TABLE)
@@ -1040,7 +1026,6 @@ class TableReplay:
         self.put("offtable_shooter", i, self.shooter)
 
     def on_die_retrieved(self, i: int, k: int) -> None:
-        self.note_never_received(i, k)
         for die in self.dies_of(k):
             if die is not None:
                 die.move(NEW)
@@ -1050,7 +1035,6 @@ class TableReplay:
 
     def on_die_lost(self, i: int, k: int) -> None:
         d = self.dice_of(k)
-        self.note_never_received(i, k)
         for x in d:
             die = self.dice.get(x)
             if die is not None:
@@ -1069,7 +1053,6 @@ class TableReplay:
 
     def on_dice_offered(self, i: int, k: int) -> None:
         s, d = self.seat[k], self.dice_of(k)
-        self.note_never_received(i, k)
         if self.offtable_row >= 0 and self.shooter and s == self.shooter:
             # 6.1: the remaining dice offered to the shooter to replace a die.
             self.offtable_offered = True
@@ -1114,7 +1097,6 @@ class TableReplay:
 
     def on_dice_selected(self, i: int, k: int) -> None:
         d = self.dice_of(k)
-        self.note_never_received(i, k)
         held = frozenset(d)
         kept = []
         if self.offtable_offered and self.selected is not None and len(d) < 2:
@@ -1162,7 +1144,6 @@ class TableReplay:
         for die in dies:
             if die is None or not die.checked_use or die.loc > LAYOUT:
                 # Some die unknown, not at the table or first used: the full story.
-                self.note_never_received(i, k)
                 self.record_use(i, k)
                 unknown = self.not_at_table(k)
                 if unknown:

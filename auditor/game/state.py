@@ -25,8 +25,6 @@ SPARSE_COLUMNS: tuple[str, ...] = (
     "received_count", "bowl_set_count", "first_use", "dice_not_at_table",
     "selected_count", "rest_not_in_bowl", "passed_unsettled",
     "offtable_shooter", "lost_followup", "old_set_used",
-    # references and people
-    "die_never_received",
 )
 #: Sparse columns holding whole numbers, and those holding booleans: kept as
 #: numpy arrays once the replay ends (read back as Python ints and bools).
