@@ -3,6 +3,8 @@ happens when a die leaves the table or is lost."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 
 from auditor.checks.common import next_after, written
@@ -112,9 +114,66 @@ def failed_die_unused(ctx, params) -> Hits:
     Quiet on: the failed die removed with `dice_removed` and never used.
     Points at: each event that puts the failed die in the bowl or in play.
     """
-    rows, dice = written(ctx, "failed_dice_used")
+    rows, dice = _failed_dice_used(ctx)
     return Hits(rows, [f"die(s) {', '.join(d)} failed inspection but were used" for d in dice],
                 [{"dice": d} for d in dice])
+
+
+#: Events that put dice in the bowl or in play (where a failed die is a breach).
+_DICE_USES = ("dice_to_bowl", "dice_to_shooter", "dice_offered", "dice_selected", "roll")
+
+
+def _failed_dice_used(ctx) -> tuple[np.ndarray, list[list[str]]]:
+    """Rows that put a failed die in the bowl or in play, and those dice (in
+    the row's order). A die is the one the table last received under its
+    serial in the session (a set received again is new dice); it failed if an
+    inspection with outcome `fail` named it after that receipt. Worked out
+    per (session, serial) over the few rows naming a serial that ever failed."""
+    sh = ctx.shared
+    inspected = sh.event_rows("dice_inspected")
+    fails = inspected[sh.is_in("outcome", ("fail",), inspected)]
+    if not len(fails):
+        return np.empty(0, dtype=np.int64), []
+    serials = [str(c).split(",") for c in sh.categories("dice")[:-1]]  # (the last: NaN)
+    codes = sh.codes("dice")
+    failed = sorted({x for c in np.unique(codes[fails]).tolist() for x in serials[c]})
+    sid = {x: j for j, x in enumerate(failed)}
+    # Per dice value (code): the positions and ids of the serials that ever failed.
+    names = sh.category_hits("dice", ("failed_serials", tuple(failed)),
+                             lambda text: any(x in sid for x in text.split(",")))
+    received, used = sh.event_rows("dice_received"), sh.event_rows(*_DICE_USES)
+    parts = [(rows[names[codes[rows]]], kind)
+             for rows, kind in ((received, 0), (fails, 1), (used, 2))]
+    rows = np.concatenate([r for r, _ in parts])
+    kind = np.concatenate([np.full(len(r), k, dtype=np.int8) for r, k in parts])
+    # One entry per (row, serial that failed somewhere), with its position in the row.
+    per_code = {c: [(j, sid[x]) for j, x in enumerate(serials[c]) if x in sid]
+                for c in np.unique(codes[rows]).tolist()}
+    counts = np.fromiter((len(per_code[c]) for c in codes[rows].tolist()), dtype=np.int64,
+                         count=len(rows))
+    flat = [pair for c in codes[rows].tolist() for pair in per_code[c]]
+    pos = np.fromiter((j for j, _ in flat), dtype=np.int64, count=len(flat))
+    serial = np.fromiter((x for _, x in flat), dtype=np.int64, count=len(flat))
+    row, kind = np.repeat(rows, counts), np.repeat(kind, counts)
+    starts = np.union1d(sh.table_starts, sh.event_rows("table_open"))
+    session = np.searchsorted(starts, row, side="right") - 1
+    order = np.lexsort((pos, row, serial, session))
+    row, kind, serial, session, pos = (a[order] for a in (row, kind, serial, session, pos))
+    group = np.cumsum(np.r_[True, (serial[1:] != serial[:-1]) | (session[1:] != session[:-1])]) \
+        if len(row) else np.empty(0, dtype=np.int64)
+    span = sh.n + 2  # running maxima per group: offset each group above the last
+
+    def last(k):
+        return np.maximum.accumulate(np.where(kind == k, row, -1) + group * span) - group * span
+
+    got = (kind == 2) & (last(0) >= 0) & (last(1) > last(0))
+    hit_rows, hit_pos, hit_serial = row[got], pos[got], serial[got]
+    order = np.lexsort((hit_pos, hit_rows))
+    hit_rows, hit_serial = hit_rows[order], hit_serial[order]
+    out, first = np.unique(hit_rows, return_index=True)
+    listed = hit_serial.tolist()
+    return out.astype(np.int64), [[failed[x] for x in listed[a:b]]
+                                  for a, b in pairwise([*first.tolist(), len(listed)])]
 
 
 @check("dice_returned_to_bowl", "dice.not_in_bowl")
@@ -201,7 +260,7 @@ def settle_before_pass(ctx, params) -> Hits:
     Points at: the `dice_to_shooter`.
     """
     unsettled_rows, owed = written(ctx, "passed_unsettled")
-    later_rows, _ = written(ctx, "passed_then_settled")
+    later_rows = _passed_then_settled(ctx).tolist()
     found: dict[int, dict] = {}
     for r, o in zip(unsettled_rows, owed):
         found[r] = {"unsettled": o}
@@ -211,6 +270,16 @@ def settle_before_pass(ctx, params) -> Hits:
     return Hits(np.asarray(rows, dtype=np.int64),
                 ["dice passed to the shooter before the roll's wagers were settled"] * len(rows),
                 [found[r] for r in rows])
+
+
+def _passed_then_settled(ctx) -> np.ndarray:
+    """`dice_to_shooter` rows followed by a settlement (`wager_settled` or
+    `settlement_complete`) before the next roll of their session."""
+    sh = ctx.shared
+    passed = sh.event_rows("dice_to_shooter")
+    limit = np.minimum(next_after(sh.event_rows("roll"), passed, sh.n), sh.session_end(passed))
+    settled = next_after(sh.event_rows("wager_settled", "settlement_complete"), passed, sh.n)
+    return passed[settled < limit]
 
 
 @check("off_table_procedure", "dice.off_table_procedure", ("found_die_inspections",))

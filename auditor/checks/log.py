@@ -6,10 +6,12 @@ ruleset lists, because a finding is only as good as the log it rests on.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pandas as pd
 
-from auditor.checks.common import in_sorted, rows_where, written
+from auditor.checks.common import in_sorted, rows_where
 from auditor.checks.registry import Hits, check, no_hits
 from auditor.findings import LOCATION_COLUMNS
 
@@ -184,6 +186,75 @@ def row_malformed(ctx, params) -> Hits:
     return Hits(np.empty(0, dtype=np.int64), messages, evidence, located=located)
 
 
+#: Events whose seat must be occupied (a player's roll too: `_seat_unknown`).
+_SEATED_EVENTS = ("player_leave", "wager_placed", "wager_removed", "wager_settled",
+                  "dice_to_shooter", "dice_offered", "dice_declined", "dice_accepted",
+                  "dice_selected", "shooter_relinquish")
+
+
+def _seat_unknown(ctx) -> np.ndarray:
+    """Rows of `_SEATED_EVENTS` and players' rolls naming a seat (not 0)
+    that was not occupied just before (seats 1..62 are bits of `occupied`)."""
+    sh = ctx.shared
+    # (through a mask: sorting or np.union1d costs more on many rows)
+    mask = np.zeros(sh.n, dtype=bool)
+    mask[sh.event_rows(*_SEATED_EVENTS)] = True
+    mask[sh.sparse_rows("roll_line_bet")] = True
+    rows = np.flatnonzero(mask)
+    seat = sh.int_at("seat", rows)
+    bits = np.left_shift(1, np.where((seat > 0) & (seat < 63), seat, 0)) * ((seat > 0) & (seat < 63))
+    occupied = ctx.state["occupied"][rows]
+    return rows[(seat != 0) & ((occupied & bits) == 0)]
+
+
+#: Events whose dice must have been received at the table.
+_DICE_EVENTS = ("dice_inspected", "dice_to_bowl", "dice_removed", "dice_collected",
+                "dice_to_shooter", "die_off_table", "die_retrieved", "die_lost", "dice_offered",
+                "dice_selected", "roll")
+
+
+def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
+    """Rows of `_DICE_EVENTS` naming a die that no `dice_received` of their
+    session brought to the table before them, and those dice (in the row's
+    order). The dice of each row are spelled out through the distinct `dice`
+    values, then matched by (session, serial) to the first receipt."""
+    sh = ctx.shared
+    codes = sh.codes("dice")
+    names: dict[str, int] = {}
+    lists = [[names.setdefault(x, len(names)) for x in str(c).split(",")]
+             for c in sh.categories("dice")[:-1]]  # (the last: NaN, no dice)
+    lens = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    offsets = np.cumsum(lens) - lens
+    flat = np.fromiter((x for ids in lists for x in ids), dtype=np.int64, count=int(lens.sum()))
+    starts = np.union1d(sh.table_starts, sh.event_rows("table_open"))
+
+    def spelled(rows):
+        """(row, session, serial id) of each die the rows name, in order."""
+        rows = rows[codes[rows] >= 0]
+        c = codes[rows]
+        count = lens[c]
+        at = np.repeat(offsets[c] - (np.cumsum(count) - count), count) + np.arange(count.sum())
+        row = np.repeat(rows, count)
+        return row, np.searchsorted(starts, row, side="right") - 1, flat[at]
+
+    got_row, got_session, got_serial = spelled(sh.event_rows("dice_received"))
+    span = len(names) + 1
+    key = got_session * span + got_serial
+    order = np.lexsort((got_row, key))
+    key, first = np.unique(key[order], return_index=True)
+    first_row = got_row[order][first]
+    row, session, serial = spelled(sh.event_rows(*_DICE_EVENTS))
+    want = session * span + serial
+    at = np.minimum(np.searchsorted(key, want), max(len(key) - 1, 0))
+    known = (key[at] == want) & (first_row[at] < row) if len(key) else np.zeros(len(row), bool)
+    row, serial = row[~known], serial[~known]  # (rows ascending, dice in the row's order)
+    out, begin = np.unique(row, return_index=True)
+    spelled_names = list(names)
+    ids = serial.tolist()
+    return out, [[spelled_names[x] for x in ids[a:b]]
+                 for a, b in pairwise([*begin.tolist(), len(ids)])]
+
+
 @check("unknown_reference", "log.unknown_reference")
 def unknown_reference(ctx, params) -> Hits:
     """An event names a seat with no player, or a die never received.
@@ -193,8 +264,8 @@ def unknown_reference(ctx, params) -> Hits:
     Quiet on: events that name joined seats and received dice.
     Points at: the event that names the unknown seat or die.
     """
-    seat_rows, _ = written(ctx, "seat_unknown")
-    die_rows, dice = written(ctx, "die_never_received")
+    seat_rows = _seat_unknown(ctx)
+    die_rows, dice = _dice_never_received(ctx)
     msgs: dict[int, list[str]] = {}
     evid: dict[int, dict] = {}
     seats = ctx.shared.ints_at("seat", seat_rows)

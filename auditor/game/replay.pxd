@@ -84,16 +84,16 @@ cdef class TableReplay:
     cdef int64_t[:] seat, die1, die2, role, dice_code, bet, outcome, event
     cdef public Wagers wagers, snapshot
     cdef public Decided decided
-    cdef public IntBuffer decision_rows, decision_totals, decision_seven_outs
+    cdef public IntBuffer decision_rows, decision_totals
     cdef public IntBuffer settle_rows, settle_decided_by, player_roll_rows
-    cdef public IntBuffer call_rows, call_totals, call_rolls
-    cdef public list settle_expected, roll_dice
-    cdef public IntBuffer roll_total, roll_point_before, roll_line_bet, roll_by_shooter
+    cdef public IntBuffer call_rows, call_rolls
+    cdef public list settle_expected
+    cdef public IntBuffer roll_total, roll_line_bet, roll_by_shooter
     cdef public IntBuffer roll_marker_off, roll_come_wagers, roll_other_line_bettors
     cdef public IntBuffer roll_after_point_made
     cdef public long point, shooter, open_seat, seven_out_seat
     cdef public long long occupied, line_bettors, round_declined
-    cdef public bint made_point, has_failed, ever_offered, last_roll_valid, last_roll_called
+    cdef public bint made_point, ever_offered, last_roll_valid, last_roll_called
     cdef public bint marker_off_dp, stick_decided, offtable_offered, lost_allowance_over
     cdef public bint last_roll_by_player
     cdef public object selected, dispute_die
@@ -108,7 +108,7 @@ cdef class TableReplay:
     cdef int64_t[:] die_generation
     cdef public long generation
     cdef public set live
-    cdef public IntBuffer last_roll_voided_rows, passed_rows
+    cdef public IntBuffer last_roll_voided_rows
     cdef public long face1, face2
     cdef public object last_roll_dice
     cdef public long base
@@ -125,12 +125,6 @@ cdef class TableReplay:
     cdef object outcome_of(self, long k)
     @cython.locals(rows=IntBuffer, values=list, sink=tuple)
     cpdef put(self, str column, long row, value)
-    cpdef check_seat(self, long i, long s)
-    cpdef check_row_seat(self, long i, long k)
-    @cython.locals(dies=tuple)
-    cpdef note_never_received(self, long i, long k)
-    @cython.locals(die=Die, failed=list, dies=tuple, j=cython.Py_ssize_t)
-    cpdef note_failed(self, long i, long k)
     @cython.locals(die=Die, out=list, dies=tuple, j=cython.Py_ssize_t)
     cpdef list not_at_table(self, long k)
     @cython.locals(die=Die)
@@ -140,7 +134,6 @@ cdef class TableReplay:
     @cython.locals(d=Decided, j=cython.long)
     cpdef list owed(self)
     cpdef flush_pending(self)
-    cpdef mark_passed_then_settled(self)
     cpdef refresh_line_bit(self, long seat)
     @cython.locals(wagers=Wagers, j=cython.long)
     cpdef bint any_line_wager(self)
@@ -152,7 +145,6 @@ cdef class TableReplay:
                    outcome=cython.long, match=cython.long, j=cython.long, expected=cython.long,
                    any_number=cython.bint, d=Decided)
     cpdef on_wager_settled(self, long i, long k)
-    cpdef on_settlement_complete(self, long i, long k)
     @cython.locals(die=Die, d=tuple, dice=dict)
     cpdef on_dice_collected(self, long i, long k)
     @cython.locals(die=Die, d=tuple, dice=dict, size=cython.long, lost=cython.bint)
@@ -162,14 +154,14 @@ cdef class TableReplay:
     cpdef on_dice_inspected(self, long i, long k)
     @cython.locals(s=cython.long, d=tuple, live=set)
     cpdef on_dice_offered(self, long i, long k)
-    @cython.locals(s=cython.long, d=tuple)
+    @cython.locals(d=tuple)
     cpdef on_dice_selected(self, long i, long k)
     @cython.locals(s=cython.long)
     cpdef on_dice_accepted(self, long i, long k)
     @cython.locals(s=cython.long, anchor=cython.long)
     cpdef on_shooter_relinquish(self, long i, long k)
-    @cython.locals(stick_rows=IntBuffer, total=IntBuffer, point=IntBuffer, any_wager=IntBuffer,
-                   willing=IntBuffer, after_decision=IntBuffer, dice_used=list, die=Die, d=tuple,
+    @cython.locals(stick_rows=IntBuffer, total=IntBuffer, any_wager=IntBuffer,
+                   willing=IntBuffer, after_decision=IntBuffer, die=Die, d=tuple,
                    dice=dict, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong,
                    by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
     cpdef on_roll(self, long i, long k)

@@ -6,7 +6,7 @@ the next thing happened.
 The log is not trusted for the state of the game; this module derives it.
 It is jurisdiction-neutral but for the bar number, which decides whether a
 don't bet was pushed or won. Checks (in `auditor.checks`) then read the state
-(`ReplayState`), mostly vectorised; none of them re-implements the game.
+(`auditor.game.state.ReplayState`), mostly vectorised; none of them re-implements the game.
 
 The loop is the audit's hot path and is kept lean on purpose:
 
@@ -24,23 +24,40 @@ The loop is the audit's hot path and is kept lean on purpose:
   integers back;
 - state written on few rows (`SPARSE_COLUMNS`) is appended to growing arrays,
   never to a column as long as the log;
-- the dense state is recorded only where it changes, and kept so (`Steps`);
+- the dense state is recorded only where it changes, and kept so (`state.Steps`);
 - the module is compiled by Cython at install time (`setup.py`), with the C
   types of `replay.pxd`; this file stays the one source, and runs as it is
-  where nothing could be compiled (`COMPILED` says which runs).
+  where nothing could be compiled (`COMPILED` says which runs). Only the
+  loop and its typed containers are here: what the state's columns are and
+  how they are held (`auditor.game.state`) and how the inputs are prepared
+  (`auditor.game.inputs`) run once per replay, and stay plain Python.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
-import sys
 
 import numpy as np
 import pandas as pd
 
-from auditor.compat import masked_arrays
+from auditor.game.inputs import coded, serials, values_and_nulls
 from auditor.game.outcomes import POINTS, expected_outcome
+from auditor.game.state import (
+    BOOL_COLUMNS,
+    CALL_FIELDS,
+    DECISION_FIELDS,
+    DENSE_COLUMNS,
+    INT_COLUMNS,
+    PLAYER_ROLL_FIELDS,
+    SETTLEMENT_FIELDS,
+    SPARSE_COLUMNS,
+    STICK_ROLL_FIELDS,
+    ReplayState,
+    assemble,
+    sparse,
+    typed,
+)
 from auditor.logs.schema import EVENTS, MAX_SEAT, NO_ROLL_CONDITIONS
 
 #: True when this module runs compiled (a C extension built from this file).
@@ -123,160 +140,6 @@ class Die:
             self.live.add(self.serial)
         else:
             self.live.discard(self.serial)
-
-
-#: State written only on the rows it concerns (nothing elsewhere). Every name
-#: is always present in the state, so checks never meet a missing column.
-SPARSE_COLUMNS: tuple[str, ...] = (
-    # rolls
-    "roll_dice", "roll_total", "roll_counted_total", "roll_point_before", "roll_seven_out",
-    "roll_voided", "roll_line_bet", "roll_by_shooter", "roll_after_seven_out",
-    "roll_not_selected", "roll_marker_off", "roll_come_wagers", "roll_other_line_bettors",
-    "roll_after_point_made",
-    "stick_any_wager", "stick_willing", "stick_after_decision", "call_row", "unsettled",
-    # calls and settlements
-    "call_expected", "call_roll", "settle_expected", "settle_roll", "settled_on_void",
-    # offers
-    "offer_round", "offer_anchor", "offer_open_seat", "offer_missing_dice",
-    # dice custody
-    "received_count", "bowl_set_count", "live_count", "first_use", "failed_dice_used",
-    "dice_not_at_table",
-    "selected_count", "rest_not_in_bowl", "passed_unsettled", "passed_then_settled",
-    "offtable_shooter", "lost_shooter", "lost_followup", "old_set_used",
-    # references and people
-    "seat_unknown", "die_never_received", "relinquish_roles",
-)
-#: Sparse columns whose value may be None (then the row counts as not written).
-NULLABLE_COLUMNS = frozenset(("relinquish_roles",))
-#: Sparse columns holding whole numbers, and those holding booleans: kept as
-#: numpy arrays once the replay ends (read back as Python ints and bools).
-INT_COLUMNS = frozenset((
-    "roll_total", "roll_counted_total", "roll_point_before", "roll_voided", "roll_come_wagers",
-    "call_row", "call_expected", "call_roll", "settle_roll", "settled_on_void", "offer_round",
-    "offer_anchor", "offer_open_seat", "received_count", "bowl_set_count", "live_count",
-    "selected_count", "offtable_shooter", "lost_shooter"))
-BOOL_COLUMNS = frozenset((
-    "roll_seven_out", "roll_line_bet", "roll_by_shooter", "roll_after_seven_out",
-    "roll_marker_off", "roll_other_line_bettors", "roll_after_point_made", "stick_any_wager",
-    "stick_willing", "stick_after_decision", "passed_then_settled", "seat_unknown"))
-#: State every row carries: the value before the row's event (seats are
-#: 1..62, points 4..10, seat sets bits of a 64-bit mask).
-DENSE_COLUMNS: dict[str, type] = {"shooter": np.int16, "point": np.int8,
-                                  "occupied": np.int64, "line_bettors": np.int64}
-
-#: Sparse columns written together: on every roll by a player, on every
-#: stickperson's roll, by every decision of a roll (again if a recount changes
-#: it), by every call of a total, and by every settlement matched to what the
-#: last roll decided.
-PLAYER_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "roll_line_bet",
-                      "roll_by_shooter", "roll_marker_off", "roll_come_wagers",
-                      "roll_other_line_bettors", "roll_after_point_made")
-STICK_ROLL_FIELDS = ("roll_dice", "roll_total", "roll_point_before", "stick_any_wager",
-                     "stick_willing", "stick_after_decision")
-DECISION_FIELDS = ("roll_counted_total", "roll_seven_out")
-CALL_FIELDS = ("call_expected", "call_roll")
-SETTLEMENT_FIELDS = ("settle_expected", "settle_roll")
-
-
-class ReplayState:
-    """What the replay derived, beside the events (positions 0..n-1).
-
-    Dense columns (`DENSE_COLUMNS`) have a value on every row, kept as the
-    rows where it changes (`Steps`): `state["point"][rows]` gives the values
-    at `rows`, `np.asarray(state["point"])` every row's.
-    Sparse columns (`SPARSE_COLUMNS`) hold a value on the rows they concern
-    only: `written(name)` gives those rows (ascending) and their values,
-    `mask(name)` the rows as a boolean mask, `at(name, row)` one value.
-    """
-
-    def __init__(self, n: int, dense: dict[str, Steps],
-                 sparse: dict[str, tuple[np.ndarray, list]]):
-        self.n = n
-        self.dense = dense
-        self.sparse = sparse
-        self._lookups: dict[str, dict[int, object]] = {}
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, name: str) -> Steps:
-        return self.dense[name]
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return (*self.dense, *self.sparse)
-
-    def written(self, name: str) -> tuple[np.ndarray, list]:
-        """Rows where the replay wrote `name`, ascending, and the values."""
-        rows, values = self.sparse[name]
-        return rows, _listed(values)
-
-    def rows(self, name: str) -> np.ndarray:
-        return self.sparse[name][0]
-
-    def mask(self, name: str) -> np.ndarray:
-        out = np.zeros(self.n, dtype=bool)
-        out[self.sparse[name][0]] = True
-        return out
-
-    def lookup(self, name: str) -> dict[int, object]:
-        """{row: value} of a sparse column (built once, on first use)."""
-        got = self._lookups.get(name)
-        if got is None:
-            rows, values = self.sparse[name]
-            got = self._lookups[name] = dict(zip(rows.tolist(), _listed(values)))
-        return got
-
-    def at(self, name: str, row: int, default=None):
-        return self.lookup(name).get(int(row), default)
-
-    def values_at(self, name: str, rows) -> list:
-        look = self.lookup(name)
-        return [look.get(int(r)) for r in rows]
-
-    def column(self, name: str) -> np.ndarray:
-        """A sparse column spelled out as an object array (None elsewhere)."""
-        if name in self.dense:
-            return np.asarray(self.dense[name])
-        out = np.full(self.n, None, dtype=object)
-        rows, values = self.sparse[name]
-        for r, v in zip(rows.tolist(), _listed(values)):
-            out[r] = v
-        return out
-
-    def frame(self, index=None) -> pd.DataFrame:
-        """Every column as a DataFrame (for inspection; the checks do not need it)."""
-        data = {name: self.column(name) for name in self.columns}
-        return pd.DataFrame(data, index=index)
-
-
-class Steps:
-    """A column with a value on each of `n` rows, held as the rows where the
-    value changes (`starts`, ascending, the first 0) and the value from each
-    on: a 10M-event log changes shooter, point or seats every ten rows or so,
-    and the checks read these columns only at the rows they look at.
-    Indexing with rows gives the values there; `np.asarray` every row's."""
-
-    def __init__(self, n: int, starts: np.ndarray, values: np.ndarray):
-        self.n = n
-        self.starts = starts
-        self.values = values
-        self.dtype = values.dtype
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, rows):
-        return self.values[np.searchsorted(self.starts, rows, side="right") - 1]
-
-    def __array__(self, dtype=None, copy=None):
-        counts = np.diff(np.append(self.starts, self.n))
-        out = np.repeat(self.values, counts)
-        return out if dtype is None else out.astype(dtype)
-
-
-def _listed(values) -> list:
-    return values.tolist() if isinstance(values, np.ndarray) else list(values)
 
 
 class IntBuffer:
@@ -369,34 +232,19 @@ class _Output:
         for name in SPARSE_COLUMNS:
             rows, values = self.sinks[name]
             if rows.size:
-                self.pieces[name].append((rows.take(), _typed(values, name)))
+                self.pieces[name].append((rows.take(), typed(values, name)))
                 values.clear()
-
-    def dense(self) -> dict[str, Steps]:
-        """The dense columns, as their change points."""
-        if not self.changes[0].size:
-            changes = [np.zeros(1 if self.n else 0, dtype=np.int64)] * (1 + len(DENSE_COLUMNS))
-        else:
-            changes = [values.values() for values in self.changes]
-        return {name: Steps(self.n, changes[0], values.astype(dtype, copy=False))
-                for (name, dtype), values in zip(DENSE_COLUMNS.items(), changes[1:])}
 
     def finish(self) -> ReplayState:
         self.flush()
         # (the columns written together after what `put` wrote: no row has
         # both, so the order of the pieces decides nothing)
-        for (rows, *columns), fields in self.columns_written:
-            if rows.size:
-                at = rows.values()  # once for all the fields
-                for name, values in zip(fields, columns):
-                    if isinstance(values, IntBuffer):
-                        piece = values.values()
-                        piece = piece.astype(bool) if name in BOOL_COLUMNS else piece
-                    else:
-                        piece = _typed(values, name)
-                    self.pieces[name].append((at, piece))
-        sparse = {name: _settle(self.pieces.pop(name), name) for name in SPARSE_COLUMNS}
-        return ReplayState(self.n, self.dense(), sparse)
+        together = [(rows.values(), [(name, values.values() if isinstance(values, IntBuffer)
+                                      else values) for name, values in zip(fields, columns)])
+                    for (rows, *columns), fields in self.columns_written if rows.size]
+        changes = [values.values() for values in self.changes] if self.changes[0].size \
+            else None
+        return assemble(self.n, changes, self.pieces, together)
 
 
 def _columns(fields: tuple[str, ...], rows: int) -> tuple:
@@ -405,44 +253,6 @@ def _columns(fields: tuple[str, ...], rows: int) -> tuple:
     for the rest)."""
     return (IntBuffer(rows), *(IntBuffer(rows) if name in INT_COLUMNS or name in BOOL_COLUMNS
                                else [] for name in fields))
-
-
-def _typed(values: list | tuple, name: str):
-    """A piece of a sparse column's values: numpy for numbers and booleans."""
-    if name in INT_COLUMNS:
-        return np.fromiter(values, dtype=np.int64, count=len(values))
-    if name in BOOL_COLUMNS:
-        return np.fromiter(values, dtype=bool, count=len(values))
-    return list(values)
-
-
-def _settle(pieces: list[tuple[np.ndarray, object]], name: str) -> tuple[np.ndarray, object]:
-    """One sparse column from its pieces (in the order written): rows
-    ascending, one value per row (the last written), None dropped; numbers
-    and booleans as numpy arrays."""
-    pieces = [(rows, values) for rows, values in pieces if len(rows)]
-    numeric = name in INT_COLUMNS or name in BOOL_COLUMNS
-    if not pieces:
-        return np.empty(0, np.int64), []
-    if len(pieces) == 1:
-        r, values = pieces[0]
-    else:
-        r = np.concatenate([rows for rows, _ in pieces])
-        values = np.concatenate([v for _, v in pieces]) if numeric else \
-            [v for _, vs in pieces for v in vs]
-    if len(r) > 1 and not (r[1:] > r[:-1]).all():
-        order = np.argsort(r, kind="stable")
-        r = r[order]
-        last = np.ones(len(r), dtype=bool)
-        last[:-1] = r[1:] != r[:-1]
-        keep = order[last]
-        r = r[last]
-        values = values[keep] if numeric else [values[j] for j in keep.tolist()]
-    if name in NULLABLE_COLUMNS and any(v is None for v in values):
-        ok = [v is not None for v in values]
-        r = r[np.asarray(ok, dtype=bool)]
-        values = [v for v, good in zip(values, ok) if good]
-    return r, values
 
 
 # --- what is worked out once per distinct value ------------------------------
@@ -652,35 +462,6 @@ class Decided:
         self.size -= 1
 
 
-def _coded(column: pd.Series, parse=None, missing=None) -> tuple[np.ndarray, list]:
-    """Codes (-1 for nothing recorded) and the distinct values they index,
-    each through `parse` when given, then `missing` last (where -1 finds it)."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        codes, values = column.cat.codes.to_numpy(), list(column.cat.categories)
-    else:
-        codes, values = pd.factorize(column.astype(object), use_na_sentinel=True)
-    return codes, [*(values if parse is None else map(parse, values)), missing]
-
-
-def _serials(text) -> tuple[str, ...]:
-    """The dice a `dice` cell names. Each serial is interned: the replay
-    looks dice up by serial many times per roll, and a lookup whose key is
-    the very object stored is the quickest."""
-    return tuple(map(sys.intern, str(text).split(",")))
-
-
-def _values_and_nulls(column: pd.Series) -> tuple[np.ndarray, np.ndarray | None]:
-    """A whole-number column as pandas holds it, not copied: a nullable
-    column's values and null mask (`compat.masked_arrays`), else its
-    values, nulls as 0."""
-    masked = masked_arrays(column.array)
-    if masked is not None:
-        values, nulls = masked
-        if values.dtype.kind in "iu" and len(values) == len(column):
-            return values, nulls
-    return column.to_numpy(dtype=np.int64, na_value=0), None
-
-
 class _Inputs:
     """The columns the replay reads, prepared once, vectorised; `chunk` gives
     rows [a, b) as whole numbers for the loop: integer columns, and text
@@ -699,18 +480,18 @@ class _Inputs:
             if isinstance(events["event"].dtype, pd.CategoricalDtype) else \
             events["event"].map({e: c for c, e in enumerate(EVENTS)}).fillna(-1) \
             .to_numpy(dtype=np.int64)
-        self.table = _coded(events["table_id"])[0]
-        self.ints = {name: _values_and_nulls(events[name]) for name in ("seat", "die1", "die2")}
-        self.rare = {name: _coded(events[name]) for name in self.RARE}
+        self.table = coded(events["table_id"])[0]
+        self.ints = {name: values_and_nulls(events[name]) for name in ("seat", "die1", "die2")}
+        self.rare = {name: coded(events[name]) for name in self.RARE}
         self.codes = {}
-        self.codes["role"], self.roles = _coded(events["actor_role"])
+        self.codes["role"], self.roles = coded(events["actor_role"])
         self.player = self.roles.index("player") if "player" in self.roles else -2
-        self.codes["outcome"], self.outcomes = _coded(events["outcome"])
+        self.codes["outcome"], self.outcomes = coded(events["outcome"])
         self.outcome_id = _ints(len(self.outcomes))  # as OUTCOMES, -1 for the rest
         for j, value in enumerate(self.outcomes):
             self.outcome_id[j] = OUTCOMES.index(value) if value in OUTCOMES else -1
-        self.codes["dice"], self.dice = _coded(events["dice"],
-                                               _serials, ())
+        self.codes["dice"], self.dice = coded(events["dice"],
+                                               serials, ())
         # Per distinct dice value: its dice (`TableReplay.dies_of`), and the
         # generation of the table's dice they were looked up in.
         self.die_cache: list = [None] * len(self.dice)
@@ -718,7 +499,7 @@ class _Inputs:
         for j in range(len(self.dice)):
             self.die_generation[j] = -1
         self.generations = 0
-        self.codes["bet"], values = _coded(events["bet"])
+        self.codes["bet"], values = coded(events["bet"])
         bets = [_bet_info(str(v)) for v in values[:-1]]
         self.decisions = _Decisions(bar, [key for _, _, key, tracked in bets if tracked])
         # Per distinct bet: its key (-1 for a bet the replay does not decide),
@@ -834,12 +615,12 @@ class TableReplay:
         self.snapshot = Wagers(self.decisions.width, self.decisions.key_fam)
         self.decided = Decided()
         # The records written most often: rows and values.
-        self.decision_rows, self.decision_totals, self.decision_seven_outs = out.decisions
-        (self.player_roll_rows, self.roll_dice, self.roll_total, self.roll_point_before,
-         self.roll_line_bet, self.roll_by_shooter, self.roll_marker_off, self.roll_come_wagers,
-         self.roll_other_line_bettors, self.roll_after_point_made) = out.player_rolls
+        self.decision_rows, self.decision_totals = out.decisions
+        (self.player_roll_rows, self.roll_total, self.roll_line_bet, self.roll_by_shooter,
+         self.roll_marker_off, self.roll_come_wagers, self.roll_other_line_bettors,
+         self.roll_after_point_made) = out.player_rolls
         self.settle_rows, self.settle_expected, self.settle_decided_by = out.settlements
-        self.call_rows, self.call_totals, self.call_rolls = out.calls
+        self.call_rows, self.call_rolls = out.calls
         self.reset()
 
     def reset(self) -> None:
@@ -854,7 +635,6 @@ class TableReplay:
         self.wagers.clear()
         self.snapshot.clear()  # the wagers the undo would restore
         self.come_count = 0  # come and don't come wagers held, all seats together
-        self.has_failed = False  # a die of this table failed an inspection
         self.line_bettors = 0
         self.dice: dict[str, Die] = {}
         self.generation = self.inputs.next_generation()
@@ -874,7 +654,6 @@ class TableReplay:
         self.last_roll_voided_rows = IntBuffer(64)  # settled since the last roll
         self.decided.size = 0
         self.pending_roll = -1  # the roll that decided what `decided` holds
-        self.passed_rows = IntBuffer(64)  # dice passed since the last roll
         self.marker_off_dp = False
         self.stick_decided = False
         self.offtable_row = -1
@@ -961,7 +740,7 @@ class TableReplay:
             elif e == DICE_COLLECTED:
                 self.on_dice_collected(base + k, k)
             elif e == SETTLEMENT_COMPLETE:
-                self.on_settlement_complete(base + k, k)
+                pass  # (frequent, and changes no state: no handler call)
             elif e == TOTAL_CALLED:
                 self.on_total_called(base + k, k)
             elif e == DICE_TO_SHOOTER:
@@ -1006,40 +785,8 @@ class TableReplay:
                 return True
         return False
 
-    def check_seat(self, i: int, s: int) -> None:
-        if s and not self.occupied & bit(s):
-            self.put("seat_unknown", i, True)
-
-    def check_row_seat(self, i: int, k: int) -> None:
-        """`check_seat` for the seat the row names."""
-        s = self.seat[k]
-        if s and not self.occupied & bit(s):
-            self.put("seat_unknown", i, True)
-
     # (The helpers below take the row's index `k` in the chunk: its serials
     # are `dice_of(k)`, its dice `dies_of(k)`.)
-
-    def note_never_received(self, i: int, k: int) -> None:
-        dies = self.dies_of(k)
-        for die in dies:
-            if die is None:
-                d = self.dice_of(k)
-                self.put("die_never_received", i,
-                         [d[j] for j in range(len(d)) if dies[j] is None])
-                return
-
-    def note_failed(self, i: int, k: int) -> None:
-        """Dice that failed an inspection, put in play or used at row `i`."""
-        if not self.has_failed:
-            return
-        dies = self.dies_of(k)
-        failed = []
-        for j in range(len(dies)):
-            die = dies[j]
-            if die is not None and die.failed:
-                failed.append(self.dice_of(k)[j])
-        if failed:
-            self.put("failed_dice_used", i, failed)
 
     def not_at_table(self, k: int) -> list[str]:
         dies = self.dies_of(k)
@@ -1088,11 +835,6 @@ class TableReplay:
                 self.put("unsettled", self.pending_roll, owed)
         self.decided.size = 0
         self.pending_roll = -1
-
-    def mark_passed_then_settled(self) -> None:
-        for j in range(self.passed_rows.size):
-            self.put("passed_then_settled", self.passed_rows.at(j), True)
-        self.passed_rows.clear()
 
     def take_wager(self, s: int, bet: int) -> None:
         """One wager of the distinct bet `bet` off seat `s` (a come or don't
@@ -1148,7 +890,6 @@ class TableReplay:
 
     def on_player_leave(self, i: int, k: int) -> None:
         s = self.seat[k]
-        self.check_seat(i, s)
         self.occupied &= ~bit(s)
         self.come_count -= self.wagers.come_held(s)
         self.wagers.drop_seat(s)
@@ -1159,8 +900,6 @@ class TableReplay:
     def on_wager_placed(self, i: int, k: int) -> None:
         s = self.seat[k]
         sb = bit(s)
-        if s and not self.occupied & sb:
-            self.put("seat_unknown", i, True)
         bet = self.bet[k]
         key = self.bet_key[bet]
         if key >= 0:
@@ -1173,15 +912,10 @@ class TableReplay:
 
     def on_wager_removed(self, i: int, k: int) -> None:
         s = self.seat[k]
-        self.check_seat(i, s)
         self.take_wager(s, self.bet[k])
 
     def on_wager_settled(self, i: int, k: int) -> None:
         s = self.seat[k]
-        if s and not self.occupied & bit(s):
-            self.put("seat_unknown", i, True)
-        if self.passed_rows.size:
-            self.mark_passed_then_settled()
         # Any wager (not only a line bet) settled on a void roll; one settled on
         # the roll before it was voided is noted for the no roll to mark.
         if self.last_roll >= 0:
@@ -1219,10 +953,6 @@ class TableReplay:
             if outcome == WIN or outcome == LOSE:
                 self.take_wager(s, bet)
 
-    def on_settlement_complete(self, i: int, k: int) -> None:
-        if self.passed_rows.size:
-            self.mark_passed_then_settled()
-
     # --- handlers: dice custody --------------------------------------------------
 
     def on_dice_received(self, i: int, k: int) -> None:
@@ -1235,31 +965,25 @@ class TableReplay:
             die = self.dice[x] = Die(x, self.current_set, self.live)
             self.sets.setdefault(self.current_set, []).append(die)
         self.generation = self.inputs.next_generation()  # dies_of looks again
-        self.put("live_count", i, len(self.live))
 
     def on_dice_inspected(self, i: int, k: int) -> None:
-        self.note_never_received(i, k)
         role, actor, outcome = self.role_of(k), self.inputs.value("actor_id", i), self.outcome_of(k)
         for die in self.dies_of(k):
             if die is None:
                 continue
             if outcome == "fail":
                 die.failed = True
-                self.has_failed = True
             elif die.found:
                 die.found_inspections.append((role or "", actor or ""))
             else:
                 die.inspections.append((role or "", actor or ""))
 
     def on_dice_to_bowl(self, i: int, k: int) -> None:
-        self.note_never_received(i, k)
         self.record_use(i, k)
-        self.note_failed(i, k)
         for die in self.dies_of(k):
             if die is not None and die.loc != REMOVED:
                 die.move(BOWL)
                 die.found = False if die.checked_use else die.found
-        self.put("live_count", i, len(self.live))
         # The set shrank since it was received (a die removed, e.g. after a
         # failed inspection): this bowl leaves the table with that many dice.
         # A lost die is the lost-die procedure's concern (seed 6.1), not this.
@@ -1276,30 +1000,24 @@ class TableReplay:
             self.set_size = size
 
     def on_dice_removed(self, i: int, k: int) -> None:
-        self.note_never_received(i, k)
         for die in self.dies_of(k):
             if die is not None:
                 die.move(REMOVED)
 
     def on_dice_collected(self, i: int, k: int) -> None:
-        self.note_never_received(i, k)
         for die in self.dies_of(k):
             if die is not None and die.loc <= LAYOUT:
                 die.loc = SHOOTER  # from one live place to another
 
     def on_dice_to_shooter(self, i: int, k: int) -> None:
         self.on_dice_collected(i, k)
-        self.check_row_seat(i, k)
         self.record_use(i, k)
-        self.note_failed(i, k)
         if self.decided.size:
             owed = self.owed()
             if owed:
                 self.put("passed_unsettled", i, owed)
-        self.passed_rows.append(i)
 
     def on_die_off_table(self, i: int, k: int) -> None:
-        self.note_never_received(i, k)
         for die in self.dies_of(k):
             if die is not None:
                 die.move(OFF_TABLE)
@@ -1308,7 +1026,6 @@ class TableReplay:
         self.put("offtable_shooter", i, self.shooter)
 
     def on_die_retrieved(self, i: int, k: int) -> None:
-        self.note_never_received(i, k)
         for die in self.dies_of(k):
             if die is not None:
                 die.move(NEW)
@@ -1318,7 +1035,6 @@ class TableReplay:
 
     def on_die_lost(self, i: int, k: int) -> None:
         d = self.dice_of(k)
-        self.note_never_received(i, k)
         for x in d:
             die = self.dice.get(x)
             if die is not None:
@@ -1332,14 +1048,11 @@ class TableReplay:
         self.lost_row = i
         self.lost_shooter = self.shooter
         self.lost_allowance_over = False
-        self.put("lost_shooter", i, self.shooter)
 
     # --- handlers: the shooter and the offer ---------------------------------------
 
     def on_dice_offered(self, i: int, k: int) -> None:
         s, d = self.seat[k], self.dice_of(k)
-        self.check_seat(i, s)
-        self.note_never_received(i, k)
         if self.offtable_row >= 0 and self.shooter and s == self.shooter:
             # 6.1: the remaining dice offered to the shooter to replace a die.
             self.offtable_offered = True
@@ -1347,7 +1060,6 @@ class TableReplay:
             self.offtable_row = -1
             self.move_row(k, OFFERED)
             self.record_use(i, k)
-            self.note_failed(i, k)
             return
         if self.round_kind < 0:
             if self.shooter == 0 and not self.ever_offered:
@@ -1364,19 +1076,16 @@ class TableReplay:
             if x not in d:
                 self.put("offer_missing_dice", i, sorted(live.difference(d)))
                 break
-        self.note_failed(i, k)
         self.record_use(i, k)
         self.move_row(k, OFFERED)
 
     def on_dice_declined(self, i: int, k: int) -> None:
         s = self.seat[k]
-        self.check_seat(i, s)
         self.round_anchor = s
         self.round_declined |= bit(s)
 
     def on_dice_accepted(self, i: int, k: int) -> None:
         s = self.seat[k]
-        self.check_seat(i, s)
         if self.lost_row >= 0 and s != self.lost_shooter:
             self.lost_allowance_over = True
         self.shooter = s
@@ -1387,9 +1096,7 @@ class TableReplay:
         self.stick_decided = False
 
     def on_dice_selected(self, i: int, k: int) -> None:
-        s, d = self.seat[k], self.dice_of(k)
-        self.check_seat(i, s)
-        self.note_never_received(i, k)
+        d = self.dice_of(k)
         held = frozenset(d)
         kept = []
         if self.offtable_offered and self.selected is not None and len(d) < 2:
@@ -1403,7 +1110,6 @@ class TableReplay:
         if unknown:
             self.put("dice_not_at_table", i, unknown)
         self.record_use(i, k)
-        self.note_failed(i, k)
         self.move_row(k, SHOOTER)
         for x in kept:
             self.dice[x].move(SHOOTER)
@@ -1416,7 +1122,6 @@ class TableReplay:
 
     def on_shooter_relinquish(self, i: int, k: int) -> None:
         s = self.seat[k]
-        self.check_seat(i, s)
         anchor = s or self.shooter
         if self.lost_row >= 0:
             self.lost_allowance_over = True
@@ -1426,7 +1131,6 @@ class TableReplay:
         self.round_kind = ROUND_AFTER_RELINQUISH
         self.round_anchor = anchor
         self.round_declined = 0
-        self.put("relinquish_roles", i, self.role_of(k))
 
     # --- handlers: the roll and what follows it --------------------------------------
 
@@ -1436,26 +1140,18 @@ class TableReplay:
         # What the previous roll left unsettled is now missing.
         if self.decided.size:
             self.flush_pending()
-        self.passed_rows.clear()
         dice, dies = self.dice, self.dies_of(k)
         for die in dies:
             if die is None or not die.checked_use or die.loc > LAYOUT:
                 # Some die unknown, not at the table or first used: the full story.
-                self.note_never_received(i, k)
                 self.record_use(i, k)
-                self.note_failed(i, k)
                 unknown = self.not_at_table(k)
                 if unknown:
                     self.put("dice_not_at_table", i, unknown)
                 break
-        else:
-            if self.has_failed:
-                self.note_failed(i, k)
         by_player = self.role[k] == self.player
         if by_player:
             sb = bit(s)
-            if s and not self.occupied & sb:
-                self.put("seat_unknown", i, True)
             line_bet = self.wagers.holds_line(s)
             by_shooter = bool(s) and s == self.shooter
             if self.seven_out_seat and s == self.seven_out_seat and by_shooter:
@@ -1468,9 +1164,7 @@ class TableReplay:
                         self.put("roll_not_selected", i, sorted(self.selected))
                         break
             self.player_roll_rows.append(i)
-            self.roll_dice.append(d)
             self.roll_total.append(d1 + d2)
-            self.roll_point_before.append(self.point)
             self.roll_line_bet.append(line_bet)
             self.roll_by_shooter.append(by_shooter)
             self.roll_marker_off.append(self.marker_off_dp)
@@ -1478,12 +1172,9 @@ class TableReplay:
             self.roll_other_line_bettors.append(self.line_bettors & ~sb != 0)
             self.roll_after_point_made.append(self.made_point and s == self.shooter)
         else:
-            stick_rows, dice_used, total, point, any_wager, willing, after_decision = \
-                self.out.stick_rolls
+            stick_rows, total, any_wager, willing, after_decision = self.out.stick_rolls
             stick_rows.append(i)
-            dice_used.append(d)
             total.append(d1 + d2)
-            point.append(self.point)
             any_wager.append(self.any_line_wager())
             willing.append(self.line_bettors & ~self.round_declined != 0)
             after_decision.append(self.stick_decided)
@@ -1563,7 +1254,6 @@ class TableReplay:
         seven_out = point != 0 and total == 7
         self.decision_rows.append(i)
         self.decision_totals.append(total)
-        self.decision_seven_outs.append(seven_out)
         if point == 0:
             self.point = total if total in POINTS else 0
         elif total == point or total == 7:
@@ -1595,7 +1285,6 @@ class TableReplay:
             self.last_roll_called = True
             self.put("call_row", r, i)
         self.call_rows.append(i)
-        self.call_totals.append(self.face1 + self.face2)
         self.call_rolls.append(r)
 
     def void_last_roll(self, i: int) -> None:
@@ -1647,11 +1336,6 @@ class TableReplay:
         if self.last_roll_valid:
             self.undo_decision()
             self.decide(self.last_roll)
-
-
-def sparse(state: ReplayState, name: str) -> pd.Series:
-    """A state column spelled out (None where the replay wrote nothing)."""
-    return pd.Series(state.column(name), dtype=object)
 
 
 __all__ = ["NO_ROLL_CONDITIONS", "ReplayState", "replay", "sparse"]

@@ -1,0 +1,217 @@
+"""The state the replay derives beside the events, as the checks read it:
+which columns there are (`SPARSE_COLUMNS`, `DENSE_COLUMNS`), how they are
+held (`ReplayState`, `Steps`) and how the replay's buffers become them
+(`assemble`). Plain Python: only `auditor.game.replay`'s loop and its typed
+containers are compiled, and nothing here runs per event."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+#: State written only on the rows it concerns (nothing elsewhere). Every name
+#: is always present in the state, so checks never meet a missing column.
+SPARSE_COLUMNS: tuple[str, ...] = (
+    # rolls
+    "roll_total", "roll_counted_total", "roll_voided", "roll_line_bet", "roll_by_shooter",
+    "roll_after_seven_out", "roll_not_selected", "roll_marker_off", "roll_come_wagers",
+    "roll_other_line_bettors", "roll_after_point_made",
+    "stick_any_wager", "stick_willing", "stick_after_decision", "call_row", "unsettled",
+    # calls and settlements
+    "call_roll", "settle_expected", "settle_roll", "settled_on_void",
+    # offers
+    "offer_round", "offer_anchor", "offer_open_seat", "offer_missing_dice",
+    # dice custody
+    "received_count", "bowl_set_count", "first_use", "dice_not_at_table",
+    "selected_count", "rest_not_in_bowl", "passed_unsettled",
+    "offtable_shooter", "lost_followup", "old_set_used",
+)
+#: Sparse columns holding whole numbers, and those holding booleans: kept as
+#: numpy arrays once the replay ends (read back as Python ints and bools).
+INT_COLUMNS = frozenset((
+    "roll_total", "roll_counted_total", "roll_voided", "roll_come_wagers", "call_row",
+    "call_roll", "settle_roll", "settled_on_void", "offer_round", "offer_anchor",
+    "offer_open_seat", "received_count", "bowl_set_count", "selected_count",
+    "offtable_shooter"))
+BOOL_COLUMNS = frozenset((
+    "roll_line_bet", "roll_by_shooter", "roll_after_seven_out", "roll_marker_off",
+    "roll_other_line_bettors", "roll_after_point_made", "stick_any_wager", "stick_willing",
+    "stick_after_decision"))
+#: State every row carries: the value before the row's event (seats are
+#: 1..62, points 4..10, seat sets bits of a 64-bit mask).
+DENSE_COLUMNS: dict[str, type] = {"shooter": np.int16, "point": np.int8,
+                                  "occupied": np.int64, "line_bettors": np.int64}
+
+#: Sparse columns written together: on every roll by a player, on every
+#: stickperson's roll, by every decision of a roll (again if a recount changes
+#: it), by every call of a total, and by every settlement matched to what the
+#: last roll decided.
+PLAYER_ROLL_FIELDS = ("roll_total", "roll_line_bet", "roll_by_shooter", "roll_marker_off",
+                      "roll_come_wagers", "roll_other_line_bettors", "roll_after_point_made")
+STICK_ROLL_FIELDS = ("roll_total", "stick_any_wager", "stick_willing", "stick_after_decision")
+DECISION_FIELDS = ("roll_counted_total",)
+CALL_FIELDS = ("call_roll",)
+SETTLEMENT_FIELDS = ("settle_expected", "settle_roll")
+
+
+class ReplayState:
+    """What the replay derived, beside the events (positions 0..n-1).
+
+    Dense columns (`DENSE_COLUMNS`) have a value on every row, kept as the
+    rows where it changes (`Steps`): `state["point"][rows]` gives the values
+    at `rows`, `np.asarray(state["point"])` every row's.
+    Sparse columns (`SPARSE_COLUMNS`) hold a value on the rows they concern
+    only: `written(name)` gives those rows (ascending) and their values,
+    `mask(name)` the rows as a boolean mask, `at(name, row)` one value.
+    """
+
+    def __init__(self, n: int, dense: dict[str, Steps],
+                 sparse: dict[str, tuple[np.ndarray, list]]):
+        self.n = n
+        self.dense = dense
+        self.sparse = sparse
+        self._lookups: dict[str, dict[int, object]] = {}
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, name: str) -> Steps:
+        return self.dense[name]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (*self.dense, *self.sparse)
+
+    def written(self, name: str) -> tuple[np.ndarray, list]:
+        """Rows where the replay wrote `name`, ascending, and the values."""
+        rows, values = self.sparse[name]
+        return rows, _listed(values)
+
+    def rows(self, name: str) -> np.ndarray:
+        return self.sparse[name][0]
+
+    def mask(self, name: str) -> np.ndarray:
+        out = np.zeros(self.n, dtype=bool)
+        out[self.sparse[name][0]] = True
+        return out
+
+    def lookup(self, name: str) -> dict[int, object]:
+        """{row: value} of a sparse column (built once, on first use)."""
+        got = self._lookups.get(name)
+        if got is None:
+            rows, values = self.sparse[name]
+            got = self._lookups[name] = dict(zip(rows.tolist(), _listed(values)))
+        return got
+
+    def at(self, name: str, row: int, default=None):
+        return self.lookup(name).get(int(row), default)
+
+    def values_at(self, name: str, rows) -> list:
+        look = self.lookup(name)
+        return [look.get(int(r)) for r in rows]
+
+    def column(self, name: str) -> np.ndarray:
+        """A sparse column spelled out as an object array (None elsewhere)."""
+        if name in self.dense:
+            return np.asarray(self.dense[name])
+        out = np.full(self.n, None, dtype=object)
+        rows, values = self.sparse[name]
+        for r, v in zip(rows.tolist(), _listed(values)):
+            out[r] = v
+        return out
+
+    def frame(self, index=None) -> pd.DataFrame:
+        """Every column as a DataFrame (for inspection; the checks do not need it)."""
+        data = {name: self.column(name) for name in self.columns}
+        return pd.DataFrame(data, index=index)
+
+
+class Steps:
+    """A column with a value on each of `n` rows, held as the rows where the
+    value changes (`starts`, ascending, the first 0) and the value from each
+    on: a 10M-event log changes shooter, point or seats every ten rows or so,
+    and the checks read these columns only at the rows they look at.
+    Indexing with rows gives the values there; `np.asarray` every row's."""
+
+    def __init__(self, n: int, starts: np.ndarray, values: np.ndarray):
+        self.n = n
+        self.starts = starts
+        self.values = values
+        self.dtype = values.dtype
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, rows):
+        return self.values[np.searchsorted(self.starts, rows, side="right") - 1]
+
+    def __array__(self, dtype=None, copy=None):
+        counts = np.diff(np.append(self.starts, self.n))
+        out = np.repeat(self.values, counts)
+        return out if dtype is None else out.astype(dtype)
+
+
+def _listed(values) -> list:
+    return values.tolist() if isinstance(values, np.ndarray) else list(values)
+
+
+def typed(values: list | tuple, name: str):
+    """A piece of a sparse column's values: numpy for numbers and booleans."""
+    if name in INT_COLUMNS:
+        return np.fromiter(values, dtype=np.int64, count=len(values))
+    if name in BOOL_COLUMNS:
+        return np.fromiter(values, dtype=bool, count=len(values))
+    return list(values)
+
+
+def settle(pieces: list[tuple[np.ndarray, object]], name: str) -> tuple[np.ndarray, object]:
+    """One sparse column from its pieces (in the order written): rows
+    ascending, one value per row (the last written); numbers
+    and booleans as numpy arrays."""
+    pieces = [(rows, values) for rows, values in pieces if len(rows)]
+    numeric = name in INT_COLUMNS or name in BOOL_COLUMNS
+    if not pieces:
+        return np.empty(0, np.int64), []
+    if len(pieces) == 1:
+        r, values = pieces[0]
+    else:
+        r = np.concatenate([rows for rows, _ in pieces])
+        values = np.concatenate([v for _, v in pieces]) if numeric else \
+            [v for _, vs in pieces for v in vs]
+    if len(r) > 1 and not (r[1:] > r[:-1]).all():
+        order = np.argsort(r, kind="stable")
+        r = r[order]
+        last = np.ones(len(r), dtype=bool)
+        last[:-1] = r[1:] != r[:-1]
+        keep = order[last]
+        r = r[last]
+        values = values[keep] if numeric else [values[j] for j in keep.tolist()]
+    return r, values
+
+
+def assemble(n: int, changes: list[np.ndarray] | None,
+             pieces: dict[str, list[tuple[np.ndarray, object]]],
+             together: list[tuple[np.ndarray, list[tuple[str, object]]]]) -> ReplayState:
+    """The state from what the replay wrote: the dense columns' change
+    points (`changes`: the rows, then each column's values from there on;
+    None if no row was replayed), each sparse column's pieces in the order
+    written (emptied here), and after them the columns written together
+    (`together`: their rows and each column's values)."""
+    for at, columns in together:
+        for name, values in columns:
+            if isinstance(values, np.ndarray):
+                piece = values.astype(bool) if name in BOOL_COLUMNS else values
+            else:
+                piece = typed(values, name)
+            pieces[name].append((at, piece))
+    if changes is None:
+        changes = [np.zeros(1 if n else 0, dtype=np.int64)] * (1 + len(DENSE_COLUMNS))
+    dense = {name: Steps(n, changes[0], values.astype(dtype, copy=False))
+             for (name, dtype), values in zip(DENSE_COLUMNS.items(), changes[1:])}
+    sparse = {name: settle(pieces.pop(name), name) for name in SPARSE_COLUMNS}
+    return ReplayState(n, dense, sparse)
+
+
+def sparse(state: ReplayState, name: str) -> pd.Series:
+    """A state column spelled out (None where the replay wrote nothing)."""
+    return pd.Series(state.column(name), dtype=object)
