@@ -8,6 +8,7 @@ rows read = rows replayed + rows quarantined.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -204,6 +205,10 @@ _FILE_FAULT_HINTS = {
 }
 
 
+#: Between two reasons of one quarantined row (a reason may hold "; " too).
+_REASONS_SPLIT = re.compile(r"; (?!a cell may hold)")
+
+
 def _one_problem(path: str, quarantine: pd.DataFrame, options: ReadOptions) -> None:
     """LogFileError when every row of a file (two or more) was quarantined
     for one same reason (each row may have others too): the file, not its
@@ -214,8 +219,7 @@ def _one_problem(path: str, quarantine: pd.DataFrame, options: ReadOptions) -> N
     reasons = quarantine["reason"].astype(str)
     common = None
     for text in reasons.unique().tolist():
-        why = {w.removesuffix(")").split(" (try --encoding")[0] if "(try --encoding" in w
-               else w for w in text.split("; ")}
+        why = {w.split(" (try --encoding")[0] for w in _REASONS_SPLIT.split(text)}
         common = why if common is None else common & why
         if not common:
             return
