@@ -226,3 +226,24 @@ def test_a_read_option_that_cannot_be_used_stops_the_run(tmp_path, option, value
     res, _ = audit(tmp_path, PLANTED, option, value)
     assert res.exit_code == 2
     assert res.output.startswith(f"error: {said}")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_batches_read_with_the_options_too(tmp_path, monkeypatch, jobs):
+    """Files audited a batch at a time (and by worker processes) are read
+    with the options as when loaded at once."""
+    from auditor.run import stream
+
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 100)
+    rows = night()
+    rows["ts"] = rows["ts"].str.replace(r"(Z|[+-]\d\d:\d\d)$", "", regex=True)
+    folder = tmp_path / "split"
+    folder.mkdir()
+    for table, part in rows.groupby("table_id"):
+        part.to_csv(folder / f"{table}.csv", index=False)
+    _, whole_out = audit(tmp_path, PLANTED, out="whole")
+    res, out = audit(tmp_path, folder, "--assume-offset", "+13:00", "--jobs", jobs)
+    assert res.exit_code == 1, res.output
+    assert keys(report_findings(out)) == keys(report_findings(whole_out))
+    assert report_provenance(out)["read_options"] == {"assume_offset": "+13:00"}
