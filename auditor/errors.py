@@ -49,6 +49,11 @@ class VersionError(RulesetError):
     """No version of a ruleset family is in force for some session."""
 
 
+class ReadOptionError(AuditorError):
+    """An option for reading logs (`--encoding`, `--assume-offset`) that
+    cannot be used."""
+
+
 class OutputError(AuditorError):
     """The output could not be written."""
 

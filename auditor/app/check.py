@@ -13,6 +13,7 @@ from pathlib import Path
 from auditor.atomic import commit_together
 from auditor.errors import EngineError
 from auditor.logs.load import small_pages
+from auditor.logs.raw import ReadOptions
 from auditor.report import html
 from auditor.report.formats import check_out_dir, write_reports
 from auditor.report.provenance import provenance
@@ -42,6 +43,12 @@ class CheckRequest:
     jobs: int = 1
     engine: str = "local"
     scheduler: str | None = None
+    #: How to read logs that depart from the spec (`--encoding`, `--assume-offset`).
+    encoding: str | None = None
+    assume_offset: str | None = None
+    #: Exit 2 when any rule could not be evaluated in some file (the reports
+    #: are written first: they say which).
+    require_complete: bool = False
 
 
 @dataclass
@@ -54,17 +61,26 @@ class CheckOutcome:
     meta: dict
     triage: Triage
     fail_on: str
+    require_complete: bool = False
+
+    @property
+    def incomplete(self) -> bool:
+        """--require-complete was given and some rule was not evaluated."""
+        return self.require_complete and bool(self.meta.get("not_evaluated"))
 
     @property
     def exit_code(self) -> int:
-        return self.meta["verdict"]["exit_code"]
+        return 2 if self.incomplete else self.meta["verdict"]["exit_code"]
 
     def summary(self) -> str:
         """The terminal summary: the audit, then what triage made of it."""
         failing = self.meta["verdict"]["failing"]  # new findings only
+        rules = {e["rule"] for e in self.meta.get("not_evaluated", [])}
         return "\n".join(filter(None, (
             summary_text(self.result, self.written, self.fail_on, failing),
-            self.triage.summary_text())))
+            self.triage.summary_text(),
+            f"error: --require-complete: {len(rules)} rule(s) not evaluated (the reports "
+            f"say where and why)" if self.incomplete else "")))
 
 
 def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOutcome:
@@ -73,6 +89,7 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
     before any log is read. `progress` is told of the audit as it goes and
     set to "writing" before the reports; finishing it is the caller's."""
     progress = progress if progress is not None else NoProgress()
+    read = ReadOptions(request.encoding, request.assume_offset)
     family = resolve_family(request.ruleset)  # `nz` -> nz@*.toml, each version validated
     ruleset = family.latest if family else load_ruleset(request.ruleset)
     accepted = load_accepted(request.baseline, request.waivers, ruleset,
@@ -84,13 +101,13 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
     # Fresh memory in small pages, the audit and its reports (see small_pages).
     with small_pages():
         if family:  # each version audits its own table sessions: loaded at once
-            logs = load_with_progress(list(request.paths), progress)
+            logs = load_with_progress(list(request.paths), progress, read)
             audit = functools.partial(run_audit, jobs=request.jobs, progress=progress)
             result = audit_family(logs, family, audit)
         else:
             result = run_audit(list(request.paths), ruleset, jobs=request.jobs,
                                engine=request.engine, scheduler=request.scheduler,
-                               progress=progress,
+                               progress=progress, read=read,
                                collector=html.COLLECTOR if "html" in request.formats else None)
         meta = provenance(result, stamp=request.stamp)
         triage = accepted.triage(result.findings)
@@ -101,4 +118,5 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
         triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
         with commit_together():  # every report file in place, or none, before the summary
             written = write_reports(triaged, meta, request.out, request.formats)
-    return CheckOutcome(result, written, meta, triage, request.fail_on)
+    return CheckOutcome(result, written, meta, triage, request.fail_on,
+                        request.require_complete)

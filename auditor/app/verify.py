@@ -20,7 +20,7 @@ from auditor import __version__
 from auditor.errors import LogFileError, ReportError, RulesetError
 from auditor.findings import FINDINGS_SCHEMA
 from auditor.logs.load import load_logs
-from auditor.logs.raw import sha256_of
+from auditor.logs.raw import ReadOptions, sha256_of
 from auditor.report.parquet import QUARANTINE_SCHEMA
 from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.core import audit_loaded
@@ -81,7 +81,7 @@ def verify_report(folder: Path) -> Verdict:
         verdict.problems.append("the audit could not be re-run (see above)")
         return verdict
     try:
-        logs = load_logs(paths)
+        logs = load_logs(paths, options=ReadOptions(**meta.get("read_options", {})))
     except LogFileError as exc:
         verdict.problems.append(f"input {exc}: can no longer be read")
         return verdict

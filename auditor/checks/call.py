@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from auditor.checks.common import by_other_roles, next_after
-from auditor.checks.registry import Hits, check
+from auditor.checks.registry import Hits, Needs, check
 
 
 @check("total_called", "call.missing")
@@ -22,7 +22,7 @@ def total_called(ctx, params) -> Hits:
     return Hits(out, "no total was called after the roll")
 
 
-@check("called_total_correct", "call.wrong_total")
+@check("called_total_correct", "call.wrong_total", needs=Needs(events=("roll", "total_called")))
 def called_total_correct(ctx, params) -> Hits:
     """The called total is not the sum of the uppermost faces (a cocked die
     counts the face opposite the one resting on the object; a dispute ruling
@@ -73,7 +73,8 @@ def _overrules_after(ctx, calls: np.ndarray) -> dict[int, dict]:
             for c, o, role in zip(calls[hit].tolist(), last[hit].tolist(), roles)}
 
 
-@check("caller_role", "call.wrong_role", ("caller_roles",))
+@check("caller_role", "call.wrong_role", ("caller_roles",),
+       Needs(events=("roll", "total_called")))
 def caller_role(ctx, params) -> Hits:
     """The total was called by someone other than the stickperson.
 

@@ -8,7 +8,7 @@ from itertools import pairwise
 import numpy as np
 
 from auditor.checks.common import next_after, written
-from auditor.checks.registry import Hits, check
+from auditor.checks.registry import Hits, Needs, check
 
 
 @check("dice_set_size", "dice.set_size", ("dice_set_size", "dice_set_size_mode"))
@@ -231,7 +231,7 @@ def known_dice_only(ctx, params) -> Hits:
                        for d in dice], [{"dice": d} for d in dice])
 
 
-@check("stick_used", "dice.stick_not_used")
+@check("stick_used", "dice.stick_not_used", needs=Needs(columns=("flags",)))
 def stick_used(ctx, params) -> Hits:
     """The stickperson collected the dice or passed them to the shooter
     without the craps stick.

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from auditor.checks.common import by_other_roles, next_after
-from auditor.checks.registry import Hits, check
+from auditor.checks.registry import Hits, Needs, check
 from auditor.logs.schema import NO_ROLL_CONDITIONS
 
 
-@check("mandatory_no_roll", "noroll.missing", ("mandatory_no_roll_conditions",))
+@check("mandatory_no_roll", "noroll.missing", ("mandatory_no_roll_conditions",),
+       Needs(columns=("flags",)))
 def mandatory_no_roll(ctx, params) -> Hits:
     """A roll with a mandatory no-roll condition was not voided and wagers
     were settled on it.
@@ -53,7 +54,7 @@ def _rolls_with_settlements(ctx, rows: np.ndarray) -> np.ndarray:
 NO_ROLL_GROUNDS = (*NO_ROLL_CONDITIONS, "two_hands", "not_simultaneous", "short")
 
 
-@check("no_roll_chips_contact", "noroll.improper")
+@check("no_roll_chips_contact", "noroll.improper", needs=Needs(columns=("flags",)))
 def no_roll_chips_contact(ctx, params) -> Hits:
     """A no roll was declared only because the dice touched chips other than
     the bank's.
@@ -82,7 +83,7 @@ def no_roll_chips_contact(ctx, params) -> Hits:
                 "no roll declared because the dice touched chips other than the bank")
 
 
-@check("no_roll_timing", "noroll.late")
+@check("no_roll_timing", "noroll.late", needs=Needs(columns=("flags",)))
 def no_roll_timing(ctx, params) -> Hits:
     """A no roll was called after the dice came to rest.
 

@@ -17,6 +17,7 @@ import pandas as pd
 
 from auditor.checks.parameters import PARAMETERS
 from auditor.findings import paused_gc
+from auditor.logs.schema import COLUMN_NAMES, EVENTS
 
 
 @dataclass
@@ -45,12 +46,38 @@ def no_hits() -> Hits:
 
 
 @dataclass(frozen=True)
+class Needs:
+    """What a check cannot judge without, in a file: `columns` the file must
+    have (an optional column: a column the spec requires for an event the
+    file holds stops the run instead), and `events`, event types recorded
+    together, of which the check judges the rows. A file that records some
+    of `events` but never another (its *neighbours* recorded, it not: rolls
+    but never a `total_called`) leaves the check nothing to judge there.
+    A check whose breach is an event's absence does not list that event."""
+
+    columns: tuple[str, ...] = ()
+    events: tuple[str, ...] = ()
+
+    def missing(self, columns, events) -> list[str]:
+        """Why a file with these columns and recorded event types leaves the
+        check unable to judge (one reason per column or event), or []."""
+        why = [f"column `{c}` absent" for c in self.columns if c not in columns]
+        recorded = [e for e in self.events if e in events]
+        if recorded:
+            why += [f"event `{e}` never recorded (the file records "
+                    f"{', '.join(f'`{r}`' for r in recorded)})"
+                    for e in self.events if e not in events]
+        return why
+
+
+@dataclass(frozen=True)
 class Check:
     name: str
     code: str
     family: str
     params: tuple[str, ...]
     func: Callable
+    needs: Needs = Needs()
 
     @property
     def doc(self) -> str:
@@ -65,17 +92,20 @@ class Check:
 CHECKS: dict[str, Check] = {}
 
 
-def check(name: str, code: str, params: tuple[str, ...] = ()):
-    """Register a check under `name`, emitting `code`, reading `params`."""
+def check(name: str, code: str, params: tuple[str, ...] = (), needs: Needs = Needs()):
+    """Register a check under `name`, emitting `code`, reading `params`,
+    unable to judge a file without what it `needs`."""
     unknown = [p for p in params if p not in PARAMETERS]
+    unknown += [c for c in needs.columns if c not in COLUMN_NAMES]
+    unknown += [e for e in needs.events if e not in EVENTS]
     if unknown:
-        raise ValueError(f"check {name}: unknown parameters {unknown}")
+        raise ValueError(f"check {name}: unknown parameters, columns or events {unknown}")
 
     def register(func):
         if name in CHECKS:
             raise ValueError(f"check {name} registered twice")
         family = func.__module__.rsplit(".", 1)[-1]
-        CHECKS[name] = Check(name, code, family, tuple(params), _gc_paused(func))
+        CHECKS[name] = Check(name, code, family, tuple(params), _gc_paused(func), needs)
         return func
 
     return register

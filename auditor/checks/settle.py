@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from auditor.checks.common import written
-from auditor.checks.registry import Hits, check
+from auditor.checks.registry import Hits, Needs, check
 
 
-@check("line_bet_outcome", "settle.wrong_outcome")
+@check("line_bet_outcome", "settle.wrong_outcome", needs=Needs(events=("roll", "wager_settled")))
 def line_bet_outcome(ctx, params) -> Hits:
     """A line bet (pass, don't pass, come, don't come) was settled win, lose
     or push against what the dice decided (the bar number pushes; see the

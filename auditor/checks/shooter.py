@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from auditor.checks.common import written
-from auditor.checks.registry import Hits, check
+from auditor.checks.registry import Hits, Needs, check
 
 
 def _player_rolls(ctx, name: str) -> tuple[np.ndarray, list]:
@@ -147,7 +147,7 @@ def stickperson_throw_allowed(ctx, params) -> Hits:
     return Hits(np.asarray(out, dtype=np.int64), messages)
 
 
-@check("marker_off_throw_allowed", "shooter.marker_off_throw")
+@check("marker_off_throw_allowed", "shooter.marker_off_throw", needs=Needs(columns=("flags",)))
 def marker_off_throw_allowed(ctx, params) -> Hits:
     """A previous shooter threw without a line bet outside the SD (2)
     conditions.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from auditor.checks.registry import Hits, check
+from auditor.checks.registry import Hits, Needs, check
 
 
 def _throw_fault(name: str, code: str, flag: str, message: str, doc: str):
@@ -18,7 +18,7 @@ def _throw_fault(name: str, code: str, flag: str, message: str, doc: str):
 
     throw_fault.__name__ = throw_fault.__qualname__ = name
     throw_fault.__doc__ = doc
-    return check(name, code, ("include_voided_rolls",))(throw_fault)
+    return check(name, code, ("include_voided_rolls",), Needs(columns=("flags",)))(throw_fault)
 
 
 one_hand_throw = _throw_fault("one_hand_throw", "throw.two_hands", "two_hands",

@@ -11,8 +11,22 @@ from auditor.app.validate import validate
 from auditor.cli.progress import Progress
 from auditor.codes import SEVERITIES
 from auditor.escape import terminal_safe
+from auditor.logs.raw import ReadOptions
 from auditor.report.formats import FORMATS
 from auditor.run import ENGINES
+
+
+def read_options(command):
+    """`--encoding` and `--assume-offset`: how to read logs that depart from
+    the spec in a way the user knows (check and validate)."""
+    command = click.option(
+        "--assume-offset", metavar="+HH:MM",
+        help="Read times written without a UTC offset as this offset (recorded in the "
+             "provenance); without it such a time quarantines its row.")(command)
+    return click.option(
+        "--encoding", metavar="NAME",
+        help="The text encoding of CSV and JSON Lines logs (e.g. cp1252; recorded in the "
+             "provenance); default UTF-8.")(command)
 
 
 @click.command("check")
@@ -42,9 +56,13 @@ from auditor.run import ENGINES
 @click.option("--scheduler", metavar="ADDRESS",
               help="The dask scheduler's address (--engine dask); without it a local "
                    "cluster of --jobs workers is started.")
+@read_options
+@click.option("--require-complete", is_flag=True,
+              help="Exit 2 (after writing the reports) when any rule could not be evaluated "
+                   "in some file (a column or an event type it needs is not recorded).")
 def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
                   baseline_file=None, waivers_file=None, jobs=1, engine="local",
-                  scheduler=None):
+                  scheduler=None, encoding=None, assume_offset=None, require_complete=False):
     """Audit logs against a ruleset and write the findings.
 
     PATHS are log files or folders (searched recursively for .csv, .jsonl,
@@ -53,16 +71,19 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
 
     \b
     Exit codes: 0 no findings at or above --fail-on; 1 findings at or above
-    it; 2 the audit could not run.
+    it; 2 the audit could not run (or, with --require-complete, some rule
+    could not be evaluated).
 
     \b
     Example:
         auditor check sample_logs/ --ruleset nz-1996 --out reports/
         auditor check night.csv.gz --ruleset my-casino.toml --fail-on critical
         auditor check year/ --ruleset nz-table-games --jobs 4
+        auditor check export.csv -r nz-table-games --encoding cp1252 --assume-offset +13:00
     """
     request = CheckRequest(tuple(paths), ruleset_ref, Path(out_dir), tuple(formats), fail_on,
-                           stamp, baseline_file, waivers_file, jobs, engine, scheduler)
+                           stamp, baseline_file, waivers_file, jobs, engine, scheduler,
+                           encoding, assume_offset, require_complete)
     # Progress on standard error (a terminal only, never with --quiet), fed
     # by the engines; ended (finally) before anything else is printed, error
     # or summary.
@@ -79,7 +100,8 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
 
 @click.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-def validate_command(paths):
+@read_options
+def validate_command(paths, encoding=None, assume_offset=None):
     """Check logs against the event-log format only; list every problem.
 
     Prints one located line per problem (file:line, table and seq where they
@@ -91,7 +113,7 @@ def validate_command(paths):
     Example:
         auditor validate sample_logs/
     """
-    validation = validate(list(paths))
+    validation = validate(list(paths), ReadOptions(encoding, assume_offset))
     findings, logs = validation.problems, validation.logs
     for row in findings.itertuples(index=False):
         where = f"{row.source_file}:{row.source_line}"

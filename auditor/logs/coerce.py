@@ -51,6 +51,11 @@ class CoercedLog:
     events: pa.Table
     quarantine: pd.DataFrame
     rows_read: int
+    #: The event types the rows name (replayed or quarantined): what the
+    #: file records, for the audit's coverage.
+    recorded: frozenset[str] = frozenset()
+    #: Times without a UTC offset read as the offset the user gave.
+    assumed: int = 0
 
 
 def _chunks(col) -> list[pa.Array]:
@@ -460,10 +465,14 @@ def _amount_column(col, problems: Problems, n: int) -> pa.Array:
                              pa.float64()))
 
 
-def _ts_column(col, problems: Problems, n: int, slot: _Slot | None = None) -> pa.Array:
+def _ts_column(col, problems: Problems, n: int, slot: _Slot | None = None,
+               assume_offset: str | None = None, notes: dict | None = None) -> pa.Array:
     """The column as UTC times; times typed from text are written into `slot`
-    when given."""
+    when given. A time without a UTC offset is read as `assume_offset`
+    (`+HH:MM`) when given (`notes["assumed"]` counts them), else its row is
+    quarantined."""
     utc = pa.timestamp("us", tz="UTC")
+    notes = {} if notes is None else notes
     if col is None:
         problems.add(np.ones(n, dtype=bool), "ts missing")
         return pa.nulls(n, utc)
@@ -473,15 +482,28 @@ def _ts_column(col, problems: Problems, n: int, slot: _Slot | None = None) -> pa
     if not any(pa.types.is_dictionary(c.type) for c in _chunks(col)):
         col = flat(col)
         if pa.types.is_timestamp(col.type):
-            # Parquet timestamps: with a zone, converted; without one, taken as UTC.
+            # Parquet timestamps: with a zone, converted; without one, taken as UTC
+            # (or as the offset the user gave).
             values = pc.cast(col, pa.timestamp("us", tz=col.type.tz or "UTC"))
             values = values.cast(utc)
+            if col.type.tz is None and assume_offset is not None:
+                notes["assumed"] = notes.get("assumed", 0) + len(values) - values.null_count
+                shift = _offset_seconds(assume_offset) * 1_000_000
+                values = pc.subtract(values.cast(pa.int64()), shift).cast(utc)
             if values.null_count:
                 problems.add(pc.is_null(values), "ts missing")
             return values
     text = _text(col, n, distinct=False)
     values = text.values
     has_offset = _with_offset(values)
+    if assume_offset is not None:
+        naive = pc.and_(pc.is_valid(values), pc.invert(has_offset))
+        count = pc.sum(naive).as_py() or 0
+        if count:
+            notes["assumed"] = notes.get("assumed", 0) + count
+            values = pc.if_else(naive, pc.binary_join_element_wise(values, assume_offset, ""),
+                                values)
+            has_offset = pc.or_(has_offset, naive)
     problems.add(text.null, "ts missing")
     problems.add(text.rows(pc.and_(pc.is_valid(values), pc.invert(has_offset))),
                  "ts has no UTC offset (ISO-8601 with offset required)")
@@ -500,6 +522,12 @@ def _ts_column(col, problems: Problems, n: int, slot: _Slot | None = None) -> pa
     problems.add(text.rows(pc.and_(has_offset, pc.is_null(parsed))),
                  "ts is not an ISO-8601 time")
     return text.take(parsed)
+
+
+def _offset_seconds(offset: str) -> int:
+    """`+HH:MM` in seconds east of UTC."""
+    sign = -1 if offset[0] == "-" else 1
+    return sign * (int(offset[1:3]) * 3600 + int(offset[4:6]) * 60)
 
 
 def _ts_as_written(col) -> pa.Array | pa.ChunkedArray | None:
@@ -557,9 +585,12 @@ def _with_offset(values: pa.Array) -> pa.Array:
     return pc.fill_null(pc.match_substring_regex(values, TS_OFFSET_RE), False)
 
 
-def coerce(raw: RawLog, place: Placement | None = None) -> CoercedLog:
+def coerce(raw: RawLog, place: Placement | None = None,
+           assume_offset: str | None = None) -> CoercedLog:
     """Typed events and quarantined rows of one file (see module docstring),
-    or of one slice of it, typed into `place` when given."""
+    or of one slice of it, typed into `place` when given; a time without a
+    UTC offset read as `assume_offset` when given."""
+    notes: dict = {}
     table = raw.table
     n = table.num_rows
     problems = Problems(n)
@@ -576,7 +607,8 @@ def coerce(raw: RawLog, place: Placement | None = None) -> CoercedLog:
             cols[name] = _amount_column(col, problems, n)
         elif kind == "ts":
             cols[name] = _ts_column(col, problems, n, None if place is None
-                                    else place.slot(name, n, EVENT_SCHEMA.field(name).type))
+                                    else place.slot(name, n, EVENT_SCHEMA.field(name).type),
+                                    assume_offset, notes)
         else:
             texts[name] = _text(col, n)
     validate_rows(cols, texts, problems, n)
@@ -602,4 +634,17 @@ def coerce(raw: RawLog, place: Placement | None = None) -> CoercedLog:
     keep = ~problems.bad
     events = typed if keep.all() else typed.filter(pa.array(keep))
     return CoercedLog(events=events, quarantine=quarantine,
-                      rows_read=n + len(raw.rejected.lines))
+                      rows_read=n + len(raw.rejected.lines),
+                      recorded=_recorded_events(texts["event"]),
+                      assumed=notes.get("assumed", 0))
+
+
+def _recorded_events(event: TextColumn) -> frozenset[str]:
+    """The event types of the spec that some row names."""
+    if event.codes is None:
+        held = pc.unique(event.values).drop_null().to_pylist()
+    else:
+        counts = np.bincount(event.codes, minlength=len(event.values) + 1)
+        held = event.values.take(pa.array(np.flatnonzero(counts[:len(event.values)]))) \
+            .to_pylist()
+    return frozenset(held) & frozenset(schema.EVENTS)

@@ -8,6 +8,7 @@ rows read = rows replayed + rows quarantined.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -19,11 +20,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from auditor.compat import set_madvise_hugepage
+from auditor.errors import LogFileError
 from auditor.logs import schema
 from auditor.logs.arrays import raw_values, valid_rows, where_valid
 from auditor.logs.coerce import Placement, coerce
 from auditor.logs.discover import discover_logs
-from auditor.logs.raw import RawLog, RawRejected
+from auditor.logs.raw import DEFAULT_READ, RawLog, RawRejected, ReadOptions
 from auditor.logs.read import read_log
 
 
@@ -37,9 +39,28 @@ class InputFile:
     rows_read: int
     rows_replayed: int
     rows_quarantined: int
+    #: The file's columns as read, and the event types its rows name: what
+    #: the audit could judge in it (`auditor.run.coverage`).
+    columns: tuple[str, ...] = ()
+    events: tuple[str, ...] = ()
+    #: How the file was read when not as the spec says (`ReadOptions`): the
+    #: text encoding it was decoded from, the UTC offset its times without
+    #: one were read as (only when some time had none).
+    encoding: str | None = None
+    assumed_offset: str | None = None
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        """What the provenance says of the file: the counts, the spec's
+        columns it lacks and how it was read, each only when there is any."""
+        out = {k: getattr(self, k) for k in
+               ("path", "sha256", "format", "rows_read", "rows_replayed", "rows_quarantined")}
+        absent = [c for c in schema.COLUMN_NAMES if c not in self.columns]
+        if absent:
+            out["columns_absent"] = absent
+        for k in ("encoding", "assumed_offset"):
+            if getattr(self, k) is not None:
+                out[k] = getattr(self, k)
+        return out
 
 
 @dataclass
@@ -47,6 +68,8 @@ class LoadedLogs:
     events: pd.DataFrame
     quarantine: pd.DataFrame
     inputs: list[InputFile]
+    #: How the files were read (`--encoding`, `--assume-offset`).
+    read: ReadOptions = DEFAULT_READ
 
     @property
     def rows_read(self) -> int:
@@ -62,16 +85,17 @@ class LoadedLogs:
 
 
 def load_logs(paths: list[str | Path],
-              on_file: Callable[[InputFile], object] | None = None) -> LoadedLogs:
+              on_file: Callable[[InputFile], object] | None = None,
+              options: ReadOptions = DEFAULT_READ) -> LoadedLogs:
     """Discover, read and type every log under `paths` (LogFileError on a file
-    that cannot be a log). `on_file`, when given, is called with each file's
-    InputFile as soon as that file is read and typed (before the next is
-    read): what a progress display needs."""
+    that cannot be a log), as `options` say. `on_file`, when given, is called
+    with each file's InputFile as soon as that file is read and typed (before
+    the next is read): what a progress display needs."""
     files = discover_logs(paths)
     use_lean_memory_pool()
     tables, quarantines, inputs = [], [], []
     for path in files:
-        events, quarantine, loaded = load_file(path)
+        events, quarantine, loaded = load_file(path, options=options)
         tables.append(events)
         quarantines.append(quarantine)
         inputs.append(loaded)
@@ -80,7 +104,7 @@ def load_logs(paths: list[str | Path],
     events = order_events(tables)  # empties `tables`: freed as the frame is built
     release_memory()
     quarantine = pd.concat(quarantines, ignore_index=True)
-    return LoadedLogs(events, quarantine, inputs)
+    return LoadedLogs(events, quarantine, inputs, options)
 
 
 @contextmanager
@@ -127,26 +151,33 @@ def use_lean_memory_pool() -> None:
 
 
 @small_pages()
-def load_file(path: Path, label: str | None = None
+def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAULT_READ
               ) -> tuple[pa.Table, pd.DataFrame, InputFile]:
-    """Read and type one file: its events (in file order), its quarantined
-    rows and its provenance. `label` is the name the file goes by in the
-    reports (default: `path` as given), for a file read through another path."""
+    """Read and type one file as `options` say: its events (in file order),
+    its quarantined rows and its provenance. `label` is the name the file
+    goes by in the reports (default: `path` as given), for a file read
+    through another path. A file whose every row is quarantined for one
+    reason is one problem, not a finding per row: LogFileError."""
     use_lean_memory_pool()
-    raw = read_log(path)
+    raw = read_log(path, options)
     release_memory()
     if label is not None:
         raw.path = label
     # Typed a slice at a time: what a slice is checked with is dropped before
     # the next (its text columns come out dictionary-encoded).
     tables, quarantines, rows_read = [], [], 0
+    recorded: set[str] = set()
+    assumed = 0
+    columns = tuple(raw.table.column_names)
     place = Placement(raw.table.num_rows, raw.lines)
     for start, part in _slices(raw, SLICE_ROWS):
         place.start = start
-        coerced = coerce(part, place)
+        coerced = coerce(part, place, options.assume_offset)
         tables.append(coerced.events)
         quarantines.append(coerced.quarantine)
         rows_read += coerced.rows_read
+        recorded |= coerced.recorded
+        assumed += coerced.assumed
         del coerced
         release_memory()
     events = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
@@ -156,9 +187,46 @@ def load_file(path: Path, label: str | None = None
                                ignore_index=True)
         quarantine = quarantine.sort_values("source_line", kind="stable") \
             .reset_index(drop=True)
+    if events.num_rows == 0:
+        _one_problem(raw.path, quarantine, options)
     loaded = InputFile(raw.path, raw.sha256, raw.fmt, rows_read, events.num_rows,
-                       len(quarantine))
+                       len(quarantine), columns,
+                       tuple(e for e in schema.EVENTS if e in recorded),
+                       options.encoding if raw.fmt != "parquet" else None,
+                       options.assume_offset if assumed else None)
     return events, quarantine, loaded
+
+
+#: What to say after the reason every row of a file was quarantined for.
+_FILE_FAULT_HINTS = {
+    "ts has no UTC offset": "; if the times are local, give their offset: "
+                            "--assume-offset +HH:MM",
+    "is not UTF-8 text": "; give the file's encoding: --encoding NAME",
+}
+
+
+#: Between two reasons of one quarantined row (a reason may hold "; " too).
+_REASONS_SPLIT = re.compile(r"; (?!a cell may hold)")
+
+
+def _one_problem(path: str, quarantine: pd.DataFrame, options: ReadOptions) -> None:
+    """LogFileError when every row of a file (two or more) was quarantined
+    for one same reason (each row may have others too): the file, not its
+    rows, is at fault, and thousands of `log.malformed` findings would hide
+    it (and every rule would see nothing to judge)."""
+    if len(quarantine) < 2:
+        return
+    reasons = quarantine["reason"].astype(str)
+    common = None
+    for text in reasons.unique().tolist():
+        why = {w.split(" (try --encoding")[0] for w in _REASONS_SPLIT.split(text)}
+        common = why if common is None else common & why
+        if not common:
+            return
+    reason = min(common)
+    hint = next((h for key, h in _FILE_FAULT_HINTS.items() if key in reason), "")
+    raise LogFileError(path, f"every row ({len(quarantine):,}) was quarantined for one "
+                             f"reason: {reason}{hint}")
 
 
 #: Rows typed at a time (see `load_file`).

@@ -5,8 +5,10 @@ report cites, a rejected line clipped for the quarantine)."""
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import hashlib
+import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,13 +16,46 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from auditor.errors import LogFileError
+from auditor.errors import LogFileError, ReadOptionError
 
 #: The largest cell accepted, in bytes of UTF-8. A longer cell quarantines
 #: its row (the reason names the column and the size) and is kept in the
 #: quarantine only as its first CELL_KEEP_CHARS characters.
 MAX_CELL_BYTES = 1 << 20
 CELL_KEEP_CHARS = 200
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read logs that depart from the spec in a known way, as the
+    user said: `encoding`, the text encoding of CSV and JSON Lines files
+    (default UTF-8); `assume_offset` (`+HH:MM`), the UTC offset of times
+    written without one (default: such a time quarantines its row)."""
+
+    encoding: str | None = None
+    assume_offset: str | None = None
+
+    def __post_init__(self):
+        if self.encoding is not None:
+            try:
+                codecs.lookup(self.encoding)
+            except LookupError:
+                raise ReadOptionError(f"--encoding {self.encoding}: not an encoding Python "
+                                      f"knows (e.g. cp1252, latin-1, utf-16)") from None
+        if self.assume_offset is not None:
+            m = re.fullmatch(r"([+-])([0-9]{2}):([0-9]{2})", self.assume_offset)
+            if not m or int(m[2]) > 14 or int(m[3]) > 59:
+                raise ReadOptionError(f"--assume-offset {self.assume_offset}: write a UTC "
+                                      f"offset as +HH:MM or -HH:MM (e.g. +13:00)")
+
+    def as_dict(self) -> dict:
+        """The options given, for the provenance (empty: read as the spec says)."""
+        return {k: v for k, v in (("encoding", self.encoding),
+                                  ("assume_offset", self.assume_offset)) if v is not None}
+
+
+#: Logs read as the spec says.
+DEFAULT_READ = ReadOptions()
 
 
 @dataclass

@@ -25,34 +25,81 @@ from auditor.logs.arrays import dictionary_codes, is_text_type
 from auditor.logs.discover import format_from_name
 from auditor.logs.raw import (
     CELL_KEEP_CHARS,
+    DEFAULT_READ,
     MAX_CELL_BYTES,
     LogFileError,
     RawLog,
+    ReadOptions,
     read_bytes,
     sha256_of,
 )
-from auditor.logs.schema import REQUIRED_COLUMNS
+from auditor.logs.schema import EVENT_REQUIRES, EVENTS, REQUIRED_COLUMNS
 
 
-def read_log(path: Path) -> RawLog:
+def read_log(path: Path, options: ReadOptions = DEFAULT_READ) -> RawLog:
     """Read one file; raise LogFileError when it cannot be a log."""
     fmt = format_from_name(path)
     gz = path.name.lower().endswith(".gz")
-    streamed = csv_format.read_csv_streamed(path) if fmt == "csv" and not gz else None
+    encoding = options.encoding if fmt != "parquet" else None
+    streamed = csv_format.read_csv_streamed(path) \
+        if fmt == "csv" and not gz and encoding is None else None
     if streamed is not None:
         digest, (table, lines, rejected) = streamed
     else:
-        table, lines, rejected, digest = _read_whole(path, fmt, gz)
+        table, lines, rejected, digest = _read_whole(path, fmt, gz, encoding)
     missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
     if missing:
         raise LogFileError(path, f"missing required column(s): {', '.join(missing)}")
+    _check_event_columns(path, table)
     if table.num_rows == 0 and not rejected.lines:
         raise LogFileError(path, "the file holds no events")
     table, cell_problems = _plain_cells(table)
+    if cell_problems and encoding is None and fmt != "parquet":
+        _suggest_encoding(path, cell_problems)
     return RawLog(str(path), digest, fmt, table, lines, rejected, cell_problems)
 
 
-def _read_whole(path: Path, fmt: str, gz: bool):
+def _check_event_columns(path: Path, table: pa.Table) -> None:
+    """LogFileError when the file holds an event type whose required column
+    (spec: "per event") it lacks altogether: every such row would be
+    quarantined and the rules judging the rest would see a table with
+    holes (a night without `die1` is not a night of unreadable rolls)."""
+    columns = set(table.column_names)
+    lacking = {c for needs in EVENT_REQUIRES.values() for c in needs if c not in columns}
+    if not lacking:  # (nearly always: every column of the spec is there)
+        return
+    col = table.column("event")
+    if pa.types.is_dictionary(col.type):
+        col = col.cast(col.type.value_type)
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        return  # (not text: every row's event is quarantined as unknown)
+    held = pc.value_counts(pc.utf8_trim_whitespace(col.drop_null()) if col.null_count
+                           else pc.utf8_trim_whitespace(col))
+    counts = dict(zip(held.field("values").to_pylist(), held.field("counts").to_pylist()))
+    for event in EVENTS:
+        need = [c for c in EVENT_REQUIRES[event] if c in lacking]
+        if counts.get(event) and need:
+            raise LogFileError(path, f"no column `{need[0]}`, which the spec requires for "
+                                     f"`{event}` events (the file holds {counts[event]:,})")
+
+
+def _suggest_encoding(path: Path, problems: dict[int, list[str]]) -> None:
+    """The first row with text that is not UTF-8 told which encoding the
+    file may be in (`--encoding`): one hint, not one per row."""
+    first = min((r for r, why in problems.items()
+                 if any(w.endswith("is not UTF-8 text") for w in why)), default=None)
+    if first is None:
+        return
+    guess = "cp1252"
+    try:
+        read_bytes(path).decode("cp1252")
+    except (UnicodeDecodeError, LogFileError):
+        guess = "latin-1"
+    problems[first] = [f"{w} (try --encoding {guess})" if w.endswith("is not UTF-8 text")
+                       else w for w in problems[first]]
+
+
+def _read_whole(path: Path, fmt: str, gz: bool, encoding: str | None = None):
     """A file read whole (the one way for Parquet, JSON Lines and gzip; for
     a CSV file the streamed read cannot take): its table, lines, rejected
     rows and SHA-256."""
@@ -67,12 +114,23 @@ def _read_whole(path: Path, fmt: str, gz: bool):
         raise LogFileError(path, f"cannot be read: {exc.strerror or exc}") from None
     if fmt == "parquet":
         return (*parquet_format.read_parquet(path), digest)
-    data = _utf8(path, read_bytes(path) if whole is None else whole)
+    data = read_bytes(path) if whole is None else whole
+    data = _utf8(path, data) if encoding is None else _decoded(path, data, encoding)
     del whole
     if not data or data.isspace():  # (not data.strip(): no copy of a large file)
         raise LogFileError(path, "the file is empty")
     read = csv_format.read_csv if fmt == "csv" else jsonl_format.read_jsonl
     return (*read(path, data), digest)
+
+
+def _decoded(path: Path, data: bytes, encoding: str) -> bytes:
+    """The text of a file given (`--encoding`) as `encoding`, as UTF-8."""
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise LogFileError(path, f"not {encoding} text (byte {exc.start}: {exc.reason})") \
+            from None
+    return text.removeprefix("\ufeff").encode("utf-8")
 
 
 def _utf8(path: Path, data: bytes) -> bytes:

@@ -1,5 +1,5 @@
 """The `github` format: GitHub Actions workflow annotations on standard
-output, one line per finding. Writes no file.
+output, one line per finding (and a warning per rule not evaluated in a file). Writes no file.
 
     ::error file=<source_file>,line=<source_line>,title=<code> <rule_id>::<table> seq <seq>: <message> (clause <clause>)
 
@@ -48,7 +48,11 @@ def annotation(rec: dict, status: str, waiver: dict | None = None) -> str:
 def annotations(result, meta: dict) -> list[str]:
     findings = result.findings
     return [annotation(rec, st.status, st.waiver)
-            for rec, st in zip(finding_records(findings), finding_statuses(findings))]
+            for rec, st in zip(finding_records(findings), finding_statuses(findings))] + [
+        f"::warning file={escape_property(e['file'])},title="
+        f"{escape_property('not evaluated ' + e['rule'])}::"
+        + escape_data(f"rule {e['rule']} ({e['code']}) not evaluated: {e['reason']}")
+        for e in meta.get("not_evaluated", getattr(result, "not_evaluated", []))]
 
 
 def write(result, meta: dict, out: Path) -> list[str]:

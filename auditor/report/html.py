@@ -148,6 +148,7 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
             "rule_count": len(result.ruleset.rules),
         },
         "verdict": verdict,
+        "not_evaluated": prov.get("not_evaluated", getattr(result, "not_evaluated", [])),
         "inputs": prov.get("inputs", []),
         "rows": prov.get("rows", {}),
         "balanced": all(f["rows_read"] == f["rows_replayed"] + f["rows_quarantined"]

@@ -61,6 +61,8 @@ def summary(result, meta: dict) -> dict:
             "by_status": {s: statuses.count(s) for s in STATUSES},
         },
         "verdict": meta.get("verdict") or default_verdict(findings, statuses),
+        # what the audit could not look at (also in the provenance)
+        "not_evaluated": meta.get("not_evaluated", getattr(result, "not_evaluated", [])),
         "unused_waivers": (meta.get("statuses") or {}).get("unused_waivers", []),
     }
 

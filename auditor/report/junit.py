@@ -5,9 +5,11 @@ One `<testsuite>` per table; in it one `<testcase>` per rule of the ruleset
 finding of that rule at that table (message = the finding's message, type =
 its severity, text = status, code, clause, seq, ts, actor, evidence, source).
 A rule whose findings at a table are all known or waived is `<skipped>`, and
-those findings are listed in the test case's `<system-out>`. Counts: `tests`
+those findings are listed in the test case's `<system-out>`; so is a rule the
+audit could not evaluate in some file (its message says where and why; each
+suite's `not_evaluated` properties list them too). Counts: `tests`
 test cases, `failures` test cases with a new finding, `skipped` test cases
-with only known or waived findings, `errors` always 0.
+with only known or waived findings or not evaluated, `errors` always 0.
 
 Built with xml.etree.ElementTree, so `&`, `<`, `>` and quotes are escaped;
 characters XML 1.0 cannot carry, other control characters and format
@@ -63,6 +65,9 @@ def junit_tree(result, meta: dict) -> ET.Element:
     extra_rules = sorted({(rec["rule_id"], rec["code"]) for rec in records} - set(rules))
     rules += extra_rules
 
+    unseen: dict[str, list[str]] = {}
+    for e in meta.get("not_evaluated", getattr(result, "not_evaluated", [])):
+        unseen.setdefault(e["rule"], []).append(f"{e['file']}: {e['reason']}")
     root = ET.Element("testsuites", {"name": xml_text(f"auditor {result.ruleset.id}")})
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for table in tables:
@@ -72,6 +77,10 @@ def junit_tree(result, meta: dict) -> ET.Element:
                             ("ruleset_hash", result.ruleset.content_hash),
                             ("auditor_version", meta.get("auditor_version", ""))):
             ET.SubElement(props, "property", {"name": name, "value": xml_text(value)})
+        for rule_id, where in unseen.items():
+            for w in where:
+                ET.SubElement(props, "property", {"name": "not_evaluated",
+                                                  "value": xml_text(f"{rule_id} @ {w}")})
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for rule_id, code in rules:
             case = ET.SubElement(suite, "testcase", {"classname": xml_text(table),
@@ -86,6 +95,10 @@ def junit_tree(result, meta: dict) -> ET.Element:
                 fail.text = xml_text(_detail(rec, st.status, None))
             if new:
                 counts["failures"] += 1
+            elif rule_id in unseen:
+                ET.SubElement(case, "skipped", {"message": xml_text(
+                    "not evaluated: " + "; ".join(unseen[rule_id]))})
+                counts["skipped"] += 1
             elif other:
                 n_known = sum(1 for _, st in other if st.status == "known")
                 ET.SubElement(case, "skipped", {

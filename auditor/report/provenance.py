@@ -23,7 +23,13 @@ def provenance(result: AuditResult, stamp: bool = False) -> dict:
         "tables": result.tables,
         "findings": {"total": len(result.findings),
                      "by_severity": severity_counts(result.findings)},
+        # rule, file, reason: what the audit could not look at (its findings
+        # there are not in the report); [] when every rule was evaluated
+        "not_evaluated": list(result.not_evaluated),
     }
+    read = getattr(logs, "read", None)
+    if read is not None and read.as_dict():
+        data["read_options"] = read.as_dict()  # --encoding, --assume-offset
     versions = getattr(result, "versions", None)
     if versions is not None:
         # A family of versions (auditor.rules.versions): which version judged

@@ -102,10 +102,25 @@ def sarif_log(result, meta: dict) -> dict:
                 "properties": {"ruleset": result.ruleset.id,
                                "ruleset_hash": result.ruleset.content_hash},
             }},
+            "invocations": [_invocation(meta.get("not_evaluated",
+                                                getattr(result, "not_evaluated", [])))],
             "results": results,
             "properties": {"provenance": meta},
         }],
     }
+
+
+def _invocation(not_evaluated: list[dict]) -> dict:
+    """The run's invocation: a warning notification per rule and file the
+    audit could not evaluate (what a dashboard shows beside the results)."""
+    return {"executionSuccessful": True, "toolExecutionNotifications": [
+        {"level": "warning", "descriptor": {"id": "not_evaluated"},
+         "associatedRule": {"id": e["rule"]},
+         "message": {"text": f"rule {e['rule']} ({e['code']}) not evaluated in "
+                             f"{e['file']}: {e['reason']}"},
+         "locations": [{"physicalLocation": {"artifactLocation": {
+             "uri": artifact_uri(e["file"])}}}]}
+        for e in not_evaluated]}
 
 
 def write(result, meta: dict, out: Path) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from auditor.findings import severity_counts
 from auditor.run.core import AuditResult
+from auditor.run.coverage import coverage_line
 
 
 def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing: int) -> str:
@@ -26,7 +27,8 @@ def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing:
         f"Written: {', '.join(outputs) if outputs else 'nothing'}."
     )
     loosened = loosened_line(getattr(result, "rulesets", [rs]))
-    return text + ("\n" + loosened if loosened else "")
+    unseen = coverage_line(result.not_evaluated)
+    return "\n".join(filter(None, (text, unseen, loosened)))
 
 
 def loosened_line(rulesets) -> str:

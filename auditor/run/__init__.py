@@ -21,6 +21,7 @@ from pathlib import Path
 
 from auditor.errors import EngineError
 from auditor.logs.load import LoadedLogs
+from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.rules.ruleset import Ruleset
 from auditor.run.collect import Collector
 from auditor.run.core import AuditResult
@@ -42,8 +43,10 @@ def check_engine(engine: str, scheduler: str | None = None) -> None:
 def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int = 1,
               engine: str = "local", scheduler: str | None = None,
               timings: dict[str, float] | None = None, progress=None,
-              collector: Collector | None = None) -> AuditResult:
-    """Audit `logs` (paths of files or folders, or logs already loaded)
+              collector: Collector | None = None,
+              read: ReadOptions = DEFAULT_READ) -> AuditResult:
+    """Audit `logs` (paths of files or folders, or logs already loaded, read
+    as `read` says: `--encoding`, `--assume-offset`)
     against `ruleset` with `engine`, in `jobs` processes (local) or workers
     (a dask LocalCluster when no `scheduler` address is given).
 
@@ -71,12 +74,12 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
                                   "give it the paths, not loaded logs")
             logs = paths
         return audit_dask(list(logs), ruleset, jobs=jobs, scheduler=scheduler,
-                          timings=timings, progress=progress, collector=collector)
+                          timings=timings, progress=progress, collector=collector, read=read)
     from auditor.run.local import audit_local, audit_paths
 
     if not isinstance(logs, LoadedLogs):
         return audit_paths(list(logs), ruleset, jobs=jobs, timings=timings, progress=progress,
-                           collector=collector)
+                           collector=collector, read=read)
     return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress)
 
 

@@ -20,6 +20,7 @@ from auditor.findings import LOCATION_COLUMNS, evidence_jsons, finalize, paused_
 from auditor.game import replay as replay_module
 from auditor.logs.load import LoadedLogs, load_logs
 from auditor.rules.ruleset import Ruleset, load_ruleset
+from auditor.run.coverage import drop_unjudged, not_evaluated
 
 
 @dataclass
@@ -30,6 +31,14 @@ class AuditResult:
     #: The tables audited, when the engine knows them without the events at
     #: hand (the dask engine's workers read the events).
     table_ids: list[str] | None = None
+
+    def __post_init__(self):
+        """Which rules could not be evaluated in which file (`coverage`);
+        their findings at that file's rows are dropped (whatever engine made
+        the findings, this is where every one of them ends)."""
+        rulesets = getattr(self, "rulesets", None) or [self.ruleset]
+        self.not_evaluated = not_evaluated(rulesets, self.logs.inputs)
+        self.findings = drop_unjudged(self.findings, self.not_evaluated)
 
     @property
     def tables(self) -> list[str]:

@@ -38,6 +38,7 @@ from auditor.errors import EngineError, LogFileError
 from auditor.findings import finalize
 from auditor.logs.discover import discover_logs
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
+from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.rules.ruleset import Ruleset
 from auditor.run.collect import Collector
 from auditor.run.core import AuditResult, audit_parts, stage
@@ -79,8 +80,9 @@ class _FileSummary:
 def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
                scheduler: str | None = None,
                timings: dict[str, float] | None = None, progress=None,
-               collector: Collector | None = None) -> AuditResult:
-    """Audit the logs under `paths` on the cluster at `scheduler` (an
+               collector: Collector | None = None,
+               read: ReadOptions = DEFAULT_READ) -> AuditResult:
+    """Audit the logs under `paths` (read as `read` says) on the cluster at `scheduler` (an
     address), or on a LocalCluster of `jobs` worker processes started for it.
     `progress` is told of each file as a worker has read it and of each
     table as its task ends. With a `collector`, each table's task also
@@ -94,10 +96,10 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
         client = stack.enter_context(_client(distributed, scheduler, jobs))
         progress.stage("reading")
         with stage(timings, "load"):
-            read = [client.submit(_read_file, str(f), str(f.resolve()), pure=False)
-                    for f in files]
+            loaded = [client.submit(_read_file, str(f), str(f.resolve()), read, pure=False)
+                      for f in files]
             summaries = _as_done(distributed, [client.submit(_summary, r, pure=False)
-                                               for r in read],
+                                               for r in loaded],
                                  lambda s: progress.advance(files=1, events=s.loaded.rows_read)
                                  if s.loaded is not None else None)
         for s in summaries:  # the first file that cannot be a log, as the local engine
@@ -109,14 +111,14 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
         progress.expect(tables=len(tables))
         progress.stage("auditing")
         with stage(timings, "parallel"):
-            done, digests = _audit_tables(distributed, client, read, summaries, tables,
+            done, digests = _audit_tables(distributed, client, loaded, summaries, tables,
                                           quarantine, ruleset, progress, collector)
-        del read
+        del loaded
     add_work(timings, [t for _, t in done])
     with stage(timings, "checks"):
         findings = finalize([p for parts, _ in done for p in parts])
     digest = collector.join(digests) if collector is not None else None
-    return AuditResult(ruleset, RemoteLogs(paths, quarantine, inputs, digest), findings,
+    return AuditResult(ruleset, RemoteLogs(paths, quarantine, inputs, digest, read), findings,
                        table_ids=tables)
 
 
@@ -248,12 +250,12 @@ class _Closing:
 
 # --- tasks (run on the workers) -------------------------------------------------
 
-def _read_file(label: str, path: str):
+def _read_file(label: str, path: str, read: ReadOptions = DEFAULT_READ):
     """A file read and typed: (events, quarantine, provenance), or the
     LogFileError it raised as (path, problem, line), named as the client
     names the file."""
     try:
-        return load_file(Path(path), label=label)
+        return load_file(Path(path), label=label, options=read)
     except LogFileError as exc:
         return LogFileError(label, exc.problem, exc.line)
 

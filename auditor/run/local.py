@@ -31,6 +31,7 @@ from auditor.errors import LogFileError
 from auditor.findings import finalize
 from auditor.logs.discover import discover_logs
 from auditor.logs.load import LoadedLogs
+from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.rules.ruleset import Ruleset
 from auditor.run import stream
 from auditor.run.collect import Collector
@@ -47,31 +48,34 @@ _REPORT = None
 
 def audit_paths(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
                 timings: dict[str, float] | None = None, progress=None,
-                collector: Collector | None = None) -> AuditResult:
-    """Audit every log under `paths`: a batch at a time when the files allow
-    it (see module docstring), else loaded at once. `collector`: what each
-    batch keeps of its events for a report (see `run_audit`)."""
+                collector: Collector | None = None,
+                read: ReadOptions = DEFAULT_READ) -> AuditResult:
+    """Audit every log under `paths`, read as `read` says: a batch at a time
+    when the files allow it (see module docstring), else loaded at once.
+    `collector`: what each batch keeps of its events for a report (see
+    `run_audit`)."""
     progress = progress if progress is not None else NoProgress()
     files = discover_logs(paths)
     progress.expect(files=len(files))
     try:
-        batches = stream.plan(files, progress)
+        batches = stream.plan(files, progress, read=read)
     except LogFileError as exc:
-        raise stream.first_error(files, exc, set()) from None
+        raise stream.first_error(files, exc, set(), read) from None
     if batches is not None:
         try:
             return _audit_batches(paths, files, batches, ruleset, jobs, timings, progress,
-                                  collector)
+                                  collector, read)
         except stream.TablesCrossBatches:
             progress.start(files=len(files))  # the plan was wrong: start again, at once
             progress.stage("reading")
-    return _audit_at_once(paths, ruleset, jobs, timings, progress)
+    return _audit_at_once(paths, ruleset, jobs, timings, progress, read)
 
 
-def _audit_at_once(paths, ruleset, jobs, timings, progress) -> AuditResult:
+def _audit_at_once(paths, ruleset, jobs, timings, progress,
+                   read: ReadOptions = DEFAULT_READ) -> AuditResult:
     progress.stage("reading")
     with stage(timings, "load"):
-        logs = stream.load_with_progress(list(paths), progress)
+        logs = stream.load_with_progress(list(paths), progress, read)
     return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress)
 
 
@@ -113,40 +117,40 @@ def add_work(timings: dict[str, float] | None, workers: list[dict[str, float]]) 
 
 def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: Ruleset,
                    jobs: int, timings, progress,
-                   collector: Collector | None) -> AuditResult:
+                   collector: Collector | None, read: ReadOptions) -> AuditResult:
     """Each batch loaded, audited and dropped in turn (or by `jobs` workers)."""
     progress.expect(files=len(files))
-    work = [([files[i] for i in b], collector) for b in batches]
+    work = [([files[i] for i in b], collector, read) for b in batches]
     if jobs > 1:
         progress.stage("auditing")  # the workers read and audit side by side
         with stage(timings, "parallel"):
             results = _run_pool(work, _audit_batch_task, ruleset, jobs, progress,
                                 on_error=lambda exc, done: stream.first_error(
-                                    files, exc, {i for b in done for i in batches[b]}))
+                                    files, exc, {i for b in done for i in batches[b]}, read))
     else:
         results = []
-        for k, (batch, _) in enumerate(work):
+        for k, (batch, _, _) in enumerate(work):
             try:
-                results.append(stream.audit_batch(batch, ruleset, progress, collector))
+                results.append(stream.audit_batch(batch, ruleset, progress, collector, read))
             except LogFileError as exc:
                 done = {i for b in batches[:k] for i in b}
-                raise stream.first_error(files, exc, done) from None
+                raise stream.first_error(files, exc, done, read) from None
     add_work(timings, [r.timings for r in results])
     parts, quarantine, inputs, tables = stream.merge(files, results)
     progress.expect(tables=len(tables))
     with stage(timings, "checks"):
         findings = finalize(parts)
     digest = collector.join([r.digest for r in results]) if collector is not None else None
-    return AuditResult(ruleset, stream.LazyLogs(list(paths), quarantine, inputs, digest),
+    return AuditResult(ruleset, stream.LazyLogs(list(paths), quarantine, inputs, digest, read),
                        findings, table_ids=tables)
 
 
-def _audit_batch_task(task: int, batch: tuple[list[Path], bool], ruleset: Ruleset):
+def _audit_batch_task(task: int, batch: tuple, ruleset: Ruleset):
     """In a worker: one batch audited, or the LogFileError it met (as its
     arguments: the exception itself does not survive pickling)."""
-    files, collector = batch
+    files, collector, read = batch
     try:
-        return stream.audit_batch(files, ruleset, _WorkerProgress(task), collector)
+        return stream.audit_batch(files, ruleset, _WorkerProgress(task), collector, read)
     except LogFileError as exc:
         return ("error", exc.path, exc.problem, exc.line)
 

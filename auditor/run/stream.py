@@ -39,7 +39,8 @@ import pyarrow.parquet as pq
 from auditor.errors import LogFileError
 from auditor.findings import finalize
 from auditor.logs.discover import format_from_name
-from auditor.logs.load import InputFile, LoadedLogs, load_logs, release_memory
+from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs, release_memory
+from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.logs.read import read_log
 from auditor.run.collect import Collector
 
@@ -62,25 +63,28 @@ class LazyLogs(LoadedLogs):
     read again only if a report asks for more."""
 
     def __init__(self, paths: list[str | Path], quarantine: pd.DataFrame,
-                 inputs: list[InputFile], digest=None):
+                 inputs: list[InputFile], digest=None, read: ReadOptions = DEFAULT_READ):
         self.paths = list(paths)
         self.quarantine = quarantine
         self.inputs = inputs
         self.digest = digest
+        self.read = read
         self._events: pd.DataFrame | None = None
 
     @property
     def events(self) -> pd.DataFrame:
         if self._events is None:
-            self._events = load_logs(self.paths).events
+            self._events = load_logs(self.paths, options=self.read).events
         return self._events
 
 
 # --- loading with progress ----------------------------------------------------------------
 
-def load_with_progress(paths: list[str | Path], progress) -> LoadedLogs:
+def load_with_progress(paths: list[str | Path], progress,
+                       read: ReadOptions = DEFAULT_READ) -> LoadedLogs:
     """`load_logs`, telling `progress` of each file as soon as it is read."""
-    return load_logs(paths, on_file=lambda f: progress.advance(files=1, events=f.rows_read))
+    return load_logs(paths, on_file=lambda f: progress.advance(files=1, events=f.rows_read),
+                     options=read)
 
 
 # --- the plan -----------------------------------------------------------------------------
@@ -94,8 +98,8 @@ class Scanned:
     rows: int
 
 
-def plan(files: list[Path], progress=None, budget: int | None = None
-         ) -> list[list[int]] | None:
+def plan(files: list[Path], progress=None, budget: int | None = None,
+         read: ReadOptions = DEFAULT_READ) -> list[list[int]] | None:
     """Batches of file positions (each in file order), or None when the
     input is best loaded at once (small, or one batch anyway)."""
     budget = STREAM_EVENTS if budget is None else budget
@@ -106,7 +110,7 @@ def plan(files: list[Path], progress=None, budget: int | None = None
         progress.stage("scanning")
     scans = []
     for f in files:
-        scans.append(scan(f))
+        scans.append(scan(f, read))
         if progress is not None:
             progress.advance(scanned=1)
     batches = pack(components([s.tables for s in scans]), [s.rows for s in scans], budget)
@@ -166,7 +170,7 @@ def pack(comps: list[list[int]], rows: list[int], budget: int) -> list[list[int]
     return batches
 
 
-def scan(path: Path) -> Scanned:
+def scan(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     """The tables `path` names, cheaply where the format allows. A file the
     quick scan cannot read is read as the loader reads it (which raises
     LogFileError for a file that cannot be a log)."""
@@ -175,11 +179,11 @@ def scan(path: Path) -> Scanned:
     try:
         if fmt == "parquet" and plain:
             return _scan_parquet(path)
-        if fmt == "csv" and plain:
+        if fmt == "csv" and plain and read.encoding is None:
             return _scan_csv(path)
     except Exception:  # noqa: BLE001, S110 - anything odd: read it as the loader does
         pass
-    raw = read_log(path)
+    raw = read_log(path, read)
     col = raw.table.column("table_id")
     return Scanned(_table_names(col), raw.table.num_rows + len(raw.rejected.lines))
 
@@ -254,7 +258,8 @@ class BatchResult:
 
 
 def audit_batch(files: list[Path], ruleset, progress,
-                collector: Collector | None = None) -> BatchResult:
+                collector: Collector | None = None,
+                read: ReadOptions = DEFAULT_READ) -> BatchResult:
     """Load, replay and check one batch of files; keep only the findings and
     what `collector` takes of the events, so no report reads them again."""
     from auditor.run.core import audit_parts, stage
@@ -262,7 +267,7 @@ def audit_batch(files: list[Path], ruleset, progress,
     timings: dict[str, float] = {}
     progress.stage("reading")
     with stage(timings, "load"):
-        logs = load_with_progress(list(files), progress)
+        logs = load_with_progress(list(files), progress, read)
     tables = sorted({str(t) for t in logs.events["table_id"].unique().tolist()})
     q = logs.quarantine["table_id"] if len(logs.quarantine) else pd.Series([], dtype=object)
     named = set(tables) | {str(t) for t in q.dropna().tolist()}
@@ -317,7 +322,8 @@ def merge(files: list[Path], results: list[BatchResult]
     return parts, quarantine, [f for f in inputs if f is not None], tables
 
 
-def first_error(files: list[Path], error: LogFileError, done: set[int]) -> LogFileError:
+def first_error(files: list[Path], error: LogFileError, done: set[int],
+                read: ReadOptions = DEFAULT_READ) -> LogFileError:
     """The error one load of every file would have raised: that of the first
     file, in file order, that cannot be a log (files before the failed one
     that no batch has read yet are read now)."""
@@ -328,7 +334,7 @@ def first_error(files: list[Path], error: LogFileError, done: set[int]) -> LogFi
         if i in done:
             continue
         try:
-            read_log(files[i])
+            load_file(files[i], options=read)  # (every row quarantined is an error too)
         except LogFileError as exc:
             return exc
     return error

@@ -129,8 +129,9 @@ def test_categories_are_the_values_kept_in_first_seen_order(tmp_path):
 def test_a_lone_file_with_every_row_quarantined_loads_no_events(tmp_path):
     rows = _rows()
     pq.write_table(_text_table(rows), tmp_path / "good.parquet")
-    pq.write_table(_text_table([dict(r, event="tea_break") for r in rows[:3]]),
-                   tmp_path / "bad.parquet")
+    # (two reasons: a file whose every row has one same reason stops the run)
+    pq.write_table(_text_table([dict(r, event="tea_break" if i else "coffee_break")
+                                for i, r in enumerate(rows[:3])]), tmp_path / "bad.parquet")
     good = load_logs([tmp_path / "good.parquet"]).events
     logs = load_logs([tmp_path / "bad.parquet"])
     assert logs.events.empty and logs.rows_quarantined == 3
@@ -167,9 +168,9 @@ def test_on_file_reports_each_file_once_in_order_as_it_is_typed(tmp_path, monkey
     calls: list = []
     read = read_module.read_log
 
-    def spy_read(path):
+    def spy_read(path, *options):
         calls.append(("read", path.name))
-        return read(path)
+        return read(path, *options)
 
     monkeypatch.setattr(load_module, "read_log", spy_read)
     logs = load_logs([tmp_path], on_file=lambda f: calls.append(("typed", f)))

@@ -142,7 +142,7 @@ def test_a_wrong_plan_falls_back_to_one_load(logs_dir, ruleset, tmp_path, monkey
                                              streaming):
     """A scan that misses a table (here: every one) is caught when the
     batches are loaded: the audit starts again, all at once."""
-    monkeypatch.setattr(stream, "scan", lambda path: stream.Scanned(frozenset(), 10))
+    monkeypatch.setattr(stream, "scan", lambda path, *options: stream.Scanned(frozenset(), 10))
     once = run_audit(load_logs([logs_dir]), ruleset)
     streamed = run_audit([logs_dir], ruleset)
     assert ["d1.parquet"] in streaming  # T05 was cut in two, then found
