@@ -14,8 +14,9 @@ from auditor.atomic import commit_together
 from auditor.errors import EngineError
 from auditor.logs.load import small_pages
 from auditor.report import html
-from auditor.report.formats import check_out_dir, write_reports
+from auditor.report.formats import check_out_dir, write_and_render
 from auditor.report.provenance import provenance
+from auditor.report.sarif import MAX_RESULTS
 from auditor.report.summary import summary_text
 from auditor.rules.ruleset import load_ruleset
 from auditor.rules.versions import resolve_family
@@ -42,6 +43,11 @@ class CheckRequest:
     jobs: int = 1
     engine: str = "local"
     scheduler: str | None = None
+    #: formats whose text goes to standard output (`--format FMT:-`), rendered
+    #: into `CheckOutcome.streamed` for the caller to print
+    streams: tuple[str, ...] = ()
+    sarif_max_results: int = MAX_RESULTS
+    color: bool = False
 
 
 @dataclass
@@ -54,6 +60,7 @@ class CheckOutcome:
     meta: dict
     triage: Triage
     fail_on: str
+    streamed: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -100,5 +107,8 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
         # The formats read each finding's status from its columns, not from meta.
         triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
         with commit_together():  # every report file in place, or none, before the summary
-            written = write_reports(triaged, meta, request.out, request.formats)
-    return CheckOutcome(result, written, meta, triage, request.fail_on)
+            written, streamed = write_and_render(
+                triaged, meta, request.out, request.formats, request.streams,
+                {"sarif": {"max_results": request.sarif_max_results},
+                 "text": {"color": request.color}})
+    return CheckOutcome(result, written, meta, triage, request.fail_on, streamed)

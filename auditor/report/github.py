@@ -51,6 +51,11 @@ def annotations(result, meta: dict) -> list[str]:
             for rec, st in zip(finding_records(findings), finding_statuses(findings))]
 
 
+def text(result, meta: dict) -> str:
+    lines = annotations(result, meta)
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 def write(result, meta: dict, out: Path) -> list[str]:
     """The `github` format: annotation lines on standard output; no file."""
     lines = annotations(result, meta)
