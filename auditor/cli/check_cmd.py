@@ -168,9 +168,13 @@ def _print(outcome, streams: tuple[str, ...], quiet: bool) -> None:
     the text report (which holds it): then only the files written and the
     baseline and waivers sentence, on standard error."""
     out = sys.stdout
+    binary = getattr(out, "buffer", None)  # UTF-8 whatever the locale says
     for text in outcome.streamed:
         out.flush()
-        out.buffer.write(text.encode("utf-8", "backslashreplace"))
+        if binary is not None:
+            binary.write(text.encode("utf-8", "backslashreplace"))
+        else:
+            out.write(text)
         out.flush()
     if quiet:
         return
