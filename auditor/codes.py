@@ -130,3 +130,7 @@ LOG_CODES: tuple[str, ...] = tuple(c for c in CODES if c.startswith("log."))
 
 SEVERITIES: tuple[str, ...] = ("critical", "major", "minor", "info")
 SEVERITY_RANK: dict[str, int] = {s: i for i, s in enumerate(SEVERITIES)}
+#: `--fail-on none`: report only, the run never fails on its findings.
+REPORT_ONLY = "none"
+#: what `--fail-on` accepts: a severity, or none
+FAIL_ON_CHOICES: tuple[str, ...] = (*SEVERITIES, REPORT_ONLY)

@@ -69,3 +69,9 @@ class BaselineError(AuditorError):
 
 class ReportError(AuditorError):
     """There is no report to verify."""
+
+
+class ConfigError(AuditorError):
+    """A project configuration (`auditor.toml`, `[tool.auditor]` in
+    pyproject.toml) that cannot be used: unreadable, not TOML, an unknown
+    key or a value of the wrong kind."""

@@ -15,8 +15,9 @@ from auditor.errors import EngineError
 from auditor.logs.load import small_pages
 from auditor.logs.raw import ReadOptions
 from auditor.report import html
-from auditor.report.formats import check_out_dir, write_reports
+from auditor.report.formats import check_out_dir, write_and_render
 from auditor.report.provenance import provenance
+from auditor.report.sarif import MAX_RESULTS
 from auditor.report.summary import summary_text
 from auditor.rules.ruleset import load_ruleset
 from auditor.rules.versions import resolve_family
@@ -49,6 +50,11 @@ class CheckRequest:
     #: Exit 2 when any rule could not be evaluated in some file (the reports
     #: are written first: they say which).
     require_complete: bool = False
+    #: formats whose text goes to standard output (`--format FMT:-`), rendered
+    #: into `CheckOutcome.streamed` for the caller to print
+    streams: tuple[str, ...] = ()
+    sarif_max_results: int = MAX_RESULTS
+    color: bool = False
 
 
 @dataclass
@@ -62,6 +68,7 @@ class CheckOutcome:
     triage: Triage
     fail_on: str
     require_complete: bool = False
+    streamed: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def incomplete(self) -> bool:
@@ -117,6 +124,9 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
         # The formats read each finding's status from its columns, not from meta.
         triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
         with commit_together():  # every report file in place, or none, before the summary
-            written = write_reports(triaged, meta, request.out, request.formats)
+            written, streamed = write_and_render(
+                triaged, meta, request.out, request.formats, request.streams,
+                {"sarif": {"max_results": request.sarif_max_results},
+                 "text": {"color": request.color}})
     return CheckOutcome(result, written, meta, triage, request.fail_on,
-                        request.require_complete)
+                        request.require_complete, streamed)

@@ -2,18 +2,50 @@
 
 from __future__ import annotations
 
+import io
+import os
+import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from auditor.app.check import CheckRequest, check
+from auditor.app.config import find_config, load_config
 from auditor.app.validate import validate
 from auditor.cli.progress import Progress
-from auditor.codes import SEVERITIES
+from auditor.codes import FAIL_ON_CHOICES
 from auditor.escape import terminal_safe
 from auditor.logs.raw import ReadOptions
-from auditor.report.formats import FORMATS
+from auditor.report.formats import FORMATS, STREAMABLE
+from auditor.report.sarif import MAX_RESULTS
 from auditor.run import ENGINES
+
+
+class FormatSpec(click.ParamType):
+    """`FMT` (the format's files in --out) or `FMT:-` (its text on standard
+    output, for the formats that have one)."""
+
+    name = "format"
+
+    def get_metavar(self, param, ctx=None):
+        return "[" + "|".join(FORMATS) + "][:-]"
+
+    def convert(self, value, param, ctx):
+        name, _, target = str(value).partition(":")
+        if name not in FORMATS or target not in ("", STDOUT):
+            self.fail(f"{value!r} is not a format ({', '.join(FORMATS)}), optionally "
+                      f"followed by ':-' for standard output", param, ctx)
+        if target and name not in STREAMABLE:
+            self.fail(f"{name} cannot go to standard output (only "
+                      f"{', '.join(STREAMABLE)} can)", param, ctx)
+        return name + (":" + target if target else "")
+
+
+STDOUT = "-"
+#: the options a project configuration may set: option name -> key in the file
+CONFIGURABLE = {"ruleset_ref": "ruleset", "formats": "formats", "fail_on": "fail-on",
+                "out_dir": "out", "waivers_file": "waivers", "baseline_file": "baseline"}
 
 
 def read_options(command):
@@ -31,16 +63,21 @@ def read_options(command):
 
 @click.command("check")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--ruleset", "-r", "ruleset_ref", required=True,
+@click.option("--ruleset", "-r", "ruleset_ref",
               help="A shipped ruleset id (see `auditor rulesets list`), a .toml file, or a "
                    "family of dated versions (NAME for NAME@*.toml: each table session is "
-                   "judged by the version in force on its date).")
+                   "judged by the version in force on its date). Required, here or in the "
+                   "project configuration.")
 @click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(),
               help="Folder the reports are written to.")
-@click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS),
-              default=("parquet",), show_default=True, help="Report format(s).")
-@click.option("--fail-on", type=click.Choice(SEVERITIES), default="major", show_default=True,
-              help="Exit 1 when any new finding (not known from --baseline, not waived) is at or above this severity.")
+@click.option("--format", "formats", multiple=True, type=FormatSpec(),
+              show_default="parquet, and text on a terminal",
+              help="Report format(s); FMT:- puts the format's text on standard output "
+                   "instead of a file (json:- the findings as JSON lines).")
+@click.option("--fail-on", type=click.Choice(FAIL_ON_CHOICES), default="major",
+              show_default=True,
+              help="Exit 1 when any new finding (not known from --baseline, not waived) is "
+                   "at or above this severity; none: report only, exit 0.")
 @click.option("--stamp", is_flag=True, help="Record the wall-clock time in the reports "
               "(they are then no longer byte-identical from run to run).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
@@ -60,19 +97,32 @@ def read_options(command):
 @click.option("--require-complete", is_flag=True,
               help="Exit 2 (after writing the reports) when any rule could not be evaluated "
                    "in some file (a column or an event type it needs is not recorded).")
-def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
+@click.option("--sarif-max-results", type=click.IntRange(min=0), default=MAX_RESULTS,
+              show_default=True, help="At most N results (and 10 MB) in findings.sarif, "
+              "the rest counted per rule; 0: no limit.")
+@click.option("--color/--no-color", default=None,
+              help="Colour the text format (default: on a terminal, unless NO_COLOR is set).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="The project configuration to use (default: auditor.toml or "
+                   "pyproject.toml [tool.auditor], found upward from here).")
+@click.option("--no-config", is_flag=True, help="Use no project configuration.")
+@click.pass_context
+def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
                   baseline_file=None, waivers_file=None, jobs=1, engine="local",
-                  scheduler=None, encoding=None, assume_offset=None, require_complete=False):
+                  scheduler=None, sarif_max_results=MAX_RESULTS, color=None,
+                  config_file=None, no_config=False, encoding=None, assume_offset=None,
+                  require_complete=False):
     """Audit logs against a ruleset and write the findings.
 
     PATHS are log files or folders (searched recursively for .csv, .jsonl,
     .ndjson and .parquet, each optionally .gz). Writes OUT/findings.parquet
-    and OUT/quarantine.parquet (rows that could not be read, with the reason).
+    and OUT/quarantine.parquet (rows that could not be read, with the reason);
+    on a terminal, prints the text report (verdict, counts, top findings).
 
     \b
-    Exit codes: 0 no findings at or above --fail-on; 1 findings at or above
-    it; 2 the audit could not run (or, with --require-complete, some rule
-    could not be evaluated).
+    Exit codes: 0 no findings at or above --fail-on (always under --fail-on
+    none); 1 findings at or above it; 2 the audit could not run (or, with
+    --require-complete, some rule could not be evaluated).
 
     \b
     Example:
@@ -80,10 +130,39 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
         auditor check night.csv.gz --ruleset my-casino.toml --fail-on critical
         auditor check year/ --ruleset nz-table-games --jobs 4
         auditor check export.csv -r nz-table-games --encoding cp1252 --assume-offset +13:00
+        auditor check export/ -r nz-table-games --format sarif --format github:-
     """
-    request = CheckRequest(tuple(paths), ruleset_ref, Path(out_dir), tuple(formats), fail_on,
-                           stamp, baseline_file, waivers_file, jobs, engine, scheduler,
-                           encoding, assume_offset, require_complete)
+    given = {"ruleset_ref": ruleset_ref, "formats": formats, "fail_on": fail_on,
+             "out_dir": out_dir, "waivers_file": waivers_file, "baseline_file": baseline_file}
+    config = None if no_config else (
+        load_config(Path(config_file)) if config_file else _found_config())
+    if config is not None:
+        for option, key in CONFIGURABLE.items():
+            if key in config.values and not _on_command_line(ctx, option):
+                value = config.values[key]
+                given[option] = tuple(FormatSpec().convert(v, None, ctx) for v in value) \
+                    if option == "formats" else value
+        if not quiet:
+            click.echo(terminal_safe(f"config: {config.source}"), err=True)
+    if not given["ruleset_ref"]:
+        raise click.UsageError("Missing option '--ruleset' / '-r' (or `ruleset` in the "
+                               "project configuration).")
+    specs = given["formats"]
+    to_terminal = _stdout_is_terminal()
+    if not specs:  # nothing asked: the Parquet report, and the text on a terminal
+        specs = ("parquet", "text") if to_terminal and not quiet else ("parquet",)
+    files = tuple(s for s in specs if not _streamed(s))
+    streams = tuple(dict.fromkeys(s.partition(":")[0] for s in specs if _streamed(s)))
+    if len([s for s in streams if s != "github"]) > 1:
+        raise click.UsageError("one format at a time on standard output (besides github)")
+    if color is None:
+        color = to_terminal and not os.environ.get("NO_COLOR")
+    request = CheckRequest(tuple(paths), given["ruleset_ref"], Path(given["out_dir"]),
+                           files, given["fail_on"], stamp, given["baseline_file"],
+                           given["waivers_file"], jobs, engine, scheduler,
+                           encoding=encoding, assume_offset=assume_offset,
+                           require_complete=require_complete, streams=streams,
+                           sarif_max_results=sarif_max_results, color=color)
     # Progress on standard error (a terminal only, never with --quiet), fed
     # by the engines; ended (finally) before anything else is printed, error
     # or summary.
@@ -93,9 +172,68 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
         outcome = check(request, progress)
     finally:
         progress.finish()
-    if not quiet:
-        click.echo(terminal_safe(outcome.summary()))
+    try:
+        _print(outcome, streams, quiet)
+    except BrokenPipeError:  # `auditor check ... | head`: the reader has had enough
+        _silence_stdout()
     raise SystemExit(outcome.exit_code)
+
+
+def _streamed(spec: str) -> bool:
+    """Whether a --format goes to standard output: FMT:-, text, github."""
+    return spec.endswith(":" + STDOUT) or spec in ("text", "github")
+
+
+def _print(outcome, streams: tuple[str, ...], quiet: bool) -> None:
+    """The streamed formats on standard output, in the order asked; the
+    summary paragraph on standard output as before when nothing else is
+    there, on standard error beside a streamed format, and not at all beside
+    the text report (which holds it): then only the files written and the
+    baseline and waivers sentence, on standard error."""
+    out = sys.stdout
+    binary = getattr(out, "buffer", None)  # UTF-8 whatever the locale says
+    for text in outcome.streamed:
+        out.flush()
+        if binary is not None:
+            binary.write(text.encode("utf-8", "backslashreplace"))
+        else:
+            out.write(text)
+        out.flush()
+    if quiet:
+        return
+    if "text" in streams:
+        written = ", ".join(outcome.written) if outcome.written else "nothing"
+        lines = [f"Written: {written}.", outcome.triage.summary_text()]
+        click.echo(terminal_safe("\n".join(filter(None, lines))), err=True)
+    else:
+        click.echo(terminal_safe(outcome.summary()), err=bool(set(streams) - {"github"}))
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that Python's own flush at exit
+    does not meet the closed pipe again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (OSError, ValueError):
+        return False
+
+
+def _on_command_line(ctx: click.Context, option: str) -> bool:
+    return ctx.get_parameter_source(option) is ParameterSource.COMMANDLINE
+
+
+def _found_config():
+    path = find_config()
+    return load_config(path) if path else None
 
 
 @click.command("validate")

@@ -65,6 +65,10 @@ def findings_csv(result) -> str:
     return buffer.getvalue()
 
 
+def text(result, meta: dict) -> str:
+    return findings_csv(result)
+
+
 def write(result, meta: dict, out: Path) -> list[str]:
     """The `csv` format: findings.csv."""
     target = out / "findings.csv"

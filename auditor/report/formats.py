@@ -8,6 +8,12 @@ to standard output) and returns what it wrote. `meta` is the provenance
 (`auditor.report.provenance`) every format must carry. The findings, each
 with its status (the columns triage put on `result.findings`), come from
 `auditor.report.records`.
+
+A format that can go to standard output (`--format FMT:-`) also has
+`text(result, meta) -> str`: its main text (for `json`, the findings as
+JSON lines; summary.json is a file only). STREAMABLE lists them. Options
+of one format (`--sarif-max-results`, the text format's colour) reach its
+`write` and `text` as keyword arguments.
 """
 
 from __future__ import annotations
@@ -27,8 +33,11 @@ FORMAT_MODULES: dict[str, str] = {
     "sarif": "auditor.report.sarif",
     "github": "auditor.report.github",
     "csv": "auditor.report.csv_format",
+    "text": "auditor.report.text",
 }
 FORMATS: tuple[str, ...] = tuple(FORMAT_MODULES)
+#: formats whose text can go to standard output (`FMT:-`)
+STREAMABLE: tuple[str, ...] = ("text", "json", "junit", "sarif", "github", "csv")
 
 
 def check_out_dir(out: Path) -> None:
@@ -36,12 +45,26 @@ def check_out_dir(out: Path) -> None:
         raise OutputError(f"{out}: --out names a file, not a folder")
 
 
-def write_reports(result, meta: dict, out: Path, formats) -> list[str]:
+def write_reports(result, meta: dict, out: Path, formats, options=None) -> list[str]:
     """Write every requested format, in the order given, once each."""
+    return write_and_render(result, meta, out, formats, (), options)[0]
+
+
+def write_and_render(result, meta: dict, out: Path, formats, streams=(),
+                     options=None) -> tuple[list[str], list[str]]:
+    """Write every format of `formats` (in the order given, once each) and
+    render the text of every format of `streams` (STREAMABLE) for standard
+    output: (files written, texts). `options` maps a format to its keyword
+    arguments."""
     check_out_dir(out)
+    options = options or {}
     written: list[str] = []
+    texts: list[str] = []
     with sharing():  # the finding records, say, derived once for every format
         for name in dict.fromkeys(formats):
             module = importlib.import_module(FORMAT_MODULES[name])
-            written += module.write(result, meta, out)
-    return written
+            written += module.write(result, meta, out, **options.get(name, {}))
+        for name in dict.fromkeys(streams):
+            module = importlib.import_module(FORMAT_MODULES[name])
+            texts.append(module.text(result, meta, **options.get(name, {})))
+    return written, texts

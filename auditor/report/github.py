@@ -55,6 +55,11 @@ def annotations(result, meta: dict) -> list[str]:
         for e in meta.get("not_evaluated", getattr(result, "not_evaluated", []))]
 
 
+def text(result, meta: dict) -> str:
+    lines = annotations(result, meta)
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 def write(result, meta: dict, out: Path) -> list[str]:
     """The `github` format: annotation lines on standard output; no file."""
     lines = annotations(result, meta)

@@ -77,6 +77,11 @@ def default_verdict(findings: pd.DataFrame, statuses: list[str]) -> dict:
             "result": "fail" if failing else "pass"}
 
 
+def text(result, meta: dict) -> str:
+    """`json:-`: the findings, one JSON object a line (summary.json is a file only)."""
+    return findings_jsonl(result, meta)
+
+
 def write(result, meta: dict, out: Path) -> list[str]:
     """The `json` format: findings.jsonl and summary.json."""
     write_text(out / "findings.jsonl", findings_jsonl(result, meta))

@@ -1,15 +1,20 @@
 """The `junit` format: `junit.xml` for CI dashboards.
 
-One `<testsuite>` per table; in it one `<testcase>` per rule of the ruleset
-(classname = table id, name = "rule id + code"); one `<failure>` per new
-finding of that rule at that table (message = the finding's message, type =
-its severity, text = status, code, clause, seq, ts, actor, evidence, source).
-A rule whose findings at a table are all known or waived is `<skipped>`, and
-those findings are listed in the test case's `<system-out>`; so is a rule the
-audit could not evaluate in some file (its message says where and why; each
-suite's `not_evaluated` properties list them too). Counts: `tests`
-test cases, `failures` test cases with a new finding, `skipped` test cases
-with only known or waived findings or not evaluated, `errors` always 0.
+One `<testsuite>` (the ruleset) with one `<testcase>` per rule (classname =
+ruleset id, name = "rule id + code"). A new finding at or above the
+verdict's `--fail-on` (default major; none under `--fail-on none`) is a
+`<failure>` of its rule's test case (message = "table seq N: message",
+type = its severity, text = status, table, code, clause, seq, ts, actor,
+evidence, source). Every other finding of the rule (below `--fail-on`,
+known or waived) is listed in the test case's `<system-out>`, never as a
+failure; a rule with such findings only is `<skipped>` when they are all
+known or waived; a rule the audit could not evaluate in some file is
+`<skipped>` too when nothing fails it (its message says where and why; the
+suite's `not_evaluated` properties list them). The size grows with the
+findings and the rules, not with tables x rules. Counts: `tests` rules, `failures` rules with a failing
+finding, `skipped` rules with only known or waived findings, `errors`
+always 0. The suite's properties say the ruleset, its hash, the auditor
+version, `fail_on` and the number of tables.
 
 Built with xml.etree.ElementTree, so `&`, `<`, `>` and quotes are escaped;
 characters XML 1.0 cannot carry, other control characters and format
@@ -23,6 +28,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from auditor.atomic import atomic_path
+from auditor.codes import REPORT_ONLY, SEVERITY_RANK
 from auditor.escape import xml_text
 from auditor.report.json_format import inert_json
 from auditor.report.records import FindingStatus, finding_records, finding_statuses, rules_of
@@ -34,6 +40,7 @@ def _detail(rec: dict, status: str, waiver: dict | None) -> str:
     actor = " ".join(str(v) for v in (rec["actor_role"], rec["actor_id"]) if v) or "-"
     lines = [
         f"status: {status}",
+        f"table: {rec['table_id'] if rec['table_id'] is not None else NO_TABLE}",
         f"code: {rec['code']}",
         f"clause: {rec['clause']}",
         f"severity: {rec['severity']}",
@@ -50,70 +57,94 @@ def _detail(rec: dict, status: str, waiver: dict | None) -> str:
     return "\n".join(lines)
 
 
-def junit_tree(result, meta: dict) -> ET.Element:
-    findings = result.findings
-    records = finding_records(findings)
-    statuses = finding_statuses(findings)
-    rules = [(r.id, r.code) for r in rules_of(result)]
-    by_case: dict[tuple[str, str], list[tuple[dict, FindingStatus]]] = {}
-    for rec, st in zip(records, statuses):
-        by_case.setdefault((rec["table_id"] or NO_TABLE, rec["rule_id"]), []).append(
-            (rec, st))
-    tables = sorted(set(result.tables) | {t for t, _ in by_case if t != NO_TABLE})
-    if any(t == NO_TABLE for t, _ in by_case):
-        tables.append(NO_TABLE)
-    extra_rules = sorted({(rec["rule_id"], rec["code"]) for rec in records} - set(rules))
-    rules += extra_rules
+def failure_message(rec: dict) -> str:
+    table = rec["table_id"] if rec["table_id"] is not None else NO_TABLE
+    seq = rec["seq"] if rec["seq"] is not None else "-"
+    return f"{table} seq {seq}: {rec['message']}"
 
+
+def fail_limit(meta: dict) -> int:
+    """The severity rank at or above which a new finding fails (-1: none
+    does), from the verdict recorded in `meta` (major when none is)."""
+    fail_on = (meta.get("verdict") or {}).get("fail_on", "major")
+    return -1 if fail_on == REPORT_ONLY else SEVERITY_RANK.get(fail_on, SEVERITY_RANK["major"])
+
+
+def junit_tree(result, meta: dict) -> ET.Element:
+    records = finding_records(result.findings)
+    statuses = finding_statuses(result.findings)
+    limit = fail_limit(meta)
+    rules = [(r.id, r.code) for r in rules_of(result)]
+    by_rule: dict[str, list[tuple[dict, FindingStatus]]] = {}
+    for rec, st in zip(records, statuses):
+        by_rule.setdefault(rec["rule_id"], []).append((rec, st))
+    known_rules = {rule_id for rule_id, _ in rules}
+    rules += sorted({(rec["rule_id"], rec["code"]) for rec in records
+                     if rec["rule_id"] not in known_rules})
+
+    suite_name = xml_text(result.ruleset.id)
+    root = ET.Element("testsuites", {"name": xml_text(f"auditor {result.ruleset.id}")})
+    suite = ET.SubElement(root, "testsuite", {"name": suite_name})
+    props = ET.SubElement(suite, "properties")
+    fail_on = (meta.get("verdict") or {}).get("fail_on", "major")
+    for name, value in (("ruleset", result.ruleset.id),
+                        ("ruleset_hash", result.ruleset.content_hash),
+                        ("auditor_version", meta.get("auditor_version", "")),
+                        ("fail_on", fail_on),
+                        ("tables", str(len(result.tables)))):
+        ET.SubElement(props, "property", {"name": name, "value": xml_text(value)})
     unseen: dict[str, list[str]] = {}
     for e in meta.get("not_evaluated", getattr(result, "not_evaluated", [])):
         unseen.setdefault(e["rule"], []).append(f"{e['file']}: {e['reason']}")
-    root = ET.Element("testsuites", {"name": xml_text(f"auditor {result.ruleset.id}")})
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    for table in tables:
-        suite = ET.SubElement(root, "testsuite", {"name": xml_text(table)})
-        props = ET.SubElement(suite, "properties")
-        for name, value in (("ruleset", result.ruleset.id),
-                            ("ruleset_hash", result.ruleset.content_hash),
-                            ("auditor_version", meta.get("auditor_version", ""))):
-            ET.SubElement(props, "property", {"name": name, "value": xml_text(value)})
-        for rule_id, where in unseen.items():
-            for w in where:
-                ET.SubElement(props, "property", {"name": "not_evaluated",
-                                                  "value": xml_text(f"{rule_id} @ {w}")})
-        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        for rule_id, code in rules:
-            case = ET.SubElement(suite, "testcase", {"classname": xml_text(table),
-                                                     "name": xml_text(f"{rule_id} {code}")})
-            counts["tests"] += 1
-            hits = by_case.get((table, rule_id), [])
-            new = [(rec, st) for rec, st in hits if st.status == "new"]
-            other = [(rec, st) for rec, st in hits if st.status != "new"]
-            for rec, st in new:
-                fail = ET.SubElement(case, "failure", {"message": xml_text(rec["message"]),
-                                                       "type": xml_text(rec["severity"])})
-                fail.text = xml_text(_detail(rec, st.status, None))
-            if new:
-                counts["failures"] += 1
-            elif rule_id in unseen:
-                ET.SubElement(case, "skipped", {"message": xml_text(
-                    "not evaluated: " + "; ".join(unseen[rule_id]))})
-                counts["skipped"] += 1
-            elif other:
-                n_known = sum(1 for _, st in other if st.status == "known")
-                ET.SubElement(case, "skipped", {
-                    "message": f"{n_known} known, {len(other) - n_known} waived finding(s)"})
-                counts["skipped"] += 1
-            if other:
-                out = ET.SubElement(case, "system-out")
-                out.text = xml_text("\n\n".join(
-                    _detail(rec, st.status, st.waiver) for rec, st in other))
-        for key, n in counts.items():
-            suite.set(key, str(n))
-            totals[key] += n
-    for key, n in totals.items():
+    for rule_id, where in unseen.items():
+        for w in where:
+            ET.SubElement(props, "property", {"name": "not_evaluated",
+                                              "value": xml_text(f"{rule_id} @ {w}")})
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    seen: set[str] = set()
+    for rule_id, code in rules:
+        if rule_id in seen:
+            continue
+        seen.add(rule_id)
+        case = ET.SubElement(suite, "testcase", {"classname": suite_name,
+                                                 "name": xml_text(f"{rule_id} {code}")})
+        counts["tests"] += 1
+        failing, other = [], []
+        for rec, st in by_rule.get(rule_id, ()):
+            fails = st.status == "new" and SEVERITY_RANK[rec["severity"]] <= limit
+            (failing if fails else other).append((rec, st))
+        for rec, st in failing:
+            fail = ET.SubElement(case, "failure", {"message": xml_text(failure_message(rec)),
+                                                   "type": xml_text(rec["severity"])})
+            fail.text = xml_text(_detail(rec, st.status, None))
+        if failing:
+            counts["failures"] += 1
+        elif rule_id in unseen:
+            ET.SubElement(case, "skipped", {"message": xml_text(
+                "not evaluated: " + "; ".join(unseen[rule_id]))})
+            counts["skipped"] += 1
+        elif other and all(st.status != "new" for _, st in other):
+            n_known = sum(1 for _, st in other if st.status == "known")
+            ET.SubElement(case, "skipped", {
+                "message": f"{n_known} known, {len(other) - n_known} waived finding(s)"})
+            counts["skipped"] += 1
+        if other:
+            out = ET.SubElement(case, "system-out")
+            out.text = xml_text(_not_failing_header(other, fail_on) + "\n\n" + "\n\n".join(
+                _detail(rec, st.status, st.waiver) for rec, st in other))
+    for key, n in counts.items():
+        suite.set(key, str(n))
         root.set(key, str(n))
     return root
+
+
+def _not_failing_header(other: list[tuple[dict, FindingStatus]], fail_on: str) -> str:
+    n_known = sum(1 for _, st in other if st.status == "known")
+    n_waived = sum(1 for _, st in other if st.status == "waived")
+    n_below = len(other) - n_known - n_waived
+    below = (f"{n_below} new finding(s), not failing under --fail-on none"
+             if fail_on == REPORT_ONLY else f"{n_below} new finding(s) below {fail_on}")
+    return f"Not failing: {below}, {n_known} known, {n_waived} waived."
 
 
 def junit_bytes(result, meta: dict) -> bytes:
@@ -128,6 +159,10 @@ def xml_bytes(root: ET.Element) -> bytes:
     write."""
     text = "<?xml version='1.0' encoding='utf-8'?>\n" + ET.tostring(root, encoding="unicode")
     return text.encode("utf-8", "xmlcharrefreplace")
+
+
+def text(result, meta: dict) -> str:
+    return junit_bytes(result, meta).decode("utf-8")
 
 
 def write(result, meta: dict, out: Path) -> list[str]:

@@ -10,6 +10,15 @@ status as properties. With a baseline, `baselineState` is "unchanged" for a
 known finding and "new" otherwise; a waived finding carries an external,
 accepted suppression whose justification is the waiver's reason.
 
+Volume: GitHub code scanning refuses a run of more than 25,000 results or
+10 MB, so by default a run holds at most MAX_RESULTS results and MAX_BYTES
+bytes: the new findings first, most severe first, then the known and
+waived ones (each group in the findings' order). The findings left out are
+counted per rule in the run's `properties.omittedResults`, and a warning
+notification (`invocations[0].toolExecutionNotifications`) says how many
+and where the full list is. `--sarif-max-results N` sets the count (0: no
+limit, of count or size).
+
 JSON-escaped like the `json` format (ASCII only, `<`, `>`, `&` escaped).
 Same inputs give the same bytes.
 """
@@ -21,7 +30,7 @@ from urllib.parse import quote
 
 from auditor import __version__
 from auditor.atomic import write_text
-from auditor.codes import CODES
+from auditor.codes import CODES, SEVERITY_RANK
 from auditor.report.json_format import inert_json
 from auditor.report.records import finding_records, finding_statuses, rules_of
 
@@ -30,6 +39,9 @@ SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/sche
                 "sarif-schema-2.1.0.json")
 LEVELS = {"critical": "error", "major": "error", "minor": "warning", "info": "note"}
 FINGERPRINT = "auditorFindingId/v1"
+#: GitHub code scanning's limits on one run: results, and bytes
+MAX_RESULTS = 25_000
+MAX_BYTES = 10_000_000
 
 
 def artifact_uri(path: str) -> str:
@@ -54,9 +66,9 @@ def _rule(rule) -> dict:
     }
 
 
-def sarif_log(result, meta: dict) -> dict:
+def sarif_results(result, rules: list[dict]) -> list[dict]:
+    """One SARIF result per finding, in the findings' order."""
     findings = result.findings
-    rules = [_rule(r) for r in rules_of(result)]
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
     for rec, (status, in_baseline, waiver) in zip(finding_records(findings),
@@ -90,24 +102,83 @@ def sarif_log(result, meta: dict) -> dict:
             "actor_id": rec["actor_id"], "evidence": rec["evidence"],
         }
         results.append(res)
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": SARIF_VERSION,
-        "runs": [{
-            "tool": {"driver": {
-                "name": "auditor",
-                "fullName": "auditor, craps compliance auditor",
-                "version": meta.get("auditor_version", __version__),
-                "rules": rules,
-                "properties": {"ruleset": result.ruleset.id,
-                               "ruleset_hash": result.ruleset.content_hash},
-            }},
-            "invocations": [_invocation(meta.get("not_evaluated",
-                                                getattr(result, "not_evaluated", [])))],
-            "results": results,
-            "properties": {"provenance": meta},
-        }],
+    return results
+
+
+def sarif_log(result, meta: dict, max_results: int = MAX_RESULTS) -> dict:
+    """The SARIF log, at most `max_results` results and MAX_BYTES (0: no
+    limit); see the module's docstring for what is kept."""
+    return _fitted(result, meta, max_results)[0]
+
+
+def _fitted(result, meta: dict, max_results: int) -> tuple[dict, str]:
+    """The SARIF log within the limits, and its text."""
+    rules = [_rule(r) for r in rules_of(result)]
+    results = sarif_results(result, rules)
+    doc = _document(result, meta, rules, results)
+    if not max_results:
+        return doc, inert_json(doc, indent=2)
+    if len(results) <= max_results:
+        text = inert_json(doc, indent=2)
+        if len(text) < MAX_BYTES:
+            return doc, text
+    order = sorted(range(len(results)), key=lambda i: (
+        results[i]["properties"]["status"] != "new",
+        SEVERITY_RANK.get(results[i]["properties"]["severity"], len(SEVERITY_RANK)), i))
+    keep = min(max_results, len(results))
+    while True:
+        kept = sorted(order[:keep])
+        doc = _document(result, meta, rules, [results[i] for i in kept],
+                        _omitted(results, sorted(order[keep:]), max_results))
+        text = inert_json(doc, indent=2)  # ASCII only: characters are bytes
+        if len(text) < MAX_BYTES or keep == 0:
+            return doc, text
+        # the kept results share what is over the limit in proportion; 2% to spare
+        keep = min(keep - 1, int(keep * MAX_BYTES / len(text) * 0.98))
+
+
+def _omitted(results: list[dict], left_out: list[int], max_results: int) -> dict:
+    """The findings a capped run leaves out: how many, per rule and severity."""
+    by_rule: dict[str, dict[str, int]] = {}
+    for i in left_out:
+        props = results[i]["properties"]
+        counts = by_rule.setdefault(results[i]["ruleId"], {})
+        counts[props["severity"]] = counts.get(props["severity"], 0) + 1
+    return {"total": len(left_out), "max_results": max_results, "max_bytes": MAX_BYTES,
+            "by_rule": {rule: {"total": sum(c.values()), "by_severity": c}
+                        for rule, c in sorted(by_rule.items())}}
+
+
+def _document(result, meta: dict, rules: list[dict], results: list[dict],
+              omitted: dict | None = None) -> dict:
+    run = {
+        "tool": {"driver": {
+            "name": "auditor",
+            "fullName": "auditor, craps compliance auditor",
+            "version": meta.get("auditor_version", __version__),
+            "rules": rules,
+            "properties": {"ruleset": result.ruleset.id,
+                           "ruleset_hash": result.ruleset.content_hash},
+        }},
     }
+    invocation = _invocation(meta.get("not_evaluated", getattr(result, "not_evaluated", [])))
+    if omitted:
+        total = len(results) + omitted["total"]
+        invocation["toolExecutionNotifications"].append({
+            "level": "warning",
+            "message": {"text": (
+                f"{total} findings: {len(results)} are results here (new findings "
+                f"first, most severe first); the other {omitted['total']} are "
+                f"counted per rule in this run's properties.omittedResults. The "
+                f"full list is in findings.parquet (or --format json, csv).")},
+        })
+    if invocation["toolExecutionNotifications"]:  # only what needs saying
+        run["invocations"] = [invocation]
+    run["results"] = results
+    run["properties"] = {"provenance": meta}
+    if omitted:
+        run["properties"]["omittedResults"] = omitted
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 
 def _invocation(not_evaluated: list[dict]) -> dict:
@@ -123,8 +194,12 @@ def _invocation(not_evaluated: list[dict]) -> dict:
         for e in not_evaluated]}
 
 
-def write(result, meta: dict, out: Path) -> list[str]:
+def text(result, meta: dict, max_results: int = MAX_RESULTS) -> str:
+    return _fitted(result, meta, max_results)[1] + "\n"
+
+
+def write(result, meta: dict, out: Path, max_results: int = MAX_RESULTS) -> list[str]:
     """The `sarif` format: findings.sarif."""
     target = out / "findings.sarif"
-    write_text(target, inert_json(sarif_log(result, meta), indent=2) + "\n")
+    write_text(target, text(result, meta, max_results))
     return [str(target)]

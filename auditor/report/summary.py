@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from auditor.codes import REPORT_ONLY
 from auditor.findings import severity_counts
 from auditor.run.core import AuditResult
 from auditor.run.coverage import coverage_line
@@ -11,8 +12,7 @@ def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing:
     logs = result.logs
     counts = severity_counts(result.findings)
     by_sev = ", ".join(f"{n} {s}" for s, n in counts.items()) if len(result.findings) else "none"
-    verdict = (f"FAIL: {failing} finding(s) at or above {fail_on}" if failing
-               else f"PASS: no findings at or above {fail_on}")
+    verdict = verdict_text(fail_on, failing)
     rs = result.ruleset
     against = f"{rs.id} ({rs.status})"
     if getattr(result, "versions", None) is not None:
@@ -29,6 +29,14 @@ def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing:
     loosened = loosened_line(getattr(result, "rulesets", [rs]))
     unseen = coverage_line(result.not_evaluated)
     return "\n".join(filter(None, (text, unseen, loosened)))
+
+
+def verdict_text(fail_on: str, failing: int) -> str:
+    """The verdict in words: PASS, FAIL, or REPORT ONLY under `--fail-on none`."""
+    if fail_on == REPORT_ONLY:
+        return "REPORT ONLY (--fail-on none): findings never fail the run"
+    return (f"FAIL: {failing} finding(s) at or above {fail_on}" if failing
+            else f"PASS: no findings at or above {fail_on}")
 
 
 def loosened_line(rulesets) -> str:

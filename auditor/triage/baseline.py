@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from auditor.codes import SEVERITY_RANK
+from auditor.codes import REPORT_ONLY, SEVERITY_RANK
 from auditor.errors import BaselineError
 from auditor.escape import unicode_escaped
 from auditor.findings import STATUS_COLUMNS, STATUSES
@@ -415,7 +415,10 @@ def load_accepted(baseline_path, waivers_path, ruleset, versions=()) -> Accepted
 
 
 def verdict(findings: pd.DataFrame, status, fail_on: str) -> dict:
-    """The exit verdict: only new findings at or above `fail_on` fail the run."""
+    """The exit verdict: only new findings at or above `fail_on` fail the
+    run; under `--fail-on none` nothing does, and the result says so."""
+    if fail_on == REPORT_ONLY:
+        return {"fail_on": fail_on, "failing": 0, "exit_code": 0, "result": "report only"}
     limit = SEVERITY_RANK[fail_on]
     at_or_above = (findings["severity"].map(SEVERITY_RANK) <= limit).to_numpy(dtype=bool)
     failing = int((at_or_above & (np.asarray(status, dtype=object) == "new")).sum())

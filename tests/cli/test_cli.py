@@ -194,13 +194,13 @@ def test_the_audit_and_its_reports_ask_for_small_pages_and_put_the_hint_back(
     multiarray = np._core.multiarray
     monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
     seen = []
-    real = formats.write_reports
+    real = formats.write_and_render
 
     def spy(*args, **kwargs):
         seen.append(multiarray._get_madvise_hugepage())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("auditor.app.check.write_reports", spy)
+    monkeypatch.setattr("auditor.app.check.write_and_render", spy)
     before = multiarray._set_madvise_hugepage(True)
     try:
         res = run("check", _lawful(tmp_path), "--ruleset", "nz-table-games", "--out",

@@ -13,10 +13,10 @@ from pathlib import Path
 import jsonschema
 import pandas as pd
 import pytest
+from builder import report_findings, report_provenance, run_cli
 
 from auditor.checks import CHECKS
 from auditor.rules.ruleset import load_ruleset
-from tests.builder import report_findings, report_provenance, run_cli
 
 NIGHT = Path(__file__).resolve().parents[2] / "sample_logs" / "nz-table-games"
 PLANTED = NIGHT / "night-planted.csv"

@@ -90,7 +90,8 @@ def test_registry_and_default():
     assert set(ALL) <= set(FORMATS)
     assert FORMAT_MODULES["parquet"] == "auditor.report.parquet"
     assert "--format [" in run("check", "--help").output
-    assert "default: parquet" in run("check", "--help").output
+    help_text = " ".join(run("check", "--help").output.split())
+    assert "[default: (parquet, and text on a terminal)]" in help_text
 
 
 def test_the_log_has_every_severity(audited):
@@ -143,36 +144,47 @@ def test_json_summary(audited):
 
 
 def test_junit_shape(audited):
+    """One suite (the ruleset), one test case per rule; a new finding at or
+    above --fail-on (major) is a failure of its rule's case, one below it
+    is listed in the case's system-out and fails nothing."""
     root = ET.parse(audited["out"] / "junit.xml").getroot()
     f, rules = audited["findings"], audited["rules"]
     assert root.tag == "testsuites"
-    suites = root.findall("testsuite")
-    assert [s.get("name") for s in suites] == sorted(set(f["table_id"]))
-    totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
-    for suite in suites:
-        cases = suite.findall("testcase")
-        assert [c.get("name") for c in cases] == [f"{r.id} {r.code}" for r in rules]
-        assert {c.get("classname") for c in cases} == {suite.get("name")}
-        failed = [c for c in cases if c.find("failure") is not None]
-        assert int(suite.get("tests")) == len(cases)
-        assert int(suite.get("failures")) == len(failed)
-        assert suite.get("errors") == "0" and suite.get("skipped") == "0"
-        for key in totals:
-            totals[key] += int(suite.get(key))
-    assert {k: int(root.get(k)) for k in totals} == totals
-    got = sorted(
-        (s.get("name"), c.get("name"), fail.get("message"), fail.get("type"))
-        for s in suites for c in s.findall("testcase") for fail in c.findall("failure"))
-    want = sorted(zip(f["table_id"], f["rule_id"] + " " + f["code"], f["message"],
-                      f["severity"]))
-    assert got == want
+    [suite] = root.findall("testsuite")
+    assert suite.get("name") == "formats-test"
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["fail_on"] == "major" and props["tables"] == "1"
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == [f"{r.id} {r.code}" for r in rules]
+    assert {c.get("classname") for c in cases} == {"formats-test"}
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert suite.get("tests") == root.get("tests") == str(len(cases))
+    assert suite.get("failures") == root.get("failures") == str(len(failed))
+    assert suite.get("errors") == "0" and suite.get("skipped") == "0"
+    got = sorted((c.get("name"), fail.get("message"), fail.get("type"))
+                 for c in cases for fail in c.findall("failure"))
+    failing = f[f["severity"].isin(["critical", "major"])]
+    want = sorted(zip(failing["rule_id"] + " " + failing["code"],
+                      failing["table_id"] + " seq " + failing["seq"].astype(str) + ": "
+                      + failing["message"], failing["severity"]))
+    assert got == want and len(got) == 3
+    below = f[f["severity"].isin(["minor", "info"])]
+    outs = {c.get("name"): c.findtext("system-out") for c in cases}
+    for row in below.itertuples():
+        out = outs[f"{row.rule_id} {row.code}"]
+        assert out.startswith("Not failing: 1 new finding(s) below major, 0 known, 0 waived.")
+        assert f"finding_id: {row.finding_id}" in out
 
 
 def test_junit_failure_text_names_the_event(audited):
     root = ET.parse(audited["out"] / "junit.xml").getroot()
-    texts = {fail.get("message"): fail.text for fail in root.iter("failure")}
+    texts = {fail.get("message").split(": ", 1)[1]: fail.text
+             for fail in root.iter("failure")}
+    texts.update({out.text.split("finding_id: ")[1][:20]: out.text
+                  for out in root.iter("system-out")})
     for row in audited["rows"]:
-        text = texts[row["message"]]
+        text = texts.get(row["message"]) or texts[row["finding_id"]]
+        assert f"table: {row['table_id']}" in text
         assert f"code: {row['code']}" in text
         assert f"clause: {row['clause']}" in text
         assert f"seq: {row['seq']}" in text
@@ -181,6 +193,41 @@ def test_junit_failure_text_names_the_event(audited):
         assert "evidence: {" in text
         if row["actor_id"] is not None:
             assert "actor: " in text
+
+
+def junit_of(log: Path, ruleset: Path, out: Path, *extra) -> ET.Element:
+    res = run("check", log, "-r", ruleset, "--out", out, "--format", "junit", *extra)
+    assert res.exit_code in (0, 1), res.output
+    return ET.parse(out / "junit.xml").getroot()
+
+
+def test_junit_failures_follow_fail_on(audited, tmp_path):
+    """--fail-on minor: the minor finding fails too; --fail-on none: nothing
+    fails, every finding is in system-out; the suite says which."""
+    f = audited["findings"]
+    root = junit_of(audited["log"], audited["ruleset"], tmp_path / "minor",
+                    "--fail-on", "minor")
+    assert len(list(root.iter("failure"))) == int(f["severity"].ne("info").sum()) == 4
+    root = junit_of(audited["log"], audited["ruleset"], tmp_path / "none",
+                    "--fail-on", "none")
+    assert list(root.iter("failure")) == [] and root.get("failures") == "0"
+    assert {p.get("name"): p.get("value") for p in root.iter("property")}["fail_on"] == "none"
+    outs = "\n".join(out.text for out in root.iter("system-out"))
+    assert outs.count("finding_id: ") == len(f)
+    assert "not failing under --fail-on none" in outs
+
+
+def test_junit_known_findings_are_skipped_not_failed(audited, tmp_path):
+    baseline = tmp_path / "baseline.json"
+    res = run("baseline", "create", "--from", audited["out"] / "findings.parquet",
+              "--out", baseline)
+    assert res.exit_code == 0, res.output
+    root = junit_of(audited["log"], audited["ruleset"], tmp_path / "out",
+                    "--baseline", baseline)
+    assert list(root.iter("failure")) == []
+    skipped = [c for c in root.iter("testcase") if c.find("skipped") is not None]
+    assert root.get("skipped") == str(len(skipped)) == str(audited["findings"]["rule_id"]
+                                                          .nunique())
 
 
 # --- sarif --------------------------------------------------------------------------
@@ -324,7 +371,8 @@ def test_junit_is_inert(audited):
     assert {el.tag for el in root.iter()} <= {"testsuites", "testsuite", "properties",
                                                "property", "testcase", "failure",
                                                "skipped", "system-out"}
-    texts = "\n".join(el.text or "" for el in root.iter("failure"))
+    texts = "\n".join(el.text or "" for el in root.iter() if el.tag in ("failure",
+                                                                          "system-out"))
     messages = "\n".join(el.get("message") for el in root.iter("failure"))
     assert "<script>alert(1)</script>\"><img src=x>\\u001b[2J\\u202egnp.exe" in texts
     assert '=HYPERLINK("http://x")\\u0007%0A,:: end' in texts

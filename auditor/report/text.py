@@ -1,0 +1,142 @@
+"""The `text` format: the audit for a person at a terminal, on standard
+output. Writes no file.
+
+    auditor: nz-table-games (provisional); 2 file(s), 2 table(s), 1,204 event(s)
+    replayed of 1,206 read (2 quarantined)
+
+    FAIL: 3 new finding(s) at or above major
+
+    Findings: 5 (1 critical, 2 major, 1 minor, 1 info)
+      CODE                      SEVERITY  FINDINGS
+      settle.wrong_outcome      critical         1
+      ...
+
+    Top findings (5 of 5, new first, most severe first):
+      SEVERITY  TABLE  SEQ  CODE                  CLAUSE  MESSAGE
+      critical  T1      41  settle.wrong_outcome  5.10    ...
+
+The verdict is the one recorded in the provenance (`--fail-on`); the top
+findings are at most TOP_FINDINGS, the new ones first, then by severity,
+then in the findings' order (table, seq). Each cell is one line: text from
+a log goes through `auditor.escape.terminal_safe` and line breaks come out
+as `\\n`, so a table id can never forge a line of the report. Colour (ANSI)
+only when asked (`color=True`: the command line's choice for a terminal
+without `--no-color` or NO_COLOR); alignment counts the visible text only.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from auditor.codes import REPORT_ONLY, SEVERITY_RANK
+from auditor.escape import terminal_safe
+from auditor.findings import severity_counts
+from auditor.report.records import finding_records, finding_statuses
+from auditor.report.summary import loosened_line, verdict_text
+
+#: how many findings the table lists
+TOP_FINDINGS = 20
+RESET = "\x1b[0m"
+COLOURS = {"critical": "\x1b[1;31m", "major": "\x1b[31m", "minor": "\x1b[33m",
+           "info": "\x1b[36m", "FAIL": "\x1b[1;31m", "PASS": "\x1b[1;32m",
+           "REPORT ONLY": "\x1b[1;33m", "heading": "\x1b[1m"}
+
+
+def one_line(value) -> str:
+    """A value as one line of terminal text: escaped, line breaks as `\\n`."""
+    return terminal_safe("-" if value is None else str(value)).replace("\n", "\\n")
+
+
+def _paint(text: str, key: str, color: bool) -> str:
+    return f"{COLOURS[key]}{text}{RESET}" if color and key in COLOURS else text
+
+
+def aligned(header: tuple[str, ...], rows: list[tuple[str, ...]], color: bool,
+            right: tuple[int, ...] = (), paint_column: int | None = None) -> list[str]:
+    """Rows as columns padded to their widest cell (the last, unless right
+    aligned, left unpadded);
+    `paint_column`'s cells are coloured by their own text, after padding."""
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+    lines = []
+    for n, row in enumerate((header, *rows)):
+        cells = []
+        for i, cell in enumerate(row):
+            last = i == len(row) - 1
+            if i in right:
+                padded = cell.rjust(widths[i])
+            else:
+                padded = cell if last else cell.ljust(widths[i])
+            if n == 0:
+                padded = _paint(padded, "heading", color)
+            elif i == paint_column:
+                padded = _paint(padded, cell, color)
+            cells.append(padded)
+        lines.append("  " + "  ".join(cells).rstrip())
+    return lines
+
+
+def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS) -> str:
+    findings = result.findings
+    records = finding_records(findings)
+    statuses = finding_statuses(findings)
+    logs = result.logs
+    rs = result.ruleset
+    verdict = meta.get("verdict") or {}
+    fail_on = verdict.get("fail_on", "major")
+    failing = verdict.get("failing", 0)
+    lines = [one_line(
+        f"auditor: {rs.id} ({rs.status}); {len(logs.inputs)} file(s), "
+        f"{len(result.tables)} table(s), {logs.rows_replayed:,} event(s) replayed of "
+        f"{logs.rows_read:,} read ({logs.rows_quarantined:,} quarantined)"), ""]
+    word = "REPORT ONLY" if fail_on == REPORT_ONLY else ("FAIL" if failing else "PASS")
+    said = verdict_text(fail_on, failing)
+    lines += [_paint(word, word, color) + one_line(said[len(word):]), ""]
+    loosened = loosened_line(getattr(result, "rulesets", None) or [rs])
+    if loosened:
+        lines += [one_line(loosened), ""]
+    if not records:
+        lines.append("Findings: none")
+        return "\n".join(lines) + "\n"
+
+    by_sev = ", ".join(f"{n} {s}" for s, n in severity_counts(findings).items())
+    lines.append(f"Findings: {len(records):,} ({by_sev})")
+    by_status = {}
+    for st in statuses:
+        by_status[st.status] = by_status.get(st.status, 0) + 1
+    if set(by_status) - {"new"}:
+        lines.append("  " + ", ".join(f"{by_status.get(s, 0):,} {s}"
+                                      for s in ("new", "known", "waived")))
+    codes: dict[str, list] = {}
+    for rec in records:
+        entry = codes.setdefault(rec["code"], [rec["severity"], 0])
+        if SEVERITY_RANK.get(rec["severity"], 9) < SEVERITY_RANK.get(entry[0], 9):
+            entry[0] = rec["severity"]
+        entry[1] += 1
+    code_rows = [(one_line(code), sev, f"{n:,}") for code, (sev, n) in
+                 sorted(codes.items(), key=lambda kv: (SEVERITY_RANK.get(kv[1][0], 9),
+                                                       -kv[1][1], kv[0]))]
+    lines += aligned(("CODE", "SEVERITY", "FINDINGS"), code_rows, color, right=(2,),
+                     paint_column=1)
+    order = sorted(range(len(records)), key=lambda i: (
+        statuses[i].status != "new", SEVERITY_RANK.get(records[i]["severity"], 9), i))[:top]
+    rows = []
+    for i in order:
+        rec, st = records[i], statuses[i]
+        message = rec["message"] or rec["code"]
+        if st.status != "new":
+            message += f" [{st.status}]"
+        rows.append((rec["severity"], one_line(rec["table_id"]), one_line(rec["seq"]),
+                     one_line(rec["code"]), one_line(rec["clause"]), one_line(message)))
+    lines += ["", (f"Top findings ({len(rows):,} of {len(records):,}, new first, "
+                   f"most severe first):")]
+    lines += aligned(("SEVERITY", "TABLE", "SEQ", "CODE", "CLAUSE", "MESSAGE"), rows, color,
+                     right=(2,), paint_column=0)
+    return "\n".join(lines) + "\n"
+
+
+def write(result, meta: dict, out: Path, color: bool = False) -> list[str]:
+    """The `text` format: the report on standard output; no file."""
+    sys.stdout.write(text(result, meta, color=color))
+    sys.stdout.flush()
+    return []
