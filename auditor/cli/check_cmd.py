@@ -42,9 +42,13 @@ from auditor.run import ENGINES
 @click.option("--scheduler", metavar="ADDRESS",
               help="The dask scheduler's address (--engine dask); without it a local "
                    "cluster of --jobs workers is started.")
+@click.option("--site-from-path", is_flag=True,
+              help="Each file's site is the first folder below the path given (PATHS "
+                   "exports/ with exports/casino-a/, exports/casino-b/): tables are kept "
+                   "apart by (site, table_id) and every report gains a `site` column.")
 def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
                   baseline_file=None, waivers_file=None, jobs=1, engine="local",
-                  scheduler=None):
+                  scheduler=None, site_from_path=False):
     """Audit logs against a ruleset and write the findings.
 
     PATHS are log files or folders (searched recursively for .csv, .jsonl,
@@ -62,7 +66,8 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
         auditor check year/ --ruleset nz-table-games --jobs 4
     """
     request = CheckRequest(tuple(paths), ruleset_ref, Path(out_dir), tuple(formats), fail_on,
-                           stamp, baseline_file, waivers_file, jobs, engine, scheduler)
+                           stamp, baseline_file, waivers_file, jobs, engine, scheduler,
+                           site_from_path)
     # Progress on standard error (a terminal only, never with --quiet), fed
     # by the engines; ended (finally) before anything else is printed, error
     # or summary.

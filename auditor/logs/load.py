@@ -25,6 +25,7 @@ from auditor.logs.coerce import Placement, coerce
 from auditor.logs.discover import discover_logs
 from auditor.logs.raw import RawLog, RawRejected
 from auditor.logs.read import read_log
+from auditor.logs.site import with_site
 
 
 @dataclass(frozen=True)
@@ -62,16 +63,18 @@ class LoadedLogs:
 
 
 def load_logs(paths: list[str | Path],
-              on_file: Callable[[InputFile], object] | None = None) -> LoadedLogs:
+              on_file: Callable[[InputFile], object] | None = None,
+              sites: dict[str, str] | None = None) -> LoadedLogs:
     """Discover, read and type every log under `paths` (LogFileError on a file
     that cannot be a log). `on_file`, when given, is called with each file's
     InputFile as soon as that file is read and typed (before the next is
-    read): what a progress display needs."""
+    read): what a progress display needs. `sites`: each file's site (by
+    `str(file)`, `auditor.logs.site.path_sites`), when known."""
     files = discover_logs(paths)
     use_lean_memory_pool()
     tables, quarantines, inputs = [], [], []
     for path in files:
-        events, quarantine, loaded = load_file(path)
+        events, quarantine, loaded = load_file(path, site=(sites or {}).get(str(path)))
         tables.append(events)
         quarantines.append(quarantine)
         inputs.append(loaded)
@@ -127,11 +130,13 @@ def use_lean_memory_pool() -> None:
 
 
 @small_pages()
-def load_file(path: Path, label: str | None = None
+def load_file(path: Path, label: str | None = None, site: str | None = None
               ) -> tuple[pa.Table, pd.DataFrame, InputFile]:
     """Read and type one file: its events (in file order), its quarantined
     rows and its provenance. `label` is the name the file goes by in the
-    reports (default: `path` as given), for a file read through another path."""
+    reports (default: `path` as given), for a file read through another path.
+    `site`: the file's site (its folder's), keying its tables by site
+    (`auditor.logs.site`) as does a `site` column of its own."""
     use_lean_memory_pool()
     raw = read_log(path)
     release_memory()
@@ -156,6 +161,7 @@ def load_file(path: Path, label: str | None = None
                                ignore_index=True)
         quarantine = quarantine.sort_values("source_line", kind="stable") \
             .reset_index(drop=True)
+    events, quarantine = with_site(events, quarantine, site)
     loaded = InputFile(raw.path, raw.sha256, raw.fmt, rows_read, events.num_rows,
                        len(quarantine))
     return events, quarantine, loaded

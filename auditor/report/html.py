@@ -39,7 +39,8 @@ from markupsafe import Markup
 
 from auditor.atomic import write_text
 from auditor.codes import CODES, SEVERITIES, SEVERITY_RANK
-from auditor.findings import at_or_above, severity_counts
+from auditor.findings import at_or_above, joined_sites, severity_counts
+from auditor.logs.site import shown_table
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.report import html_charts
 from auditor.report.html_events import (
@@ -119,7 +120,7 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
     """Everything the template shows, as plain data."""
     needed = ("auditor_version", "ruleset", "inputs", "rows")
     prov = dict(meta) if all(k in meta for k in needed) else {**provenance(result), **meta}
-    findings = result.findings
+    findings = joined_sites(result.findings)  # tables keyed as the events are
 
     verdict = _verdict(findings, meta)
 
@@ -272,7 +273,7 @@ def _tables(events: EventDigest, findings: pd.DataFrame) -> list[dict]:
     totals = findings.groupby(f_tables, sort=False).size().to_dict()
     worst = _worst_ranks(findings["severity"], f_tables)
     return [{
-        "id": t.id, "first": fmt_time(t.t0), "last": fmt_time(t.t1), "t0": t.t0, "t1": t.t1,
+        "key": t.id, "id": shown_table(t.id), "first": fmt_time(t.t0), "last": fmt_time(t.t1), "t0": t.t0, "t1": t.t1,
         "duration": fmt_duration(t.t1 - t.t0), "events": t.events, "rolls": t.rolls,
         "shooters": t.shooters, "findings": int(totals.get(t.id, 0)),
         "worst": SEVERITIES[worst[t.id]] if t.id in worst else None, "series": t,
@@ -319,7 +320,7 @@ def _timelines(events: EventDigest, findings, tables, anchors) -> list[dict]:
         by_table.setdefault(name, []).append(i)
     out = []
     for t in _timeline_tables(tables):
-        at = np.array(by_table.get(t["id"], []), dtype=np.int64)
+        at = np.array(by_table.get(t["key"], []), dtype=np.int64)
         marked = html_charts.Marked(f_ts[at], f_sev[at], f_code[at],
                                     [f_anchor[i] for i in at.tolist()])
         series = t["series"]
@@ -331,7 +332,7 @@ def _timelines(events: EventDigest, findings, tables, anchors) -> list[dict]:
 
 def _filter_tables(findings: pd.DataFrame) -> list[dict]:
     ids = findings["table_id"].astype(object)
-    names = sorted({str(v) for v in ids.dropna()})
+    names = sorted({shown_table(v) for v in ids.dropna()})
     out = [{"value": n, "label": n} for n in names]
     if ids.isna().any():
         out.append({"value": "", "label": "(no table: unreadable row)"})
@@ -379,7 +380,7 @@ def _finding_entries(result, events: EventDigest, listed: pd.DataFrame) -> list[
             "anchor": "f-" + str(fid), "finding_id": fid, "code": code, "rule_id": rule_id,
             "clause": clause, "severity": severity,
             "rule_summary": _own_summary(result.ruleset, rule_id),
-            "table": _text(table_id), "seq": _text(seq), "time": times[i],
+            "table": shown_table(_text(table_id)), "seq": _text(seq), "time": times[i],
             "event": _text(event), "seat": _text(seat),
             "actor": " ".join(x for x in (_text(role), _text(actor)) if x),
             "message": _text(message),

@@ -23,7 +23,14 @@ from pathlib import Path
 from auditor.atomic import atomic_path
 from auditor.escape import xml_text
 from auditor.report.json_format import inert_json
-from auditor.report.records import FindingStatus, finding_records, finding_statuses, rules_of
+from auditor.logs.site import shown_table
+from auditor.report.records import (
+    FindingStatus,
+    finding_records,
+    finding_statuses,
+    rules_of,
+    table_label,
+)
 
 NO_TABLE = "(no table)"
 
@@ -55,9 +62,10 @@ def junit_tree(result, meta: dict) -> ET.Element:
     rules = [(r.id, r.code) for r in rules_of(result)]
     by_case: dict[tuple[str, str], list[tuple[dict, FindingStatus]]] = {}
     for rec, st in zip(records, statuses):
-        by_case.setdefault((rec["table_id"] or NO_TABLE, rec["rule_id"]), []).append(
+        by_case.setdefault((table_label(rec) or NO_TABLE, rec["rule_id"]), []).append(
             (rec, st))
-    tables = sorted(set(result.tables) | {t for t, _ in by_case if t != NO_TABLE})
+    tables = sorted({shown_table(t) for t in result.tables}
+                    | {t for t, _ in by_case if t != NO_TABLE})
     if any(t == NO_TABLE for t, _ in by_case):
         tables.append(NO_TABLE)
     extra_rules = sorted({(rec["rule_id"], rec["code"]) for rec in records} - set(rules))

@@ -37,7 +37,9 @@ import pyarrow.compute as pc
 from auditor.errors import EngineError, LogFileError
 from auditor.findings import finalize
 from auditor.logs.discover import discover_logs
+from auditor.logs.identity import check_ranges
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
+from auditor.logs.site import path_sites
 from auditor.rules.ruleset import Ruleset
 from auditor.run.collect import Collector
 from auditor.run.core import AuditResult, audit_parts, stage
@@ -74,12 +76,16 @@ class _FileSummary:
     tables: tuple[str, ...] = ()
     #: Per table, the UTC days its sessions open on in this file.
     opening_days: dict[str, set[str]] | None = None
+    #: Per table, the (min seq, max seq) of its events in this file: two
+    #: files holding one table id in overlapping ranges are refused.
+    seq_ranges: dict[str, tuple[int, int]] | None = None
 
 
 def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
                scheduler: str | None = None,
                timings: dict[str, float] | None = None, progress=None,
-               collector: Collector | None = None) -> AuditResult:
+               collector: Collector | None = None,
+               site_from_path: bool = False) -> AuditResult:
     """Audit the logs under `paths` on the cluster at `scheduler` (an
     address), or on a LocalCluster of `jobs` worker processes started for it.
     `progress` is told of each file as a worker has read it and of each
@@ -89,12 +95,14 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
     distributed = require_dask()
     progress = progress if progress is not None else NoProgress()
     files = discover_logs(paths)
+    sites = path_sites(paths, files) if site_from_path else {}
     progress.expect(files=len(files))
     with ExitStack() as stack:
         client = stack.enter_context(_client(distributed, scheduler, jobs))
         progress.stage("reading")
         with stage(timings, "load"):
-            read = [client.submit(_read_file, str(f), str(f.resolve()), pure=False)
+            read = [client.submit(_read_file, str(f), str(f.resolve()), sites.get(str(f)),
+                                  pure=False)
                     for f in files]
             summaries = _as_done(distributed, [client.submit(_summary, r, pure=False)
                                                for r in read],
@@ -103,6 +111,9 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
         for s in summaries:  # the first file that cannot be a log, as the local engine
             if s.error:
                 raise LogFileError(*s.error)
+        check_ranges(((t, s.loaded.path, lo, hi) for s in summaries
+                      for t, (lo, hi) in (s.seq_ranges or {}).items()),
+                     [s.loaded.path for s in summaries])
         inputs = [s.loaded for s in summaries]
         quarantine = pd.concat([s.quarantine for s in summaries], ignore_index=True)
         tables = sorted({t for s in summaries for t in s.tables})
@@ -116,7 +127,8 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
     with stage(timings, "checks"):
         findings = finalize([p for parts, _ in done for p in parts])
     digest = collector.join(digests) if collector is not None else None
-    return AuditResult(ruleset, RemoteLogs(paths, quarantine, inputs, digest), findings,
+    return AuditResult(ruleset, RemoteLogs(paths, quarantine, inputs, digest, sites or None),
+                       findings,
                        table_ids=tables)
 
 
@@ -248,12 +260,12 @@ class _Closing:
 
 # --- tasks (run on the workers) -------------------------------------------------
 
-def _read_file(label: str, path: str):
+def _read_file(label: str, path: str, site: str | None = None):
     """A file read and typed: (events, quarantine, provenance), or the
     LogFileError it raised as (path, problem, line), named as the client
     names the file."""
     try:
-        return load_file(Path(path), label=label)
+        return load_file(Path(path), label=label, site=site)
     except LogFileError as exc:
         return LogFileError(label, exc.problem, exc.line)
 
@@ -265,7 +277,22 @@ def _summary(read) -> _FileSummary:
     tables = pc.unique(events.column("table_id")).drop_null().to_pylist() \
         if events.num_rows else []
     return _FileSummary(loaded=loaded, quarantine=quarantine, tables=tuple(tables),
-                        opening_days=_opening_days(events))
+                        opening_days=_opening_days(events), seq_ranges=_seq_ranges(events))
+
+
+def _seq_ranges(events: pa.Table) -> dict[str, tuple[int, int]]:
+    """Per table, the lowest and highest seq of its events."""
+    if not events.num_rows:
+        return {}
+    keys = events.select(["table_id", "seq"])
+    tid = keys.column("table_id")
+    if pa.types.is_dictionary(tid.type):
+        keys = keys.set_column(0, "table_id", pc.cast(tid, pa.string()))
+    spans = keys.group_by("table_id").aggregate([("seq", "min"), ("seq", "max")])
+    return {str(t): (lo, hi) for t, lo, hi in zip(spans.column("table_id").to_pylist(),
+                                                  spans.column("seq_min").to_pylist(),
+                                                  spans.column("seq_max").to_pylist())
+            if t is not None and lo is not None}
 
 
 def _opening_days(events: pa.Table) -> dict[str, set[str]]:

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import pyarrow as pa
+import pyarrow.compute as pc
 from builder import append_broken_rows, report_bytes
 from click.testing import CliRunner
 
@@ -26,17 +28,26 @@ META = {"test": "engines"}
 @pytest.fixture(scope="module")
 def logs_dir(tmp_path_factory) -> Path:
     """Five tables with every injectable code planted, over three files: T03
-    spans two files (a repeated seq), and one CSV holds broken rows, one of a
-    table that has no other event, one of no table at all."""
+    spans two files (its second file's seqs follow the first's: two files of
+    one table id whose seqs overlap are refused), and one CSV holds broken
+    rows, one of a table that has no other event, one of no table at all."""
     d = tmp_path_factory.mktemp("engines")
     a = generate(3, 120, seed=21, inject=list(INJECTABLE))
     write_log(a.table, d / "a.parquet")
     b = generate(3, 90, seed=22, inject=["call.wrong_total", "offer.order"], first_table=3)
-    write_log(b.table, d / "b.csv")
+    write_log(_after(b.table, a.table, "T03"), d / "b.csv")
     append_broken_rows(d / "b.csv", {
         "table_id": "T04", "seq": 99999, "event": "roll", "actor_role": "player", "seat": 3,
         "dice": "A1,A2", "die1": 7, "die2": 1})
     return d
+
+
+def _after(table: pa.Table, before: pa.Table, table_id: str) -> pa.Table:
+    """`table` with the seqs of `table_id` moved past its last seq in `before`."""
+    last = pc.max(before.filter(pc.equal(before["table_id"], table_id))["seq"]).as_py()
+    at = pc.equal(table["table_id"], table_id)
+    seq = pc.if_else(at, pc.add(table["seq"], last), table["seq"])
+    return table.set_column(table.schema.get_field_index("seq"), "seq", seq)
 
 
 def _bytes(result, tmp_path: Path, name: str) -> tuple[bytes, bytes]:
