@@ -367,7 +367,9 @@ def _finding_entries(result, events: EventDigest, listed: pd.DataFrame) -> list[
     windows = [window_of(events, f, line) for f, line in zip(
         listed["source_file"].astype(object), listed["source_line"].astype(object))]
     quarantine = _quarantine_rows(result.logs.quarantine, listed, windows)
+    unreadable = _unreadable_around(result.logs.quarantine, listed, windows)
     times = [fmt_time(v) for v in utc_ns(listed["ts"])]
+    caveats = listed["caveat"].astype(object).tolist() if "caveat" in listed else None
     columns = events.columns()
     entries = []
     cols = ("finding_id", "code", "rule_id", "clause", "severity", "table_id", "seq", "event",
@@ -389,6 +391,8 @@ def _finding_entries(result, events: EventDigest, listed: pd.DataFrame) -> list[
             "evidence": _pretty_json(evidence),
             "context": _context(windows[i], columns) if windows[i] is not None else None,
             "raw": quarantine.get(i),
+            "caveat": _text(caveats[i]) if caveats is not None else "",
+            "unreadable": unreadable.get(i, []),
         })
     return entries
 
@@ -458,6 +462,37 @@ def _pretty(value, depth: int) -> str:
         items = [pad + "  " + _pretty(v, depth + 1) for v in value]
         return "[\n" + ",\n".join(items) + "\n" + pad + "]"
     return json.dumps(value, ensure_ascii=False)
+
+
+def _unreadable_around(quarantine: pd.DataFrame, listed: pd.DataFrame,
+                       windows: list) -> dict[int, list[dict]]:
+    """For each listed finding with a caveat (`auditor.run.caveat`): the
+    quarantined rows of its table whose seq lies within the rows shown
+    around it, in seq order (a quarantined row is no event, so the rows
+    around it leave it out)."""
+    if "caveat" not in listed or not len(quarantine):
+        return {}
+    flagged = [i for i, c in enumerate(listed["caveat"].tolist())
+               if c is not None and not pd.isna(c) and windows[i] is not None]
+    if not flagged:
+        return {}
+    q_seq = pd.array(quarantine["seq"], dtype="Int64")
+    q = pd.DataFrame({"table": quarantine["table_id"].astype(object),
+                      "seq": q_seq, "line": quarantine["source_line"],
+                      "reason": quarantine["reason"], "raw": quarantine["raw"]}).dropna(
+        subset=["table", "seq"]).sort_values(["seq", "line"], kind="stable")
+    tables = listed["table_id"].astype(object).tolist()
+    out = {}
+    for i in flagged:
+        seqs = [int(s) for s in windows[i].cells.get("seq", []) if str(s).strip().isdigit()]
+        if not seqs:
+            continue
+        near = q[(q["table"] == tables[i]) & (q["seq"] >= min(seqs)) & (q["seq"] <= max(seqs))]
+        out[i] = [{"line": int(line), "seq": int(seq), "reason": _text(reason),
+                   "raw": _text(raw)}
+                  for seq, line, reason, raw in zip(near["seq"], near["line"],
+                                                    near["reason"], near["raw"])]
+    return out
 
 
 def _quarantine_rows(quarantine: pd.DataFrame, listed: pd.DataFrame,
