@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from auditor.cli import main
 from auditor.errors import EngineError
 from auditor.generate import INJECTABLE, generate, write_log
+from auditor.logs.identity import TableIdentityError
 from auditor.logs.load import load_logs
 from auditor.rules.ruleset import load_ruleset
 from auditor.run import run_audit
@@ -171,6 +172,29 @@ def test_dask_gives_the_same_findings_byte_for_byte(logs_dir, ruleset, cluster, 
     assert _bytes(remote, tmp_path, "dask") == _bytes(local, tmp_path, "local")
     assert remote.tables == local.tables
     assert [f.as_dict() for f in remote.logs.inputs] == [f.as_dict() for f in local.logs.inputs]
+
+
+def test_every_engine_refuses_one_table_id_in_two_files_whose_seqs_overlap(
+        ruleset, cluster, tmp_path):
+    log = generate(1, 20, seed=71).table
+    write_log(log, tmp_path / "a.parquet")
+    write_log(log, tmp_path / "b.csv")
+    for engine in ({}, {"engine": "dask", "scheduler": cluster.scheduler_address}):
+        with pytest.raises(TableIdentityError) as caught:
+            run_audit([tmp_path], ruleset, **engine)
+        assert caught.value.files == (str(tmp_path / "a.parquet"), str(tmp_path / "b.csv"))
+        assert caught.value.table == "T01"
+
+
+def test_sites_keep_apart_on_every_engine(ruleset, cluster, tmp_path):
+    log = generate(1, 20, seed=71, inject=["call.wrong_total"]).table
+    write_log(log, tmp_path / "casino-a" / "a.parquet")
+    write_log(log, tmp_path / "casino-b" / "b.csv")
+    local = run_audit([tmp_path], ruleset, site_from_path=True)
+    remote = run_audit([tmp_path], ruleset, engine="dask", site_from_path=True,
+                       scheduler=cluster.scheduler_address)
+    assert sorted(set(local.findings["site"])) == ["casino-a", "casino-b"]
+    assert _bytes(remote, tmp_path, "dask") == _bytes(local, tmp_path, "local")
 
 
 def test_check_on_a_dask_cluster_writes_the_same_reports(logs_dir, cluster, tmp_path):
