@@ -40,8 +40,8 @@ from markupsafe import Markup
 from auditor.atomic import write_text
 from auditor.codes import CODES, SEVERITIES, SEVERITY_RANK
 from auditor.findings import at_or_above, joined_sites, severity_counts
-from auditor.logs.site import shown_table
 from auditor.logs.schema import COLUMN_NAMES
+from auditor.logs.site import shown_table
 from auditor.report import html_charts
 from auditor.report.html_events import (
     CONTEXT_EVENTS,

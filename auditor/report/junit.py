@@ -22,8 +22,8 @@ from pathlib import Path
 
 from auditor.atomic import atomic_path
 from auditor.escape import xml_text
-from auditor.report.json_format import inert_json
 from auditor.logs.site import shown_table
+from auditor.report.json_format import inert_json
 from auditor.report.records import (
     FindingStatus,
     finding_records,

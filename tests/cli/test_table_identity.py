@@ -8,10 +8,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from builder import LogBuilder, lawful_table, report_findings, run_cli
-
 import pandas as pd
 import pyarrow.parquet as pq
+from builder import LogBuilder, lawful_table, report_findings, run_cli
 
 from auditor.logs.schema import COLUMN_NAMES
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 from builder import append_broken_rows, report_bytes
 from click.testing import CliRunner
 
