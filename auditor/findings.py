@@ -74,10 +74,13 @@ def split_sites(frame: pd.DataFrame) -> pd.DataFrame:
     sites = pd.Series([None] * len(frame), index=frame.index, dtype=object)
     if "site" in frame:
         sites[:] = frame["site"].astype(object).where(frame["site"].notna(), None)
-    sites[keyed] = parts.str[0]
+    sites[keyed] = parts.str[0].where(parts.str[0] != "", None)  # "": no site
     tables = tables.copy()
     tables[keyed] = parts.str[1]
     out = frame.drop(columns=["site"]) if "site" in frame else frame.copy()
+    if sites.isna().all() and "site" not in frame:  # ids holding the separator, no site
+        out["table_id"] = tables.astype(object)
+        return out
     out["table_id"] = tables.astype(object)
     out.insert(out.columns.get_loc("table_id"), "site", sites)
     return out

@@ -56,31 +56,65 @@ def with_site(events: pa.Table, quarantine: pd.DataFrame, site: str | None
     row's `site` cell, else `site` (the folder's). Unchanged when neither
     is known."""
     has_column = SITE_COLUMN in events.column_names
-    if site is None and not has_column and not _quarantined_sites(quarantine):
-        return events, quarantine
     tid = events.column("table_id")
+    held = _holds_separator(tid) or (
+        bool(len(quarantine)) and _holds_separator(quarantine["table_id"]))
+    if site is None and not has_column and not held and not _quarantined_sites(quarantine):
+        return events, quarantine
     tid = pc.cast(tid, pa.string()) if pa.types.is_dictionary(tid.type) else tid
+    site = _unkeyed(site)
     if has_column:
         cells = pc.utf8_trim_whitespace(pc.cast(events.column(SITE_COLUMN), pa.string()))
         cells = pc.if_else(pc.equal(cells, ""), pa.scalar(None, pa.string()), cells)
+        cells = pc.replace_substring(cells, SITE_SEPARATOR, _SHOWN_SEPARATOR)
         sites = pc.fill_null(cells, site) if site is not None else cells
         events = events.drop_columns([SITE_COLUMN])
     else:
         sites = pa.chunked_array([pa.array([site] * len(tid), pa.string())]) \
             if len(tid) else pa.chunked_array([], pa.string())
+    # A recorded id holding the separator, of no site: keyed with an empty
+    # site, so it is never read back as one (`split_sites`).
+    sites = pc.if_else(pc.and_(pc.is_null(sites),
+                               pc.fill_null(pc.match_substring(tid, SITE_SEPARATOR), False)),
+                       pa.scalar("", pa.string()), sites)
     joined = pc.binary_join_element_wise(sites, tid, SITE_SEPARATOR)
     keyed = pc.if_else(pc.is_null(sites), tid, joined)
     at = events.column_names.index("table_id")
     events = events.set_column(at, "table_id", pc.dictionary_encode(keyed))
     if len(quarantine):
         quarantine = quarantine.copy()
-        row_sites = [_row_site(raw) or site for raw in quarantine["raw"]]
-        quarantine["site"] = pd.Series(row_sites, dtype=object, index=quarantine.index)
-        quarantine["table_id"] = [t if s is None or t is None or pd.isna(t)
-                                  else f"{s}{SITE_SEPARATOR}{t}"
-                                  for s, t in zip(row_sites, quarantine["table_id"])]
+        row_sites = [_unkeyed(_row_site(raw)) or site for raw in quarantine["raw"]]
+        if any(row_sites):
+            quarantine["site"] = pd.Series(row_sites, dtype=object, index=quarantine.index)
+        quarantine["table_id"] = [
+            t if t is None or pd.isna(t) or (s is None and SITE_SEPARATOR not in str(t))
+            else f"{s or ''}{SITE_SEPARATOR}{t}"
+            for s, t in zip(row_sites, quarantine["table_id"])]
         quarantine["table_id"] = quarantine["table_id"].astype(object)
     return events, quarantine
+
+
+#: How a separator inside a site is kept (a site is never cut in two).
+_SHOWN_SEPARATOR = "\\x1f"
+
+
+def _unkeyed(site: str | None) -> str | None:
+    return None if site is None else site.replace(SITE_SEPARATOR, _SHOWN_SEPARATOR)
+
+
+def _holds_separator(values) -> bool:
+    """Whether a recorded table id holds the separator (a control character
+    the format does not forbid)."""
+    if isinstance(values, pd.Series):
+        return bool(values.map(lambda t: isinstance(t, str) and SITE_SEPARATOR in t).any())
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    for chunk in chunks:  # a dictionary's values only, not every row
+        text = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
+        if not pa.types.is_string(text.type):
+            text = text.cast(pa.string())
+        if pc.any(pc.match_substring(text, SITE_SEPARATOR)).as_py():
+            return True
+    return False
 
 
 def _quarantined_sites(quarantine: pd.DataFrame) -> bool:

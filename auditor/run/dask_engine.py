@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 from auditor.errors import EngineError, LogFileError
 from auditor.findings import finalize
 from auditor.logs.discover import discover_logs
-from auditor.logs.identity import check_ranges
+from auditor.logs.identity import TableIdentityError, check_events, overlapping
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
 from auditor.logs.site import path_sites
 from auditor.rules.ruleset import Ruleset
@@ -111,9 +111,7 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
         for s in summaries:  # the first file that cannot be a log, as the local engine
             if s.error:
                 raise LogFileError(*s.error)
-        check_ranges(((t, s.loaded.path, lo, hi) for s in summaries
-                      for t, (lo, hi) in (s.seq_ranges or {}).items()),
-                     [s.loaded.path for s in summaries])
+        _check_identity(client, read, summaries)
         inputs = [s.loaded for s in summaries]
         quarantine = pd.concat([s.quarantine for s in summaries], ignore_index=True)
         tables = sorted({t for s in summaries for t in s.tables})
@@ -130,6 +128,19 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
     return AuditResult(ruleset, RemoteLogs(paths, quarantine, inputs, digest, sites or None),
                        findings,
                        table_ids=tables)
+
+
+def _check_identity(client, read: list, summaries: list[_FileSummary]) -> None:
+    """TableIdentityError for a table id two files both hold a seq of
+    (`auditor.logs.identity`): only the tables whose per-file seq ranges
+    overlap are gathered, each by a task of its own."""
+    for table in overlapping((t, s.loaded.path, lo, hi) for s in summaries
+                             for t, (lo, hi) in (s.seq_ranges or {}).items()):
+        pieces = [client.submit(_table_piece, r, table, pure=False)
+                  for r, s in zip(read, summaries) if table in s.tables]
+        clash = client.submit(_identity_clash, pieces, pure=False).result()
+        if clash is not None:
+            raise TableIdentityError(*clash)
 
 
 def long_lived(summaries: list[_FileSummary]) -> set[str]:
@@ -322,6 +333,15 @@ def _is_event(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
 def _table_piece(read, table: str) -> pa.Table:
     events = read[0]
     return events.filter(pc.is_in(events.column("table_id"), value_set=pa.array([table])))
+
+
+def _identity_clash(pieces: list[pa.Table]):
+    """(table, first, second) of a seq of one table two files hold, or None."""
+    try:
+        check_events(_table_events(pieces))
+    except TableIdentityError as exc:
+        return exc.table, exc.first, exc.second
+    return None
 
 
 def _table_events(pieces: list[pa.Table]) -> pd.DataFrame:

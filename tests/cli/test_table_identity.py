@@ -111,6 +111,15 @@ def test_a_table_split_over_two_files_in_consecutive_seqs_is_one_table(tmp_path)
     assert "site" not in report_findings(tmp_path / "o").columns
 
 
+def test_a_table_dealt_over_two_files_with_each_seq_in_one_is_one_table(tmp_path):
+    rows = _night().rows
+    _write(rows[0::2], tmp_path / "logs" / "even.csv")
+    _write(rows[1::2], tmp_path / "logs" / "odd.csv")
+    res = run_cli("check", tmp_path / "logs", "--ruleset", RULESET, "--out", tmp_path / "o")
+    assert res.exit_code == 0, res.output
+    assert "1 table(s)" in res.output
+
+
 def test_a_site_column_keeps_the_tables_of_one_file_apart(tmp_path):
     lawful = _night()
     broken, seq = _without_call(_night())
