@@ -24,9 +24,16 @@ FINDINGS_SCHEMA = pa.schema([
     ("table_id", pa.string()), ("seq", pa.int64()), ("ts", pa.timestamp("us", tz="UTC")),
     ("event", pa.string()), ("seat", pa.int64()), ("actor_role", pa.string()),
     ("actor_id", pa.string()), ("message", pa.string()), ("evidence", pa.string()),
-    ("source_file", pa.string()), ("source_line", pa.int64()),
+    ("source_file", pa.string()), ("source_line", pa.int64()), ("caveat", pa.string()),
 ])
 FINDING_COLUMNS: tuple[str, ...] = tuple(FINDINGS_SCHEMA.names)
+#: Between a site and a table id in the table key the replay and the checks
+#: see when sites are known (`auditor.logs.site`); never in a recorded id
+#: (a control character).
+SITE_SEPARATOR = "\x1f"
+#: The findings column that names the site, before `table_id`, present only
+#: when some finding's table has a site.
+SITE_FIELD = pa.field("site", pa.string())
 #: What triage (`auditor.triage`) adds to each finding for the report
 #: formats, after the table's own columns (findings.parquet keeps only those):
 #: `status` (one of STATUSES), `in_baseline` (None without a baseline), and
@@ -40,6 +47,55 @@ LOCATION_COLUMNS: tuple[str, ...] = (
     "table_id", "seq", "ts", "event", "seat", "actor_role", "actor_id", "source_file",
     "source_line",
 )
+
+
+def findings_schema(findings: pd.DataFrame) -> pa.Schema:
+    """FINDINGS_SCHEMA, with `site` before `table_id` when `findings` has it."""
+    if "site" not in findings:
+        return FINDINGS_SCHEMA
+    return FINDINGS_SCHEMA.insert(FINDINGS_SCHEMA.get_field_index("table_id"), SITE_FIELD)
+
+
+def findings_columns(findings: pd.DataFrame) -> tuple[str, ...]:
+    return tuple(findings_schema(findings).names)
+
+
+def split_sites(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with each `table_id` key of a site (`site` + SITE_SEPARATOR +
+    id) given back as recorded and the site in a `site` column before it;
+    unchanged when no key has a site."""
+    if "table_id" not in frame or not len(frame):
+        return frame
+    tables = frame["table_id"].astype(object)
+    keyed = tables.map(lambda t: isinstance(t, str) and SITE_SEPARATOR in t)
+    if not keyed.any():
+        return frame
+    parts = tables[keyed].str.split(SITE_SEPARATOR, n=1)
+    sites = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    if "site" in frame:
+        sites[:] = frame["site"].astype(object).where(frame["site"].notna(), None)
+    sites[keyed] = parts.str[0].where(parts.str[0] != "", None)  # "": no site
+    tables = tables.copy()
+    tables[keyed] = parts.str[1]
+    out = frame.drop(columns=["site"]) if "site" in frame else frame.copy()
+    if sites.isna().all() and "site" not in frame:  # ids holding the separator, no site
+        out["table_id"] = tables.astype(object)
+        return out
+    out["table_id"] = tables.astype(object)
+    out.insert(out.columns.get_loc("table_id"), "site", sites)
+    return out
+
+
+def joined_sites(frame: pd.DataFrame) -> pd.DataFrame:
+    """`split_sites` undone: the site back in each `table_id` key."""
+    if "site" not in frame:
+        return frame
+    sites, tables = frame["site"].astype(object), frame["table_id"].astype(object)
+    has = sites.notna() & tables.notna()
+    tables = tables.where(~has, sites.astype(str) + SITE_SEPARATOR + tables.astype(str))
+    out = frame.drop(columns=["site"])
+    out["table_id"] = tables.astype(object)
+    return out
 
 
 def evidence_json(evidence: dict) -> str:
@@ -127,7 +183,7 @@ def finalize(parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _finalize(parts: list[pd.DataFrame]) -> pd.DataFrame:
-    parts = [p for p in parts if len(p)]
+    parts = [joined_sites(p) for p in parts if len(p)]
     if not parts:
         frame = pd.DataFrame({c: pd.Series(dtype=object) for c in FINDING_COLUMNS})
         return _typed(frame)
@@ -137,7 +193,7 @@ def _finalize(parts: list[pd.DataFrame]) -> pd.DataFrame:
     order = _finding_order(typed)
     typed = {name: values.take(order).reset_index(drop=True) for name, values in typed.items()}
     ids = pd.Series(_finding_ids(typed, frame, order), dtype=object)
-    return pd.DataFrame({"finding_id": ids, **typed})
+    return split_sites(pd.DataFrame({"finding_id": ids, **typed}))
 
 
 def _finding_order(frame: dict[str, pd.Series]) -> np.ndarray:
@@ -205,7 +261,8 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
 def _typed_columns(frame: pd.DataFrame) -> dict[str, pd.Series]:
     """The findings columns but finding_id, each in its one dtype (from
     FINDINGS_SCHEMA)."""
-    return {field.name: _held_as(frame[field.name], field.type)
+    return {field.name: _held_as(frame[field.name] if field.name in frame
+                                 else pd.Series([None] * len(frame), dtype=object), field.type)
             for field in FINDINGS_SCHEMA if field.name != "finding_id"}
 
 

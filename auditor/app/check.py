@@ -12,8 +12,11 @@ from pathlib import Path
 
 from auditor.atomic import commit_together
 from auditor.errors import EngineError
+from auditor.logs.discover import discover_logs
+from auditor.logs.identity import check_events
 from auditor.logs.load import small_pages
 from auditor.logs.raw import ReadOptions
+from auditor.logs.site import path_sites
 from auditor.report import html
 from auditor.report.formats import check_out_dir, write_and_render
 from auditor.report.provenance import provenance
@@ -55,6 +58,8 @@ class CheckRequest:
     streams: tuple[str, ...] = ()
     sarif_max_results: int = MAX_RESULTS
     color: bool = False
+    #: Each file's site is the first folder below the path given.
+    site_from_path: bool = False
 
 
 @dataclass
@@ -108,13 +113,17 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
     # Fresh memory in small pages, the audit and its reports (see small_pages).
     with small_pages():
         if family:  # each version audits its own table sessions: loaded at once
-            logs = load_with_progress(list(request.paths), progress, read)
+            sites = path_sites(list(request.paths), discover_logs(list(request.paths))) \
+                if request.site_from_path else None
+            logs = load_with_progress(list(request.paths), progress, read, sites)
+            check_events(logs.events)
             audit = functools.partial(run_audit, jobs=request.jobs, progress=progress)
             result = audit_family(logs, family, audit)
         else:
             result = run_audit(list(request.paths), ruleset, jobs=request.jobs,
                                engine=request.engine, scheduler=request.scheduler,
                                progress=progress, read=read,
+                               site_from_path=request.site_from_path,
                                collector=html.COLLECTOR if "html" in request.formats else None)
         meta = provenance(result, stamp=request.stamp)
         triage = accepted.triage(result.findings)

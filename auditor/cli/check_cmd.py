@@ -106,12 +106,16 @@ def read_options(command):
               help="The project configuration to use (default: auditor.toml or "
                    "pyproject.toml [tool.auditor], found upward from here).")
 @click.option("--no-config", is_flag=True, help="Use no project configuration.")
+@click.option("--site-from-path", is_flag=True,
+              help="Each file's site is the first folder below the path given (PATHS "
+                   "exports/ with exports/casino-a/, exports/casino-b/): tables are kept "
+                   "apart by (site, table_id) and every report gains a `site` column.")
 @click.pass_context
 def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
                   baseline_file=None, waivers_file=None, jobs=1, engine="local",
                   scheduler=None, sarif_max_results=MAX_RESULTS, color=None,
                   config_file=None, no_config=False, encoding=None, assume_offset=None,
-                  require_complete=False):
+                  require_complete=False, site_from_path=False):
     """Audit logs against a ruleset and write the findings.
 
     PATHS are log files or folders (searched recursively for .csv, .jsonl,
@@ -162,7 +166,8 @@ def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, qui
                            given["waivers_file"], jobs, engine, scheduler,
                            encoding=encoding, assume_offset=assume_offset,
                            require_complete=require_complete, streams=streams,
-                           sarif_max_results=sarif_max_results, color=color)
+                           sarif_max_results=sarif_max_results, color=color,
+                           site_from_path=site_from_path)
     # Progress on standard error (a terminal only, never with --quiet), fed
     # by the engines; ended (finally) before anything else is printed, error
     # or summary.

@@ -27,6 +27,7 @@ from auditor.logs.coerce import Placement, coerce
 from auditor.logs.discover import discover_logs
 from auditor.logs.raw import DEFAULT_READ, RawLog, RawRejected, ReadOptions
 from auditor.logs.read import read_log
+from auditor.logs.site import with_site
 
 
 @dataclass(frozen=True)
@@ -86,16 +87,19 @@ class LoadedLogs:
 
 def load_logs(paths: list[str | Path],
               on_file: Callable[[InputFile], object] | None = None,
-              options: ReadOptions = DEFAULT_READ) -> LoadedLogs:
+              options: ReadOptions = DEFAULT_READ,
+              sites: dict[str, str] | None = None) -> LoadedLogs:
     """Discover, read and type every log under `paths` (LogFileError on a file
     that cannot be a log), as `options` say. `on_file`, when given, is called
     with each file's InputFile as soon as that file is read and typed (before
-    the next is read): what a progress display needs."""
+    the next is read): what a progress display needs. `sites`: each file's
+    site (by `str(file)`, `auditor.logs.site.path_sites`), when known."""
     files = discover_logs(paths)
     use_lean_memory_pool()
     tables, quarantines, inputs = [], [], []
     for path in files:
-        events, quarantine, loaded = load_file(path, options=options)
+        events, quarantine, loaded = load_file(path, options=options,
+                                               site=(sites or {}).get(str(path)))
         tables.append(events)
         quarantines.append(quarantine)
         inputs.append(loaded)
@@ -151,13 +155,15 @@ def use_lean_memory_pool() -> None:
 
 
 @small_pages()
-def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAULT_READ
-              ) -> tuple[pa.Table, pd.DataFrame, InputFile]:
+def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAULT_READ,
+              site: str | None = None) -> tuple[pa.Table, pd.DataFrame, InputFile]:
     """Read and type one file as `options` say: its events (in file order),
     its quarantined rows and its provenance. `label` is the name the file
     goes by in the reports (default: `path` as given), for a file read
     through another path. A file whose every row is quarantined for one
-    reason is one problem, not a finding per row: LogFileError."""
+    reason is one problem, not a finding per row: LogFileError. `site`: the
+    file's site (its folder's), keying its tables by site
+    (`auditor.logs.site`) as does a `site` column of its own."""
     use_lean_memory_pool()
     raw = read_log(path, options)
     release_memory()
@@ -189,6 +195,7 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
             .reset_index(drop=True)
     if events.num_rows == 0:
         _one_problem(raw.path, quarantine, options)
+    events, quarantine = with_site(events, quarantine, site)
     loaded = InputFile(raw.path, raw.sha256, raw.fmt, rows_read, events.num_rows,
                        len(quarantine), columns,
                        tuple(e for e in schema.EVENTS if e in recorded),

@@ -26,7 +26,7 @@ import io
 from pathlib import Path
 
 from auditor.atomic import atomic_path
-from auditor.findings import FINDING_COLUMNS
+from auditor.findings import FINDING_COLUMNS, findings_columns
 from auditor.report.records import INT_COLUMNS, finding_records, finding_statuses, plain
 
 COLUMNS: tuple[str, ...] = (*FINDING_COLUMNS, "status", "waiver", "waiver_reason")
@@ -51,13 +51,14 @@ def findings_csv(result) -> str:
     findings = result.findings
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(COLUMNS)
+    columns = findings_columns(findings)  # with `site` when a table has one
+    writer.writerow((*columns, *COLUMNS[len(FINDING_COLUMNS):]))
     evidence = findings["evidence"].tolist()
     for rec, st, text in zip(finding_records(findings), finding_statuses(findings),
                              evidence):
         row = [_number(rec[c]) if c in INT_COLUMNS else cell_text(rec[c])
-               for c in FINDING_COLUMNS if c != "evidence"]
-        row.insert(FINDING_COLUMNS.index("evidence"), cell_text(plain(text) or None))
+               for c in columns if c != "evidence"]
+        row.insert(columns.index("evidence"), cell_text(plain(text) or None))
         waiver = st.waiver or {}
         row += [cell_text(st.status), _number(waiver.get("number")),
                 cell_text(waiver.get("reason"))]

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from auditor.escape import escape_data, escape_property
-from auditor.report.records import finding_records, finding_statuses
+from auditor.report.records import finding_records, finding_statuses, table_label
 
 COMMANDS = {"critical": "error", "major": "error", "minor": "warning", "info": "notice"}
 
@@ -35,7 +35,7 @@ def annotation(rec: dict, status: str, waiver: dict | None = None) -> str:
         if rec["source_line"] is not None:
             props.append(f"line={rec['source_line']}")
     props.append("title=" + escape_property(f"{rec['code']} {rec['rule_id']}"))
-    table = rec["table_id"] if rec["table_id"] is not None else "?"
+    table = table_label(rec) or "?"
     seq = rec["seq"] if rec["seq"] is not None else "?"
     text = f"{table} seq {seq}: {rec['message']} (clause {rec['clause']})"
     if status == "known":

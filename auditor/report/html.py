@@ -39,8 +39,9 @@ from markupsafe import Markup
 
 from auditor.atomic import write_text
 from auditor.codes import CODES, SEVERITIES, SEVERITY_RANK
-from auditor.findings import at_or_above, severity_counts
+from auditor.findings import at_or_above, joined_sites, severity_counts
 from auditor.logs.schema import COLUMN_NAMES
+from auditor.logs.site import shown_table
 from auditor.report import html_charts
 from auditor.report.html_events import (
     CONTEXT_EVENTS,
@@ -119,7 +120,7 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
     """Everything the template shows, as plain data."""
     needed = ("auditor_version", "ruleset", "inputs", "rows")
     prov = dict(meta) if all(k in meta for k in needed) else {**provenance(result), **meta}
-    findings = result.findings
+    findings = joined_sites(result.findings)  # tables keyed as the events are
 
     verdict = _verdict(findings, meta)
 
@@ -273,7 +274,7 @@ def _tables(events: EventDigest, findings: pd.DataFrame) -> list[dict]:
     totals = findings.groupby(f_tables, sort=False).size().to_dict()
     worst = _worst_ranks(findings["severity"], f_tables)
     return [{
-        "id": t.id, "first": fmt_time(t.t0), "last": fmt_time(t.t1), "t0": t.t0, "t1": t.t1,
+        "key": t.id, "id": shown_table(t.id), "first": fmt_time(t.t0), "last": fmt_time(t.t1), "t0": t.t0, "t1": t.t1,
         "duration": fmt_duration(t.t1 - t.t0), "events": t.events, "rolls": t.rolls,
         "shooters": t.shooters, "findings": int(totals.get(t.id, 0)),
         "worst": SEVERITIES[worst[t.id]] if t.id in worst else None, "series": t,
@@ -320,7 +321,7 @@ def _timelines(events: EventDigest, findings, tables, anchors) -> list[dict]:
         by_table.setdefault(name, []).append(i)
     out = []
     for t in _timeline_tables(tables):
-        at = np.array(by_table.get(t["id"], []), dtype=np.int64)
+        at = np.array(by_table.get(t["key"], []), dtype=np.int64)
         marked = html_charts.Marked(f_ts[at], f_sev[at], f_code[at],
                                     [f_anchor[i] for i in at.tolist()])
         series = t["series"]
@@ -332,7 +333,7 @@ def _timelines(events: EventDigest, findings, tables, anchors) -> list[dict]:
 
 def _filter_tables(findings: pd.DataFrame) -> list[dict]:
     ids = findings["table_id"].astype(object)
-    names = sorted({str(v) for v in ids.dropna()})
+    names = sorted({shown_table(v) for v in ids.dropna()})
     out = [{"value": n, "label": n} for n in names]
     if ids.isna().any():
         out.append({"value": "", "label": "(no table: unreadable row)"})
@@ -367,7 +368,9 @@ def _finding_entries(result, events: EventDigest, listed: pd.DataFrame) -> list[
     windows = [window_of(events, f, line) for f, line in zip(
         listed["source_file"].astype(object), listed["source_line"].astype(object))]
     quarantine = _quarantine_rows(result.logs.quarantine, listed, windows)
+    unreadable = _unreadable_around(result.logs.quarantine, listed, windows)
     times = [fmt_time(v) for v in utc_ns(listed["ts"])]
+    caveats = listed["caveat"].astype(object).tolist() if "caveat" in listed else None
     columns = events.columns()
     entries = []
     cols = ("finding_id", "code", "rule_id", "clause", "severity", "table_id", "seq", "event",
@@ -380,7 +383,7 @@ def _finding_entries(result, events: EventDigest, listed: pd.DataFrame) -> list[
             "anchor": "f-" + str(fid), "finding_id": fid, "code": code, "rule_id": rule_id,
             "clause": clause, "severity": severity,
             "rule_summary": _own_summary(result.ruleset, rule_id),
-            "table": _text(table_id), "seq": _text(seq), "time": times[i],
+            "table": shown_table(_text(table_id)), "seq": _text(seq), "time": times[i],
             "event": _text(event), "seat": _text(seat),
             "actor": " ".join(x for x in (_text(role), _text(actor)) if x),
             "message": _text(message),
@@ -389,6 +392,8 @@ def _finding_entries(result, events: EventDigest, listed: pd.DataFrame) -> list[
             "evidence": _pretty_json(evidence),
             "context": _context(windows[i], columns) if windows[i] is not None else None,
             "raw": quarantine.get(i),
+            "caveat": _text(caveats[i]) if caveats is not None else "",
+            "unreadable": unreadable.get(i, []),
         })
     return entries
 
@@ -458,6 +463,37 @@ def _pretty(value, depth: int) -> str:
         items = [pad + "  " + _pretty(v, depth + 1) for v in value]
         return "[\n" + ",\n".join(items) + "\n" + pad + "]"
     return json.dumps(value, ensure_ascii=False)
+
+
+def _unreadable_around(quarantine: pd.DataFrame, listed: pd.DataFrame,
+                       windows: list) -> dict[int, list[dict]]:
+    """For each listed finding with a caveat (`auditor.run.caveat`): the
+    quarantined rows of its table whose seq lies within the rows shown
+    around it, in seq order (a quarantined row is no event, so the rows
+    around it leave it out)."""
+    if "caveat" not in listed or not len(quarantine):
+        return {}
+    flagged = [i for i, c in enumerate(listed["caveat"].tolist())
+               if c is not None and not pd.isna(c) and windows[i] is not None]
+    if not flagged:
+        return {}
+    q_seq = pd.array(quarantine["seq"], dtype="Int64")
+    q = pd.DataFrame({"table": quarantine["table_id"].astype(object),
+                      "seq": q_seq, "line": quarantine["source_line"],
+                      "reason": quarantine["reason"], "raw": quarantine["raw"]}).dropna(
+        subset=["table", "seq"]).sort_values(["seq", "line"], kind="stable")
+    tables = listed["table_id"].astype(object).tolist()
+    out = {}
+    for i in flagged:
+        seqs = [int(s) for s in windows[i].cells.get("seq", []) if str(s).strip().isdigit()]
+        if not seqs:
+            continue
+        near = q[(q["table"] == tables[i]) & (q["seq"] >= min(seqs)) & (q["seq"] <= max(seqs))]
+        out[i] = [{"line": int(line), "seq": int(seq), "reason": _text(reason),
+                   "raw": _text(raw)}
+                  for seq, line, reason, raw in zip(near["seq"], near["line"],
+                                                    near["reason"], near["raw"])]
+    return out
 
 
 def _quarantine_rows(quarantine: pd.DataFrame, listed: pd.DataFrame,

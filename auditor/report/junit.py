@@ -31,7 +31,13 @@ from auditor.atomic import atomic_path
 from auditor.codes import REPORT_ONLY, SEVERITY_RANK
 from auditor.escape import xml_text
 from auditor.report.json_format import inert_json
-from auditor.report.records import FindingStatus, finding_records, finding_statuses, rules_of
+from auditor.report.records import (
+    FindingStatus,
+    finding_records,
+    finding_statuses,
+    rules_of,
+    table_label,
+)
 
 NO_TABLE = "(no table)"
 
@@ -58,7 +64,7 @@ def _detail(rec: dict, status: str, waiver: dict | None) -> str:
 
 
 def failure_message(rec: dict) -> str:
-    table = rec["table_id"] if rec["table_id"] is not None else NO_TABLE
+    table = table_label(rec) or NO_TABLE
     seq = rec["seq"] if rec["seq"] is not None else "-"
     return f"{table} seq {seq}: {rec['message']}"
 

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from auditor.atomic import atomic_path
-from auditor.findings import FINDINGS_SCHEMA
+from auditor.findings import SITE_FIELD, findings_schema, split_sites
 
 QUARANTINE_SCHEMA = pa.schema([
     ("source_file", pa.string()), ("source_line", pa.int64()), ("table_id", pa.string()),
@@ -28,11 +28,24 @@ def write_table(frame: pd.DataFrame, schema: pa.Schema, target: Path, meta: dict
 
 
 def write_findings(findings: pd.DataFrame, target: Path, meta: dict) -> None:
-    write_table(findings, FINDINGS_SCHEMA, target, meta)
+    write_table(findings, findings_schema(findings), target, meta)
+
+
+def quarantine_table(quarantine: pd.DataFrame) -> tuple[pd.DataFrame, pa.Schema]:
+    """The quarantined rows as written: `table_id` as recorded, and a `site`
+    column (before it) when a row has a site (`auditor.logs.site`)."""
+    quarantine = split_sites(quarantine)
+    if "site" not in quarantine:
+        return quarantine, QUARANTINE_SCHEMA
+    quarantine = quarantine.copy()
+    quarantine["site"] = quarantine["site"].astype(object).where(quarantine["site"].notna(),
+                                                                 None)
+    return quarantine, QUARANTINE_SCHEMA.insert(
+        QUARANTINE_SCHEMA.get_field_index("table_id"), SITE_FIELD)
 
 
 def write_quarantine(quarantine: pd.DataFrame, target: Path, meta: dict) -> None:
-    write_table(quarantine, QUARANTINE_SCHEMA, target, meta)
+    write_table(*quarantine_table(quarantine), target, meta)
 
 
 def read_metadata(path: Path) -> dict:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from auditor.findings import FINDING_COLUMNS, STATUS_COLUMNS
+from auditor.findings import STATUS_COLUMNS, findings_columns
 from auditor.report.shared import shared
 
 #: the findings table's whole-number columns
@@ -45,21 +45,31 @@ def finding_records(findings: pd.DataFrame) -> list[dict]:
 
 def _records(findings: pd.DataFrame) -> list[dict]:
     records = []
-    for row in findings[list(FINDING_COLUMNS)].itertuples(index=False, name=None):
-        rec = dict(zip(FINDING_COLUMNS, row))
-        for col in FINDING_COLUMNS:
+    columns = findings_columns(findings)  # with `site` when a table has one
+    for row in findings[list(columns)].itertuples(index=False, name=None):
+        rec = dict(zip(columns, row))
+        for col in columns:
             rec[col] = plain(rec[col])
         for col in INT_COLUMNS:
             if rec[col] is not None:
                 rec[col] = int(rec[col])
-        rec["ts"] = iso_utc(row[FINDING_COLUMNS.index("ts")])
+        rec["ts"] = iso_utc(row[columns.index("ts")])
         rec["evidence"] = json.loads(rec["evidence"]) if rec["evidence"] else {}
-        for col in FINDING_COLUMNS:
+        for col in columns:
             if col not in INT_COLUMNS and col not in ("ts", "evidence") \
                     and rec[col] is not None:
                 rec[col] = str(rec[col])
         records.append(rec)
     return records
+
+
+def table_label(rec: dict) -> str | None:
+    """A finding's table as a person reads it: `T01`, or `T01 (site casino-a)`
+    when its site is known (None when no table was read)."""
+    if rec["table_id"] is None:
+        return None
+    site = rec.get("site")
+    return rec["table_id"] if site is None else f"{rec['table_id']} (site {site})"
 
 
 class FindingStatus(NamedTuple):

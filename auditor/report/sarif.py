@@ -97,6 +97,7 @@ def sarif_results(result, rules: list[dict]) -> list[dict]:
         res["properties"] = {
             "status": status, "finding_id": rec["finding_id"], "code": rec["code"],
             "clause": rec["clause"], "severity": rec["severity"],
+            **({"site": rec["site"]} if "site" in rec else {}),
             "table_id": rec["table_id"], "seq": rec["seq"], "ts": rec["ts"],
             "event": rec["event"], "seat": rec["seat"], "actor_role": rec["actor_role"],
             "actor_id": rec["actor_id"], "evidence": rec["evidence"],

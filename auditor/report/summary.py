@@ -12,6 +12,10 @@ def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing:
     logs = result.logs
     counts = severity_counts(result.findings)
     by_sev = ", ".join(f"{n} {s}" for s, n in counts.items()) if len(result.findings) else "none"
+    caveated = int(result.findings["caveat"].notna().sum()) \
+        if "caveat" in result.findings else 0
+    if caveated:  # auditor.run.caveat
+        by_sev += f"; {caveated} of them next to unreadable rows"
     verdict = verdict_text(fail_on, failing)
     rs = result.ruleset
     against = f"{rs.id} ({rs.status})"

@@ -44,9 +44,11 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
               engine: str = "local", scheduler: str | None = None,
               timings: dict[str, float] | None = None, progress=None,
               collector: Collector | None = None,
-              read: ReadOptions = DEFAULT_READ) -> AuditResult:
+              read: ReadOptions = DEFAULT_READ,
+              site_from_path: bool = False) -> AuditResult:
     """Audit `logs` (paths of files or folders, or logs already loaded, read
-    as `read` says: `--encoding`, `--assume-offset`)
+    as `read` says: `--encoding`, `--assume-offset`; with `site_from_path`,
+    each file's site is the first folder below the path given)
     against `ruleset` with `engine`, in `jobs` processes (local) or workers
     (a dask LocalCluster when no `scheduler` address is given).
 
@@ -62,7 +64,9 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
     at a time (`auditor.run.stream`); given loaded logs, all at once.
     `collector`, when given (a report's, `auditor.run.collect`), takes what
     that report needs of the events where they are: of each batch (or dask
-    task) before its events are dropped; the result is the logs' `digest`."""
+    task) before its events are dropped; the result is the logs' `digest`.
+    `site_from_path`: each file's site is the first folder below the path
+    given that holds it (`auditor.logs.site`)."""
     check_engine(engine, scheduler)
     if engine == "dask":
         from auditor.run.dask_engine import audit_dask
@@ -74,12 +78,13 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
                                   "give it the paths, not loaded logs")
             logs = paths
         return audit_dask(list(logs), ruleset, jobs=jobs, scheduler=scheduler,
-                          timings=timings, progress=progress, collector=collector, read=read)
+                          timings=timings, progress=progress, collector=collector, read=read,
+                          site_from_path=site_from_path)
     from auditor.run.local import audit_local, audit_paths
 
     if not isinstance(logs, LoadedLogs):
         return audit_paths(list(logs), ruleset, jobs=jobs, timings=timings, progress=progress,
-                           collector=collector, read=read)
+                           collector=collector, read=read, site_from_path=site_from_path)
     return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress)
 
 

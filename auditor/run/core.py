@@ -20,6 +20,7 @@ from auditor.findings import LOCATION_COLUMNS, evidence_jsons, finalize, paused_
 from auditor.game import replay as replay_module
 from auditor.logs.load import LoadedLogs, load_logs
 from auditor.rules.ruleset import Ruleset, load_ruleset
+from auditor.run.caveat import caveats
 from auditor.run.coverage import drop_unjudged, not_evaluated
 
 
@@ -185,9 +186,14 @@ def stamp_all(ctx: CheckContext, found: list[tuple[Hits, object]],
         messages.extend(hits.messages)
         evidence.extend(hits.evidence)
     columns["message"] = _objects(messages)
+    # A finding whose hand holds unreadable rows says so (auditor.run.caveat).
+    columns["caveat"] = caveats(ctx.events, ctx.state, ctx.quarantine, columns["table_id"],
+                                columns["seq"], columns["code"])
+    for i in np.flatnonzero(pd.notna(columns["caveat"])).tolist():
+        evidence[i] = {**(evidence[i] or {}), "caveat": columns["caveat"][i]}
     columns["evidence"] = _objects(evidence_jsons(evidence))
     order = (*LOCATION_COLUMNS, "code", "rule_id", "ruleset", "clause", "severity", "message",
-             "evidence")
+             "evidence", "caveat")
     # Text stays object: a frame built from object arrays of text would
     # infer the str dtype and read None as NaN.
     return pd.DataFrame({c: pd.Series(columns[c], dtype=object, copy=False)

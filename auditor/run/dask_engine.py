@@ -37,8 +37,10 @@ import pyarrow.compute as pc
 from auditor.errors import EngineError, LogFileError
 from auditor.findings import finalize
 from auditor.logs.discover import discover_logs
+from auditor.logs.identity import TableIdentityError, check_events, overlapping
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
+from auditor.logs.site import path_sites
 from auditor.rules.ruleset import Ruleset
 from auditor.run.collect import Collector
 from auditor.run.core import AuditResult, audit_parts, stage
@@ -75,13 +77,17 @@ class _FileSummary:
     tables: tuple[str, ...] = ()
     #: Per table, the UTC days its sessions open on in this file.
     opening_days: dict[str, set[str]] | None = None
+    #: Per table, the (min seq, max seq) of its events in this file: two
+    #: files holding one table id in overlapping ranges are refused.
+    seq_ranges: dict[str, tuple[int, int]] | None = None
 
 
 def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
                scheduler: str | None = None,
                timings: dict[str, float] | None = None, progress=None,
                collector: Collector | None = None,
-               read: ReadOptions = DEFAULT_READ) -> AuditResult:
+               read: ReadOptions = DEFAULT_READ,
+               site_from_path: bool = False) -> AuditResult:
     """Audit the logs under `paths` (read as `read` says) on the cluster at `scheduler` (an
     address), or on a LocalCluster of `jobs` worker processes started for it.
     `progress` is told of each file as a worker has read it and of each
@@ -91,12 +97,14 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
     distributed = require_dask()
     progress = progress if progress is not None else NoProgress()
     files = discover_logs(paths)
+    sites = path_sites(paths, files) if site_from_path else {}
     progress.expect(files=len(files))
     with ExitStack() as stack:
         client = stack.enter_context(_client(distributed, scheduler, jobs))
         progress.stage("reading")
         with stage(timings, "load"):
-            loaded = [client.submit(_read_file, str(f), str(f.resolve()), read, pure=False)
+            loaded = [client.submit(_read_file, str(f), str(f.resolve()), read,
+                                    sites.get(str(f)), pure=False)
                       for f in files]
             summaries = _as_done(distributed, [client.submit(_summary, r, pure=False)
                                                for r in loaded],
@@ -105,6 +113,7 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
         for s in summaries:  # the first file that cannot be a log, as the local engine
             if s.error:
                 raise LogFileError(*s.error)
+        _check_identity(client, loaded, summaries)
         inputs = [s.loaded for s in summaries]
         quarantine = pd.concat([s.quarantine for s in summaries], ignore_index=True)
         tables = sorted({t for s in summaries for t in s.tables})
@@ -118,8 +127,22 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
     with stage(timings, "checks"):
         findings = finalize([p for parts, _ in done for p in parts])
     digest = collector.join(digests) if collector is not None else None
-    return AuditResult(ruleset, RemoteLogs(paths, quarantine, inputs, digest, read), findings,
+    return AuditResult(ruleset, RemoteLogs(paths, quarantine, inputs, digest, read,
+                                           sites or None), findings,
                        table_ids=tables)
+
+
+def _check_identity(client, read: list, summaries: list[_FileSummary]) -> None:
+    """TableIdentityError for a table id two files both hold a seq of
+    (`auditor.logs.identity`): only the tables whose per-file seq ranges
+    overlap are gathered, each by a task of its own."""
+    for table in overlapping((t, s.loaded.path, lo, hi) for s in summaries
+                             for t, (lo, hi) in (s.seq_ranges or {}).items()):
+        pieces = [client.submit(_table_piece, r, table, pure=False)
+                  for r, s in zip(read, summaries) if table in s.tables]
+        clash = client.submit(_identity_clash, pieces, pure=False).result()
+        if clash is not None:
+            raise TableIdentityError(*clash)
 
 
 def long_lived(summaries: list[_FileSummary]) -> set[str]:
@@ -250,12 +273,13 @@ class _Closing:
 
 # --- tasks (run on the workers) -------------------------------------------------
 
-def _read_file(label: str, path: str, read: ReadOptions = DEFAULT_READ):
+def _read_file(label: str, path: str, read: ReadOptions = DEFAULT_READ,
+               site: str | None = None):
     """A file read and typed: (events, quarantine, provenance), or the
     LogFileError it raised as (path, problem, line), named as the client
     names the file."""
     try:
-        return load_file(Path(path), label=label, options=read)
+        return load_file(Path(path), label=label, options=read, site=site)
     except LogFileError as exc:
         return LogFileError(label, exc.problem, exc.line)
 
@@ -267,7 +291,22 @@ def _summary(read) -> _FileSummary:
     tables = pc.unique(events.column("table_id")).drop_null().to_pylist() \
         if events.num_rows else []
     return _FileSummary(loaded=loaded, quarantine=quarantine, tables=tuple(tables),
-                        opening_days=_opening_days(events))
+                        opening_days=_opening_days(events), seq_ranges=_seq_ranges(events))
+
+
+def _seq_ranges(events: pa.Table) -> dict[str, tuple[int, int]]:
+    """Per table, the lowest and highest seq of its events."""
+    if not events.num_rows:
+        return {}
+    keys = events.select(["table_id", "seq"])
+    tid = keys.column("table_id")
+    if pa.types.is_dictionary(tid.type):
+        keys = keys.set_column(0, "table_id", pc.cast(tid, pa.string()))
+    spans = keys.group_by("table_id").aggregate([("seq", "min"), ("seq", "max")])
+    return {str(t): (lo, hi) for t, lo, hi in zip(spans.column("table_id").to_pylist(),
+                                                  spans.column("seq_min").to_pylist(),
+                                                  spans.column("seq_max").to_pylist())
+            if t is not None and lo is not None}
 
 
 def _opening_days(events: pa.Table) -> dict[str, set[str]]:
@@ -297,6 +336,15 @@ def _is_event(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
 def _table_piece(read, table: str) -> pa.Table:
     events = read[0]
     return events.filter(pc.is_in(events.column("table_id"), value_set=pa.array([table])))
+
+
+def _identity_clash(pieces: list[pa.Table]):
+    """(table, first, second) of a seq of one table two files hold, or None."""
+    try:
+        check_events(_table_events(pieces))
+    except TableIdentityError as exc:
+        return exc.table, exc.first, exc.second
+    return None
 
 
 def _table_events(pieces: list[pa.Table]) -> pd.DataFrame:

@@ -30,8 +30,10 @@ from auditor.compat import pool_processes
 from auditor.errors import LogFileError
 from auditor.findings import finalize
 from auditor.logs.discover import discover_logs
+from auditor.logs.identity import check_events
 from auditor.logs.load import LoadedLogs
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
+from auditor.logs.site import path_sites
 from auditor.rules.ruleset import Ruleset
 from auditor.run import stream
 from auditor.run.collect import Collector
@@ -49,13 +51,16 @@ _REPORT = None
 def audit_paths(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
                 timings: dict[str, float] | None = None, progress=None,
                 collector: Collector | None = None,
-                read: ReadOptions = DEFAULT_READ) -> AuditResult:
+                read: ReadOptions = DEFAULT_READ,
+                site_from_path: bool = False) -> AuditResult:
     """Audit every log under `paths`, read as `read` says: a batch at a time
     when the files allow it (see module docstring), else loaded at once.
     `collector`: what each batch keeps of its events for a report (see
-    `run_audit`)."""
+    `run_audit`); with `site_from_path`, each file's site is the first
+    folder below the path given."""
     progress = progress if progress is not None else NoProgress()
     files = discover_logs(paths)
+    sites = path_sites(paths, files) if site_from_path else None
     progress.expect(files=len(files))
     try:
         batches = stream.plan(files, progress, read=read)
@@ -64,25 +69,28 @@ def audit_paths(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
     if batches is not None:
         try:
             return _audit_batches(paths, files, batches, ruleset, jobs, timings, progress,
-                                  collector, read)
+                                  collector, read, sites)
         except stream.TablesCrossBatches:
             progress.start(files=len(files))  # the plan was wrong: start again, at once
             progress.stage("reading")
-    return _audit_at_once(paths, ruleset, jobs, timings, progress, read)
+    return _audit_at_once(paths, ruleset, jobs, timings, progress, read, sites)
 
 
 def _audit_at_once(paths, ruleset, jobs, timings, progress,
-                   read: ReadOptions = DEFAULT_READ) -> AuditResult:
+                   read: ReadOptions = DEFAULT_READ, sites=None) -> AuditResult:
     progress.stage("reading")
     with stage(timings, "load"):
-        logs = stream.load_with_progress(list(paths), progress, read)
+        logs = stream.load_with_progress(list(paths), progress, read, sites)
     return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress)
 
 
 def audit_local(logs: LoadedLogs, ruleset: Ruleset, jobs: int = 1,
                 timings: dict[str, float] | None = None, progress=None) -> AuditResult:
-    """Audit loaded `logs` in `jobs` processes (1: in this one)."""
+    """Audit loaded `logs` in `jobs` processes (1: in this one); refused
+    (TableIdentityError) when two files hold one table id in overlapping
+    seq ranges."""
     progress = progress if progress is not None else NoProgress()
+    check_events(logs.events)
     runs = table_runs(logs.events)
     progress.expect(tables=(progress.tables_total or 0) + len({t for t, _, _ in runs}))
     progress.stage("auditing")
@@ -117,10 +125,11 @@ def add_work(timings: dict[str, float] | None, workers: list[dict[str, float]]) 
 
 def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: Ruleset,
                    jobs: int, timings, progress,
-                   collector: Collector | None, read: ReadOptions) -> AuditResult:
+                   collector: Collector | None, read: ReadOptions,
+                   sites: dict[str, str] | None) -> AuditResult:
     """Each batch loaded, audited and dropped in turn (or by `jobs` workers)."""
     progress.expect(files=len(files))
-    work = [([files[i] for i in b], collector, read) for b in batches]
+    work = [([files[i] for i in b], collector, read, sites) for b in batches]
     if jobs > 1:
         progress.stage("auditing")  # the workers read and audit side by side
         with stage(timings, "parallel"):
@@ -129,9 +138,10 @@ def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: 
                                     files, exc, {i for b in done for i in batches[b]}, read))
     else:
         results = []
-        for k, (batch, _, _) in enumerate(work):
+        for k, (batch, *_) in enumerate(work):
             try:
-                results.append(stream.audit_batch(batch, ruleset, progress, collector, read))
+                results.append(stream.audit_batch(batch, ruleset, progress, collector, read,
+                                                  sites))
             except LogFileError as exc:
                 done = {i for b in batches[:k] for i in b}
                 raise stream.first_error(files, exc, done, read) from None
@@ -141,16 +151,17 @@ def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: 
     with stage(timings, "checks"):
         findings = finalize(parts)
     digest = collector.join([r.digest for r in results]) if collector is not None else None
-    return AuditResult(ruleset, stream.LazyLogs(list(paths), quarantine, inputs, digest, read),
+    return AuditResult(ruleset, stream.LazyLogs(list(paths), quarantine, inputs, digest, read,
+                                                sites),
                        findings, table_ids=tables)
 
 
 def _audit_batch_task(task: int, batch: tuple, ruleset: Ruleset):
     """In a worker: one batch audited, or the LogFileError it met (as its
     arguments: the exception itself does not survive pickling)."""
-    files, collector, read = batch
+    files, collector, read, sites = batch
     try:
-        return stream.audit_batch(files, ruleset, _WorkerProgress(task), collector, read)
+        return stream.audit_batch(files, ruleset, _WorkerProgress(task), collector, read, sites)
     except LogFileError as exc:
         return ("error", exc.path, exc.problem, exc.line)
 

@@ -39,6 +39,7 @@ import pyarrow.parquet as pq
 from auditor.errors import LogFileError
 from auditor.findings import finalize
 from auditor.logs.discover import format_from_name
+from auditor.logs.identity import check_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs, release_memory
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.logs.read import read_log
@@ -63,8 +64,10 @@ class LazyLogs(LoadedLogs):
     read again only if a report asks for more."""
 
     def __init__(self, paths: list[str | Path], quarantine: pd.DataFrame,
-                 inputs: list[InputFile], digest=None, read: ReadOptions = DEFAULT_READ):
+                 inputs: list[InputFile], digest=None, read: ReadOptions = DEFAULT_READ,
+                 sites: dict[str, str] | None = None):
         self.paths = list(paths)
+        self.sites = sites
         self.quarantine = quarantine
         self.inputs = inputs
         self.digest = digest
@@ -74,17 +77,18 @@ class LazyLogs(LoadedLogs):
     @property
     def events(self) -> pd.DataFrame:
         if self._events is None:
-            self._events = load_logs(self.paths, options=self.read).events
+            self._events = load_logs(self.paths, options=self.read, sites=self.sites).events
         return self._events
 
 
 # --- loading with progress ----------------------------------------------------------------
 
 def load_with_progress(paths: list[str | Path], progress,
-                       read: ReadOptions = DEFAULT_READ) -> LoadedLogs:
+                       read: ReadOptions = DEFAULT_READ,
+                       sites: dict[str, str] | None = None) -> LoadedLogs:
     """`load_logs`, telling `progress` of each file as soon as it is read."""
     return load_logs(paths, on_file=lambda f: progress.advance(files=1, events=f.rows_read),
-                     options=read)
+                     options=read, sites=sites)
 
 
 # --- the plan -----------------------------------------------------------------------------
@@ -259,15 +263,19 @@ class BatchResult:
 
 def audit_batch(files: list[Path], ruleset, progress,
                 collector: Collector | None = None,
-                read: ReadOptions = DEFAULT_READ) -> BatchResult:
+                read: ReadOptions = DEFAULT_READ,
+                sites: dict[str, str] | None = None) -> BatchResult:
     """Load, replay and check one batch of files; keep only the findings and
-    what `collector` takes of the events, so no report reads them again."""
+    what `collector` takes of the events, so no report reads them again.
+    The files that share a table are in one batch, so a table id held twice
+    (`auditor.logs.identity`) is refused here."""
     from auditor.run.core import audit_parts, stage
 
     timings: dict[str, float] = {}
     progress.stage("reading")
     with stage(timings, "load"):
-        logs = load_with_progress(list(files), progress, read)
+        logs = load_with_progress(list(files), progress, read, sites)
+    check_events(logs.events)
     tables = sorted({str(t) for t in logs.events["table_id"].unique().tolist()})
     q = logs.quarantine["table_id"] if len(logs.quarantine) else pd.Series([], dtype=object)
     named = set(tables) | {str(t) for t in q.dropna().tolist()}

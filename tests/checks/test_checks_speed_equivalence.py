@@ -173,6 +173,7 @@ def test_finalize_orders_and_names_findings_as_before():
             "severity": pd.Series(rng.choice(list(SEVERITY_RANK), n), dtype=object),
             "message": pd.Series([f"m{i}" for i in range(n)], dtype=object),
             "evidence": pd.Series(["{}"] * n, dtype=object),
+            "caveat": pd.Series([None] * n, dtype=object),
         }))
     got = finalize(parts)
     want = _finalize_reference(parts)

@@ -14,7 +14,7 @@ from auditor.report.formats import FORMAT_MODULES
 HOSTILE_TABLE = '=HYPERLINK("http://x","y")'
 HEADER = ["finding_id", "code", "rule_id", "ruleset", "clause", "severity", "table_id",
           "seq", "ts", "event", "seat", "actor_role", "actor_id", "message", "evidence",
-          "source_file", "source_line", "status", "waiver", "waiver_reason"]
+          "source_file", "source_line", "caveat", "status", "waiver", "waiver_reason"]
 
 
 def hostile_log(tmp_path):

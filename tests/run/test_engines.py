@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from builder import append_broken_rows, report_bytes
 from click.testing import CliRunner
@@ -15,6 +17,7 @@ from click.testing import CliRunner
 from auditor.cli import main
 from auditor.errors import EngineError
 from auditor.generate import INJECTABLE, generate, write_log
+from auditor.logs.identity import TableIdentityError
 from auditor.logs.load import load_logs
 from auditor.rules.ruleset import load_ruleset
 from auditor.run import run_audit
@@ -26,17 +29,26 @@ META = {"test": "engines"}
 @pytest.fixture(scope="module")
 def logs_dir(tmp_path_factory) -> Path:
     """Five tables with every injectable code planted, over three files: T03
-    spans two files (a repeated seq), and one CSV holds broken rows, one of a
-    table that has no other event, one of no table at all."""
+    spans two files (its second file's seqs follow the first's: two files of
+    one table id whose seqs overlap are refused), and one CSV holds broken
+    rows, one of a table that has no other event, one of no table at all."""
     d = tmp_path_factory.mktemp("engines")
     a = generate(3, 120, seed=21, inject=list(INJECTABLE))
     write_log(a.table, d / "a.parquet")
     b = generate(3, 90, seed=22, inject=["call.wrong_total", "offer.order"], first_table=3)
-    write_log(b.table, d / "b.csv")
+    write_log(_after(b.table, a.table, "T03"), d / "b.csv")
     append_broken_rows(d / "b.csv", {
         "table_id": "T04", "seq": 99999, "event": "roll", "actor_role": "player", "seat": 3,
         "dice": "A1,A2", "die1": 7, "die2": 1})
     return d
+
+
+def _after(table: pa.Table, before: pa.Table, table_id: str) -> pa.Table:
+    """`table` with the seqs of `table_id` moved past its last seq in `before`."""
+    last = pc.max(before.filter(pc.equal(before["table_id"], table_id))["seq"]).as_py()
+    at = pc.equal(table["table_id"], table_id)
+    seq = pc.if_else(at, pc.add(table["seq"], last), table["seq"])
+    return table.set_column(table.schema.get_field_index("seq"), "seq", seq)
 
 
 def _bytes(result, tmp_path: Path, name: str) -> tuple[bytes, bytes]:
@@ -160,6 +172,29 @@ def test_dask_gives_the_same_findings_byte_for_byte(logs_dir, ruleset, cluster, 
     assert _bytes(remote, tmp_path, "dask") == _bytes(local, tmp_path, "local")
     assert remote.tables == local.tables
     assert [f.as_dict() for f in remote.logs.inputs] == [f.as_dict() for f in local.logs.inputs]
+
+
+def test_every_engine_refuses_one_table_id_in_two_files_whose_seqs_overlap(
+        ruleset, cluster, tmp_path):
+    log = generate(1, 20, seed=71).table
+    write_log(log, tmp_path / "a.parquet")
+    write_log(log, tmp_path / "b.csv")
+    for engine in ({}, {"engine": "dask", "scheduler": cluster.scheduler_address}):
+        with pytest.raises(TableIdentityError) as caught:
+            run_audit([tmp_path], ruleset, **engine)
+        assert caught.value.files == (str(tmp_path / "a.parquet"), str(tmp_path / "b.csv"))
+        assert caught.value.table == "T01"
+
+
+def test_sites_keep_apart_on_every_engine(ruleset, cluster, tmp_path):
+    log = generate(1, 20, seed=71, inject=["call.wrong_total"]).table
+    write_log(log, tmp_path / "casino-a" / "a.parquet")
+    write_log(log, tmp_path / "casino-b" / "b.csv")
+    local = run_audit([tmp_path], ruleset, site_from_path=True)
+    remote = run_audit([tmp_path], ruleset, engine="dask", site_from_path=True,
+                       scheduler=cluster.scheduler_address)
+    assert sorted(set(local.findings["site"])) == ["casino-a", "casino-b"]
+    assert _bytes(remote, tmp_path, "dask") == _bytes(local, tmp_path, "local")
 
 
 def test_check_on_a_dask_cluster_writes_the_same_reports(logs_dir, cluster, tmp_path):
