@@ -44,8 +44,8 @@ def caveats(events: pd.DataFrame, state, quarantine: pd.DataFrame, tables,
     if not len(quarantined) and not len(holes_lo):
         return out
     f_seq = pd.array(seqs, dtype="Int64")
-    f_codes = pd.Categorical(pd.Series(np.asarray(tables, dtype=object)),
-                             categories=names).codes.astype(np.int64)
+    # -1 for a table the events do not hold (or none read)
+    f_codes = pd.Index(names).get_indexer(np.asarray(tables, dtype=object)).astype(np.int64)
     about_rules = ~np.isin(np.asarray(codes, dtype=object), LOG_CODES)
     wanted = np.flatnonzero((f_codes >= 0) & ~np.asarray(f_seq.isna()) & about_rules)
     if not len(wanted):
