@@ -10,6 +10,7 @@ order mark, text that is not UTF-8, gzip) is read whole (`read_csv`).
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import hashlib
 import io
@@ -38,7 +39,8 @@ def read_csv(path: Path, data: bytes):
     marked = not _is_utf8(data)
     if marked:
         data = data.decode("utf-8", _MARK_ERRORS).encode("utf-8")
-    table, collected = _parse_csv(path, io.BytesIO(data), names, header_lines)
+    table, collected = _parse_growing(path, lambda: io.BytesIO(data), len(data), names,
+                                      header_lines)
     if marked:
         table = _unmarked(table)
         collected[:] = [(n, _MARKS.sub(_mark_escape, t), e, a) for n, t, e, a in collected]
@@ -54,15 +56,28 @@ def read_csv_streamed(path: Path):
     blank or holds no whole header, any error): that read then gives what
     it always gave, error or rows."""
     try:
-        with open(path, "rb") as fh:
-            source = _CheckedReader(fh)
-            first = source.peek(CSV_BLOCK_BYTES)
+        size = path.stat().st_size
+        with contextlib.ExitStack() as opened:
+            sources = [_CheckedReader(opened.enter_context(open(path, "rb")))]
+            first = sources[0].peek(CSV_BLOCK_BYTES)
             end = _header_end(first)
             if end >= len(first) or first.isspace() or first.startswith(_BYTE_ORDER_MARKS):
                 return None
             names, header_lines = _csv_names(path, first[:end])
             del first
-            table, collected = _parse_csv(path, source, names, header_lines)
+            tries = []
+
+            def source_to_parse() -> _CheckedReader:
+                """The file as peeked, then read again from its start for
+                each larger block tried."""
+                if tries:
+                    opened.close()
+                    sources.append(_CheckedReader(opened.enter_context(open(path, "rb"))))
+                tries.append(len(tries))
+                return sources[-1]
+
+            table, collected = _parse_growing(path, source_to_parse, size, names, header_lines)
+            source = sources[-1]
             source.finish()
     except (LogFileError, OSError, ValueError, pa.ArrowException, _NotUtf8):
         return None  # (the whole read tells what is wrong, as it always has)
@@ -164,9 +179,30 @@ def _csv_names(path: Path, header: bytes) -> tuple[list[str], int]:
     return names, header_lines
 
 
-def _parse_csv(path: Path, source, names: list[str], header_lines: int):
-    """Arrow's parse of the records after the header: the table, and the
-    records with the wrong cell count as (number, text, expected, actual)."""
+def _parse_growing(path: Path, open_source, size: int, names: list[str], header_lines: int):
+    """`_parse_csv` of `open_source()` in blocks of CSV_BLOCK_BYTES, or, when
+    a record is longer than a block (Arrow cannot parse a record that spans
+    two), in blocks eight times as large, and so on up to the whole file:
+    a long row reads, and its cells are judged like any other."""
+    block = CSV_BLOCK_BYTES
+    while True:
+        try:
+            return _parse_csv(path, open_source(), names, header_lines, block)
+        except _RecordOverBlock:
+            if block > size or block >= _MAX_BLOCK_BYTES:
+                raise LogFileError(path, f"not parseable as CSV: a record is longer than "
+                                   f"{min(block, _MAX_BLOCK_BYTES)} bytes") from None
+            block = min(block * 8, size + 1, _MAX_BLOCK_BYTES)
+
+
+class _RecordOverBlock(Exception):
+    """A record longer than the block Arrow parsed the file in."""
+
+
+def _parse_csv(path: Path, source, names: list[str], header_lines: int, block: int):
+    """Arrow's parse of the records after the header, in blocks of `block`
+    bytes: the table, and the records with the wrong cell count as
+    (number, text, expected, actual)."""
     collected: list[tuple[int | None, str, int, int]] = []
 
     def on_invalid(row):
@@ -183,7 +219,7 @@ def _parse_csv(path: Path, source, names: list[str], header_lines: int):
             # bad record. Small blocks: their buffers are reused, not faulted
             # in afresh (4 MB: 0.7 s of kernel time fewer than 16 MB).
             read_options=pa_csv.ReadOptions(use_threads=False, column_names=names,
-                                            skip_rows=header_lines, block_size=CSV_BLOCK_BYTES),
+                                            skip_rows=header_lines, block_size=block),
             parse_options=pa_csv.ParseOptions(newlines_in_values=True,
                                               ignore_empty_lines=False,
                                               invalid_row_handler=on_invalid),
@@ -196,7 +232,11 @@ def _parse_csv(path: Path, source, names: list[str], header_lines: int):
                 check_utf8=False,  # a cell that is not UTF-8 quarantines its row only
             ),
         )
-    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+    except pa.ArrowInvalid as exc:
+        if "straddl" in str(exc):  # "straddling object straddles two block boundaries"
+            raise _RecordOverBlock() from None
+        raise LogFileError(path, f"not parseable as CSV: {arrow_message(exc)}") from None
+    except UnicodeDecodeError as exc:
         raise LogFileError(path, f"not parseable as CSV: {arrow_message(exc)}") from None
     return table, collected
 
@@ -364,6 +404,8 @@ CSV_DICTIONARY_COLUMNS = frozenset(COLUMN_NAMES) - {"seq", "ts"}
 _CSV_DICTIONARY = pa.dictionary(pa.int32(), pa.string())
 #: Bytes of CSV parsed at a time (see `read_csv`).
 CSV_BLOCK_BYTES = 1 << 22
+#: The largest block Arrow takes (its block size is a 32-bit integer).
+_MAX_BLOCK_BYTES = (1 << 31) - 1
 
 
 def _np_bool(mask) -> np.ndarray:
