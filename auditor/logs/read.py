@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from auditor.logs import csv_format, jsonl_format, parquet_format
 from auditor.logs.arrays import dictionary_codes, is_text_type
-from auditor.logs.discover import format_from_name
+from auditor.logs.discover import format_from_name, not_a_regular_file
 from auditor.logs.raw import (
     CELL_KEEP_CHARS,
     MAX_CELL_BYTES,
@@ -36,6 +36,9 @@ from auditor.logs.schema import REQUIRED_COLUMNS
 
 def read_log(path: Path) -> RawLog:
     """Read one file; raise LogFileError when it cannot be a log."""
+    problem = not_a_regular_file(path)  # (a pipe or a device: never opened)
+    if problem:
+        raise LogFileError(path, problem)
     fmt = format_from_name(path)
     gz = path.name.lower().endswith(".gz")
     streamed = csv_format.read_csv_streamed(path) if fmt == "csv" and not gz else None
