@@ -21,6 +21,7 @@ import hashlib
 import json
 import stat
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -140,28 +141,41 @@ def load_ruleset(ref: str) -> Ruleset:
     return _build(merged, files, disabled)
 
 
-def _read_toml(path: Path) -> dict:
+def read_guarded(path: Path, limit: int, what: str, fail: Callable[[str], Exception]) -> bytes:
+    """The bytes of a file the auditor is told to read beside the logs (a
+    ruleset, a baseline, a waiver file): a regular file of at most `limit`
+    bytes, or `fail(problem)` raised (a device or a pipe could be read
+    forever or block; the file may grow after it is looked at)."""
     try:
         info = path.stat()
+    except FileNotFoundError:
+        raise fail("no such file") from None
     except OSError as exc:
-        raise RulesetError(str(path), f"cannot be read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(info.st_mode):  # a device or a pipe could be read forever
-        raise RulesetError(str(path), "not a regular file")
-    if info.st_size > MAX_RULESET_BYTES:
-        raise RulesetError(str(path), f"file is {info.st_size} bytes; a ruleset may be at "
-                           f"most {MAX_RULESET_BYTES}")
+        raise fail(f"cannot be read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise fail("not a regular file")
+    if info.st_size > limit:
+        raise fail(f"file is {info.st_size} bytes; {what} may be at most {limit}")
     try:
         with open(path, "rb") as fh:
-            data = fh.read(MAX_RULESET_BYTES + 1)  # the file may grow after stat
-        if len(data) > MAX_RULESET_BYTES:
-            raise RulesetError(str(path), f"file is over {MAX_RULESET_BYTES} bytes; a ruleset "
-                               f"may be at most {MAX_RULESET_BYTES}")
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise fail(f"cannot be read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise fail(f"file is over {limit} bytes; {what} may be at most {limit}")
+    return data
+
+
+def _read_toml(path: Path) -> dict:
+    data = read_guarded(path, MAX_RULESET_BYTES, "a ruleset",
+                        lambda problem: RulesetError(str(path), problem))
+    try:
         return tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise RulesetError(str(path), f"not valid TOML: {exc}") from None
     except RecursionError:
         raise RulesetError(str(path), "not valid TOML: nested too deeply") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise RulesetError(str(path), f"cannot be read: {exc}") from None
 
 

@@ -95,3 +95,35 @@ def test_a_link_to_a_log_is_read(folder):
     (folder / "linked.csv").symlink_to(folder.parent / "elsewhere.csv")
     res = run("validate", folder)
     assert "2 file(s), 48 row(s) read, 0 quarantined" in res.output  # good.csv and its copy
+
+
+# --- files read beside the logs -----------------------------------------------------------
+
+@pytest.mark.parametrize("option", ["--baseline", "--waivers"])
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_baseline_or_waiver_file_that_is_not_a_regular_file_is_refused(folder, option,
+                                                                         kind):
+    """/dev/zero would be read until memory ran out, a pipe would block
+    forever: both are refused before a byte is read, like a ruleset."""
+    where = folder.parent / "accepted" if kind == "fifo" else Path("/dev/zero")
+    if kind == "fifo":
+        os.mkfifo(where)
+    out = folder.parent / "out"
+    res = auditor("check", folder, "-r", "nz-table-games", "--out", out, option, where,
+                  cwd=folder.parent, timeout=60)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr == f"error: {where}: not a regular file\n"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("option, limit", [("--baseline", 256 << 20), ("--waivers", 1 << 20)])
+def test_a_baseline_or_waiver_file_over_its_size_limit_is_refused(folder, option, limit):
+    big = folder.parent / "big"
+    with open(big, "wb") as fh:
+        fh.truncate(limit + 1)  # (sparse: no disk used)
+    res = run("check", folder, "-r", "nz-table-games", "--out", folder.parent / "out",
+              option, big)
+    assert res.exit_code == 2
+    what = "a baseline" if option == "--baseline" else "a waiver file"
+    assert res.output == (f"error: {big}: file is {limit + 1} bytes; {what} may be at most "
+                          f"{limit}\n")
