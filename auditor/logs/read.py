@@ -52,6 +52,8 @@ def read_log(path: Path) -> RawLog:
     if table.num_rows == 0 and not rejected.lines:
         raise LogFileError(path, "the file holds no events")
     table, cell_problems = _plain_cells(table)
+    for row, why in rejected.cell_problems.items():
+        cell_problems.setdefault(row, []).extend(why)
     return RawLog(str(path), digest, fmt, table, lines, rejected, cell_problems)
 
 
