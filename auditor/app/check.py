@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.atomic import commit_together
-from auditor.errors import EngineError
+from auditor.errors import EngineError, OutputError
 from auditor.logs.load import small_pages
 from auditor.report import html
 from auditor.report.formats import check_out_dir, write_reports
@@ -78,6 +78,7 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
     accepted = load_accepted(request.baseline, request.waivers, ruleset,
                              family.versions if family else ())
     check_out_dir(request.out)
+    _out_apart_from_logs(request.out, request.paths)
     check_engine(request.engine, request.scheduler)
     if request.engine == "dask" and family:
         raise EngineError("a ruleset family is audited by --engine local")
@@ -102,3 +103,15 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
         with commit_together():  # every report file in place, or none, before the summary
             written = write_reports(triaged, meta, request.out, request.formats)
     return CheckOutcome(result, written, meta, triage, request.fail_on)
+
+
+def _out_apart_from_logs(out: Path, paths) -> None:
+    """Refuse an output folder inside a folder of logs: the reports
+    (findings.parquet, quarantine.parquet, findings.jsonl, findings.csv)
+    are named like logs, and the next run would read them as such."""
+    where = Path(out).resolve()
+    for given in paths:
+        folder = Path(given).resolve()
+        if folder.is_dir() and (where == folder or folder in where.parents):
+            raise OutputError(f"{out}: --out is inside the input folder {given}: the next run "
+                              "would read the reports as logs; write them elsewhere")

@@ -127,3 +127,42 @@ def test_a_baseline_or_waiver_file_over_its_size_limit_is_refused(folder, option
     what = "a baseline" if option == "--baseline" else "a waiver file"
     assert res.output == (f"error: {big}: file is {limit + 1} bytes; {what} may be at most "
                           f"{limit}\n")
+
+
+# --- the reports and the logs ---------------------------------------------------------------
+
+@pytest.mark.parametrize("out", [".", "reports", "reports/night"])
+def test_out_inside_an_input_folder_is_refused(folder, out):
+    """The reports are named like logs (findings.parquet, findings.jsonl,
+    findings.csv): written among the logs, the next run would audit them."""
+    target = folder / out
+    res = run("check", folder, "-r", "nz-table-games", "--out", target, "--format", "json")
+    assert res.exit_code == 2
+    assert res.output == (f"error: {target}: --out is inside the input folder {folder}: the "
+                          "next run would read the reports as logs; write them elsewhere\n")
+    assert sorted(p.name for p in folder.rglob("*")) == ["good.csv"]
+    res = run("check", folder / "good.csv", "-r", "nz-table-games", "--out", folder / "r")
+    assert res.exit_code == 0, res.output  # a file named alone: its folder is not searched
+
+
+def test_github_annotations_are_printed_only_once_the_report_is_written(tmp_path,
+                                                                        monkeypatch):
+    import auditor.report.parquet as parquet_format
+
+    b = lawful_table()
+    b.roll(2, 3, 4)
+    b.call(7)  # a wrong call: a finding to annotate
+    log = b.write_csv(tmp_path / "night.csv")
+
+    def disk_full(table, where, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(parquet_format.pq, "write_table", disk_full)
+    res = run("check", log, "-r", "nz-table-games", "--out", tmp_path / "out",
+              "--format", "github", "--format", "parquet")
+    assert res.exit_code == 2
+    assert "::" not in res.output and "No space left on device" in res.output
+    monkeypatch.undo()
+    res = run("check", log, "-r", "nz-table-games", "--out", tmp_path / "out",
+              "--format", "github")
+    assert res.exit_code == 1 and "::error " in res.output, res.output
