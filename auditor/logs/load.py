@@ -37,9 +37,18 @@ class InputFile:
     rows_read: int
     rows_replayed: int
     rows_quarantined: int
+    #: what reading it assumed (a Parquet time without a zone read as UTC)
+    notes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        """As the provenance gives it (`notes` only when there are some:
+        every other report's bytes stay as they were)."""
+        data = dict(self.__dict__)
+        if data["notes"]:
+            data["notes"] = list(data["notes"])
+        else:
+            del data["notes"]
+        return data
 
 
 @dataclass
@@ -157,7 +166,7 @@ def load_file(path: Path, label: str | None = None
         quarantine = quarantine.sort_values("source_line", kind="stable") \
             .reset_index(drop=True)
     loaded = InputFile(raw.path, raw.sha256, raw.fmt, rows_read, events.num_rows,
-                       len(quarantine))
+                       len(quarantine), tuple(raw.notes))
     return events, quarantine, loaded
 
 

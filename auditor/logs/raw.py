@@ -50,6 +50,9 @@ class RawLog:
     #: row index -> what the reader found wrong in its cells (text that is
     #: not UTF-8, a cell over MAX_CELL_BYTES); coercion quarantines these rows.
     cell_problems: dict[int, list[str]] = field(default_factory=dict)
+    #: what reading the file had to assume (a time without a zone taken as
+    #: UTC): said in the report's provenance for this input.
+    notes: list[str] = field(default_factory=list)
 
 
 def sha256_of(path: Path) -> str:

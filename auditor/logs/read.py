@@ -51,10 +51,11 @@ def read_log(path: Path) -> RawLog:
         raise LogFileError(path, f"missing required column(s): {', '.join(missing)}")
     if table.num_rows == 0 and not rejected.lines:
         raise LogFileError(path, "the file holds no events")
+    notes = parquet_format.time_assumptions(table) if fmt == "parquet" else []
     table, cell_problems = _plain_cells(table)
     for row, why in rejected.cell_problems.items():
         cell_problems.setdefault(row, []).extend(why)
-    return RawLog(str(path), digest, fmt, table, lines, rejected, cell_problems)
+    return RawLog(str(path), digest, fmt, table, lines, rejected, cell_problems, notes)
 
 
 def _read_whole(path: Path, fmt: str, gz: bool):
