@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import tempfile
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,6 +27,9 @@ _BATCHES: list[list[tuple[str, Path]]] = []
 #: them (a finalizer, an at-fork callback); the CLI records them here. A block
 #: that ends with one pending commits nothing and raises it.
 PENDING_INTERRUPTIONS: list[BaseException] = []
+
+#: Open `commit_together` blocks' actions to run once their files are in place.
+_AFTERWARDS: list[list[Callable[[], None]]] = []
 
 
 @contextmanager
@@ -72,7 +76,9 @@ def commit_together():
     ends by an error or an interruption, every temporary file is removed and
     no target is touched."""
     pending: list[tuple[str, Path]] = []
+    afterwards: list[Callable[[], None]] = []
     _BATCHES.append(pending)
+    _AFTERWARDS.append(afterwards)
     ok = False
     try:
         yield
@@ -82,13 +88,27 @@ def commit_together():
         raise
     finally:
         _BATCHES.remove(pending)
+        _AFTERWARDS.remove(afterwards)
         if ok and not PENDING_INTERRUPTIONS:
             _commit(pending)
+            for action in afterwards:
+                action()
         else:
             for tmp, _ in pending:
                 _unlink(tmp)
             if ok:
                 raise PENDING_INTERRUPTIONS[0]
+
+
+def after_commit(action: Callable[[], None]) -> None:
+    """Run `action` once the files of the enclosing `commit_together` block
+    are in place (now, outside one); never when they are not: what is
+    printed about a report (GitHub annotations) is never printed for a
+    report that was not written."""
+    if _AFTERWARDS:
+        _AFTERWARDS[-1].append(action)
+    else:
+        action()
 
 
 def _ends_well(exc: BaseException) -> bool:

@@ -456,6 +456,84 @@ def test_row_and_cell_mutations(fuzz_examples):
     prop()
 
 
+def test_long_rows(fuzz_examples):
+    """A row longer than the block a CSV file is parsed in (4 MiB): cells of
+    up to 1 MiB each over many columns, anywhere in the file, some cells
+    just over the limit. Every row is read; only a row with a cell over
+    the limit is quarantined. (Few examples: each file is tens of MiB.)"""
+    @fuzz(max(2, fuzz_examples // 10))
+    @given(session=sessions, form=st.sampled_from(["csv", "csv.gz"]),
+           at=st.integers(0, 10 ** 6), cells=st.integers(4, 9),
+           sizes=st.lists(st.integers(MIB - 2, MIB + 1), min_size=9, max_size=9))
+    def prop(session, form, at, cells, sizes):
+        rows = session_rows(session)
+        for k in range(cells):
+            rows = apply_row_op(("huge", at, f"note{k}", sizes[k]), rows)
+        over = any(size > MIB for size in sizes[:cells])
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            meta = audit_and_judge(write_form(rows, form, tmp), tmp / "out", len(rows),
+                                   also_validate=False)
+            assert meta is not None
+            assert meta["rows"]["quarantined"] == int(over), meta["rows"]
+
+    prop()
+
+
+#: Text an id could hold: identifiers, and what a line break, a quote, a
+#: path or an invisible character could do where the id is written.
+hostile_ids = st.one_of(
+    st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}(@[A-Za-z0-9._-]{1,8})?", fullmatch=True),
+    st.text(st.sampled_from("aZ09.-_@/\\\n\r\t \"'#[]=\u2028\u202e\x00\x7f"),
+            min_size=1, max_size=12),
+)
+
+
+def _toml_string(text: str) -> str:
+    """`text` as a TOML basic string (every character escaped as \\uXXXX
+    where TOML would not take it raw)."""
+    return '"' + "".join(ch if ch.isalnum() or ch in "._-@ /#[]='" else f"\\u{ord(ch):04x}"
+                         for ch in text) + '"'
+
+
+def test_hostile_ids(fuzz_examples):
+    """A rule or ruleset id is an identifier or refused at load (exit 2,
+    one located line); a scaffold made from a ruleset holding any id that
+    loads has nothing live below its [ruleset] table."""
+    from auditor.rules.ruleset import is_rule_id, is_ruleset_id
+
+    @fuzz(fuzz_examples)
+    @given(ruleset_id=hostile_ids, rule_id=hostile_ids)
+    def prop(ruleset_id, rule_id):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            path = tmp / "parent.toml"
+            path.write_text(
+                f"[ruleset]\nid = {_toml_string(ruleset_id)}\ntitle = \"T\"\n"
+                f"status = \"provisional\"\nnotes = \"n\"\nextends = \"nz-1996\"\n\n"
+                f"[[rule]]\nid = {_toml_string(rule_id)}\ncheck = \"stick_used\"\n"
+                f"code = \"dice.stick_not_used\"\nclause = \"5.7\"\nseverity = \"minor\"\n",
+                encoding="utf-8")
+            res = run_cli("rulesets", "check", path)
+            valid = is_ruleset_id(ruleset_id) and is_rule_id(rule_id)
+            assert res.exit_code == (0 if valid else 2), (ruleset_id, rule_id, res.output)
+            if not valid:
+                lines = res.output.strip().splitlines()
+                assert len(lines) == 1 and lines[0].startswith(f"error: {path}: "), res.output
+                assert "key 'id'" in lines[0]
+                return
+            out = tmp / "child.toml"
+            res = run_cli("rulesets", "new", "child", "--from", path, "--out", out)
+            assert res.exit_code == 0, res.output
+            body = out.read_text(encoding="utf-8").split("\n[ruleset]\n", 1)[1]
+            live = [ln for ln in body.splitlines()[1:] if ln.strip()
+                    and not ln.startswith("#") and not ln.split("=")[0].strip() in
+                    ("id", "title", "extends", "status", "notes")]
+            assert not live, live
+
+    prop()
+
+
 def test_byte_mutations(fuzz_examples):
     @fuzz(fuzz_examples)
     @given(session=sessions, form=st.sampled_from(FORMS),

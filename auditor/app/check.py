@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.atomic import commit_together
-from auditor.errors import EngineError
+from auditor.errors import EngineError, OutputError
 from auditor.logs.discover import discover_logs
 from auditor.logs.identity import check_events
 from auditor.logs.load import small_pages
@@ -107,6 +107,7 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
     accepted = load_accepted(request.baseline, request.waivers, ruleset,
                              family.versions if family else ())
     check_out_dir(request.out)
+    _out_apart_from_logs(request.out, request.paths)
     check_engine(request.engine, request.scheduler)
     if request.engine == "dask" and family:
         raise EngineError("a ruleset family is audited by --engine local")
@@ -139,3 +140,15 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
                  "text": {"color": request.color}})
     return CheckOutcome(result, written, meta, triage, request.fail_on,
                         request.require_complete, streamed)
+
+
+def _out_apart_from_logs(out: Path, paths) -> None:
+    """Refuse an output folder inside a folder of logs: the reports
+    (findings.parquet, quarantine.parquet, findings.jsonl, findings.csv)
+    are named like logs, and the next run would read them as such."""
+    where = Path(out).resolve()
+    for given in paths:
+        folder = Path(given).resolve()
+        if folder.is_dir() and (where == folder or folder in where.parents):
+            raise OutputError(f"{out}: --out is inside the input folder {given}: the next run "
+                              "would read the reports as logs; write them elsewhere")

@@ -20,24 +20,22 @@ from typing import Any
 from auditor.checks.parameters import PARAMETERS
 from auditor.codes import CODES, SEVERITIES
 from auditor.errors import RulesetError
+from auditor.escape import unicode_escaped
 from auditor.rules.ruleset import (
     LOG_RULE_DEFAULTS,
+    RULESET_ID_RULE,
     Rule,
     Ruleset,
+    is_ruleset_id,
     load_ruleset,
     resolve_path,
     shipped_dir,
 )
 
-#: What an id may be made of: it names a file (`<id>.toml`) and may carry a
-#: version after `@` (`nz@2010`, see `auditor.rules.versions`).
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(@[A-Za-z0-9._-]+)?$")
-
 
 def check_new_id(new_id: str) -> str:
-    if not ID_PATTERN.match(new_id or ""):
-        raise RulesetError(new_id or "''", "a ruleset id is letters, digits, '.', '_' and "
-                           "'-' (optionally a version after '@', as in nz@2010)", key="id")
+    if not is_ruleset_id(new_id or ""):
+        raise RulesetError(repr(new_id or ""), RULESET_ID_RULE, key="id")
     return new_id
 
 
@@ -88,10 +86,11 @@ def validate_text(text: str) -> Ruleset:
 def _header(new_id: str, base: Ruleset, parent: str) -> list[str]:
     src = base.source
     return [
-        f"# {new_id}: a ruleset extending {base.id}",
+        f"# {_plain(new_id)}: a ruleset extending {_plain(base.id)}",
         *_comment(f"({base.title}).", "# "),
-        f"# Written by `auditor rulesets new {new_id} --from {parent}`. As written it judges",
-        f"# exactly as {base.id}: everything below the [ruleset] table is commented out.",
+        (f"# Written by `auditor rulesets new {_plain(new_id)} --from {_plain(parent)}`. "
+         "As written it judges"),
+        f"# exactly as {_plain(base.id)}: everything below the [ruleset] table is commented out.",
         "# Uncomment and edit what differs in your jurisdiction: a parameter, a rule's",
         "# clause, summary, severity or params. `enabled = false` removes an inherited",
         "# rule and a lower severity loosens it: both are reported in every audit.",
@@ -115,7 +114,7 @@ def _header(new_id: str, base: Ruleset, parent: str) -> list[str]:
 
 
 def _parameters(base: Ruleset) -> list[str]:
-    lines = [f"# Jurisdiction parameters, with the values inherited from {base.id}",
+    lines = [f"# Jurisdiction parameters, with the values inherited from {_plain(base.id)}",
              "# (README, 'Jurisdiction parameters'). Uncomment the table and what you change.",
              "# [ruleset.parameters]"]
     for name, value in base.parameters.items():
@@ -127,7 +126,8 @@ def _parameters(base: Ruleset) -> list[str]:
 
 def _rules(base: Ruleset) -> list[str]:
     rules = [r for r in base.rules if not _is_default_log_rule(r)]
-    lines = [f"# The {len(rules)} rules inherited from {base.id}. To change one, uncomment its",
+    lines = [(f"# The {len(rules)} rules inherited from {_plain(base.id)}. To change one, "
+             "uncomment its"),
              "# block (keep the id) and edit it. `check` and `code` must stay a pair the",
              "# check registry knows (`auditor explain CODE`); the `log.*` rules always run.",
              f"# Severities: {', '.join(SEVERITIES)}."]
@@ -147,7 +147,7 @@ def _rules(base: Ruleset) -> list[str]:
 
 def _rule_block(rule: Rule) -> list[str]:
     lines = [
-        f"# --- {rule.id}: {rule.code}",
+        f"# --- {_plain(rule.id)}: {_plain(rule.code)}",
         *_comment(CODES.get(rule.code, ""), "#     "),
         "# [[rule]]",
         f"# id = {_toml(rule.id)}",
@@ -174,8 +174,16 @@ def _is_default_log_rule(rule: Rule) -> bool:
 
 def _comment(text: str, prefix: str, width: int = 88) -> list[str]:
     """Prose as wrapped comment lines."""
-    return textwrap.wrap(" ".join(text.split()), width, initial_indent=prefix,
+    return textwrap.wrap(_plain(" ".join(text.split())), width, initial_indent=prefix,
                          subsequent_indent=prefix)
+
+
+def _plain(text: str) -> str:
+    """Text written into a comment: every character that could end the
+    comment or act (a line break, a control or format character) as a
+    visible `\\uXXXX`, so nothing after it can become live TOML. (Ids are
+    checked at load; a path or a title is not.)"""
+    return unicode_escaped(str(text))
 
 
 # --- TOML values -----------------------------------------------------------------------------
@@ -191,8 +199,8 @@ def _toml(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):  # (TOML takes JSON's escapes, but not a raw DEL)
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     if isinstance(value, dict):

@@ -10,6 +10,7 @@ current folder: verify from where the check ran).
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +47,24 @@ class Verdict:
         return not self.problems
 
 
+class DamagedReport(ReportError):
+    """A findings.parquet that is a Parquet file but can no longer be read,
+    or whose provenance is damaged: a report that does not stand (exit 1),
+    unlike no report (exit 2)."""
+
+
+def _parquet_framed(path: Path) -> bool:
+    """Whether a file starts or ends as Parquet does (`PAR1`): a report
+    damaged since it was written, not something else under its name."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+            fh.seek(-4, os.SEEK_END)
+            return b"PAR1" in (head, fh.read(4))  # (one may be the flipped byte)
+    except OSError:
+        return False
+
+
 def read_report(folder: Path) -> tuple[dict, pa.Table]:
     """The provenance and the findings table of the report in `folder`."""
     folder = Path(folder)
@@ -57,23 +76,29 @@ def read_report(folder: Path) -> tuple[dict, pa.Table]:
                           f"--format parquet` writes it)")
     try:
         table = pq.read_table(target)
-    except (pa.ArrowException, OSError) as exc:
-        raise ReportError(f"{target}: not a readable Parquet file: {exc}") from None
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        error = DamagedReport if _parquet_framed(target) else ReportError
+        raise error(f"{target}: not a readable Parquet file: {exc}") from None
     raw = (table.schema.metadata or {}).get(b"auditor")
+    if not raw:
+        raise ReportError(f"{target}: no auditor provenance in its metadata")
     try:
-        meta = json.loads(raw) if raw else None
+        meta = json.loads(raw)
     except ValueError:
         meta = None
     if not isinstance(meta, dict) or not isinstance(meta.get("inputs"), list) \
             or not isinstance(meta.get("ruleset"), dict):
-        raise ReportError(f"{target}: no auditor provenance in its metadata")
+        raise DamagedReport(f"{target}: its auditor provenance is damaged")
     return meta, table.replace_schema_metadata(None)
 
 
 def verify_report(folder: Path) -> Verdict:
     """Re-check the report in `folder` (ReportError when there is none)."""
     folder = Path(folder)
-    meta, findings = read_report(folder)
+    try:
+        meta, findings = read_report(folder)
+    except DamagedReport as exc:  # a report is there, and cannot be what was written
+        return Verdict(problems=[str(exc)])
     verdict = Verdict(inputs=len(meta["inputs"]), findings=findings.num_rows)
     paths = _check_inputs(meta["inputs"], verdict)
     ruleset = _check_ruleset(meta, verdict)

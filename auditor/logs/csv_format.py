@@ -10,6 +10,7 @@ order mark, text that is not UTF-8, gzip) is read whole (`read_csv`).
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import hashlib
 import io
@@ -36,13 +37,16 @@ def read_csv(path: Path, data: bytes):
     # row is not UTF-8 (the whole file would fail): bytes that are not UTF-8
     # are marked while Arrow parses, and put back afterwards.
     marked = not _is_utf8(data)
+    recorded = data
     if marked:
         data = data.decode("utf-8", _MARK_ERRORS).encode("utf-8")
-    table, collected = _parse_csv(path, io.BytesIO(data), names, header_lines)
+    table, collected = _parse_growing(path, lambda: io.BytesIO(data), len(data), names,
+                                      header_lines)
     if marked:
         table = _unmarked(table)
         collected[:] = [(n, _MARKS.sub(_mark_escape, t), e, a) for n, t, e, a in collected]
-    return _csv_rows(table, collected, names, header_lines, b'"' in data)
+    return _csv_rows(table, collected, names, header_lines, b'"' in data,
+                     lambda size: recorded[-size:])
 
 
 def read_csv_streamed(path: Path):
@@ -54,19 +58,39 @@ def read_csv_streamed(path: Path):
     blank or holds no whole header, any error): that read then gives what
     it always gave, error or rows."""
     try:
-        with open(path, "rb") as fh:
-            source = _CheckedReader(fh)
-            first = source.peek(CSV_BLOCK_BYTES)
+        size = path.stat().st_size
+        with contextlib.ExitStack() as opened:
+            sources = [_CheckedReader(opened.enter_context(open(path, "rb")))]
+            first = sources[0].peek(CSV_BLOCK_BYTES)
             end = _header_end(first)
             if end >= len(first) or first.isspace() or first.startswith(_BYTE_ORDER_MARKS):
                 return None
             names, header_lines = _csv_names(path, first[:end])
             del first
-            table, collected = _parse_csv(path, source, names, header_lines)
+            tries = []
+
+            def source_to_parse() -> _CheckedReader:
+                """The file as peeked, then read again from its start for
+                each larger block tried."""
+                if tries:
+                    opened.close()
+                    sources.append(_CheckedReader(opened.enter_context(open(path, "rb"))))
+                tries.append(len(tries))
+                return sources[-1]
+
+            table, collected = _parse_growing(path, source_to_parse, size, names, header_lines)
+            source = sources[-1]
             source.finish()
     except (LogFileError, OSError, ValueError, pa.ArrowException, _NotUtf8):
         return None  # (the whole read tells what is wrong, as it always has)
-    return source.hexdigest(), _csv_rows(table, collected, names, header_lines, source.quoted)
+    return source.hexdigest(), _csv_rows(table, collected, names, header_lines, source.quoted,
+                                         lambda size: _file_tail(path, size))
+
+
+def _file_tail(path: Path, size: int) -> bytes:
+    with open(path, "rb") as fh:
+        fh.seek(max(0, path.stat().st_size - size))
+        return fh.read(size)
 
 
 _BYTE_ORDER_MARKS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
@@ -164,9 +188,30 @@ def _csv_names(path: Path, header: bytes) -> tuple[list[str], int]:
     return names, header_lines
 
 
-def _parse_csv(path: Path, source, names: list[str], header_lines: int):
-    """Arrow's parse of the records after the header: the table, and the
-    records with the wrong cell count as (number, text, expected, actual)."""
+def _parse_growing(path: Path, open_source, size: int, names: list[str], header_lines: int):
+    """`_parse_csv` of `open_source()` in blocks of CSV_BLOCK_BYTES, or, when
+    a record is longer than a block (Arrow cannot parse a record that spans
+    two), in blocks eight times as large, and so on up to the whole file:
+    a long row reads, and its cells are judged like any other."""
+    block = CSV_BLOCK_BYTES
+    while True:
+        try:
+            return _parse_csv(path, open_source(), names, header_lines, block)
+        except _RecordOverBlock:
+            if block > size or block >= _MAX_BLOCK_BYTES:
+                raise LogFileError(path, f"not parseable as CSV: a record is longer than "
+                                   f"{min(block, _MAX_BLOCK_BYTES)} bytes") from None
+            block = min(block * 8, size + 1, _MAX_BLOCK_BYTES)
+
+
+class _RecordOverBlock(Exception):
+    """A record longer than the block Arrow parsed the file in."""
+
+
+def _parse_csv(path: Path, source, names: list[str], header_lines: int, block: int):
+    """Arrow's parse of the records after the header, in blocks of `block`
+    bytes: the table, and the records with the wrong cell count as
+    (number, text, expected, actual)."""
     collected: list[tuple[int | None, str, int, int]] = []
 
     def on_invalid(row):
@@ -183,7 +228,7 @@ def _parse_csv(path: Path, source, names: list[str], header_lines: int):
             # bad record. Small blocks: their buffers are reused, not faulted
             # in afresh (4 MB: 0.7 s of kernel time fewer than 16 MB).
             read_options=pa_csv.ReadOptions(use_threads=False, column_names=names,
-                                            skip_rows=header_lines, block_size=CSV_BLOCK_BYTES),
+                                            skip_rows=header_lines, block_size=block),
             parse_options=pa_csv.ParseOptions(newlines_in_values=True,
                                               ignore_empty_lines=False,
                                               invalid_row_handler=on_invalid),
@@ -196,16 +241,21 @@ def _parse_csv(path: Path, source, names: list[str], header_lines: int):
                 check_utf8=False,  # a cell that is not UTF-8 quarantines its row only
             ),
         )
-    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+    except pa.ArrowInvalid as exc:
+        if "straddl" in str(exc):  # "straddling object straddles two block boundaries"
+            raise _RecordOverBlock() from None
+        raise LogFileError(path, f"not parseable as CSV: {arrow_message(exc)}") from None
+    except UnicodeDecodeError as exc:
         raise LogFileError(path, f"not parseable as CSV: {arrow_message(exc)}") from None
     return table, collected
 
 
 def _csv_rows(table: pa.Table, collected: list, names: list[str], header_lines: int,
-              quoted: bool):
+              quoted: bool, tail):
     """The parsed table (blank records dropped, empty cells null), each
     row's physical line, and the rejected records; `quoted`: whether the
-    file holds a quote (only a quoted value holds a line break)."""
+    file holds a quote (only a quoted value holds a line break); `tail(n)`:
+    the file's last n bytes."""
     rejected = RawRejected()
     # Record numbers: Arrow numbers the records after the skipped header lines
     # from header_lines + 1, in file order.
@@ -236,9 +286,11 @@ def _csv_rows(table: pa.Table, collected: list, names: list[str], header_lines: 
         moved[order] = np.cumsum(extras[order]) - extras[order]  # line breaks before each record
         lines, shift = valid_records + moved[:n_valid], moved[n_valid:].tolist()
     for (number, text, expected, actual), moved in zip(collected, shift):
-        rejected.lines.append(int((number or 0) + moved))
+        line = int((number or 0) + moved)
+        rejected.lines.append(line)
         rejected.texts.append(clip(text))
-        rejected.reasons.append(f"row has {actual} cells, the header has {expected}")
+        rejected.reasons.append(f"row has {actual} cells, the header has {expected}"
+                                + lines_taken(text, line))
     # Blank lines are not rows: drop records whose every cell is empty.
     blank = _blank_records(table)
     if len(blank):
@@ -246,8 +298,83 @@ def _csv_rows(table: pa.Table, collected: list, names: list[str], header_lines: 
         nonblank[blank] = False
         table = table.filter(pa.array(nonblank))
         lines = lines[nonblank]
+    if extra is not None and table.num_rows:
+        _unclosed_last_quote(table, lines, names, tail, rejected)
     table = _empty_to_null(table)
     return table, lines, rejected
+
+
+def _unclosed_last_quote(table: pa.Table, lines: np.ndarray, names: list[str], tail,
+                         rejected: RawRejected) -> None:
+    """A quote opened in the last column and never closed takes the rest of
+    the file into that one cell, and the record still has as many cells as
+    the header: Arrow reads it as a row. Its value is then the end of the
+    file as recorded, a quote before it (no closing quote can follow):
+    the row is noted for quarantine, with the lines it took."""
+    row = table.num_rows - 1
+    last = table.column(names[-1]).slice(row, 1)
+    if pa.types.is_dictionary(last.type):
+        last = last.cast(pa.string())
+    value = last.cast(pa.binary()).to_pylist()[0]
+    if not value or b"\n" not in value:
+        return
+    recorded = b'"' + value.replace(b'"', b'""')
+    if tail(len(recorded)) != recorded:
+        return
+    cells = [table.column(n).slice(row, 1).cast(pa.string()).cast(pa.binary()).to_pylist()[0]
+             for n in names]
+    start = int(lines[row])
+    opened = start + sum((c or b"").count(b"\n") for c in cells[:-1])
+    end = start + sum((c or b"").count(b"\n") for c in cells) - value.endswith(b"\n")
+    rejected.cell_problems[row] = [
+        (f"{names[-1]}: a quote opened on line {opened} is never closed: the record took "
+        f"{end - start + 1} lines ({start}-{end}), to the end of the file")]
+
+
+def lines_taken(text: str, line: int) -> str:
+    """For a record over several lines (a quoted value holding line breaks,
+    most often a quote never closed that swallowed the records after it):
+    where the quote opened and the lines the record took, so an officer can
+    find the rows in the file; "" for a record of one line."""
+    breaks = text.count("\n")
+    if not breaks:
+        return ""
+    took = f"the record took {breaks + 1} lines ({line}-{line + breaks})"
+    opened = _multiline_quote(text)
+    if opened is None:
+        return f"; {took}"
+    start, end = opened
+    where = f"a quote opened on line {line + text.count(chr(10), 0, start)}"
+    if end is None:
+        return f"; {where} is never closed: {took}, to the end of the file"
+    return f"; {where} closes on line {line + text.count(chr(10), 0, end)}: {took}"
+
+
+def _multiline_quote(text: str) -> tuple[int, int | None] | None:
+    """Where the first quoted value holding a line break opens in a record's
+    text, and where it closes (None: never). A quote opens a value only at
+    its start, as Arrow reads it; a doubled quote inside is a quote."""
+    pos, at_start = 0, True
+    while pos < len(text):
+        if at_start and text[pos] == '"':
+            close = pos + 1
+            while True:
+                close = text.find('"', close)
+                if close != -1 and text.startswith('""', close):
+                    close += 2
+                    continue
+                break
+            end = None if close == -1 else close
+            if "\n" in text[pos:end]:
+                return pos, end
+            if end is None:
+                return None
+            pos = end + 1
+            at_start = False
+            continue
+        at_start = text[pos] == ","
+        pos += 1
+    return None
 
 
 def _any_value(col, test) -> bool:
@@ -364,6 +491,8 @@ CSV_DICTIONARY_COLUMNS = frozenset(COLUMN_NAMES) - {"seq", "ts"}
 _CSV_DICTIONARY = pa.dictionary(pa.int32(), pa.string())
 #: Bytes of CSV parsed at a time (see `read_csv`).
 CSV_BLOCK_BYTES = 1 << 22
+#: The largest block Arrow takes (its block size is a 32-bit integer).
+_MAX_BLOCK_BYTES = (1 << 31) - 1
 
 
 def _np_bool(mask) -> np.ndarray:

@@ -3,6 +3,8 @@ announces, a folder searched recursively, in a stable order."""
 
 from __future__ import annotations
 
+import errno
+import stat
 from pathlib import Path
 
 from auditor.errors import LogFileError
@@ -23,27 +25,67 @@ def format_from_name(path: Path) -> str | None:
 
 def discover(paths: list[str | Path]) -> list[Path]:
     """Every log file named or found (recursively) under the given paths, in a
-    stable order so two runs read the same files in the same order."""
+    stable order so two runs read the same files in the same order. Anything
+    named like a log that is not a regular file (a dangling or looping link,
+    a pipe, a device) stops the run naming it: never skipped, never opened
+    (a pipe would block the read)."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(
-                p for p in sorted(path.rglob("*")) if p.is_file() and format_from_name(p)
+            for p in sorted(path.rglob("*")):
+                if not format_from_name(p) or (p.is_dir() and not p.is_symlink()):
+                    continue  # (a folder named like a log is searched like any other)
+                problem = not_a_regular_file(p)
+                if problem:
+                    raise LogFileError(p, f"{problem} (named like a log, so not skipped: "
+                                       "remove or rename it)")
+                found.append(p)
+            continue
+        problem = not_a_regular_file(path)
+        if problem:
+            raise LogFileError(path, problem)
+        if not format_from_name(path):
+            raise LogFileError(
+                path, "not a log file name (expected .csv, .jsonl, .ndjson or "
+                ".parquet, optionally .gz)"
             )
-        elif path.is_file():
-            if not format_from_name(path):
-                raise LogFileError(
-                    path, "not a log file name (expected .csv, .jsonl, .ndjson or "
-                    ".parquet, optionally .gz)"
-                )
-            found.append(path)
-        else:
-            raise LogFileError(path, "no such file or folder")
+        found.append(path)
     unique: dict[str, Path] = {}
     for p in found:
         unique.setdefault(str(p.resolve()), p)
     return list(unique.values())
+
+
+def not_a_regular_file(path: Path) -> str | None:
+    """What `path` is when it cannot be read as a log file (None for a
+    regular file, or a link to one): looked at, never opened."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "a symbolic link to a missing file, not a regular file; a log must be one" \
+            if path.is_symlink() else "no such file or folder"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link that loops, not a regular file; a log must be one"
+        return f"cannot be read: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return None
+    for test, kind in _KINDS:
+        if test(mode):
+            break
+    else:
+        kind = "not a file"
+    return f"{kind}, not a regular file; a log must be one"
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a symbolic link to a folder (not followed)"),  # (a folder: searched)
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def discover_logs(paths: list[str | Path]) -> list[Path]:

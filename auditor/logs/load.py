@@ -49,10 +49,14 @@ class InputFile:
     #: one were read as (only when some time had none).
     encoding: str | None = None
     assumed_offset: str | None = None
+    #: what reading it assumed (a Parquet time without a zone read as UTC)
+    notes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         """What the provenance says of the file: the counts, the spec's
-        columns it lacks and how it was read, each only when there is any."""
+        columns it lacks, how it was read and what reading it assumed, each
+        only when there is any (so every other report's bytes stay as they
+        were)."""
         out = {k: getattr(self, k) for k in
                ("path", "sha256", "format", "rows_read", "rows_replayed", "rows_quarantined")}
         absent = [c for c in schema.COLUMN_NAMES if c not in self.columns]
@@ -61,6 +65,8 @@ class InputFile:
         for k in ("encoding", "assumed_offset"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 
@@ -200,7 +206,7 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
                        len(quarantine), columns,
                        tuple(e for e in schema.EVENTS if e in recorded),
                        options.encoding if raw.fmt != "parquet" else None,
-                       options.assume_offset if assumed else None)
+                       options.assume_offset if assumed else None, tuple(raw.notes))
     return events, quarantine, loaded
 
 

@@ -45,6 +45,20 @@ def read_parquet(path: Path):
     return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
 
 
+def time_assumptions(table: pa.Table) -> list[str]:
+    """What reading a Parquet `ts` column assumes, to be said in the
+    provenance: a timestamp without a time zone is taken as UTC, a date as
+    midnight UTC (the format asks for an offset; these types carry none)."""
+    if "ts" not in table.column_names:
+        return []
+    t = table.schema.field("ts").type
+    if pa.types.is_timestamp(t) and t.tz is None:
+        return ["ts is a Parquet timestamp without a time zone: read as UTC"]
+    if pa.types.is_date(t):
+        return [f"ts is a Parquet date ({t}, no time of day): read as midnight UTC"]
+    return []
+
+
 def _text_columns(source) -> list[str]:
     """The top-level text and binary columns of a Parquet file."""
     schema = pq.read_schema(source)

@@ -1,7 +1,7 @@
 """One log file as read, before any value is typed (`RawLog`), and what
 makes a file unusable as a log (`LogFileError`, exit 2); with the few file
 helpers every format's reader shares (bytes through gzip, the SHA-256 a
-report cites, a rejected line clipped for the quarantine)."""
+report cites, a rejected row as the quarantine keeps it)."""
 
 from __future__ import annotations
 
@@ -66,6 +66,9 @@ class RawRejected:
     lines: list[int] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    #: rows the parser read whole but found wrong (a quote never closed):
+    #: row index -> why; coercion quarantines them like a bad cell.
+    cell_problems: dict[int, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -82,6 +85,9 @@ class RawLog:
     #: row index -> what the reader found wrong in its cells (text that is
     #: not UTF-8, a cell over MAX_CELL_BYTES); coercion quarantines these rows.
     cell_problems: dict[int, list[str]] = field(default_factory=dict)
+    #: what reading the file had to assume (a time without a zone taken as
+    #: UTC): said in the report's provenance for this input.
+    notes: list[str] = field(default_factory=list)
 
 
 def sha256_of(path: Path) -> str:
@@ -102,9 +108,17 @@ def read_bytes(path: Path) -> bytes:
         raise LogFileError(path, f"cannot be read: {exc}") from None
 
 
-def clip(text: str, keep: int = 500) -> str:
-    """A rejected line as kept in the quarantine: at most `keep` characters."""
-    return text if len(text) <= keep else f"{text[:keep]}… [{len(text)} characters, truncated]"
+def clip(text: str) -> str:
+    """A rejected row (wrong cell count, a line that is not JSON) as kept in
+    the quarantine: whole up to MAX_CELL_BYTES of UTF-8, the limit of a
+    cell; a longer one (an unclosed quote can take the rest of a file) keeps
+    its first CELL_KEEP_CHARS characters, its length and the SHA-256 of the
+    whole, so the row can be found and matched in the file."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= MAX_CELL_BYTES:
+        return text
+    return (f"{text[:CELL_KEEP_CHARS]}… [{len(text)} characters, {len(data)} bytes, truncated; "
+            f"SHA-256 of the whole row: {hashlib.sha256(data).hexdigest()}]")
 
 
 def arrow_message(exc: Exception) -> str:

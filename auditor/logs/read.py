@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from auditor.logs import csv_format, jsonl_format, parquet_format
 from auditor.logs.arrays import dictionary_codes, is_text_type
-from auditor.logs.discover import format_from_name
+from auditor.logs.discover import format_from_name, not_a_regular_file
 from auditor.logs.raw import (
     CELL_KEEP_CHARS,
     DEFAULT_READ,
@@ -38,6 +38,9 @@ from auditor.logs.schema import EVENT_REQUIRES, EVENTS, REQUIRED_COLUMNS
 
 def read_log(path: Path, options: ReadOptions = DEFAULT_READ) -> RawLog:
     """Read one file; raise LogFileError when it cannot be a log."""
+    problem = not_a_regular_file(path)  # (a pipe or a device: never opened)
+    if problem:
+        raise LogFileError(path, problem)
     fmt = format_from_name(path)
     gz = path.name.lower().endswith(".gz")
     encoding = options.encoding if fmt != "parquet" else None
@@ -53,10 +56,13 @@ def read_log(path: Path, options: ReadOptions = DEFAULT_READ) -> RawLog:
     _check_event_columns(path, table)
     if table.num_rows == 0 and not rejected.lines:
         raise LogFileError(path, "the file holds no events")
+    notes = parquet_format.time_assumptions(table) if fmt == "parquet" else []
     table, cell_problems = _plain_cells(table)
+    for row, why in rejected.cell_problems.items():
+        cell_problems.setdefault(row, []).extend(why)
     if cell_problems and encoding is None and fmt != "parquet":
         _suggest_encoding(path, cell_problems)
-    return RawLog(str(path), digest, fmt, table, lines, rejected, cell_problems)
+    return RawLog(str(path), digest, fmt, table, lines, rejected, cell_problems, notes)
 
 
 def _check_event_columns(path: Path, table: pa.Table) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from auditor.atomic import after_commit
 from auditor.escape import escape_data, escape_property
 from auditor.report.records import finding_records, finding_statuses, table_label
 
@@ -61,9 +62,14 @@ def text(result, meta: dict) -> str:
 
 
 def write(result, meta: dict, out: Path) -> list[str]:
-    """The `github` format: annotation lines on standard output; no file."""
+    """The `github` format: annotation lines on standard output, once every
+    report file is in place (never for a report whose write failed); no file."""
     lines = annotations(result, meta)
     if lines:
-        sys.stdout.write("\n".join(lines) + "\n")
-        sys.stdout.flush()
+        after_commit(lambda: _print(lines))
     return []
+
+
+def _print(lines: list[str]) -> None:
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()

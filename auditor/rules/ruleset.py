@@ -19,8 +19,10 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 import stat
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -42,6 +44,27 @@ OWN_KEYS = ("effective_from", "effective_to")
 SOURCE_KEYS = {"document", "edition", "published", "url", "notes"}
 RULE_KEYS = {"id", "check", "code", "clause", "summary", "severity", "enabled", "params"}
 STATUSES = ("verified", "provisional")
+#: What a ruleset id is made of: it names a file (`<id>.toml`) and may carry
+#: a version after `@` (`nz@2010`, see `auditor.rules.versions`).
+RULESET_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(@[A-Za-z0-9._-]+)?")
+#: What a rule id is made of (`R5.7-stick`, `AU3.4-3.5-die-off-table`,
+#: `log.sequence_gap`): an identifier, never text that could act where it
+#: is written (a line break in a comment, a path).
+RULE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+MAX_ID_CHARS = 128
+RULESET_ID_RULE = ("a ruleset id is letters, digits, '.', '_' and '-', starting with a letter "
+                   f"or digit, at most {MAX_ID_CHARS} characters (optionally a version after "
+                   "'@', as in nz@2010)")
+RULE_ID_RULE = ("a rule id is letters, digits, '.', '_' and '-', starting with a letter or "
+                f"digit, at most {MAX_ID_CHARS} characters")
+
+
+def is_ruleset_id(text: str) -> bool:
+    return len(text) <= MAX_ID_CHARS and RULESET_ID.fullmatch(text) is not None
+
+
+def is_rule_id(text: str) -> bool:
+    return len(text) <= MAX_ID_CHARS and RULE_ID.fullmatch(text) is not None
 
 
 @dataclass(frozen=True)
@@ -126,8 +149,9 @@ def resolve_path(ref: str, relative_to: Path | None = None) -> Path:
             return near
     if candidate.suffix == ".toml" or candidate.is_file():
         return candidate
+    # Only an id names a shipped ruleset: `../../x` must not reach outside.
     shipped = shipped_dir() / f"{ref}.toml"
-    if shipped.is_file():
+    if is_ruleset_id(ref) and shipped.is_file():
         return shipped
     known = ", ".join(shipped_ids()) or "none"
     raise RulesetError(ref, f"no such ruleset (shipped ids: {known}; or give a .toml path)")
@@ -140,28 +164,41 @@ def load_ruleset(ref: str) -> Ruleset:
     return _build(merged, files, disabled)
 
 
-def _read_toml(path: Path) -> dict:
+def read_guarded(path: Path, limit: int, what: str, fail: Callable[[str], Exception]) -> bytes:
+    """The bytes of a file the auditor is told to read beside the logs (a
+    ruleset, a baseline, a waiver file): a regular file of at most `limit`
+    bytes, or `fail(problem)` raised (a device or a pipe could be read
+    forever or block; the file may grow after it is looked at)."""
     try:
         info = path.stat()
+    except FileNotFoundError:
+        raise fail("no such file") from None
     except OSError as exc:
-        raise RulesetError(str(path), f"cannot be read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(info.st_mode):  # a device or a pipe could be read forever
-        raise RulesetError(str(path), "not a regular file")
-    if info.st_size > MAX_RULESET_BYTES:
-        raise RulesetError(str(path), f"file is {info.st_size} bytes; a ruleset may be at "
-                           f"most {MAX_RULESET_BYTES}")
+        raise fail(f"cannot be read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise fail("not a regular file")
+    if info.st_size > limit:
+        raise fail(f"file is {info.st_size} bytes; {what} may be at most {limit}")
     try:
         with open(path, "rb") as fh:
-            data = fh.read(MAX_RULESET_BYTES + 1)  # the file may grow after stat
-        if len(data) > MAX_RULESET_BYTES:
-            raise RulesetError(str(path), f"file is over {MAX_RULESET_BYTES} bytes; a ruleset "
-                               f"may be at most {MAX_RULESET_BYTES}")
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise fail(f"cannot be read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise fail(f"file is over {limit} bytes; {what} may be at most {limit}")
+    return data
+
+
+def _read_toml(path: Path) -> dict:
+    data = read_guarded(path, MAX_RULESET_BYTES, "a ruleset",
+                        lambda problem: RulesetError(str(path), problem))
+    try:
         return tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise RulesetError(str(path), f"not valid TOML: {exc}") from None
     except RecursionError:
         raise RulesetError(str(path), "not valid TOML: nested too deeply") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise RulesetError(str(path), f"cannot be read: {exc}") from None
 
 
@@ -272,6 +309,8 @@ def _validate_shape(data: dict, path: str) -> None:
     for k in ("id", "title", "jurisdiction", "authority", "status", "notes", "extends"):
         if k in head and not isinstance(head[k], str):
             raise RulesetError(path, "should be a string", key=k)
+    if "id" in head and head["id"].strip() and not is_ruleset_id(head["id"]):
+        raise RulesetError(path, f"{_shown(head['id'])}: {RULESET_ID_RULE}", key="id")
     if "parameters" in head and not isinstance(head["parameters"], dict):
         raise RulesetError(path, "should be a table", key="parameters")
     dates = {k: _iso_date(head[k], path, k) for k in OWN_KEYS if k in head}
@@ -294,6 +333,8 @@ def _validate_shape(data: dict, path: str) -> None:
         rid = rule.get("id") if isinstance(rule, dict) else None
         if not isinstance(rid, str) or not rid.strip():
             raise RulesetError(path, f"rule #{i + 1} has no id", key="id")
+        if not is_rule_id(rid):
+            raise RulesetError(path, f"rule #{i + 1}: {_shown(rid)}: {RULE_ID_RULE}", key="id")
         if rid in seen:
             raise RulesetError(path, "rule id used twice in one file", rule=rid, key="id")
         seen.add(rid)
@@ -306,6 +347,12 @@ def _validate_shape(data: dict, path: str) -> None:
                 raise RulesetError(path, "should be a table", rule=rid, key=k)
             if k not in ("enabled", "params") and not isinstance(v, str):
                 raise RulesetError(path, "should be a string", rule=rid, key=k)
+
+
+def _shown(text: str) -> str:
+    """An id that is not one, as a message may quote it: escaped (repr), and
+    cut when long."""
+    return repr(text) if len(text) <= 80 else f"{text[:80]!r}… ({len(text)} characters)"
 
 
 def _iso_date(value: Any, path: str, key: str) -> date:

@@ -83,7 +83,7 @@ def caveats(events: pd.DataFrame, state, quarantine: pd.DataFrame, tables,
 def _codes(column: pd.Series, names: pd.Index) -> np.ndarray:
     if isinstance(column.dtype, pd.CategoricalDtype):
         return column.cat.codes.to_numpy().astype(np.int64)
-    return pd.Categorical(column.astype(object), categories=names).codes.astype(np.int64)
+    return pd.Index(names).get_indexer(column.astype(object)).astype(np.int64)
 
 
 def _keys(table_codes: np.ndarray, seqs: np.ndarray) -> np.ndarray:
@@ -114,7 +114,7 @@ def _quarantined_keys(quarantine: pd.DataFrame, names: pd.Index) -> np.ndarray:
     if not len(quarantine):
         return np.empty(0, dtype=np.int64)
     seq = pd.array(quarantine["seq"], dtype="Int64")
-    codes = pd.Categorical(quarantine["table_id"].astype(object), categories=names).codes
+    codes = pd.Index(names).get_indexer(quarantine["table_id"].astype(object))
     keep = (codes >= 0) & ~np.asarray(seq.isna())
     return np.sort(_keys(codes[keep], seq.to_numpy(dtype=np.int64, na_value=0)[keep]))
 

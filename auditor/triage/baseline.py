@@ -37,8 +37,13 @@ from auditor.codes import REPORT_ONLY, SEVERITY_RANK
 from auditor.errors import BaselineError
 from auditor.escape import unicode_escaped
 from auditor.findings import STATUS_COLUMNS, STATUSES
+from auditor.rules.ruleset import read_guarded
 
 SCHEMA_VERSION = "1"
+#: The largest baseline read (about a million findings) and waiver file
+#: (written by hand, like a ruleset): a larger file is refused, exit 2.
+MAX_BASELINE_BYTES = 256 << 20
+MAX_WAIVERS_BYTES = 1 << 20
 WAIVER_KEYS = ("rule", "table", "seq_from", "seq_to", "reason", "expires")
 BASELINE_ENTRY_KEYS = ("finding_id", "code", "rule_id", "table_id", "seq")
 
@@ -123,7 +128,7 @@ def load_baseline(path: str | Path, ruleset_id: str | tuple[str, ...]) -> Baseli
     the ruleset id, so they could never match)."""
     accepted = (ruleset_id,) if isinstance(ruleset_id, str) else tuple(ruleset_id)
     where = str(path)
-    data = _read_bytes(Path(path))
+    data = _read_bytes(Path(path), MAX_BASELINE_BYTES, "a baseline")
     try:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -202,7 +207,7 @@ def load_waivers(path: str | Path) -> Waivers:
     """Read and validate a waiver file; every problem names the file, the
     waiver's number and the key."""
     where = str(path)
-    data = _read_bytes(Path(path))
+    data = _read_bytes(Path(path), MAX_WAIVERS_BYTES, "a waiver file")
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -426,15 +431,10 @@ def verdict(findings: pd.DataFrame, status, fail_on: str) -> dict:
             "result": "fail" if failing else "pass"}
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise BaselineError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise BaselineError(f"{path}: is a folder, not a file") from None
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+def _read_bytes(path: Path, limit: int, what: str) -> bytes:
+    """A baseline's or waiver file's bytes, under the guard every file read
+    beside the logs is under (a regular file, at most `limit` bytes)."""
+    return read_guarded(path, limit, what, lambda problem: BaselineError(f"{path}: {problem}"))
 
 
 def _missing(value) -> bool:

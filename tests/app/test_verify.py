@@ -187,3 +187,19 @@ def test_a_report_judged_by_a_family_of_versions(tmp_path, monkeypatch):
         FAMILY["nz@2026.toml"].replace('"New"', '"Newer"'))
     res = verify()
     assert res.exit_code == 1 and "ruleset nz@2026: changed" in res.output, res.output
+
+
+@pytest.mark.parametrize("at", [4, -12, -2])
+def test_a_bit_flipped_report_does_not_stand(night, at):
+    """A report damaged since it was written (a bit flipped in a page
+    header, the footer, its closing magic number) does not stand: exit 1,
+    never the exit 2 of no report. (verify compares what the report holds:
+    a flip in bytes no reader looks at changes nothing it holds.)"""
+    path = night / "reports" / "findings.parquet"
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0x10
+    path.write_bytes(bytes(data))
+    res = verify()
+    assert res.exit_code == 1, res.output
+    assert res.output.startswith("report does not stand: 1 difference(s)\n  - "), res.output
+    assert "findings.parquet: " in res.output

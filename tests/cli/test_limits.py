@@ -52,6 +52,33 @@ def test_huge_cells_in_every_row_do_not_blow_up(tmp_path):
     assert size < 200_000
 
 
+@pytest.mark.parametrize("form", ["csv", "csv.gz"])
+def test_a_csv_row_of_20_mib_reads(tmp_path, form):
+    """A row far longer than the block Arrow parses a CSV file in (4 MiB):
+    twenty cells of 1 MiB each read, and the row is replayed."""
+    rows = session_rows((21, 1, 2))
+    for k in range(20):
+        rows = apply_row_op(("set", 5, f"note{k}", "n" * MAX_CELL_BYTES), rows)
+    path = write_form(rows, form, tmp_path)
+    res = run("check", path, "-r", "nz-table-games", "--out", tmp_path / "out")
+    assert res.exit_code == 0, res.output
+    md = report_provenance(tmp_path / "out")
+    assert md["rows"] == {"read": len(rows), "replayed": len(rows), "quarantined": 0}
+
+
+@pytest.mark.parametrize("where", [5, -1])
+def test_a_csv_cell_of_9_mib_quarantines_its_row_only(tmp_path, where):
+    """One 9 MiB cell (a record longer than two blocks), early or last in
+    the file: that row is quarantined for its cell, every other row read."""
+    rows = session_rows((21, 1, 2))
+    rows = apply_row_op(("set", where % len(rows), "note", "n" * (9 << 20)), rows)
+    path = write_form(rows, "csv", tmp_path)
+    res = run("validate", path)
+    assert res.exit_code == 1, res.output
+    assert f"note is {9 << 20} bytes; a cell may hold at most {MAX_CELL_BYTES}" in res.output
+    assert f"{len(rows)} row(s) read, 1 quarantined" in res.output
+
+
 # --- many files --------------------------------------------------------------------------
 
 def test_a_table_spread_over_200_files(tmp_path):

@@ -241,3 +241,84 @@ def test_code_in_text_fields_stays_text(tmp_path, log):
     res = run("check", log, "--ruleset", path, "--out", tmp_path / "out")
     assert res.exit_code == 0, res.output
     assert not marker.exists()
+
+
+# --- ids are identifiers -------------------------------------------------------------------
+
+#: A parent whose rule id holds a line break: written raw into a scaffold's
+#: comment, the rest of the id became live TOML disabling a critical rule.
+INJECTED_ID = '"NZ5.2-far-end\\n[[rule]]\\nid = \\"NZ5.4-one-hand\\"\\nenabled = false\\n#"'
+
+
+@pytest.mark.parametrize("rule_id, shown", [
+    (INJECTED_ID, "'NZ5.2-far-end\\n[[rule]]"),
+    ('"R 5.7"', "'R 5.7'"),
+    ('"../R5.7"', "'../R5.7'"),
+    ('"-R5.7"', "'-R5.7'"),
+    ('"R5.7\\u202e"', "'R5.7\\u202e'"),
+    ('"' + "R" * 129 + '"', "(129 characters)"),
+])
+def test_a_rule_id_that_is_not_an_identifier_is_refused_where_it_is(tmp_path, log, rule_id,
+                                                                    shown):
+    body = RULE.replace('id = "R5.7"', f"id = {rule_id}")
+    path = write(tmp_path, "parent.toml", child(body))
+    line = assert_refused(tmp_path, log, path, "parent.toml", "rule #1", "key 'id'", shown,
+                          "a rule id is letters, digits, '.', '_' and '-'")
+    assert "\n" not in line
+    res = run("rulesets", "new", "child", "--from", path, "--out", tmp_path / "child.toml")
+    assert res.exit_code == 2 and "a rule id is letters" in res.output
+    assert not (tmp_path / "child.toml").exists()
+
+
+@pytest.mark.parametrize("ruleset_id", ["nz 1996", "nz/1996", "../nz", "nz@", "nz@20@26",
+                                        "nz\\n1996", ".nz"])
+def test_a_ruleset_id_that_is_not_an_identifier_is_refused(tmp_path, log, ruleset_id):
+    path = write(tmp_path, "bad.toml", child(RULE).replace('id = "hostile"',
+                                                           f'id = "{ruleset_id}"'))
+    assert_refused(tmp_path, log, path, "bad.toml", "key 'id'", "a ruleset id is letters")
+
+
+def test_the_ids_rulesets_use_are_identifiers(tmp_path, log):
+    """Dotted rule ids, versions after '@', ids that start with a digit."""
+    body = RULE.replace('id = "R5.7"', 'id = "5.7_stick-used.v2"')
+    path = write(tmp_path, "ok.toml", child(body, id="nz_local-2.0@2026"))
+    res = run("rulesets", "check", path)
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("ref", ["../../x", "../pkg/rulesets/../../x", "nz-1996/../../../x"])
+def test_a_shipped_ruleset_id_cannot_reach_outside_the_shipped_folder(tmp_path, log,
+                                                                      monkeypatch, ref):
+    """A ruleset id names a file in the shipped folder, and only there."""
+    from auditor.rules import ruleset
+
+    shipped = tmp_path / "pkg" / "rulesets"
+    shipped.mkdir(parents=True)
+    (shipped / "nz-1996.toml").write_bytes(ruleset.resolve_path("nz-1996").read_bytes())
+    monkeypatch.setattr(ruleset, "shipped_dir", lambda: shipped)
+    write(tmp_path, "x.toml", child(RULE, id="x"))  # what `../../x` reached
+    res = run("check", log, "--ruleset", ref, "--out", tmp_path / "out")
+    assert res.exit_code == 2, res.output
+    assert f"error: {ref}: no such ruleset (shipped ids: nz-1996;" in res.output
+    path = write(tmp_path / "pkg", "child.toml", child(id="c", parent=f'extends = "{ref}"\n'))
+    res = run("rulesets", "check", path)
+    assert res.exit_code == 2 and "key 'extends'" in res.output, res.output
+    assert "no such ruleset" in res.output
+
+
+def test_a_scaffold_never_writes_raw_text_into_a_comment(tmp_path):
+    """A parent found through a path holding a line break and a title with
+    control characters: every comment stays one line, and the child loads
+    and judges as its parent (nothing of the path or title is live)."""
+    folder = tmp_path / "odd\n[[rule]]\nid = \"x\""
+    folder.mkdir()
+    parent = write(folder, "parent.toml", child(RULE).replace(
+        'title = "Hostile hostile"', 'title = "T\\r\\u0085\\u2028[[rule]]\\u0000 x"'))
+    out = tmp_path / "child.toml"
+    res = run("rulesets", "new", "child", "--from", parent, "--out", out)
+    assert res.exit_code == 0, res.output
+    text = out.read_text(encoding="utf-8")
+    assert "\r" not in text and "\x00" not in text and "\u2028" not in text
+    assert sum(line.startswith("[[rule]]") for line in text.splitlines()) == 0
+    res = run("rulesets", "check", out)
+    assert res.exit_code == 0, res.output

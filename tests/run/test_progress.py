@@ -215,10 +215,11 @@ def test_the_check_command_reports_the_same_with_progress_shown(logs_dir, tmp_pa
 
 
 def test_an_error_ends_the_progress_line_first(tmp_path, monkeypatch):
-    (tmp_path / "empty.csv").write_text("", encoding="utf-8")
+    (tmp_path / "logs").mkdir()  # (apart from --out: a report is not written among logs)
+    (tmp_path / "logs" / "empty.csv").write_text("", encoding="utf-8")
     shown = Recording()
     monkeypatch.setattr(check_cmd, "Progress", lambda quiet=False: shown)
-    res = CliRunner().invoke(main, ["check", str(tmp_path), "-r", "nz-table-games",
+    res = CliRunner().invoke(main, ["check", str(tmp_path / "logs"), "-r", "nz-table-games",
                                     "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "empty.csv" in res.output
     assert shown.stream.getvalue().endswith("\n")

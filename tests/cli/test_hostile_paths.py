@@ -1,0 +1,168 @@
+"""Paths that are not what they are named: a link that dangles or loops, a
+pipe or a device named like a log, and files the auditor itself reads
+beside the logs (a baseline, a waiver file). Each stops the run with exit 2
+naming it, and none is ever opened where opening could block (a pipe) or
+never end (a device)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from builder import lawful_table, report_provenance
+from builder import run_cli as run
+
+
+def auditor(*args, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
+    """`python -m auditor ARGS` in a real process: a pipe that blocked the
+    read would hang it, so it is given a timeout (an expiry fails the test)."""
+    return subprocess.run([sys.executable, "-P", "-m", "auditor", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    """A folder holding one lawful log."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    b = lawful_table()
+    b.play(2, 3, 4, settlements=[(s, "pass", "win", 10) for s in (2, 5, 7)])
+    b.write_csv(logs / "good.csv")
+    return logs
+
+
+NOT_FILES = {
+    "dangling": (lambda p: p.symlink_to(p.parent / "missing.csv"),
+                 "a symbolic link to a missing file"),
+    "loop": (lambda p: p.symlink_to(p), "a symbolic link that loops"),
+    "fifo": (lambda p: os.mkfifo(p), "a named pipe (FIFO)"),
+    "folder link": (lambda p: p.symlink_to(p.parent.parent), "a symbolic link to a folder"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NOT_FILES))
+@pytest.mark.parametrize("command", ["validate", "check"])
+def test_a_folder_entry_named_like_a_log_that_is_not_a_file_stops_the_run(folder, kind,
+                                                                           command):
+    make, what = NOT_FILES[kind]
+    make(folder / "zz.csv")
+    args = ["-r", "nz-table-games", "--out", folder.parent / "out"] if command == "check" \
+        else []
+    res = auditor(command, folder, *args, cwd=folder.parent, timeout=60)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr.startswith(f"error: {folder / 'zz.csv'}: {what}"), res.stderr
+    assert "not skipped" in res.stderr and res.stderr.count("\n") == 1
+    assert not (folder.parent / "out").exists()
+    (folder / "zz.csv").unlink()  # without it, every row of the folder is read
+    res = run("check", folder, "-r", "nz-table-games", "--out", folder.parent / "out")
+    assert res.exit_code == 0, res.output
+    rows = report_provenance(folder.parent / "out")["rows"]
+    assert rows["read"] == rows["replayed"] > 0
+
+
+@pytest.mark.parametrize("command", ["validate", "check"])
+def test_an_explicit_fifo_says_what_it_is_and_never_blocks(tmp_path, command):
+    os.mkfifo(tmp_path / "pipe.csv")
+    args = ["-r", "nz-table-games", "--out", tmp_path / "out"] if command == "check" else []
+    res = auditor(command, "pipe.csv", *args, cwd=tmp_path, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr == ("error: pipe.csv: a named pipe (FIFO), not a regular file; "
+                          "a log must be one\n")
+
+
+def test_an_explicit_device_says_what_it_is(tmp_path):
+    res = auditor("validate", "/dev/zero", cwd=tmp_path, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr == ("error: /dev/zero: a character device, not a regular file; "
+                          "a log must be one\n")
+
+
+def test_an_explicit_dangling_link_is_named_as_one(tmp_path):
+    (tmp_path / "gone.csv").symlink_to(tmp_path / "moved.csv")
+    res = run("validate", tmp_path / "gone.csv")
+    assert res.exit_code == 2
+    assert f"{tmp_path / 'gone.csv'}: a symbolic link to a missing file" in res.output
+    res = run("validate", tmp_path / "never.csv")
+    assert res.exit_code == 2 and "never.csv: no such file or folder" in res.output
+
+
+def test_a_link_to_a_log_is_read(folder):
+    (folder / "also.csv").symlink_to(folder / "good.csv")  # the same file: read once
+    (folder.parent / "elsewhere.csv").write_bytes((folder / "good.csv").read_bytes())
+    (folder / "linked.csv").symlink_to(folder.parent / "elsewhere.csv")
+    res = run("validate", folder)
+    assert "2 file(s), 48 row(s) read, 0 quarantined" in res.output  # good.csv and its copy
+
+
+# --- files read beside the logs -----------------------------------------------------------
+
+@pytest.mark.parametrize("option", ["--baseline", "--waivers"])
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_baseline_or_waiver_file_that_is_not_a_regular_file_is_refused(folder, option,
+                                                                         kind):
+    """/dev/zero would be read until memory ran out, a pipe would block
+    forever: both are refused before a byte is read, like a ruleset."""
+    where = folder.parent / "accepted" if kind == "fifo" else Path("/dev/zero")
+    if kind == "fifo":
+        os.mkfifo(where)
+    out = folder.parent / "out"
+    res = auditor("check", folder, "-r", "nz-table-games", "--out", out, option, where,
+                  cwd=folder.parent, timeout=60)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr == f"error: {where}: not a regular file\n"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("option, limit", [("--baseline", 256 << 20), ("--waivers", 1 << 20)])
+def test_a_baseline_or_waiver_file_over_its_size_limit_is_refused(folder, option, limit):
+    big = folder.parent / "big"
+    with open(big, "wb") as fh:
+        fh.truncate(limit + 1)  # (sparse: no disk used)
+    res = run("check", folder, "-r", "nz-table-games", "--out", folder.parent / "out",
+              option, big)
+    assert res.exit_code == 2
+    what = "a baseline" if option == "--baseline" else "a waiver file"
+    assert res.output == (f"error: {big}: file is {limit + 1} bytes; {what} may be at most "
+                          f"{limit}\n")
+
+
+# --- the reports and the logs ---------------------------------------------------------------
+
+@pytest.mark.parametrize("out", [".", "reports", "reports/night"])
+def test_out_inside_an_input_folder_is_refused(folder, out):
+    """The reports are named like logs (findings.parquet, findings.jsonl,
+    findings.csv): written among the logs, the next run would audit them."""
+    target = folder / out
+    res = run("check", folder, "-r", "nz-table-games", "--out", target, "--format", "json")
+    assert res.exit_code == 2
+    assert res.output == (f"error: {target}: --out is inside the input folder {folder}: the "
+                          "next run would read the reports as logs; write them elsewhere\n")
+    assert sorted(p.name for p in folder.rglob("*")) == ["good.csv"]
+    res = run("check", folder / "good.csv", "-r", "nz-table-games", "--out", folder / "r")
+    assert res.exit_code == 0, res.output  # a file named alone: its folder is not searched
+
+
+def test_github_annotations_are_printed_only_once_the_report_is_written(tmp_path,
+                                                                        monkeypatch):
+    import auditor.report.parquet as parquet_format
+
+    b = lawful_table()
+    b.roll(2, 3, 4)
+    b.call(7)  # a wrong call: a finding to annotate
+    log = b.write_csv(tmp_path / "night.csv")
+
+    def disk_full(table, where, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(parquet_format.pq, "write_table", disk_full)
+    res = run("check", log, "-r", "nz-table-games", "--out", tmp_path / "out",
+              "--format", "github", "--format", "parquet")
+    assert res.exit_code == 2
+    assert "::" not in res.output and "No space left on device" in res.output
+    monkeypatch.undo()
+    res = run("check", log, "-r", "nz-table-games", "--out", tmp_path / "out",
+              "--format", "github")
+    assert res.exit_code == 1 and "::error " in res.output, res.output
