@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -84,12 +85,14 @@ def _read_jsonl_slow(path: Path, text_lines: list[bytes]):
     for number, raw in enumerate(text_lines, start=1):
         if not raw.strip():
             continue
-        row, reason = _json_row(raw)
+        row, reasons = _json_row(raw)
         if row is None:
             rejected.lines.append(number)
             rejected.texts.append(clip(raw.decode("utf-8", "backslashreplace")))
-            rejected.reasons.append(reason)
+            rejected.reasons.append(reasons[0])
             continue
+        if reasons:
+            rejected.cell_problems[len(rows)] = reasons
         rows.append(row)
         lines.append(number)
     names: list[str] = []
@@ -107,25 +110,45 @@ def _read_jsonl_slow(path: Path, text_lines: list[bytes]):
     return table, np.asarray(lines, dtype=np.int64), rejected
 
 
-def _json_row(raw: bytes) -> tuple[dict[str, str | None] | None, str]:
-    """One JSON line as its cells (text, as a CSV would hold them), or None
-    and why it cannot be a row."""
+def _json_row(raw: bytes) -> tuple[dict[str, str | None] | None, list[str]]:
+    """One JSON line as its cells (text, as a CSV would hold them) and what
+    is wrong with them; or None and why it cannot be a row at all."""
     if too_deep(raw):
-        return None, f"nested more than {MAX_JSON_DEPTH} levels deep"
+        return None, [f"nested more than {MAX_JSON_DEPTH} levels deep"]
     try:
         obj = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        return None, "the line is not UTF-8 text"
+        return None, ["the line is not UTF-8 text"]
     except RecursionError:
-        return None, f"nested more than {MAX_JSON_DEPTH} levels deep"
+        return None, [f"nested more than {MAX_JSON_DEPTH} levels deep"]
     except ValueError as exc:
-        return None, f"not a JSON object: {exc}"
+        return None, [f"not a JSON object: {exc}"]
     if not isinstance(obj, dict):
-        return None, "not a JSON object"
+        return None, ["not a JSON object"]
     try:
-        return {key: _json_cell(value) for key, value in obj.items()}, ""
+        cells = {key: _json_cell(value) for key, value in obj.items()}
     except RecursionError:
-        return None, f"nested more than {MAX_JSON_DEPTH} levels deep"
+        return None, [f"nested more than {MAX_JSON_DEPTH} levels deep"]
+    for key in cells:
+        if (bad := _SURROGATE.search(key)):
+            why = f"a column name is not text: it holds a lone surrogate {_escaped(bad[0])}"
+            return None, [why]
+    problems = []
+    for key, value in cells.items():
+        if value is not None and (bad := _SURROGATE.search(value)):
+            problems.append(f"{key} is not text: it holds a lone surrogate {_escaped(bad[0])}")
+            cells[key] = _SURROGATE.sub(lambda m: _escaped(m[0]), value)
+    return cells, problems
+
+
+def _escaped(surrogate: str) -> str:
+    """A surrogate as the JSON escape that wrote it (`\\ud800`)."""
+    return f"\\u{ord(surrogate):04x}"
+
+
+#: A UTF-16 surrogate, which JSON's \u escapes can write alone but no text
+#: holds (it cannot be written as UTF-8).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json_cell(value) -> str | None:

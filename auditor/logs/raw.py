@@ -31,6 +31,9 @@ class RawRejected:
     lines: list[int] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    #: Rows the parser did split, with a cell it found unusable (row index ->
+    #: why: a JSON string holding a lone surrogate); coercion quarantines them.
+    cell_problems: dict[int, list[str]] = field(default_factory=dict)
 
 
 @dataclass

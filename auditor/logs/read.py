@@ -49,6 +49,8 @@ def read_log(path: Path) -> RawLog:
     if table.num_rows == 0 and not rejected.lines:
         raise LogFileError(path, "the file holds no events")
     table, cell_problems = _plain_cells(table)
+    for r, why in rejected.cell_problems.items():
+        cell_problems.setdefault(r, []).extend(why)
     return RawLog(str(path), digest, fmt, table, lines, rejected, cell_problems)
 
 

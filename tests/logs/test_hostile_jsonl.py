@@ -68,3 +68,29 @@ def test_closing_brackets_in_a_string_do_not_hide_nesting(tmp_path):
     proc = run_real("check", path, "-r", "nz-1996", "--out", tmp_path / "out", timeout=60)
     assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
     assert _quarantine(tmp_path / "out") == [(1, f"nested more than {MAX_JSON_DEPTH} levels deep")]
+
+
+def test_a_lone_surrogate_quarantines_its_row_and_every_report_is_written(tmp_path):
+    """`\\ud800` in a JSON string is no text (it cannot be written as UTF-8):
+    it stopped the audit with `internal error: UnicodeEncodeError`."""
+    path = tmp_path / "surrogate.jsonl"
+    lines = [json.dumps(OPEN), json.dumps(dict(OPEN, seq=2, actor_id="K\ud800")),
+             json.dumps(dict(OPEN, seq=3, **{"n\udfffote": "x"})), json.dumps(dict(CLOSE, seq=4))]
+    path.write_text("\n".join(lines) + "\n")
+    assert "\\ud800" in path.read_text()  # as JSON writes it
+    args = ["check", path, "-r", "nz-1996", "--out", tmp_path / "out"]
+    for name in ("parquet", "html", "json", "sarif", "junit", "csv"):
+        args += ["--format", name]
+    res = run_cli(*args)
+    assert res.exit_code == 1, res.output
+    assert report_provenance(tmp_path / "out")["rows"] == {
+        "read": 4, "replayed": 2, "quarantined": 2}
+    q = pq.read_table(tmp_path / "out" / "quarantine.parquet").to_pylist()
+    assert [(r["source_line"], r["table_id"], r["seq"], r["reason"]) for r in q] == [
+        (2, "T1", 2, "actor_id is not text: it holds a lone surrogate \\ud800"),
+        (3, None, None, "a column name is not text: it holds a lone surrogate \\udfff")]
+    assert json.loads(q[0]["raw"])["actor_id"] == "K\\ud800"
+    res = run_cli("validate", path)
+    assert res.exit_code == 1, res.output
+    assert "surrogate.jsonl:2: T1 seq 2 [log.malformed] row quarantined: actor_id is not " \
+           "text: it holds a lone surrogate \\ud800" in res.output
