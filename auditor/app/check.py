@@ -13,6 +13,7 @@ from pathlib import Path
 from auditor.atomic import commit_together
 from auditor.errors import EngineError
 from auditor.logs.load import small_pages
+from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, inflate_limits
 from auditor.report import html
 from auditor.report.formats import check_out_dir, write_reports
 from auditor.report.provenance import provenance
@@ -42,6 +43,8 @@ class CheckRequest:
     jobs: int = 1
     engine: str = "local"
     scheduler: str | None = None
+    #: How far a .gz log may inflate before it is refused (exit 2).
+    inflate: InflateLimits = DEFAULT_INFLATE_LIMITS
 
 
 @dataclass
@@ -72,7 +75,11 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
     refused (ruleset, baseline, waivers, output folder, engine) is refused
     before any log is read. `progress` is told of the audit as it goes and
     set to "writing" before the reports; finishing it is the caller's."""
-    progress = progress if progress is not None else NoProgress()
+    with inflate_limits(request.inflate):
+        return _check(request, progress if progress is not None else NoProgress())
+
+
+def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
     family = resolve_family(request.ruleset)  # `nz` -> nz@*.toml, each version validated
     ruleset = family.latest if family else load_ruleset(request.ruleset)
     accepted = load_accepted(request.baseline, request.waivers, ruleset,

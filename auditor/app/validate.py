@@ -12,6 +12,7 @@ from auditor.checks import CHECKS
 from auditor.checks.context import CheckContext
 from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs, load_logs
+from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, inflate_limits
 from auditor.rules.ruleset import Rule
 from auditor.run.core import stamp_hits
 
@@ -35,8 +36,9 @@ def format_rule(check_name: str) -> Rule:
     return Rule(chk.code, chk.name, chk.code, FORMAT, "", "major", {})
 
 
-def validate(paths: list[str | Path]) -> Validation:
-    logs = load_logs(list(paths))
+def validate(paths: list[str | Path], inflate: InflateLimits = DEFAULT_INFLATE_LIMITS) -> Validation:
+    with inflate_limits(inflate):
+        logs = load_logs(list(paths))
     ctx = CheckContext(logs.events, None, logs.quarantine)
     parts = [stamp_hits(ctx, CHECKS[name].func(ctx, {}), format_rule(name), FORMAT)
              for name in FORMAT_CHECKS]

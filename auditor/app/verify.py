@@ -20,7 +20,7 @@ from auditor import __version__
 from auditor.errors import LogFileError, ReportError, RulesetError
 from auditor.findings import FINDINGS_SCHEMA
 from auditor.logs.load import load_logs
-from auditor.logs.raw import sha256_of
+from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, inflate_limits, sha256_of
 from auditor.report.parquet import QUARANTINE_SCHEMA
 from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.core import audit_loaded
@@ -70,8 +70,9 @@ def read_report(folder: Path) -> tuple[dict, pa.Table]:
     return meta, table.replace_schema_metadata(None)
 
 
-def verify_report(folder: Path) -> Verdict:
-    """Re-check the report in `folder` (ReportError when there is none)."""
+def verify_report(folder: Path, inflate: InflateLimits = DEFAULT_INFLATE_LIMITS) -> Verdict:
+    """Re-check the report in `folder` (ReportError when there is none),
+    reading .gz inputs under `inflate` (as `check` was given)."""
     folder = Path(folder)
     meta, findings = read_report(folder)
     verdict = Verdict(inputs=len(meta["inputs"]), findings=findings.num_rows)
@@ -81,7 +82,8 @@ def verify_report(folder: Path) -> Verdict:
         verdict.problems.append("the audit could not be re-run (see above)")
         return verdict
     try:
-        logs = load_logs(paths)
+        with inflate_limits(inflate):
+            logs = load_logs(paths)
     except LogFileError as exc:
         verdict.problems.append(f"input {exc}: can no longer be read")
         return verdict

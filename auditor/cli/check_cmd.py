@@ -8,9 +8,11 @@ import click
 
 from auditor.app.check import CheckRequest, check
 from auditor.app.validate import validate
+from auditor.cli.options import inflate_options
 from auditor.cli.progress import Progress
 from auditor.codes import SEVERITIES
 from auditor.escape import terminal_safe
+from auditor.logs.raw import DEFAULT_INFLATE_LIMITS
 from auditor.report.formats import FORMATS
 from auditor.run import ENGINES
 
@@ -42,9 +44,10 @@ from auditor.run import ENGINES
 @click.option("--scheduler", metavar="ADDRESS",
               help="The dask scheduler's address (--engine dask); without it a local "
                    "cluster of --jobs workers is started.")
+@inflate_options
 def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
                   baseline_file=None, waivers_file=None, jobs=1, engine="local",
-                  scheduler=None):
+                  scheduler=None, inflate=DEFAULT_INFLATE_LIMITS):
     """Audit logs against a ruleset and write the findings.
 
     PATHS are log files or folders (searched recursively for .csv, .jsonl,
@@ -62,7 +65,8 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
         auditor check year/ --ruleset nz-table-games --jobs 4
     """
     request = CheckRequest(tuple(paths), ruleset_ref, Path(out_dir), tuple(formats), fail_on,
-                           stamp, baseline_file, waivers_file, jobs, engine, scheduler)
+                           stamp, baseline_file, waivers_file, jobs, engine, scheduler,
+                           inflate)
     # Progress on standard error (a terminal only, never with --quiet), fed
     # by the engines; ended (finally) before anything else is printed, error
     # or summary.
@@ -79,7 +83,8 @@ def check_command(paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
 
 @click.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-def validate_command(paths):
+@inflate_options
+def validate_command(paths, inflate=DEFAULT_INFLATE_LIMITS):
     """Check logs against the event-log format only; list every problem.
 
     Prints one located line per problem (file:line, table and seq where they
@@ -91,7 +96,7 @@ def validate_command(paths):
     Example:
         auditor validate sample_logs/
     """
-    validation = validate(list(paths))
+    validation = validate(list(paths), inflate)
     findings, logs = validation.problems, validation.logs
     for row in findings.itertuples(index=False):
         where = f"{row.source_file}:{row.source_line}"

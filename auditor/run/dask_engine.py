@@ -38,6 +38,7 @@ from auditor.errors import EngineError, LogFileError
 from auditor.findings import finalize
 from auditor.logs.discover import discover_logs
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
+from auditor.logs.raw import InflateLimits, current_inflate_limits, inflate_limits
 from auditor.rules.ruleset import Ruleset
 from auditor.run.collect import Collector
 from auditor.run.core import AuditResult, audit_parts, stage
@@ -94,7 +95,8 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
         client = stack.enter_context(_client(distributed, scheduler, jobs))
         progress.stage("reading")
         with stage(timings, "load"):
-            read = [client.submit(_read_file, str(f), str(f.resolve()), pure=False)
+            limits = current_inflate_limits()
+            read = [client.submit(_read_file, str(f), str(f.resolve()), limits, pure=False)
                     for f in files]
             summaries = _as_done(distributed, [client.submit(_summary, r, pure=False)
                                                for r in read],
@@ -248,12 +250,13 @@ class _Closing:
 
 # --- tasks (run on the workers) -------------------------------------------------
 
-def _read_file(label: str, path: str):
-    """A file read and typed: (events, quarantine, provenance), or the
-    LogFileError it raised as (path, problem, line), named as the client
-    names the file."""
+def _read_file(label: str, path: str, limits: InflateLimits):
+    """A file read and typed (a .gz one under the client's `limits`):
+    (events, quarantine, provenance), or the LogFileError it raised as
+    (path, problem, line), named as the client names the file."""
     try:
-        return load_file(Path(path), label=label)
+        with inflate_limits(limits):
+            return load_file(Path(path), label=label)
     except LogFileError as exc:
         return LogFileError(label, exc.problem, exc.line)
 
