@@ -113,11 +113,18 @@ def session_rows(session) -> list[dict]:
 
 # --- writing rows in each form ---------------------------------------------------
 
+class JsonText(str):
+    """A value written into JSON Lines as this very JSON text (an object
+    nested thousands deep, a `\\ud800` escape); elsewhere, as this text."""
+
+
 def _cell_bytes(value) -> bytes:
     if value is None:
         return b""
     if isinstance(value, bytes):
         return value
+    if isinstance(value, JsonText):
+        return value.encode("utf-8")
     if isinstance(value, bool):
         return b"true" if value else b"false"
     if isinstance(value, (datetime, date)):
@@ -146,6 +153,8 @@ def _json_value(value) -> bytes:
     if isinstance(value, bytes):
         body = value.replace(b"\\", b"\\\\").replace(b'"', b'\\"').replace(b"\n", b"\\n")
         return b'"' + body + b'"'
+    if isinstance(value, JsonText):
+        return value.encode("utf-8")
     if isinstance(value, (datetime, date)):
         value = value.isoformat()
     return json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
@@ -295,6 +304,10 @@ def row_ops(n_cols=COLUMN_NAMES):
         st.tuples(st.just("extra_column"), st.sampled_from(EXTRA_COLUMN_NAMES), hostile_values),
         st.tuples(st.just("huge"), index, column, st.integers(MIB - 2, MIB + 2)),
         st.tuples(st.just("empty_row"), index),
+        st.tuples(st.just("seq_jump"), index, st.integers(2, 2 ** 63)),
+        st.tuples(st.just("deep"), index, st.integers(300, 30_000)),
+        st.tuples(st.just("surrogate"), index, column,
+                  st.sampled_from(["\\ud800", "x\\udfffy", "\\udc80\\ud800", "\\ud83d"])),
     )
 
 
@@ -330,6 +343,17 @@ def apply_row_op(op, rows: list[dict]) -> list[dict]:
         rows[args[0] % n][args[1]] = "é" * (args[2] // 2) + "x" * (args[2] % 2)
     elif kind == "empty_row" and n:
         rows.insert(args[0] % n, {k: None for k in rows[0]})
+    elif kind == "seq_jump" and n:  # every later event of the table numbered far higher
+        i = args[0] % n
+        table = rows[i].get("table_id")
+        for r in rows[i:]:
+            if r.get("table_id") == table and type(r.get("seq")) is int:
+                r["seq"] = min(r["seq"] + args[1], 2 ** 63 - 1)
+    elif kind == "deep" and n:  # an extra column holding objects nested `depth` deep
+        depth = args[1]
+        rows[args[0] % n]["note"] = JsonText('{"a":' * depth + "1" + "}" * depth)
+    elif kind == "surrogate" and n:  # a lone surrogate as JSON escapes it
+        rows[args[0] % n][args[1]] = JsonText(f'"{args[2]}"')
     return rows
 
 
@@ -589,6 +613,38 @@ def test_mixed_forms_in_one_folder(fuzz_examples):
             if meta is not None:
                 assert len(meta["inputs"]) == len(forms)
                 assert meta["rows"]["read"] == expected
+
+    prop()
+
+
+def gzip_bomb(data: bytes, mib: int) -> bytes:
+    """`data` gzip'd, then `mib` MiB of NUL bytes in about a thousandth of
+    that (one gzip member repeated: a file of several members is one stream)."""
+    nul = gzip.compress(b"\0" * MIB, mtime=0)
+    return gzip.compress(data, mtime=0) + nul * mib
+
+
+def test_small_gzip_bombs(fuzz_examples):
+    """A log followed by NULs inflating past 16 MiB at a thousand to one: refused
+    with exit 2 naming the file, never read whole."""
+    @fuzz(max(5, fuzz_examples // 5))
+    @given(session=sessions, form=st.sampled_from(["csv.gz", "ndjson.gz", "parquet.gz"]),
+           mib=st.integers(17, 40), ops=st.lists(row_ops(), max_size=2))
+    def prop(session, form, mib, ops):
+        rows = session_rows(session)
+        for op in ops:
+            rows = apply_row_op(op, rows)
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            plain = write_form(rows, form.removesuffix(".gz"), tmp)
+            path = tmp / f"bomb.{form}"
+            path.write_bytes(gzip_bomb(plain.read_bytes(), mib))
+            for command in (("check", path, "-r", "nz-table-games", "--out", tmp / "out"),
+                            ("validate", path)):
+                res = run_cli(*command)
+                assert_clean_exit(res, command[0])
+                assert res.exit_code == 2, res.output
+                assert f"error: {path}: inflates to more than" in res.output, res.output
 
     prop()
 

@@ -15,7 +15,7 @@ from auditor.errors import EngineError, OutputError
 from auditor.logs.discover import discover_logs
 from auditor.logs.identity import check_events
 from auditor.logs.load import small_pages
-from auditor.logs.raw import ReadOptions
+from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, ReadOptions, inflate_limits
 from auditor.logs.site import path_sites
 from auditor.report import html
 from auditor.report.formats import check_out_dir, write_and_render
@@ -60,6 +60,8 @@ class CheckRequest:
     color: bool = False
     #: Each file's site is the first folder below the path given.
     site_from_path: bool = False
+    #: How far a .gz log may inflate before it is refused (exit 2).
+    inflate: InflateLimits = DEFAULT_INFLATE_LIMITS
 
 
 @dataclass
@@ -100,7 +102,11 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
     refused (ruleset, baseline, waivers, output folder, engine) is refused
     before any log is read. `progress` is told of the audit as it goes and
     set to "writing" before the reports; finishing it is the caller's."""
-    progress = progress if progress is not None else NoProgress()
+    with inflate_limits(request.inflate):
+        return _check(request, progress if progress is not None else NoProgress())
+
+
+def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
     read = ReadOptions(request.encoding, request.assume_offset)
     family = resolve_family(request.ruleset)  # `nz` -> nz@*.toml, each version validated
     ruleset = family.latest if family else load_ruleset(request.ruleset)

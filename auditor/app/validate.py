@@ -12,7 +12,13 @@ from auditor.checks import CHECKS
 from auditor.checks.context import CheckContext
 from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs, load_logs
-from auditor.logs.raw import DEFAULT_READ, ReadOptions
+from auditor.logs.raw import (
+    DEFAULT_INFLATE_LIMITS,
+    DEFAULT_READ,
+    InflateLimits,
+    ReadOptions,
+    inflate_limits,
+)
 from auditor.rules.ruleset import Rule
 from auditor.run.core import stamp_hits
 
@@ -36,9 +42,12 @@ def format_rule(check_name: str) -> Rule:
     return Rule(chk.code, chk.name, chk.code, FORMAT, "", "major", {})
 
 
-def validate(paths: list[str | Path], read: ReadOptions = DEFAULT_READ) -> Validation:
-    """The format problems of the logs under `paths`, read as `read` says."""
-    logs = load_logs(list(paths), options=read)
+def validate(paths: list[str | Path], read: ReadOptions = DEFAULT_READ,
+             inflate: InflateLimits = DEFAULT_INFLATE_LIMITS) -> Validation:
+    """The format problems of the logs under `paths`, read as `read` says
+    (a .gz one within `inflate`)."""
+    with inflate_limits(inflate):
+        logs = load_logs(list(paths), options=read)
     ctx = CheckContext(logs.events, None, logs.quarantine)
     parts = [stamp_hits(ctx, CHECKS[name].func(ctx, {}), format_rule(name), FORMAT)
              for name in FORMAT_CHECKS]

@@ -21,7 +21,13 @@ from auditor import __version__
 from auditor.errors import LogFileError, ReportError, RulesetError
 from auditor.findings import FINDINGS_SCHEMA
 from auditor.logs.load import load_logs
-from auditor.logs.raw import ReadOptions, sha256_of
+from auditor.logs.raw import (
+    DEFAULT_INFLATE_LIMITS,
+    InflateLimits,
+    ReadOptions,
+    inflate_limits,
+    sha256_of,
+)
 from auditor.report.parquet import QUARANTINE_SCHEMA
 from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.core import audit_loaded
@@ -92,8 +98,9 @@ def read_report(folder: Path) -> tuple[dict, pa.Table]:
     return meta, table.replace_schema_metadata(None)
 
 
-def verify_report(folder: Path) -> Verdict:
-    """Re-check the report in `folder` (ReportError when there is none)."""
+def verify_report(folder: Path, inflate: InflateLimits = DEFAULT_INFLATE_LIMITS) -> Verdict:
+    """Re-check the report in `folder` (ReportError when there is none),
+    reading .gz inputs under `inflate` (as `check` was given)."""
     folder = Path(folder)
     try:
         meta, findings = read_report(folder)
@@ -106,7 +113,8 @@ def verify_report(folder: Path) -> Verdict:
         verdict.problems.append("the audit could not be re-run (see above)")
         return verdict
     try:
-        logs = load_logs(paths, options=ReadOptions(**meta.get("read_options", {})))
+        with inflate_limits(inflate):
+            logs = load_logs(paths, options=ReadOptions(**meta.get("read_options", {})))
     except LogFileError as exc:
         verdict.problems.append(f"input {exc}: can no longer be read")
         return verdict

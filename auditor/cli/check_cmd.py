@@ -13,10 +13,11 @@ from click.core import ParameterSource
 from auditor.app.check import CheckRequest, check
 from auditor.app.config import find_config, load_config
 from auditor.app.validate import validate
+from auditor.cli.options import inflate_options
 from auditor.cli.progress import Progress
 from auditor.codes import FAIL_ON_CHOICES
 from auditor.escape import terminal_safe
-from auditor.logs.raw import ReadOptions
+from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, ReadOptions
 from auditor.report.formats import FORMATS, STREAMABLE
 from auditor.report.sarif import MAX_RESULTS
 from auditor.run import ENGINES
@@ -93,6 +94,7 @@ def read_options(command):
 @click.option("--scheduler", metavar="ADDRESS",
               help="The dask scheduler's address (--engine dask); without it a local "
                    "cluster of --jobs workers is started.")
+@inflate_options
 @read_options
 @click.option("--require-complete", is_flag=True,
               help="Exit 2 (after writing the reports) when any rule could not be evaluated "
@@ -115,7 +117,8 @@ def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, qui
                   baseline_file=None, waivers_file=None, jobs=1, engine="local",
                   scheduler=None, sarif_max_results=MAX_RESULTS, color=None,
                   config_file=None, no_config=False, encoding=None, assume_offset=None,
-                  require_complete=False, site_from_path=False):
+                  require_complete=False, site_from_path=False,
+                  inflate=DEFAULT_INFLATE_LIMITS):
     """Audit logs against a ruleset and write the findings.
 
     PATHS are log files or folders (searched recursively for .csv, .jsonl,
@@ -167,7 +170,7 @@ def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, qui
                            encoding=encoding, assume_offset=assume_offset,
                            require_complete=require_complete, streams=streams,
                            sarif_max_results=sarif_max_results, color=color,
-                           site_from_path=site_from_path)
+                           site_from_path=site_from_path, inflate=inflate)
     # Progress on standard error (a terminal only, never with --quiet), fed
     # by the engines; ended (finally) before anything else is printed, error
     # or summary.
@@ -244,7 +247,8 @@ def _found_config():
 @click.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @read_options
-def validate_command(paths, encoding=None, assume_offset=None):
+@inflate_options
+def validate_command(paths, encoding=None, assume_offset=None, inflate=DEFAULT_INFLATE_LIMITS):
     """Check logs against the event-log format only; list every problem.
 
     Prints one located line per problem (file:line, table and seq where they
@@ -256,7 +260,7 @@ def validate_command(paths, encoding=None, assume_offset=None):
     Example:
         auditor validate sample_logs/
     """
-    validation = validate(list(paths), ReadOptions(encoding, assume_offset))
+    validation = validate(list(paths), ReadOptions(encoding, assume_offset), inflate)
     findings, logs = validation.problems, validation.logs
     for row in findings.itertuples(index=False):
         where = f"{row.source_file}:{row.source_line}"

@@ -7,13 +7,16 @@ from pathlib import Path
 import click
 
 from auditor.app.verify import verify_report
+from auditor.cli.options import inflate_options
 from auditor.escape import terminal_safe
+from auditor.logs.raw import DEFAULT_INFLATE_LIMITS
 
 
 @click.command("verify")
 @click.argument("folder", metavar="DIR", type=click.Path())
+@inflate_options
 @click.pass_context
-def verify_command(ctx, folder):
+def verify_command(ctx, folder, inflate=DEFAULT_INFLATE_LIMITS):
     """Check that the report in DIR still stands.
 
     Re-reads every input named in DIR/findings.parquet's provenance and
@@ -31,7 +34,7 @@ def verify_command(ctx, folder):
         auditor check logs/ --ruleset nz-1996 --out reports/
         auditor verify reports/
     """
-    verdict = verify_report(Path(folder))  # no report: "error: ..." and exit 2
+    verdict = verify_report(Path(folder), inflate)  # no report: "error: ..." and exit 2
     for note in verdict.notes:
         click.echo(terminal_safe(f"note: {note}"))
     if verdict.stands:

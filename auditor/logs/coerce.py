@@ -27,7 +27,13 @@ from auditor.logs.arrays import (
     where_valid,
 )
 from auditor.logs.raw import RawLog
-from auditor.logs.validate import Problems, quarantine_frame, validate_rows
+from auditor.logs.validate import (
+    TS_RANGE_MESSAGE,
+    Problems,
+    quarantine_frame,
+    ts_out_of_range,
+    validate_rows,
+)
 
 INT_RE = r"^[+-]?[0-9]+(\.0*)?$"
 AMOUNT_RE = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$"
@@ -483,15 +489,20 @@ def _ts_column(col, problems: Problems, n: int, slot: _Slot | None = None,
         col = flat(col)
         if pa.types.is_timestamp(col.type):
             # Parquet timestamps: with a zone, converted; without one, taken as UTC
-            # (or as the offset the user gave).
+            # (or as the offset the user gave). Times out of range quarantined
+            # first: in seconds they may lie beyond what microseconds can hold.
+            if col.null_count:
+                problems.add(pc.is_null(col), "ts missing")
+            out = ts_out_of_range(col)
+            if out is not None:
+                problems.add(out, TS_RANGE_MESSAGE)
+                col = pc.if_else(out, pa.scalar(None, col.type), col)
             values = pc.cast(col, pa.timestamp("us", tz=col.type.tz or "UTC"))
             values = values.cast(utc)
             if col.type.tz is None and assume_offset is not None:
                 notes["assumed"] = notes.get("assumed", 0) + len(values) - values.null_count
                 shift = _offset_seconds(assume_offset) * 1_000_000
                 values = pc.subtract(values.cast(pa.int64()), shift).cast(utc)
-            if values.null_count:
-                problems.add(pc.is_null(values), "ts missing")
             return values
     text = _text(col, n, distinct=False)
     values = text.values

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,29 +16,66 @@ import pyarrow.json as pa_json
 from auditor.logs.raw import RawRejected, clip
 from auditor.logs.schema import COLUMN_NAMES
 
-MAX_FAST_JSON_BRACKETS = 256
+#: Nesting deeper than this quarantines the JSON line. A log cell holds no
+#: nested value at all; this bounds what Arrow's reader (which crashes the
+#: process on 20,000 nested objects) and Python's recursive json are given.
+MAX_JSON_DEPTH = 512
 
+#: A file whose brackets, besides the `{` opening each line, number more than
+#: this is read line by line, each line's depth checked first. Arrow's reader
+#: then never sees nesting deeper than this + 1 (and its time, quadratic in the
+#: nesting of lists, stays small).
+MAX_FAST_JSON_BRACKETS = 256
 
 def read_jsonl(path: Path, data: bytes):
     """Fast path: pyarrow's reader when every line is a plain object and each
     column keeps one type. Otherwise a line-by-line read that locates and keeps
     every bad line."""
     text_lines = data.split(b"\n")
-    # Arrow's reader takes time quadratic in the nesting of lists (5,000 nested
-    # lists in one 10 kB line: seconds): a log has no lists, so many brackets
-    # send the file down the line-by-line path, which bounds nesting.
+    filled = sum(1 for ln in text_lines if ln)
     simple = b"\n\n" not in data and not data.startswith(b"\n") and b"\r" not in data \
-        and data.count(b"[") <= MAX_FAST_JSON_BRACKETS
+        and _few_brackets(data, filled)
     if simple:
         try:
             table = pa_json.read_json(io.BytesIO(data))
-            if table.num_rows == sum(1 for ln in text_lines if ln):
+            if table.num_rows == filled:
                 table = _stringify_nested(table)
                 return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
         except (pa.ArrowInvalid, RecursionError, UnicodeDecodeError):  # (a key not UTF-8)
             # the line-by-line read locates the line
             pass
     return _read_jsonl_slow(path, text_lines)
+
+
+def _few_brackets(data: bytes, filled: int) -> bool:
+    """Every line starts with `{` and the file has at most
+    MAX_FAST_JSON_BRACKETS other opening brackets: so no line nests deeper
+    than that, whatever its strings hold. Counted, not parsed."""
+    line_starts = data.count(b"\n{") + data.startswith(b"{")
+    if line_starts != filled:
+        return False
+    return data.count(b"[") + data.count(b"{") - line_starts <= MAX_FAST_JSON_BRACKETS
+
+
+def too_deep(line: bytes) -> bool:
+    """Whether the brackets of one JSON line nest deeper than MAX_JSON_DEPTH,
+    brackets inside strings not counted. Vectorised and linear: a megabyte of
+    brackets takes milliseconds, where a parser would recurse."""
+    if line.count(b"{") + line.count(b"[") <= MAX_JSON_DEPTH:
+        return False
+    b = np.frombuffer(line, dtype=np.uint8)
+    at = np.arange(len(b))
+    # A quote ends or opens a string unless an odd run of backslashes precedes it.
+    last_plain = np.maximum.accumulate(np.where(b != ord("\\"), at, -1))
+    quotes = np.flatnonzero(b == ord('"'))
+    before = quotes - 1
+    escapes = np.where(before >= 0, before - last_plain[np.maximum(before, 0)], 0)
+    toggles = np.zeros(len(b), dtype=np.int8)
+    toggles[quotes[escapes % 2 == 0]] = 1
+    outside = np.cumsum(toggles, dtype=np.int64) % 2 == 0
+    step = (((b == ord("{")) | (b == ord("["))) & outside).astype(np.int32) \
+        - (((b == ord("}")) | (b == ord("]"))) & outside).astype(np.int32)
+    return int(np.cumsum(step).max(initial=0)) > MAX_JSON_DEPTH
 
 
 def _read_jsonl_slow(path: Path, text_lines: list[bytes]):
@@ -47,38 +85,70 @@ def _read_jsonl_slow(path: Path, text_lines: list[bytes]):
     for number, raw in enumerate(text_lines, start=1):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            obj, reason = None, "the line is not UTF-8 text"
-        except RecursionError:
-            obj, reason = None, "not a JSON object: nested too deeply"
-        except ValueError as exc:
-            obj, reason = None, f"not a JSON object: {exc}"
-        else:
-            reason = "not a JSON object"
-        if not isinstance(obj, dict):
+        row, reasons = _json_row(raw)
+        if row is None:
             rejected.lines.append(number)
             rejected.texts.append(clip(raw.decode("utf-8", "backslashreplace")))
-            rejected.reasons.append(reason)
+            rejected.reasons.append(reasons[0])
             continue
-        rows.append(obj)
+        if reasons:
+            rejected.cell_problems[len(rows)] = reasons
+        rows.append(row)
         lines.append(number)
     names: list[str] = []
     seen: set[str] = set()
-    for obj in rows:
-        for key in obj:
+    for row in rows:
+        for key in row:
             if key not in seen:
                 seen.add(key)
                 names.append(key)
     columns = {}
     for name in names:
-        columns[name] = pa.array(
-            [_json_cell(obj.get(name)) for obj in rows], type=pa.string()
-        )
+        columns[name] = pa.array([row.get(name) for row in rows], type=pa.string())
     table = pa.table(columns) if columns else pa.table({n: pa.array([], pa.string())
                                                         for n in COLUMN_NAMES})
     return table, np.asarray(lines, dtype=np.int64), rejected
+
+
+def _json_row(raw: bytes) -> tuple[dict[str, str | None] | None, list[str]]:
+    """One JSON line as its cells (text, as a CSV would hold them) and what
+    is wrong with them; or None and why it cannot be a row at all."""
+    if too_deep(raw):
+        return None, [f"nested more than {MAX_JSON_DEPTH} levels deep"]
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, ["the line is not UTF-8 text"]
+    except RecursionError:
+        return None, [f"nested more than {MAX_JSON_DEPTH} levels deep"]
+    except ValueError as exc:
+        return None, [f"not a JSON object: {exc}"]
+    if not isinstance(obj, dict):
+        return None, ["not a JSON object"]
+    try:
+        cells = {key: _json_cell(value) for key, value in obj.items()}
+    except RecursionError:
+        return None, [f"nested more than {MAX_JSON_DEPTH} levels deep"]
+    for key in cells:
+        if (bad := _SURROGATE.search(key)):
+            why = f"a column name is not text: it holds a lone surrogate {_escaped(bad[0])}"
+            return None, [why]
+    problems = []
+    for key, value in cells.items():
+        if value is not None and (bad := _SURROGATE.search(value)):
+            problems.append(f"{key} is not text: it holds a lone surrogate {_escaped(bad[0])}")
+            cells[key] = _SURROGATE.sub(lambda m: _escaped(m[0]), value)
+    return cells, problems
+
+
+def _escaped(surrogate: str) -> str:
+    """A surrogate as the JSON escape that wrote it (`\\ud800`)."""
+    return f"\\u{ord(surrogate):04x}"
+
+
+#: A UTF-16 surrogate, which JSON's \u escapes can write alone but no text
+#: holds (it cannot be written as UTF-8).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json_cell(value) -> str | None:
@@ -93,10 +163,7 @@ def _json_cell(value) -> str | None:
         return str(int(value))
     if isinstance(value, (int, float)):
         return str(value)
-    try:
-        return json.dumps(value, sort_keys=True)
-    except RecursionError:
-        return "[nested too deeply]"
+    return json.dumps(value, sort_keys=True)
 
 
 def _stringify_nested(table: pa.Table) -> pa.Table:

@@ -10,6 +10,7 @@ import gzip
 import hashlib
 import re
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,8 +67,9 @@ class RawRejected:
     lines: list[int] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
-    #: rows the parser read whole but found wrong (a quote never closed):
-    #: row index -> why; coercion quarantines them like a bad cell.
+    #: Rows the parser did split but found wrong (row index -> why): a quote
+    #: never closed, a JSON string holding a lone surrogate; coercion
+    #: quarantines them like a bad cell.
     cell_problems: dict[int, list[str]] = field(default_factory=dict)
 
 
@@ -98,14 +100,74 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class InflateLimits:
+    """How far a gzip'd log may inflate: at most `max_bytes`, and at most
+    `max_ratio` times its compressed size (a log compresses 10 to 20 times; a
+    decompression bomb a thousand). Inflating to INFLATE_ALWAYS_BYTES is
+    allowed whatever the ratio."""
+
+    max_bytes: int = 4 << 30
+    max_ratio: int = 100
+
+
+#: What a .gz file may always inflate to, whatever its ratio (a small file of
+#: repeated rows compresses far more than a night's log).
+INFLATE_ALWAYS_BYTES = 16 << 20
+
+#: The limits unless the command line raises them.
+DEFAULT_INFLATE_LIMITS = InflateLimits()
+_inflate_limits = DEFAULT_INFLATE_LIMITS
+
+
+@contextmanager
+def inflate_limits(limits: InflateLimits):
+    """Read .gz logs under `limits` within the block (the reading is many
+    calls deep, in every engine; forked workers inherit the setting)."""
+    global _inflate_limits
+    before, _inflate_limits = _inflate_limits, limits
+    try:
+        yield
+    finally:
+        _inflate_limits = before
+
+
+def current_inflate_limits() -> InflateLimits:
+    return _inflate_limits
+
+
 def read_bytes(path: Path) -> bytes:
     try:
         if path.name.lower().endswith(".gz"):
-            with gzip.open(path, "rb") as fh:
-                return fh.read()
+            return _inflated(path, _inflate_limits)
         return path.read_bytes()
     except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
         raise LogFileError(path, f"cannot be read: {exc}") from None
+
+
+def _inflated(path: Path, limits: InflateLimits) -> bytes:
+    """A .gz file's content, inflated a block at a time and refused
+    (LogFileError) as soon as it passes `limits`: a 1 MB file inflating to
+    1 GiB costs at most the limit, never the gigabyte."""
+    packed = path.stat().st_size
+    by_ratio = max(limits.max_ratio * packed, INFLATE_ALWAYS_BYTES)
+    cap = min(limits.max_bytes, by_ratio)
+    blocks, total = [], 0
+    with gzip.open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            total += len(block)
+            if total > cap:
+                raise LogFileError(path, _too_inflated(packed, limits, cap == by_ratio))
+            blocks.append(block)
+    return b"".join(blocks)
+
+
+def _too_inflated(packed: int, limits: InflateLimits, by_ratio: bool) -> str:
+    if by_ratio:
+        return (f"inflates to more than {limits.max_ratio} times its {packed:,} bytes "
+                f"(a decompression bomb?); --max-inflate-ratio raises the limit")
+    return (f"inflates to more than {limits.max_bytes:,} bytes; --max-inflated-bytes raises "
+            f"the limit")
 
 
 def clip(text: str) -> str:

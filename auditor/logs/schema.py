@@ -35,6 +35,12 @@ COLUMN_KINDS: dict[str, str] = dict(COLUMNS)
 #: the replay keeps seats as bits of a 64-bit mask.
 MAX_SEAT = 62
 
+#: The years a `ts` may fall in: no table was recorded electronically before
+#: 1970, and from then to the end of 2261 every time, and every span between
+#: two, is a 64-bit count of nanoseconds (what pandas and the reports hold).
+#: A time outside them quarantines its row.
+TS_YEARS = (1970, 2261)
+
 #: A file lacking any of these cannot be a log at all.
 REQUIRED_COLUMNS: tuple[str, ...] = ("table_id", "seq", "ts", "event")
 

@@ -9,6 +9,7 @@ message is only built for the rows that have a problem.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -63,6 +64,26 @@ _EVENTS = pa.array(schema.EVENTS)
 
 
 _MAX_FINITE = float(np.finfo(np.float64).max)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+#: Since 1970 UTC, in seconds: the first instant of the first year in
+#: schema.TS_YEARS, and the first instant after the last one.
+_FIRST_TS_S = int((datetime(schema.TS_YEARS[0], 1, 1, tzinfo=UTC) - _EPOCH).total_seconds())
+_END_TS_S = int((datetime(schema.TS_YEARS[1] + 1, 1, 1, tzinfo=UTC) - _EPOCH).total_seconds())
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+TS_RANGE_MESSAGE = f"ts is out of range: years {schema.TS_YEARS[0]} to {schema.TS_YEARS[1]} only"
+
+
+def ts_out_of_range(ts: pa.Array) -> pa.Array | None:
+    """Per row of a timestamp column (any unit): is it outside
+    schema.TS_YEARS; None when no row is (one pass to know)."""
+    ticks = pc.cast(ts, pa.int64())
+    k = _PER_SECOND[ts.type.unit]
+    first, last = _FIRST_TS_S * k, _END_TS_S * k - 1
+    if not any(_outside(ticks, first, last)):
+        return None
+    return pc.fill_null(pc.or_(pc.less(ticks, first), pc.greater(ticks, last)), False)
+
 
 #: The event code of a row without a (known) event.
 _NO_EVENT = len(schema.EVENTS)
@@ -155,6 +176,8 @@ def validate_rows(cols: dict[str, pa.Array], texts: dict[str, TextColumn], probl
     # (min_max skips NaN: NaN is neither below 0 nor infinite, nor is it here)
     if given("amount") and any(_outside(amount, 0, _MAX_FINITE)):
         problems.add(pc.or_(pc.less(amount, 0), pc.is_inf(amount)), "amount must be 0 or more")
+    if given("ts") and (out := ts_out_of_range(cols["ts"])) is not None:
+        problems.add(out, TS_RANGE_MESSAGE)
     bet = texts["bet"]
     if given("bet"):
         problems.add(bet.rows(pc.invert(pc.match_substring_regex(bet.values,
@@ -255,7 +278,7 @@ def quarantine_frame(raw: RawLog, table: pa.Table, problems: Problems,
         return _empty_quarantine()
     records = []
     if len(idx):
-        sub = table.take(pa.array(idx)).to_pylist()
+        sub = _rows_as_recorded(table.take(pa.array(idx)))
         for i, row in zip(idx.tolist(), sub):
             cells = {k: (None if v is None else str(v)) for k, v in row.items()}
             seq = cols["seq"][i].as_py()
@@ -266,6 +289,30 @@ def quarantine_frame(raw: RawLog, table: pa.Table, problems: Problems,
         records.append((raw.path, int(line), None, None, None, reason,
                         json.dumps({"text": text}, ensure_ascii=False)))
     return _quarantine_records(records)
+
+
+def _rows_as_recorded(sub: pa.Table) -> list[dict]:
+    """The rows as Python values; a time no Python datetime holds (a Parquet
+    timestamp in the year 300,000) as its count of units since 1970."""
+    try:
+        return sub.to_pylist()
+    except (OverflowError, ValueError):
+        pass
+    columns = {}
+    for name, col in zip(sub.column_names, sub.columns):
+        if pa.types.is_timestamp(col.type) or pa.types.is_date(col.type):
+            columns[name] = [_time_as_recorded(v) for v in col]
+        else:
+            columns[name] = col.to_pylist()
+    return [dict(zip(columns, row)) for row in zip(*columns.values())]
+
+
+def _time_as_recorded(value: pa.Scalar):
+    try:
+        return value.as_py()
+    except (OverflowError, ValueError):
+        unit = getattr(value.type, "unit", "day")
+        return f"{value.cast(pa.int64()).as_py()} {unit} since 1970-01-01"
 
 
 def _quarantine_records(records: list[tuple]) -> pd.DataFrame:

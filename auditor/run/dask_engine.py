@@ -39,7 +39,13 @@ from auditor.findings import finalize
 from auditor.logs.discover import discover_logs
 from auditor.logs.identity import TableIdentityError, check_events, overlapping
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
-from auditor.logs.raw import DEFAULT_READ, ReadOptions
+from auditor.logs.raw import (
+    DEFAULT_READ,
+    InflateLimits,
+    ReadOptions,
+    current_inflate_limits,
+    inflate_limits,
+)
 from auditor.logs.site import path_sites
 from auditor.rules.ruleset import Ruleset
 from auditor.run.collect import Collector
@@ -103,7 +109,8 @@ def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
         client = stack.enter_context(_client(distributed, scheduler, jobs))
         progress.stage("reading")
         with stage(timings, "load"):
-            loaded = [client.submit(_read_file, str(f), str(f.resolve()), read,
+            limits = current_inflate_limits()
+            loaded = [client.submit(_read_file, str(f), str(f.resolve()), limits, read,
                                     sites.get(str(f)), pure=False)
                       for f in files]
             summaries = _as_done(distributed, [client.submit(_summary, r, pure=False)
@@ -273,13 +280,14 @@ class _Closing:
 
 # --- tasks (run on the workers) -------------------------------------------------
 
-def _read_file(label: str, path: str, read: ReadOptions = DEFAULT_READ,
-               site: str | None = None):
-    """A file read and typed: (events, quarantine, provenance), or the
-    LogFileError it raised as (path, problem, line), named as the client
-    names the file."""
+def _read_file(label: str, path: str, limits: InflateLimits,
+               read: ReadOptions = DEFAULT_READ, site: str | None = None):
+    """A file read and typed (a .gz one under the client's `limits`), as
+    `read` says: (events, quarantine, provenance), or the LogFileError it
+    raised as (path, problem, line), named as the client names the file."""
     try:
-        return load_file(Path(path), label=label, options=read, site=site)
+        with inflate_limits(limits):
+            return load_file(Path(path), label=label, options=read, site=site)
     except LogFileError as exc:
         return LogFileError(label, exc.problem, exc.line)
 
