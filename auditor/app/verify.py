@@ -41,7 +41,8 @@ from auditor.report.formats import write_and_render
 from auditor.report.manifest import MANIFEST_NAME, OWN_NAMES, file_entry
 from auditor.report.parquet import QUARANTINE_SCHEMA
 from auditor.report.provenance import provenance
-from auditor.rules.ruleset import Ruleset, load_ruleset, shipped_dir
+from auditor.rules import ruleset as ruleset_mod
+from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.core import audit_loaded
 from auditor.triage.baseline import load_accepted, verdict
 
@@ -394,7 +395,7 @@ def _load(block: dict, verdict_: Verdict) -> Ruleset | None:
 def _shipped(recorded: str) -> Path:
     """Where a shipped ruleset recorded at `recorded` (another installation's
     path, say) is in this one: by its file name, that is its id."""
-    return shipped_dir() / Path(recorded).name
+    return ruleset_mod.shipped_dir() / Path(recorded).name
 
 
 def _check_quarantine(folder: Path, files: dict, logs, manifest, verdict_: Verdict) -> None:
