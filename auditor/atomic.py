@@ -6,6 +6,10 @@ runs inside one) the renames wait until the block ends well, and then happen
 together with SIGINT and SIGTERM held off: a report of several files never
 appears half-written, and a failed or interrupted run leaves every earlier
 file as it was and no temporary file behind.
+
+`report_folder` does the same for a whole folder (`--out`): built aside and
+swapped into place under a lock, so that no file of an earlier run survives
+beside the new ones.
 """
 
 from __future__ import annotations
