@@ -71,15 +71,6 @@ class Verdict:
         return not self.problems
 
 
-def read_report(folder: Path) -> tuple[dict, pa.Table]:
-    """The provenance and the findings table of the report in `folder`."""
-    snapshot = _snapshot(Path(folder))
-    meta, table, problem = _read_parquet(Path(folder), snapshot, "findings.parquet")
-    if problem:
-        raise ReportError(problem)
-    return meta, table
-
-
 def verify_report(folder: Path, inputs_root: Path | None = None) -> Verdict:
     """Re-check the report in `folder` (ReportError when there is none)."""
     folder = Path(folder)
@@ -140,6 +131,7 @@ def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_) -
         return
     _check_counts(recorded["inputs"], logs.inputs, verdict_)
     result = audit(logs)
+    verdict_.findings, verdict_.quarantined = len(result.findings), len(logs.quarantine)
     if findings is not None:
         fresh = pa.Table.from_pandas(result.findings, schema=FINDINGS_SCHEMA,
                                      preserve_index=False)
