@@ -6,6 +6,10 @@ runs inside one) the renames wait until the block ends well, and then happen
 together with SIGINT and SIGTERM held off: a report of several files never
 appears half-written, and a failed or interrupted run leaves every earlier
 file as it was and no temporary file behind.
+
+`report_folder` does the same for a whole folder (`--out`): built aside and
+swapped into place under a lock, so that no file of an earlier run survives
+beside the new ones.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import os
 import signal
 import tempfile
 from collections.abc import Callable
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from auditor.errors import OutputError
@@ -204,3 +208,250 @@ def atomic_open(target: Path):
     `atomic_path` makes it appear: for a writer that streams its bytes."""
     with atomic_path(target) as tmp, open(tmp, "wb") as out:
         yield out
+
+
+# --- a report folder, written as a set ---------------------------------------------------------
+
+#: What an interrupted `atomic_path` or `_commit` leaves in a folder.
+LEFTOVER_SUFFIXES = (".tmp", ".bak")
+#: renameat2's flag swapping two paths in one step (Linux 3.15 and later).
+_RENAME_EXCHANGE = 2
+
+
+class ReportFolder:
+    """`--out DIR` while a run writes it: `staging`, the fresh sibling folder
+    the run writes its files into; `out`, where it appears whole."""
+
+    def __init__(self, out: Path, staging: Path):
+        self.out = out
+        self.staging = staging
+
+
+@contextmanager
+def report_folder(out: Path, own_names=frozenset()):
+    """Write a report folder as a set. The run holds a lock beside `out`
+    (a second run into the same folder fails at once, clearly), removes what
+    killed runs left (half-built siblings, temporary files), builds its
+    files in a fresh sibling folder (`ReportFolder.staging`) and, when the
+    block ends well, swaps it with `out` in one step (two renames where the
+    file system cannot swap) and deletes the earlier folder: a reader only
+    ever finds one whole run, and no file of an earlier run survives.
+
+    `own_names` are the file names the auditor writes. Any other file in
+    `out` (not listed in its manifest.json either) is the user's: it is kept,
+    carried into the new folder; a folder the auditor did not write is
+    refused (it could not be carried over safely)."""
+    out = Path(out)
+    parent, name = out.absolute().parent, out.absolute().name
+    _check_replaceable(out)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise OutputError(f"{out.parent}: output folder is not a folder") from None
+    except OSError as exc:
+        raise OutputError(f"{out.parent}: cannot create output folder: "
+                          f"{exc.strerror or exc}") from None
+    _recover_aside(parent, name)
+    lock = _lock(out)
+    try:
+        _recover(parent, name)
+        _foreign(out, own_names)  # refused now, before the run, if it holds folders
+        staging = parent / f".{name}.new-{os.getpid()}"
+        _rmtree(staging)
+        try:
+            staging.mkdir()
+            os.chmod(staging, 0o777 & ~_umask())
+        except OSError as exc:
+            raise OutputError(f"{out}: cannot write: {exc.strerror or exc}") from None
+        ok = False
+        try:
+            yield ReportFolder(out, staging)
+            ok = True
+        except BaseException as exc:
+            ok = _ends_well(exc)
+            raise
+        finally:
+            if ok and not PENDING_INTERRUPTIONS:
+                _swap_in(staging, out.absolute(), own_names)
+            else:
+                _rmtree(staging)
+                if ok:
+                    raise PENDING_INTERRUPTIONS[0]
+    finally:
+        os.close(lock)
+
+
+def _check_replaceable(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{out}: --out names a file, not a folder")
+    here = Path.cwd().resolve()
+    target = out.resolve()
+    if target == here or target in here.parents:
+        raise OutputError(f"{out}: --out is the current folder or holds it; the report "
+                          f"folder is replaced whole at each run: name a folder of its own")
+
+
+def _lock(out: Path) -> int:
+    """An exclusive lock on the folder `out` itself (created empty if need
+    be), kept until closed; the system drops it when the process ends,
+    however it ends. A run swaps a new folder in, so the lock is taken again
+    should `out` have been swapped between opening and locking it."""
+    import fcntl
+
+    for _ in range(10):
+        try:
+            out.mkdir(exist_ok=True)
+            fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as exc:
+            raise OutputError(f"{out}: cannot write: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise OutputError(f"{out}: another audit is writing this report folder; wait "
+                              f"for it to end, or choose another --out") from None
+        here, locked = _same_folder(out, fd)
+        if here:
+            return fd
+        os.close(fd)
+        if not locked:
+            continue
+    raise OutputError(f"{out}: another audit is writing this report folder; wait "
+                      f"for it to end, or choose another --out")
+
+
+def _same_folder(out: Path, fd: int) -> tuple[bool, bool]:
+    try:
+        now, held = os.stat(out), os.fstat(fd)
+    except OSError:
+        return False, True
+    return (now.st_ino, now.st_dev) == (held.st_ino, held.st_dev), True
+
+
+def _recover_aside(parent: Path, name: str) -> None:
+    """A run killed between its two renames (where the system cannot swap)
+    left no folder at `out` and the earlier one aside: put it back."""
+    out = parent / name
+    aside = sorted(parent.glob(f".{name}.old-*"), key=lambda p: p.stat().st_mtime)
+    if aside and not out.exists():
+        with suppress(OSError):
+            os.rename(aside[-1], out)
+
+
+def _recover(parent: Path, name: str) -> None:
+    """Remove what killed runs left: half-built siblings, earlier folders
+    set aside, temporary files. Called under the lock, so nothing else is
+    writing them."""
+    out = parent / name
+    for leftover in (*parent.glob(f".{name}.old-*"), *parent.glob(f".{name}.new-*")):
+        _rmtree(leftover)
+    if out.is_dir():
+        for entry in out.iterdir():
+            if entry.name.startswith(".") and entry.name.endswith(LEFTOVER_SUFFIXES) \
+                    and entry.is_file():
+                _unlink(str(entry))
+
+
+def _foreign(out: Path, own_names) -> list[Path]:
+    """What in `out` the auditor did not write: not one of `own_names`, not
+    listed in the folder's manifest.json. Only files (and links) can be kept
+    across runs; a folder among them is refused."""
+    if not out.is_dir():
+        return []
+    own = set(own_names) | set(_manifest_names(out))
+    foreign = [e for e in sorted(out.iterdir()) if e.name not in own]
+    folders = [e.name for e in foreign if e.is_dir() and not e.is_symlink()]
+    if folders:
+        shown = ", ".join(folders[:5]) + (f" and {len(folders) - 5} more"
+                                          if len(folders) > 5 else "")
+        raise OutputError(f"{out}: holds folders the auditor did not write ({shown}); the "
+                          f"report folder is replaced whole at each run: name a new or "
+                          f"empty folder, or move them")
+    return foreign
+
+
+def _carry(foreign: list[Path], staging: Path) -> None:
+    """The user's own files of `out` into the new folder: hard links (the
+    same files, not copies; a copy where a link is refused), links as links."""
+    import shutil
+
+    for entry in foreign:
+        target = staging / entry.name
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry), target)
+            continue
+        try:
+            os.link(entry, target, follow_symlinks=False)
+        except OSError:
+            shutil.copy2(entry, target)
+
+
+def _manifest_names(out: Path) -> list[str]:
+    import json
+
+    try:
+        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        return ["manifest.json", *(str(f["name"]) for f in manifest["files"])]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def _swap_in(staging: Path, out: Path, own_names) -> None:
+    """Put `staging` at `out` (signals held off): the user's own files of
+    `out` carried over, then one swap where the system has one, else the
+    earlier folder renamed aside and the new one in (a reader may then find
+    no folder for that instant); the earlier folder is deleted after."""
+    held = _hold_signals()
+    try:
+        try:
+            _carry(_foreign(out, own_names), staging)
+        except OSError as exc:
+            raise OutputError(f"{out}: cannot keep its other files: "
+                              f"{exc.strerror or exc}") from None
+        if not out.exists():
+            _rename(staging, out)
+            return
+        if _exchange(staging, out):
+            _rmtree(staging)  # the earlier folder, now under the sibling's name
+            return
+        aside = out.parent / f".{out.name}.old-{os.getpid()}"
+        _rename(out, aside)
+        try:
+            _rename(staging, out)
+        except OutputError:
+            os.rename(aside, out)
+            raise
+        _rmtree(aside)
+    except BaseException:
+        _rmtree(staging)
+        raise
+    finally:
+        _release_signals(held)
+
+
+def _rename(src: Path, dst: Path) -> None:
+    try:
+        os.rename(src, dst)
+    except OSError as exc:
+        raise OutputError(f"{dst}: cannot write: {exc.strerror or exc}") from None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one step (Linux renameat2 RENAME_EXCHANGE);
+    False where the system or file system cannot."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_cwd = -100
+    done = renameat2(at_cwd, os.fsencode(a), at_cwd, os.fsencode(b), _RENAME_EXCHANGE)
+    return done == 0
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)

@@ -28,6 +28,18 @@ def terminal_safe(text: str) -> str:
                    for ch in text)
 
 
+def one_line(value) -> str:
+    """Any text from a log, a file name or a ruleset as part of ONE line of
+    terminal or CI output (None as `-`): `terminal_safe`, and the line break
+    too as a visible `\\n`, so no value can start a line of its own (which
+    a CI runner would read as a workflow command, `::error ::...`). Every
+    printer puts each such value, or each line it composes, through it."""
+    text = "-" if value is None else str(value)
+    if text.isprintable():
+        return text
+    return terminal_safe(text).replace("\n", "\\n")
+
+
 def _backslash_escape(ch: str) -> str:
     code = ord(ch)
     if code < 0x100:

@@ -5,20 +5,23 @@ as one set. The command line only gathers the request and prints."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.atomic import commit_together
+from auditor.atomic import commit_together, report_folder
 from auditor.errors import EngineError, OutputError
+from auditor.escape import one_line
 from auditor.logs.discover import discover_logs
 from auditor.logs.identity import check_events
 from auditor.logs.load import small_pages
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, ReadOptions, inflate_limits
 from auditor.logs.site import path_sites
 from auditor.report import html
-from auditor.report.formats import check_out_dir, write_and_render
+from auditor.report.formats import WRITES_NO_FILE, check_out_dir, write_and_render
+from auditor.report.manifest import OWN_NAMES, write_manifest
 from auditor.report.provenance import provenance
 from auditor.report.sarif import MAX_RESULTS
 from auditor.report.summary import summary_text
@@ -92,7 +95,7 @@ class CheckOutcome:
         rules = {e["rule"] for e in self.meta.get("not_evaluated", [])}
         return "\n".join(filter(None, (
             summary_text(self.result, self.written, self.fail_on, failing),
-            self.triage.summary_text(),
+            one_line(self.triage.summary_text()) if self.triage.summary_text() else "",
             f"error: --require-complete: {len(rules)} rule(s) not evaluated (the reports "
             f"say where and why)" if self.incomplete else "")))
 
@@ -117,8 +120,14 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
     check_engine(request.engine, request.scheduler)
     if request.engine == "dask" and family:
         raise EngineError("a ruleset family is audited by --engine local")
+    files = tuple(f for f in dict.fromkeys(request.formats) if f not in WRITES_NO_FILE)
+    options = {"sarif": {"max_results": request.sarif_max_results},
+               "text": {"color": request.color}}
+    # The report folder is locked (a second run into it fails now, before any
+    # log is read), built aside and swapped in whole when the block ends well.
+    folder = report_folder(request.out, OWN_NAMES) if files else contextlib.nullcontext()
     # Fresh memory in small pages, the audit and its reports (see small_pages).
-    with small_pages():
+    with folder as target, small_pages():
         if family:  # each version audits its own table sessions: loaded at once
             sites = path_sites(list(request.paths), discover_logs(list(request.paths))) \
                 if request.site_from_path else None
@@ -141,9 +150,11 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
         triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
         with commit_together():  # every report file in place, or none, before the summary
             written, streamed = write_and_render(
-                triaged, meta, request.out, request.formats, request.streams,
-                {"sarif": {"max_results": request.sarif_max_results},
-                 "text": {"color": request.color}})
+                triaged, meta, target.staging if target else request.out,
+                request.formats, request.streams, options)
+        if target:
+            written.append(write_manifest(target.staging, meta, files, options))
+            written = [str(request.out / Path(w).name) for w in written]
     return CheckOutcome(result, written, meta, triage, request.fail_on,
                         request.require_complete, streamed)
 

@@ -1,24 +1,39 @@
-"""Does a report still stand? Re-read the inputs its provenance names, check
-their SHA-256 and the ruleset's content hash, re-run the audit and compare
-the findings and the quarantine row for row with the report.
+"""Does a report still stand? `auditor verify DIR`, in four parts:
 
-The library behind `auditor verify DIR`. Paths are those recorded in the
-report (as given to `auditor check`, so relative ones are taken from the
-current folder: verify from where the check ran).
+1. the folder: every file its manifest.json lists, with that size and
+   SHA-256, and no other file; the provenance in the manifest and in each
+   Parquet file the same;
+2. the audit: every input (its SHA-256 and row counts) and the ruleset (by
+   its content hash) re-read, the audit re-run, the findings and the
+   quarantine compared row for row;
+3. the provenance: its verdict, counts and statuses those the re-run audit
+   and the triage give;
+4. the files: every format the manifest names rendered again, byte for byte.
+
+Any difference is a problem (the report does not stand); a folder holding no
+report at all is a ReportError. Input paths are those recorded (relative ones
+taken from the current folder) or, with `inputs_root`, found under it by
+their place below the inputs' common folder. A shipped ruleset is found by
+its id wherever the auditor is installed now, and judged by its content hash.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
+import tempfile
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from auditor import __version__
-from auditor.errors import LogFileError, ReportError, RulesetError
+from auditor.atomic import commit_together
+from auditor.errors import AuditorError, LogFileError, ReportError, RulesetError
 from auditor.findings import FINDINGS_SCHEMA
 from auditor.logs.load import load_logs
 from auditor.logs.raw import (
@@ -28,12 +43,20 @@ from auditor.logs.raw import (
     inflate_limits,
     sha256_of,
 )
+from auditor.report.formats import write_and_render
+from auditor.report.manifest import MANIFEST_NAME, OWN_NAMES, file_entry
 from auditor.report.parquet import QUARANTINE_SCHEMA
+from auditor.report.provenance import provenance
+from auditor.rules import ruleset as ruleset_mod
 from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.core import audit_loaded
+from auditor.triage.baseline import load_accepted, verdict
 
 #: Differences listed one by one before the rest are counted.
 MAX_LISTED = 10
+#: Provenance keys that name this machine's installation, not the audit:
+#: not compared (the ruleset's content hash is).
+INSTALL_KEYS = ("files",)
 
 
 @dataclass
@@ -47,162 +70,423 @@ class Verdict:
     findings: int = 0
     quarantined: int = 0
     ruleset: str = ""
+    files: int = 0
 
     @property
     def stands(self) -> bool:
         return not self.problems
 
 
-class DamagedReport(ReportError):
-    """A findings.parquet that is a Parquet file but can no longer be read,
-    or whose provenance is damaged: a report that does not stand (exit 1),
-    unlike no report (exit 2)."""
-
-
-def _parquet_framed(path: Path) -> bool:
-    """Whether a file starts or ends as Parquet does (`PAR1`): a report
-    damaged since it was written, not something else under its name."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4)
-            fh.seek(-4, os.SEEK_END)
-            return b"PAR1" in (head, fh.read(4))  # (one may be the flipped byte)
-    except OSError:
-        return False
-
-
-def read_report(folder: Path) -> tuple[dict, pa.Table]:
-    """The provenance and the findings table of the report in `folder`."""
+def verify_report(folder: Path, inputs_root: Path | None = None,
+                  inflate: InflateLimits = DEFAULT_INFLATE_LIMITS) -> Verdict:
+    """Re-check the report in `folder` (ReportError when there is none),
+    reading .gz inputs under `inflate` (as `check` was given)."""
     folder = Path(folder)
-    target = folder / "findings.parquet"
+    files = _snapshot(folder)
+    verdict_ = Verdict()
+    manifest = _read_manifest(folder, files, verdict_)
+    meta, findings, parquet_problem = _read_parquet(folder, files, "findings.parquet")
+    if manifest is None and meta is None:
+        if "findings.parquet" in files or MANIFEST_NAME in files:
+            raise ReportError(parquet_problem)
+        raise ReportError(f"{folder}: no report here (no manifest.json, no findings.parquet; "
+                          f"`auditor check` writes them)")
+    if manifest is not None:
+        _check_files(manifest, files, verdict_)
+        if "findings.parquet" in files and parquet_problem:
+            verdict_.problems.append(parquet_problem)
+        recorded = manifest["provenance"]
+        for name in ("findings.parquet", "quarantine.parquet"):
+            other = meta if name == "findings.parquet" else \
+                _read_parquet(folder, files, name)[0]
+            if other is not None and other != recorded:
+                verdict_.problems.append(
+                    f"{name}: its provenance differs from the manifest's (in "
+                    f"{', '.join(_differing(recorded, other))})")
+    else:
+        verdict_.problems.append(f"{folder / MANIFEST_NAME}: missing (every report folder "
+                                 f"has one)")
+        recorded = meta
+    if not isinstance(recorded.get("inputs"), list) or \
+            not isinstance(recorded.get("ruleset"), dict):
+        verdict_.problems.append("the provenance names no inputs or no ruleset")
+        return verdict_
+    verdict_.inputs = len(recorded["inputs"])
+    verdict_.files = len(manifest["files"]) if manifest else 0
+    if findings is not None:
+        verdict_.findings = findings.num_rows
+    with inflate_limits(inflate):
+        _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_)
+    version = recorded.get("auditor_version")
+    if version and version != __version__:
+        verdict_.notes.append(f"the report was made by auditor {version}; this is "
+                              f"{__version__} (its files may render differently)")
+    return verdict_
+
+
+def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_) -> None:
+    """Parts 2 to 4: the audit re-run, compared with the report."""
+    located = _check_inputs(recorded["inputs"], verdict_, inputs_root)
+    ruleset = _check_ruleset(recorded, verdict_)
+    if len(located) < len(recorded["inputs"]) or ruleset is None:
+        verdict_.problems.append("the audit could not be re-run (see above)")
+        return
+    audit, rulesets = ruleset
+    try:
+        logs = load_logs(list(located), options=ReadOptions(**recorded.get("read_options", {})),
+                         labels={str(path): label for path, label in located.items()})
+    except LogFileError as exc:
+        verdict_.problems.append(f"input {exc}: can no longer be read")
+        return
+    _check_counts(recorded["inputs"], logs.inputs, verdict_)
+    result = audit(logs)
+    verdict_.findings, verdict_.quarantined = len(result.findings), len(logs.quarantine)
+    if findings is not None:
+        fresh = pa.Table.from_pandas(result.findings, schema=FINDINGS_SCHEMA,
+                                     preserve_index=False)
+        _compare("finding", findings, fresh, "finding_id", verdict_)
+    _check_quarantine(folder, files, logs, manifest, verdict_)
+    triage = _triage(recorded, rulesets, result.findings, verdict_)
+    if triage is None:
+        return
+    fresh_meta = provenance(result)
+    fresh_meta["statuses"] = triage.as_meta()
+    fail_on = (recorded.get("verdict") or {}).get("fail_on", "major")
+    fresh_meta["verdict"] = verdict(result.findings, triage.status, fail_on)
+    if "generated_at" in recorded:
+        fresh_meta["generated_at"] = recorded["generated_at"]
+    differing = _differing(recorded, fresh_meta)
+    if differing:
+        verdict_.problems.append(f"provenance: {', '.join(differing)} not what the audit "
+                                 f"gives now")
+    if manifest is not None:
+        triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
+        _render_again(manifest, recorded, triaged, files, verdict_)
+
+
+# --- part 1: the folder -----------------------------------------------------------------------
+
+def _snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every entry of `folder` with its bytes (None: not a regular file),
+    read through one open handle on the folder: should a run swap a new
+    report in meanwhile, the snapshot starts again, so it is always one
+    whole run's."""
     if not folder.is_dir():
         raise ReportError(f"{folder}: no such folder")
-    if not target.is_file():
-        raise ReportError(f"{folder}: no report here (no findings.parquet; `auditor check "
-                          f"--format parquet` writes it)")
+    for _ in range(5):
+        try:
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as exc:
+            raise ReportError(f"{folder}: cannot be read: {exc.strerror or exc}") from None
+        try:
+            return _read_entries(fd)
+        except FileNotFoundError:
+            continue  # the folder was swapped and the earlier one deleted: read the new one
+        finally:
+            os.close(fd)
+    raise ReportError(f"{folder}: its report kept changing while it was read")
+
+
+def _read_entries(fd: int) -> dict[str, bytes | None]:
+    import stat
+
+    entries: dict[str, bytes | None] = {}
+    for name in sorted(os.listdir(fd)):
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode):
+            entries[name] = None
+            continue
+        try:
+            handle = os.open(name, os.O_RDONLY, dir_fd=fd)
+        except PermissionError:
+            entries[name] = None
+            continue
+        with open(handle, "rb") as f:
+            entries[name] = f.read()
+    return entries
+
+
+def _read_manifest(folder: Path, files: dict, verdict_: Verdict) -> dict | None:
+    if MANIFEST_NAME not in files:
+        return None
+    where = folder / MANIFEST_NAME
     try:
-        table = pq.read_table(target)
+        manifest = json.loads(files[MANIFEST_NAME] or b"")
+    except ValueError as exc:
+        verdict_.problems.append(f"{where}: not readable JSON ({exc})")
+        return None
+    ok = isinstance(manifest, dict) and isinstance(manifest.get("provenance"), dict) \
+        and isinstance(manifest.get("formats"), list) \
+        and isinstance(manifest.get("files"), list) \
+        and all(isinstance(f, dict) and {"name", "sha256", "size"} <= set(f)
+                for f in manifest["files"])
+    if not ok:
+        verdict_.problems.append(f"{where}: not an auditor manifest (files, formats, "
+                                 f"provenance)")
+        return None
+    return manifest
+
+
+def _read_parquet(folder: Path, files: dict, name: str):
+    """(provenance, table without it, problem) of a Parquet file of the
+    report; a problem and Nones when it is missing or unreadable."""
+    target = folder / name
+    data = files.get(name)
+    if data is None:
+        return None, None, (f"{folder}: no report here (no {name}; `auditor check "
+                            f"--format parquet` writes it)")
+    try:
+        table = pq.read_table(pa.BufferReader(data))
     except (pa.ArrowException, OSError, ValueError) as exc:
-        error = DamagedReport if _parquet_framed(target) else ReportError
-        raise error(f"{target}: not a readable Parquet file: {exc}") from None
+        return None, None, f"{target}: not a readable Parquet file: {exc}"
     raw = (table.schema.metadata or {}).get(b"auditor")
-    if not raw:
-        raise ReportError(f"{target}: no auditor provenance in its metadata")
     try:
-        meta = json.loads(raw)
+        meta = json.loads(raw) if raw else None
     except ValueError:
         meta = None
     if not isinstance(meta, dict) or not isinstance(meta.get("inputs"), list) \
             or not isinstance(meta.get("ruleset"), dict):
-        raise DamagedReport(f"{target}: its auditor provenance is damaged")
-    return meta, table.replace_schema_metadata(None)
+        return None, None, f"{target}: no auditor provenance in its metadata"
+    return meta, table.replace_schema_metadata(None), None
 
 
-def verify_report(folder: Path, inflate: InflateLimits = DEFAULT_INFLATE_LIMITS) -> Verdict:
-    """Re-check the report in `folder` (ReportError when there is none),
-    reading .gz inputs under `inflate` (as `check` was given)."""
-    folder = Path(folder)
-    try:
-        meta, findings = read_report(folder)
-    except DamagedReport as exc:  # a report is there, and cannot be what was written
-        return Verdict(problems=[str(exc)])
-    verdict = Verdict(inputs=len(meta["inputs"]), findings=findings.num_rows)
-    paths = _check_inputs(meta["inputs"], verdict)
-    ruleset = _check_ruleset(meta, verdict)
-    if len(paths) < len(meta["inputs"]) or ruleset is None:
-        verdict.problems.append("the audit could not be re-run (see above)")
-        return verdict
-    try:
-        with inflate_limits(inflate):
-            logs = load_logs(paths, options=ReadOptions(**meta.get("read_options", {})))
-    except LogFileError as exc:
-        verdict.problems.append(f"input {exc}: can no longer be read")
-        return verdict
-    _check_counts(meta["inputs"], logs.inputs, verdict)
-    result = ruleset(logs)
-    fresh = pa.Table.from_pandas(result.findings, schema=FINDINGS_SCHEMA, preserve_index=False)
-    _compare("finding", findings, fresh, "finding_id", verdict)
-    quarantine_file = folder / "quarantine.parquet"
-    if quarantine_file.is_file():
-        try:
-            old_q = pq.read_table(quarantine_file).replace_schema_metadata(None)
-        except (pa.ArrowException, OSError) as exc:
-            verdict.problems.append(f"{quarantine_file}: not readable: {exc}")
+def _check_files(manifest: dict, files: dict, verdict_: Verdict) -> None:
+    """Every file listed, with its size and SHA-256; no file unlisted."""
+    listed = set()
+    for entry in manifest["files"]:
+        name = str(entry["name"])
+        listed.add(name)
+        data = files.get(name)
+        if name not in files:
+            verdict_.problems.append(f"{name}: missing (listed in the manifest)")
+        elif data is None:
+            verdict_.problems.append(f"{name}: not a readable file")
         else:
-            new_q = pa.Table.from_pandas(logs.quarantine, schema=QUARANTINE_SCHEMA,
-                                         preserve_index=False)
-            verdict.quarantined = new_q.num_rows
-            _compare("quarantined row", old_q, new_q, None, verdict)
-    else:
-        verdict.problems.append(f"{quarantine_file}: missing")
-    version = meta.get("auditor_version")
-    if version and version != __version__:
-        verdict.notes.append(f"the report was made by auditor {version}; this is {__version__}")
-    return verdict
+            now = file_entry(name, data)
+            if (now["sha256"], now["size"]) != (entry["sha256"], entry["size"]):
+                verdict_.problems.append(
+                    f"{name}: changed since it was written (sha256 was {entry['sha256']}, "
+                    f"now {now['sha256']}; {entry['size']} bytes, now {now['size']})")
+    for name in files:
+        if name in listed or name == MANIFEST_NAME:
+            continue
+        if name in OWN_NAMES:  # a report file no run wrote here: an earlier run's, or forged
+            verdict_.problems.append(f"{name}: not in the manifest (no run of the auditor "
+                                     f"wrote it here)")
+        else:  # the user's own file, kept across runs (`auditor.atomic.report_folder`)
+            verdict_.notes.append(f"{name} is not part of the report (not in its manifest)")
 
 
-def _check_inputs(inputs: list[dict], verdict: Verdict) -> list[str]:
-    """The inputs still there; each missing or changed one is a problem."""
-    present = []
-    for inp in inputs:
-        path = Path(str(inp.get("path", "")))
+def _differing(recorded: dict, fresh: dict) -> list[str]:
+    """The provenance keys (`verdict.failing`) whose values differ, the
+    installation's paths and the auditor's version aside."""
+    out = []
+    for key in sorted(set(recorded) | set(fresh)):
+        a, b = recorded.get(key), fresh.get(key)
+        if key == "auditor_version":
+            continue
+        if key == "ruleset_versions" and isinstance(a, list) and isinstance(b, list):
+            a, b = [_uninstalled(x) for x in a], [_uninstalled(x) for x in b]
+        if key == "ruleset":
+            a, b = _uninstalled(a), _uninstalled(b)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += [f"{key}.{k}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        elif a != b:
+            out.append(key)
+    return out
+
+
+def _uninstalled(block):
+    if not isinstance(block, dict):
+        return block
+    return {k: v for k, v in block.items() if k not in INSTALL_KEYS}
+
+
+# --- part 2: the audit --------------------------------------------------------------------------
+
+def _locate(inputs: list[dict], root: Path | None) -> dict[str, Path]:
+    """Recorded input path -> where it is now: as recorded, or under `root`
+    by its place below the folder all the recorded inputs share."""
+    paths = [str(inp.get("path", "")) for inp in inputs]
+    if root is None:
+        return {p: Path(p) for p in paths}
+    try:
+        common = os.path.commonpath([os.path.dirname(p) or "." for p in paths])
+    except ValueError:  # absolute and relative paths mixed: by file name
+        common = None
+    return {p: Path(root) / (os.path.relpath(p, common) if common is not None
+                             else os.path.basename(p)) for p in paths}
+
+
+def _check_inputs(inputs: list[dict], verdict_: Verdict,
+                  root: Path | None = None) -> dict[str, str]:
+    """The inputs still there (where found now -> recorded path); each
+    missing or changed one is a problem."""
+    present = {}
+    for recorded, path in _locate(inputs, root).items():
+        inp = next(i for i in inputs if str(i.get("path", "")) == recorded)
+        where = recorded if root is None else f"{recorded} (looked for at {path})"
         if not path.is_file():
-            verdict.problems.append(f"input {path}: missing")
+            verdict_.problems.append(f"input {where}: missing")
             continue
         try:
             digest = sha256_of(path)
         except OSError as exc:
-            verdict.problems.append(f"input {path}: cannot be read: {exc.strerror or exc}")
+            verdict_.problems.append(f"input {where}: cannot be read: {exc.strerror or exc}")
             continue
         if digest != inp.get("sha256"):
-            verdict.problems.append(f"input {path}: changed (sha256 was {inp.get('sha256')}, "
-                                    f"now {digest})")
-        present.append(str(path))
+            verdict_.problems.append(f"input {where}: changed (sha256 was {inp.get('sha256')}, "
+                                     f"now {digest})")
+        present[str(path)] = recorded
     return present
 
 
-def _check_ruleset(meta: dict, verdict: Verdict):
-    """The audit to re-run (a function of the loaded logs), or None when the
-    ruleset (or a version of its family) is missing or no longer loads. A
-    changed content hash is a problem, and the audit still re-runs."""
+def _check_ruleset(meta: dict, verdict_: Verdict):
+    """(the audit to re-run, as a function of the loaded logs; the ruleset
+    and the family's versions, for triage), or None when the ruleset (or a
+    version of its family) is missing or no longer loads. A changed content
+    hash is a problem, and the audit still re-runs."""
     block = meta["ruleset"]
-    verdict.ruleset = str(block.get("id"))
+    verdict_.ruleset = str(block.get("id"))
     if block.get("family") and meta.get("ruleset_versions"):
         from auditor.rules.versions import make_family
         from auditor.run.family import audit_family
 
-        versions = [_load(b, verdict) for b in meta["ruleset_versions"]]
+        versions = [_load(b, verdict_) for b in meta["ruleset_versions"]]
         if any(v is None for v in versions):
             return None
         try:
             family = make_family(block["family"], versions)
         except RulesetError as exc:
-            verdict.problems.append(f"ruleset family {block['family']}: {exc}")
+            verdict_.problems.append(f"ruleset family {block['family']}: {exc}")
             return None
-        return lambda logs: audit_family(logs, family, audit_loaded)
-    ruleset = _load(block, verdict)
+        return (lambda logs: audit_family(logs, family, audit_loaded)), \
+            (family.latest, family.versions)
+    ruleset = _load(block, verdict_)
     if ruleset is None:
         return None
-    return lambda logs: audit_loaded(logs, ruleset)
+    return (lambda logs: audit_loaded(logs, ruleset)), (ruleset, ())
 
 
-def _load(block: dict, verdict: Verdict) -> Ruleset | None:
+def _load(block: dict, verdict_: Verdict) -> Ruleset | None:
+    """The ruleset a block names: from its files where they are, a shipped
+    one by its id in this installation (wherever the report's was)."""
     rid = block.get("id")
-    files = block.get("files") or []
-    for f in files:
-        if not Path(f).is_file():
-            verdict.problems.append(f"ruleset {rid}: file {f} missing")
+    files = [str(f) for f in block.get("files") or []]
+    missing = [f for f in files if not Path(f).is_file()]
+    for f in missing:
+        if not _shipped(f).is_file():
+            verdict_.problems.append(f"ruleset {rid}: file {f} missing")
             return None
-    ref = files[-1] if files else rid
+    if files:
+        ref = str(_shipped(files[-1])) if files[-1] in missing else files[-1]
+    else:
+        ref = str(rid)
     try:
-        ruleset = load_ruleset(str(ref))
+        ruleset = load_ruleset(ref)
     except RulesetError as exc:
-        verdict.problems.append(f"ruleset {rid}: no longer loads: {exc}")
+        verdict_.problems.append(f"ruleset {rid}: no longer loads: {exc}")
         return None
     if ruleset.content_hash != block.get("content_hash"):
-        verdict.problems.append(f"ruleset {rid}: changed (content hash was "
-                                f"{block.get('content_hash')}, now {ruleset.content_hash})")
+        verdict_.problems.append(f"ruleset {rid}: changed (content hash was "
+                                 f"{block.get('content_hash')}, now {ruleset.content_hash})")
     return ruleset
+
+
+def _shipped(recorded: str) -> Path:
+    """Where a shipped ruleset recorded at `recorded` (another installation's
+    path, say) is in this one: by its file name, that is its id."""
+    return ruleset_mod.shipped_dir() / Path(recorded).name
+
+
+def _check_quarantine(folder: Path, files: dict, logs, manifest, verdict_: Verdict) -> None:
+    name = "quarantine.parquet"
+    if name not in files:
+        if manifest is None:
+            verdict_.problems.append(f"{folder / name}: missing")
+        return
+    try:
+        old_q = pq.read_table(pa.BufferReader(files[name] or b"")) \
+            .replace_schema_metadata(None)
+    except (pa.ArrowException, OSError) as exc:
+        verdict_.problems.append(f"{folder / name}: not readable: {exc}")
+        return
+    new_q = pa.Table.from_pandas(logs.quarantine, schema=QUARANTINE_SCHEMA,
+                                 preserve_index=False)
+    verdict_.quarantined = new_q.num_rows
+    _compare("quarantined row", old_q, new_q, None, verdict_)
+
+
+# --- part 3: the statuses -----------------------------------------------------------------------
+
+def _triage(recorded: dict, rulesets, findings, verdict_: Verdict):
+    """The triage of the fresh findings by the baseline and waivers the
+    report names (each checked against its recorded SHA-256), as on the day
+    the report was stamped, else today; None when one of them is gone."""
+    statuses = recorded.get("statuses") or {}
+    given = {}
+    for kind in ("baseline", "waivers"):
+        block = statuses.get(kind)
+        if not block:
+            continue
+        path = Path(str(block.get("file")))
+        if not path.is_file():
+            verdict_.problems.append(f"{kind} {path}: missing (the statuses cannot be checked)")
+            return None
+        digest = sha256_of(path)
+        if digest != block.get("sha256"):
+            verdict_.problems.append(f"{kind} {path}: changed (sha256 was {block.get('sha256')}, "
+                                     f"now {digest})")
+        given[kind] = str(path)
+    ruleset, versions = rulesets
+    try:
+        accepted = load_accepted(given.get("baseline"), given.get("waivers"), ruleset, versions)
+    except AuditorError as exc:
+        verdict_.problems.append(f"the baseline or waivers no longer load: {exc}")
+        return None
+    stamped = str(recorded.get("generated_at") or "")[:10]
+    with contextlib.suppress(ValueError):
+        return accepted.triage(findings, date.fromisoformat(stamped)) if stamped \
+            else accepted.triage(findings)
+    return accepted.triage(findings)
+
+
+# --- part 4: the files --------------------------------------------------------------------------
+
+def _render_again(manifest: dict, meta: dict, result, files: dict, verdict_: Verdict) -> None:
+    """Every format the manifest names, written again from the fresh audit
+    and the recorded provenance, compared byte for byte with the report."""
+    from auditor.report.formats import FORMAT_MODULES
+
+    formats = [str(f) for f in manifest["formats"]]
+    unknown = [f for f in formats if f not in FORMAT_MODULES]
+    if unknown:
+        verdict_.problems.append(f"manifest.json: names formats the auditor does not have "
+                                 f"({', '.join(unknown)})")
+    options = manifest.get("options") if isinstance(manifest.get("options"), dict) else {}
+    with tempfile.TemporaryDirectory(prefix="auditor-verify-") as tmp:
+        try:
+            with commit_together():
+                write_and_render(result, meta, Path(tmp), [f for f in formats
+                                                          if f in FORMAT_MODULES],
+                                 (), options)
+        except (AuditorError, TypeError) as exc:
+            verdict_.problems.append(f"the report's formats could not be rendered again: {exc}")
+            return
+        produced = {p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file()}
+    listed = {str(f["name"]) for f in manifest["files"]}
+    for name, data in sorted(produced.items()):
+        if name not in files:
+            if name in listed:
+                continue  # already said: missing
+            verdict_.problems.append(f"{name}: not in the report, though its format "
+                                     f"({', '.join(formats)}) writes it")
+        elif files[name] != data:
+            verdict_.problems.append(f"{name}: not what the audit renders now (its content "
+                                     f"was edited, or the findings or provenance differ)")
+    for name in sorted(listed - set(produced)):
+        verdict_.problems.append(f"{name}: listed in the manifest, but none of its formats "
+                                 f"writes it")
 
 
 def _check_counts(recorded: list[dict], now, verdict: Verdict) -> None:

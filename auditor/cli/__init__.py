@@ -20,7 +20,7 @@ import click
 from auditor import __version__
 from auditor.atomic import PENDING_INTERRUPTIONS, commit_together
 from auditor.errors import AuditorError
-from auditor.escape import terminal_safe
+from auditor.escape import one_line
 from auditor.run.core import UncompiledReplayWarning
 
 
@@ -89,7 +89,7 @@ class AuditorGroup(click.Group):
         except AuditorError as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(terminal_safe(f"error: {exc}"), err=True)
+            click.echo(one_line(f"error: {exc}"), err=True)
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
@@ -102,7 +102,7 @@ class AuditorGroup(click.Group):
         except Exception as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(terminal_safe(f"internal error: {type(exc).__name__}: {exc} "
+            click.echo(one_line(f"internal error: {type(exc).__name__}: {exc} "
                                      f"(run with --debug for the traceback)"), err=True)
             ctx.exit(2)
         finally:
@@ -137,7 +137,7 @@ def _warnings_as_lines():
     def show(message, category, filename, lineno, file=None, line=None):
         if not issubclass(category, UncompiledReplayWarning):
             return previous(message, category, filename, lineno, file, line)
-        click.echo(terminal_safe(f"warning: {message}"), err=True)
+        click.echo(one_line(f"warning: {message}"), err=True)
 
     warnings.showwarning = show
 

@@ -16,7 +16,7 @@ from auditor.app.validate import validate
 from auditor.cli.options import inflate_options
 from auditor.cli.progress import Progress
 from auditor.codes import FAIL_ON_CHOICES
-from auditor.escape import terminal_safe
+from auditor.escape import one_line
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, ReadOptions
 from auditor.report.formats import FORMATS, STREAMABLE
 from auditor.report.sarif import MAX_RESULTS
@@ -150,7 +150,7 @@ def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, qui
                 given[option] = tuple(FormatSpec().convert(v, None, ctx) for v in value) \
                     if option == "formats" else value
         if not quiet:
-            click.echo(terminal_safe(f"config: {config.source}"), err=True)
+            click.echo(one_line(f"config: {config.source}"), err=True)
     if not given["ruleset_ref"]:
         raise click.UsageError("Missing option '--ruleset' / '-r' (or `ruleset` in the "
                                "project configuration).")
@@ -212,9 +212,9 @@ def _print(outcome, streams: tuple[str, ...], quiet: bool) -> None:
     if "text" in streams:
         written = ", ".join(outcome.written) if outcome.written else "nothing"
         lines = [f"Written: {written}.", outcome.triage.summary_text()]
-        click.echo(terminal_safe("\n".join(filter(None, lines))), err=True)
+        click.echo("\n".join(one_line(line) for line in lines if line), err=True)
     else:
-        click.echo(terminal_safe(outcome.summary()), err=bool(set(streams) - {"github"}))
+        click.echo(outcome.summary(), err=bool(set(streams) - {"github"}))
 
 
 def _silence_stdout() -> None:
@@ -266,7 +266,7 @@ def validate_command(paths, encoding=None, assume_offset=None, inflate=DEFAULT_I
         where = f"{row.source_file}:{row.source_line}"
         ident = f" {row.table_id} seq {row.seq}" if row.table_id is not None and \
             row.seq is not None and str(row.seq) != "<NA>" else ""
-        click.echo(terminal_safe(f"{where}:{ident} [{row.code}] {row.message}"))
+        click.echo(one_line(f"{where}:{ident} [{row.code}] {row.message}"))
     n = len(findings)
     click.echo(f"{len(logs.inputs)} file(s), {logs.rows_read} row(s) read, "
                f"{logs.rows_quarantined} quarantined: "

@@ -11,7 +11,7 @@ import click
 
 from auditor.atomic import atomic_path
 from auditor.errors import OutputError
-from auditor.escape import terminal_safe
+from auditor.escape import one_line, terminal_safe
 from auditor.rules import describe
 from auditor.rules import ruleset as ruleset_mod
 
@@ -102,7 +102,7 @@ def check_command(file):
     """
     rs = ruleset_mod.load_ruleset(file)  # a RulesetError becomes "error: ..." and exit 2
     n = len(describe.regulatory_rules(rs))
-    click.echo(terminal_safe(f"OK: {rs.id} ({n} rules, status {rs.status}, hash {rs.content_hash})"))
+    click.echo(one_line(f"OK: {rs.id} ({n} rules, status {rs.status}, hash {rs.content_hash})"))
 
 
 @rulesets_group.command("new")
@@ -140,8 +140,8 @@ def new_command(new_id, base, out, force):
         tmp.write_text(text, encoding="utf-8")
         rs = ruleset_mod.load_ruleset(str(tmp))  # as written, it must load
         _readable(tmp)
-    click.echo(f"Written: {target} ({rs.id}, extends {base}, "
-               f"{len(describe.regulatory_rules(rs))} rules inherited)", err=True)
+    click.echo(one_line(f"Written: {target} ({rs.id}, extends {base}, "
+                        f"{len(describe.regulatory_rules(rs))} rules inherited)"), err=True)
 
 
 @rulesets_group.command("test")
@@ -172,9 +172,9 @@ def test_command(path, ruleset_ref):
     run = cases.run_cases(Path(path), ruleset_ref)
     for result in run.results:
         for line in cases.format_result(result):
-            click.echo(line)
+            click.echo(one_line(line))
     for problem in run.problems:
-        click.echo(f"error: {problem}", err=True)
+        click.echo(one_line(f"error: {problem}"), err=True)
     click.echo(cases.format_totals(run))
     raise SystemExit(run.exit_code)
 
@@ -212,7 +212,7 @@ def docs_command(ref, fmt, out, cases_dir):
     with atomic_path(Path(out)) as tmp:
         tmp.write_text(text, encoding="utf-8")
         _readable(tmp)
-    click.echo(f"Written: {out}", err=True)
+    click.echo(one_line(f"Written: {out}"), err=True)
 
 
 def _readable(path: Path) -> None:

@@ -8,42 +8,59 @@ import click
 
 from auditor.app.verify import verify_report
 from auditor.cli.options import inflate_options
-from auditor.escape import terminal_safe
+from auditor.escape import one_line
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS
 
 
 @click.command("verify")
 @click.argument("folder", metavar="DIR", type=click.Path())
+@click.option("--inputs-root", type=click.Path(file_okay=False),
+              help="Where the logs are now: the folder that holds what was the inputs' "
+                   "common folder (default: the paths as recorded, relative ones from "
+                   "here).")
 @inflate_options
 @click.pass_context
-def verify_command(ctx, folder, inflate=DEFAULT_INFLATE_LIMITS):
+def verify_command(ctx, folder, inputs_root=None, inflate=DEFAULT_INFLATE_LIMITS):
     """Check that the report in DIR still stands.
 
-    Re-reads every input named in DIR/findings.parquet's provenance and
-    compares its SHA-256, reloads the ruleset (the files of its extends chain)
-    and compares its content hash, re-runs the audit and compares the
-    findings and the quarantined rows row for row with the report. Input
-    paths are those given to `auditor check`: run verify from the same folder.
+    \b
+    1. The folder: every file DIR/manifest.json lists, with its size and
+       SHA-256, and no other file; the provenance in the manifest and in
+       the Parquet files the same.
+    2. The audit: every input named in the provenance re-read (its SHA-256
+       and row counts), the ruleset reloaded (a shipped one by its id, in
+       this installation) and its content hash compared, the audit re-run,
+       the findings and quarantined rows compared row for row.
+    3. The provenance: its verdict, counts and statuses those that the
+       re-run audit, the baseline and the waivers give.
+    4. The files: every format in the folder rendered again and compared
+       byte for byte.
+
+    Input paths are those given to `auditor check` (run verify from the
+    same folder), or found under --inputs-root.
 
     \b
-    Exit codes: 0 the report stands; 1 something no longer matches (each
-    difference is listed); 2 DIR holds no report.
+    Exit codes: 0 the report stands; 1 it does not (each difference is
+    listed); 2 DIR holds no report.
 
     \b
     Example:
         auditor check logs/ --ruleset nz-1996 --out reports/
         auditor verify reports/
+        auditor verify archive/2026-03/reports --inputs-root archive/2026-03/logs
     """
-    verdict = verify_report(Path(folder), inflate)  # no report: "error: ..." and exit 2
+    verdict = verify_report(Path(folder), Path(inputs_root) if inputs_root else None,
+                            inflate)
     for note in verdict.notes:
-        click.echo(terminal_safe(f"note: {note}"))
+        click.echo(one_line(f"note: {note}"))
     if verdict.stands:
-        click.echo(terminal_safe(
+        files = f"{verdict.files} file(s) as listed, " if verdict.files else ""
+        click.echo(one_line(
             f"report stands: {verdict.inputs} input(s) unchanged, ruleset {verdict.ruleset} "
             f"unchanged, {verdict.findings} finding(s) and {verdict.quarantined} quarantined "
-            f"row(s) reproduced."))
+            f"row(s) reproduced, {files}every format rendered again the same."))
         ctx.exit(0)
-    click.echo(terminal_safe(f"report does not stand: {len(verdict.problems)} difference(s)"))
+    click.echo(f"report does not stand: {len(verdict.problems)} difference(s)")
     for problem in verdict.problems:
-        click.echo(terminal_safe(f"  - {problem}"))
+        click.echo("  - " + one_line(problem))
     ctx.exit(1)

@@ -94,17 +94,22 @@ class LoadedLogs:
 def load_logs(paths: list[str | Path],
               on_file: Callable[[InputFile], object] | None = None,
               options: ReadOptions = DEFAULT_READ,
-              sites: dict[str, str] | None = None) -> LoadedLogs:
+              sites: dict[str, str] | None = None,
+              labels: dict[str, str] | None = None) -> LoadedLogs:
     """Discover, read and type every log under `paths` (LogFileError on a file
     that cannot be a log), as `options` say. `on_file`, when given, is called
     with each file's InputFile as soon as that file is read and typed (before
     the next is read): what a progress display needs. `sites`: each file's
-    site (by `str(file)`, `auditor.logs.site.path_sites`), when known."""
+    site (by `str(file)`, `auditor.logs.site.path_sites`), when known.
+    `labels` maps a file path (as found) to the name it goes by in the
+    reports (`load_file`): how `auditor verify` reads logs that have moved
+    since the audit."""
     files = discover_logs(paths)
     use_lean_memory_pool()
     tables, quarantines, inputs = [], [], []
     for path in files:
-        events, quarantine, loaded = load_file(path, options=options,
+        label = (labels or {}).get(str(path))
+        events, quarantine, loaded = load_file(path, label, options=options,
                                                site=(sites or {}).get(str(path)))
         tables.append(events)
         quarantines.append(quarantine)

@@ -38,6 +38,8 @@ FORMAT_MODULES: dict[str, str] = {
 FORMATS: tuple[str, ...] = tuple(FORMAT_MODULES)
 #: formats whose text can go to standard output (`FMT:-`)
 STREAMABLE: tuple[str, ...] = ("text", "json", "junit", "sarif", "github", "csv")
+#: formats whose `write` puts their text on standard output and no file in --out
+WRITES_NO_FILE: tuple[str, ...] = ("text", "github")
 
 
 def check_out_dir(out: Path) -> None:

@@ -1,8 +1,11 @@
-"""The one-paragraph terminal summary of an audit."""
+"""The one-paragraph terminal summary of an audit. Each of its lines goes
+through `auditor.escape.one_line`: a table id, a file name or a ruleset's
+text can never start a line of its own."""
 
 from __future__ import annotations
 
 from auditor.codes import REPORT_ONLY
+from auditor.escape import one_line
 from auditor.findings import severity_counts
 from auditor.run.core import AuditResult
 from auditor.run.coverage import coverage_line
@@ -32,7 +35,7 @@ def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing:
     )
     loosened = loosened_line(getattr(result, "rulesets", [rs]))
     unseen = coverage_line(result.not_evaluated)
-    return "\n".join(filter(None, (text, unseen, loosened)))
+    return "\n".join(one_line(line) for line in (text, unseen, loosened) if line)
 
 
 def verdict_text(fail_on: str, failing: int) -> str:

@@ -18,8 +18,8 @@ output. Writes no file.
 The verdict is the one recorded in the provenance (`--fail-on`); the top
 findings are at most TOP_FINDINGS, the new ones first, then by severity,
 then in the findings' order (table, seq). Each cell is one line: text from
-a log goes through `auditor.escape.terminal_safe` and line breaks come out
-as `\\n`, so a table id can never forge a line of the report. Colour (ANSI)
+a log goes through `auditor.escape.one_line` (line breaks come out
+as `\\n`), so a table id can never forge a line of the report. Colour (ANSI)
 only when asked (`color=True`: the command line's choice for a terminal
 without `--no-color` or NO_COLOR); alignment counts the visible text only.
 """
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from auditor.codes import REPORT_ONLY, SEVERITY_RANK
-from auditor.escape import terminal_safe
+from auditor.escape import one_line
 from auditor.findings import severity_counts
 from auditor.report.records import finding_records, finding_statuses
 from auditor.report.summary import loosened_line, verdict_text
@@ -41,11 +41,6 @@ RESET = "\x1b[0m"
 COLOURS = {"critical": "\x1b[1;31m", "major": "\x1b[31m", "minor": "\x1b[33m",
            "info": "\x1b[36m", "FAIL": "\x1b[1;31m", "PASS": "\x1b[1;32m",
            "REPORT ONLY": "\x1b[1;33m", "heading": "\x1b[1m"}
-
-
-def one_line(value) -> str:
-    """A value as one line of terminal text: escaped, line breaks as `\\n`."""
-    return terminal_safe("-" if value is None else str(value)).replace("\n", "\\n")
 
 
 def _paint(text: str, key: str, color: bool) -> str:

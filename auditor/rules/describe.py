@@ -15,6 +15,7 @@ from auditor.checks import CHECKS
 from auditor.checks.parameters import PARAMETERS
 from auditor.codes import CODES
 from auditor.errors import RulesetError
+from auditor.escape import one_line
 from auditor.rules import ruleset as ruleset_mod
 from auditor.rules.ruleset import SOURCE_KEYS, Rule, Ruleset
 
@@ -39,8 +40,11 @@ def format_value(value: Any) -> str:
 
 def format_table(rows: list[tuple[str, ...]], headers: tuple[str, ...] | None = None,
                  indent: str = "", sep: str = "  ") -> list[str]:
-    """Rows as lines with aligned columns (the last column is not padded)."""
-    table = [tuple(str(c) for c in r) for r in ([headers] if headers else []) + list(rows)]
+    """Rows as lines with aligned columns (the last column is not padded).
+    Each cell is one line (`one_line`): a ruleset's text or a file name can
+    never start a line of its own."""
+    table = [tuple(one_line(str(c)) for c in r)
+             for r in ([headers] if headers else []) + list(rows)]
     if not table:
         return []
     ncols = max(len(r) for r in table)

