@@ -79,7 +79,8 @@ def _overrules_after(ctx, calls: np.ndarray) -> dict[int, dict]:
 def caller_role(ctx, params) -> Hits:
     """The total was called by someone other than the stickperson.
 
-    Parameter: `caller_roles` (`["stickperson"]`).
+    Parameters: `caller_roles` (`["stickperson"]`); `boxperson_is_game_supervisor`
+    (either name of that position accepts both).
     Fires on: `total_called` by a dealer.
     Quiet on: `total_called` by the stickperson.
     Points at: the `total_called`.

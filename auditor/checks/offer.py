@@ -144,9 +144,10 @@ def offer_complete_set(ctx, params) -> Hits:
 def offer_role(ctx, params) -> Hits:
     """The dice were offered by a role the rules do not name.
 
-    Parameters: `offer_roles` (stickperson; a dealer in NZ 1996), and
+    Parameters: `offer_roles` (stickperson; a dealer in NZ 1996),
     `offer_rounds` (`all`, or `after_relinquish` when the text read speaks only
-    of offers after a shooter relinquishes).
+    of offers after a shooter relinquishes), and `boxperson_is_game_supervisor`
+    (either name of that position accepts both).
     Fires on: a boxperson offering the dice where only the stickperson may.
     Quiet on: the stickperson offering.
     Points at: the `dice_offered`.
