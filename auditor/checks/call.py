@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from auditor.checks.common import by_other_roles, next_after
+from auditor.checks.parameters import position_roles
 from auditor.checks.registry import Hits, Needs, check
 
 
@@ -73,14 +74,16 @@ def _overrules_after(ctx, calls: np.ndarray) -> dict[int, dict]:
             for c, o, role in zip(calls[hit].tolist(), last[hit].tolist(), roles)}
 
 
-@check("caller_role", "call.wrong_role", ("caller_roles",),
+@check("caller_role", "call.wrong_role", ("caller_roles", "boxperson_is_game_supervisor"),
        Needs(events=("roll", "total_called")))
 def caller_role(ctx, params) -> Hits:
     """The total was called by someone other than the stickperson.
 
-    Parameter: `caller_roles` (`["stickperson"]`).
+    Parameters: `caller_roles` (`["stickperson"]`); `boxperson_is_game_supervisor`
+    (either name of that position accepts both).
     Fires on: `total_called` by a dealer.
     Quiet on: `total_called` by the stickperson.
     Points at: the `total_called`.
     """
-    return by_other_roles(ctx, "total_called", params["caller_roles"], "total called")
+    roles = position_roles(params["caller_roles"], params["boxperson_is_game_supervisor"])
+    return by_other_roles(ctx, "total_called", roles, "total called")

@@ -8,6 +8,7 @@ from itertools import pairwise
 import numpy as np
 
 from auditor.checks.common import next_after, written
+from auditor.checks.parameters import position_roles
 from auditor.checks.registry import Hits, Needs, check
 
 
@@ -35,6 +36,12 @@ def dice_set_size(ctx, params) -> Hits:
     return Hits(np.asarray([r for r, _, _ in bad], dtype=np.int64),
                 [f"set of {c} dice {verb}; the rules require {want}" for _, c, verb in bad],
                 [{"dice_in_set": c, "required": want} for _, c, _ in bad])
+
+
+def _position_groups(params, name: str) -> list[list[str]]:
+    """The inspection groups of parameter `name`, each read with
+    `position_roles` (a boxperson stands for the game supervisor and back)."""
+    return [position_roles(g, params["boxperson_is_game_supervisor"]) for g in params[name]]
 
 
 def _satisfies(inspections: list, groups: list[list[str]]) -> bool:
@@ -70,19 +77,22 @@ def _first_uses(ctx, found: bool) -> list:
     return got
 
 
-@check("dice_inspected_before_use", "dice.not_inspected", ("new_dice_inspections",))
+@check("dice_inspected_before_use", "dice.not_inspected",
+       ("new_dice_inspections", "boxperson_is_game_supervisor"))
 def dice_inspected_before_use(ctx, params) -> Hits:
     """A set went into the bowl or into play without the required inspections.
 
-    Parameter: `new_dice_inspections`, e.g. `[["dealer"], ["game_supervisor"]]`
-    (a dealer and the game supervisor, independently: two different people).
+    Parameters: `new_dice_inspections`, e.g. `[["dealer"], ["game_supervisor"]]`
+    (a dealer and the game supervisor, independently: two different people);
+    `boxperson_is_game_supervisor` (either name of that position accepts both).
     Fires on: a set received and inspected only by a dealer, then put in the
     bowl.
-    Quiet on: the same set inspected also by the game supervisor first.
+    Quiet on: the same set inspected also by the game supervisor first; a die
+    that was inspected and failed (that is `dice.failed_inspection_used`).
     Points at: the first `dice_to_bowl` (or first use) of the uninspected dice.
     Found dice are the off-table procedure's concern (`off_table_procedure`).
     """
-    groups = params["new_dice_inspections"]
+    groups = _position_groups(params, "new_dice_inspections")
     out, messages, evidence = [], [], []
     verdicts: dict[tuple, bool] = {}  # the dice of a set share their inspections
 
@@ -94,7 +104,9 @@ def dice_inspected_before_use(ctx, params) -> Hits:
         return ok
 
     for r, dice in _first_uses(ctx, found=False):
-        bad = [d for d in dice if not satisfied(d["inspections"])]
+        # A die inspected and failed was inspected: using it is the failed
+        # inspection's breach, not this one.
+        bad = [d for d in dice if not d["failed"] and not satisfied(d["inspections"])]
         if bad:
             out.append(r)
             names = ", ".join(d["die"] for d in bad)
@@ -182,7 +194,9 @@ def dice_returned_to_bowl(ctx, params) -> Hits:
     the roll.
 
     Fires on: `dice_selected` of two dice, then a roll with no `dice_to_bowl`
-    of the other three.
+    of the other three; or the session ends (`table_close`, the next
+    `table_open`, the end of the table's log) with them still out: the return
+    is owed on the choice (seed 000 5.4), whether or not a roll follows.
     Quiet on: the other three returned with `dice_to_bowl` before the roll.
     Points at: the `dice_selected` after which the rest were not returned.
     """
@@ -282,18 +296,21 @@ def _passed_then_settled(ctx) -> np.ndarray:
     return passed[settled < limit]
 
 
-@check("off_table_procedure", "dice.off_table_procedure", ("found_die_inspections",))
+@check("off_table_procedure", "dice.off_table_procedure",
+       ("found_die_inspections", "boxperson_is_game_supervisor"))
 def off_table_procedure(ctx, params) -> Hits:
     """After a die left the table the shooter was not offered the remaining
     dice, or a found die came back without the required inspection.
 
-    Parameter: `found_die_inspections` (`[["game_supervisor"]]`).
+    Parameters: `found_die_inspections` (`[["game_supervisor"]]`);
+    `boxperson_is_game_supervisor` (either name of that position accepts both).
     Fires on: `die_off_table`, then the shooter rolls (or the table closes
     and opens again) with no `dice_offered` to them first; a `die_retrieved`
     die put in the bowl without a game supervisor's passing inspection.
     Quiet on: the remaining dice offered to the shooter, and the found die
     inspected by the game supervisor before it returns; a die that leaves the
-    table while there is no shooter (no offer is owed to anyone).
+    table while there is no shooter (no offer is owed to anyone); a found die
+    that was inspected and failed (that is `dice.failed_inspection_used`).
     Points at: the `die_off_table` (missing offer), or the event that returns
     the found die.
     """
@@ -307,9 +324,9 @@ def off_table_procedure(ctx, params) -> Hits:
     for r in off_rows[~_replacement_offer_after(ctx, off_rows)].tolist():
         found[r] = (("the remaining dice were not offered to the shooter after a die "
                      "left the table"), {})
-    groups = params["found_die_inspections"]
+    groups = _position_groups(params, "found_die_inspections")
     for r, dice in _first_uses(ctx, found=True):
-        bad = [d for d in dice if not _satisfies(d["inspections"], groups)]
+        bad = [d for d in dice if not d["failed"] and not _satisfies(d["inspections"], groups)]
         if bad:
             found[r] = ((f"found die {', '.join(d['die'] for d in bad)} returned without "
                          f"inspection by {' and '.join('/'.join(g) for g in groups)}"),
@@ -338,7 +355,9 @@ def lost_die_procedure(ctx, params) -> Hits:
     Parameter: `lost_dice_for_new_set` (1; 2 where only the loss of two dice
     calls for a new set).
     Fires on: `die_lost`, the shooter sevens out, and the next shooter rolls
-    with no `dice_received` of a new set, or with old-set dice.
+    with no `dice_received` of a new set, or with old-set dice; or the session
+    ends (`table_close`, the next `table_open`, the end of the table's log)
+    with no new set placed or the old dice still on the table.
     Quiet on: a new set received and inspected, the old remaining dice removed,
     while the shooter finishes with the old dice until the 7 Out.
     Points at: the `die_lost` (new set / removal missing), or the roll that

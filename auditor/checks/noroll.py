@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from auditor.checks.common import by_other_roles, next_after
+from auditor.checks.parameters import position_roles
 from auditor.checks.registry import Hits, Needs, check
 from auditor.logs.schema import NO_ROLL_CONDITIONS
 
@@ -96,13 +97,15 @@ def no_roll_timing(ctx, params) -> Hits:
                 "no roll called after the dice came to rest")
 
 
-@check("no_roll_role", "noroll.wrong_role", ("no_roll_roles",))
+@check("no_roll_role", "noroll.wrong_role", ("no_roll_roles", "boxperson_is_game_supervisor"))
 def no_roll_role(ctx, params) -> Hits:
     """A no roll was declared by someone other than the roles empowered.
 
-    Parameter: `no_roll_roles` (`["stickperson", "game_supervisor"]`).
+    Parameters: `no_roll_roles` (`["stickperson", "game_supervisor"]`);
+    `boxperson_is_game_supervisor` (either name of that position accepts both).
     Fires on: `no_roll` by a dealer.
     Quiet on: `no_roll` by the stickperson or the game supervisor.
     Points at: the `no_roll`.
     """
-    return by_other_roles(ctx, "no_roll", params["no_roll_roles"], "no roll declared")
+    roles = position_roles(params["no_roll_roles"], params["boxperson_is_game_supervisor"])
+    return by_other_roles(ctx, "no_roll", roles, "no roll declared")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from auditor.checks.common import in_sorted, seat_list, written
+from auditor.checks.parameters import position_roles
 from auditor.checks.registry import Hits, check
 from auditor.game.replay import ROUND_AFTER_RELINQUISH, ROUND_START
 
@@ -138,20 +139,23 @@ def offer_complete_set(ctx, params) -> Hits:
                 [{"missing_dice": m} for _, m in keep])
 
 
-@check("offer_role", "offer.wrong_role", ("offer_roles", "offer_rounds"))
+@check("offer_role", "offer.wrong_role",
+       ("offer_roles", "offer_rounds", "boxperson_is_game_supervisor"))
 def offer_role(ctx, params) -> Hits:
     """The dice were offered by a role the rules do not name.
 
-    Parameters: `offer_roles` (stickperson; a dealer in NZ 1996), and
+    Parameters: `offer_roles` (stickperson; a dealer in NZ 1996),
     `offer_rounds` (`all`, or `after_relinquish` when the text read speaks only
-    of offers after a shooter relinquishes).
+    of offers after a shooter relinquishes), and `boxperson_is_game_supervisor`
+    (either name of that position accepts both).
     Fires on: a boxperson offering the dice where only the stickperson may.
     Quiet on: the stickperson offering.
     Points at: the `dice_offered`.
     """
     sh = ctx.shared
     rows = _offers(ctx, params["offer_rounds"])[0]
-    out = rows[~sh.is_in("actor_role", params["offer_roles"], rows)]
+    roles = position_roles(params["offer_roles"], params["boxperson_is_game_supervisor"])
+    out = rows[~sh.is_in("actor_role", roles, rows)]
     return Hits(out, [f"dice offered by {role}; the rules name "
                       f"{' or '.join(params['offer_roles'])}"
                       for role in sh.values_at("actor_role", out)])

@@ -67,6 +67,10 @@ PARAMETERS: dict[str, Parameter] = {
                   "Roles that may declare a no roll."),
         Parameter("dispute_roles", "roles", ["game_supervisor"],
                   "Roles that decide a dispute about which face is uppermost."),
+        Parameter("boxperson_is_game_supervisor", "bool", True,
+                  "The log format names one position \"game supervisor (boxperson)\": a "
+                  "role list naming either `game_supervisor` or `boxperson` accepts both. "
+                  "`false` where the ruleset's own text makes them different people."),
         Parameter("overrule_authority", "role_map",
                   {"game_supervisor": ["stickperson"]},
                   "For each role, the roles whose calls it may overrule."),
@@ -79,6 +83,35 @@ PARAMETERS: dict[str, Parameter] = {
                   "default the no roll is taken as the table dealing with the fault)."),
     )
 }
+
+
+#: The two role names of the one position the log format calls "game
+#: supervisor (boxperson)" (event-log-v1, Seats).
+SUPERVISOR_POSITION = ("game_supervisor", "boxperson")
+
+
+def position_roles(roles, one_position: bool) -> list[str]:
+    """`roles` and, when they name the game supervisor's position by either
+    of its names and `one_position` (the `boxperson_is_game_supervisor`
+    parameter) holds, its other name: the roles a check accepts."""
+    roles = list(roles)
+    if one_position and any(r in SUPERVISOR_POSITION for r in roles):
+        roles += [r for r in SUPERVISOR_POSITION if r not in roles]
+    return roles
+
+
+def position_authority(authority: dict, one_position: bool) -> dict[str, list[str]]:
+    """An `overrule_authority` table read with `position_roles`: either name
+    of the position holds what the table gives the other, and may be
+    overruled by whoever may overrule the other."""
+    out = {role: position_roles(over, one_position) for role, over in authority.items()}
+    if one_position:
+        given = [r for r in SUPERVISOR_POSITION if r in out]
+        if given:
+            joined = list(dict.fromkeys(x for r in given for x in out[r]))
+            for r in SUPERVISOR_POSITION:
+                out[r] = joined
+    return out
 
 
 class ParameterError(ValueError):

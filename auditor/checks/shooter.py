@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from auditor.checks.common import written
+from auditor.checks.parameters import position_roles
 from auditor.checks.registry import Hits, Needs, check
 
 
@@ -95,13 +96,15 @@ def pass_after_seven_out(ctx, params) -> Hits:
     return Hits(rows, "the shooter rolled again after a 7 Out without passing the dice")
 
 
-@check("order_to_pass_authority", "shooter.order_to_pass_unauthorised", ("order_to_pass_roles",))
+@check("order_to_pass_authority", "shooter.order_to_pass_unauthorised",
+       ("order_to_pass_roles", "boxperson_is_game_supervisor"))
 def order_to_pass_authority(ctx, params) -> Hits:
     """A shooter was ordered to pass the dice by a role the ruleset does not
     empower.
 
-    Parameter: `order_to_pass_roles` (e.g. `["game_supervisor"]`, or
-    `["boxperson"]` in South Dakota).
+    Parameters: `order_to_pass_roles` (e.g. `["game_supervisor"]`, or
+    `["boxperson"]` in South Dakota); `boxperson_is_game_supervisor` (either
+    name of that position accepts both).
     Fires on: `shooter_relinquish` with reason `ordered` and actor_role dealer.
     Quiet on: an order by an empowered role; voluntary and seven-out passes.
     Points at: the `shooter_relinquish`.
@@ -109,7 +112,8 @@ def order_to_pass_authority(ctx, params) -> Hits:
     sh = ctx.shared
     rows = sh.event_rows("shooter_relinquish")
     rows = rows[sh.is_in("reason", ("ordered",), rows)
-                & ~sh.is_in("actor_role", params["order_to_pass_roles"], rows)]
+                & ~sh.is_in("actor_role", position_roles(
+                    params["order_to_pass_roles"], params["boxperson_is_game_supervisor"]), rows)]
     return Hits(rows, [f"shooter ordered to pass by {role or 'an unrecorded role'}; "
                        f"only {', '.join(params['order_to_pass_roles'])} may"
                        for role in sh.values_at("actor_role", rows)])

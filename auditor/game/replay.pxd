@@ -162,7 +162,7 @@ cdef class TableReplay:
     cpdef on_shooter_relinquish(self, long i, long k)
     @cython.locals(stick_rows=IntBuffer, total=IntBuffer, any_wager=IntBuffer,
                    willing=IntBuffer, after_decision=IntBuffer, die=Die, d=tuple,
-                   dice=dict, s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong,
+                   s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong,
                    by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
     cpdef on_roll(self, long i, long k)
     @cython.locals(total=cython.long, point=cython.long, j=cython.long, s=cython.long,

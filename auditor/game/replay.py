@@ -581,7 +581,7 @@ def _replay(events: pd.DataFrame, bar: int) -> ReplayState:
                 t += 1
             if lo == bounds[t]:  # a new table starts here
                 if st is not None:
-                    st.flush_pending()
+                    st.end_session()
                     st.close()
                 st = TableReplay(out, inputs)
             hi = min(bounds[t + 1], b)
@@ -590,7 +590,7 @@ def _replay(events: pd.DataFrame, bar: int) -> ReplayState:
             lo = hi
         out.flush()
     if st is not None:
-        st.flush_pending()
+        st.end_session()
         st.close()
     return out.finish()
 
@@ -855,6 +855,19 @@ class TableReplay:
             self.come_count -= 1
         self.refresh_line_bit(s)
 
+    def judge_rest_in_bowl(self) -> None:
+        """The dice the shooter did not choose (still offered, or of the set
+        never yet in the bowl) are a breach at the `dice_selected`."""
+        stray = []
+        for x in self.live:
+            die = self.dice[x]
+            if die.loc == OFFERED or (die.loc == NEW and die.set_id == self.current_set):
+                stray.append(x)
+        stray.sort()
+        if stray:
+            self.put("rest_not_in_bowl", self.selection_row, stray)
+        self.selection_row = -1
+
     def end_lost_allowance(self, row: int, roll_dice: tuple[str, ...] | None) -> None:
         if self.lost_row < 0:
             return
@@ -877,13 +890,25 @@ class TableReplay:
     def on_nothing(self, i: int, k: int) -> None:
         """Events that change no state the checks read (staff, overrule)."""
 
-    def on_table_open(self, i: int, k: int) -> None:
+    def end_session(self) -> None:
+        """What the end of a session (`table_close`, the next `table_open`,
+        the end of the table's log) settles: decisions never settled, dice
+        the shooter did not choose still out of the bowl (seed 000 5.4 owes
+        their return on the choice, not on a roll), and a lost die's
+        procedure not done by then (6.1)."""
         self.flush_pending()
+        if self.selection_row >= 0:
+            self.judge_rest_in_bowl()
+        if self.lost_row >= 0:
+            self.end_lost_allowance(-1, None)
+
+    def on_table_open(self, i: int, k: int) -> None:
+        self.end_session()
         self.reset()
         self.open_seat = self.seat[k]
 
     def on_table_close(self, i: int, k: int) -> None:
-        self.flush_pending()
+        self.end_session()
 
     def on_player_join(self, i: int, k: int) -> None:
         self.occupied |= bit(self.seat[k])
@@ -1130,7 +1155,9 @@ class TableReplay:
         self.selected = None
         self.round_kind = ROUND_AFTER_RELINQUISH
         self.round_anchor = anchor
-        self.round_declined = 0
+        # Seed 000 5.11: the shooter who has just given up the dice is not a
+        # player "available and willing" to take them (counted as declined).
+        self.round_declined = bit(anchor)
 
     # --- handlers: the roll and what follows it --------------------------------------
 
@@ -1140,7 +1167,7 @@ class TableReplay:
         # What the previous roll left unsettled is now missing.
         if self.decided.size:
             self.flush_pending()
-        dice, dies = self.dice, self.dies_of(k)
+        dies = self.dies_of(k)
         for die in dies:
             if die is None or not die.checked_use or die.loc > LAYOUT:
                 # Some die unknown, not at the table or first used: the full story.
@@ -1180,15 +1207,7 @@ class TableReplay:
             after_decision.append(self.stick_decided)
         # The dice chosen by the shooter: the rest must be in the bowl by now.
         if self.selection_row >= 0:
-            stray = []
-            for x in self.live:
-                die = dice[x]
-                if die.loc == OFFERED or (die.loc == NEW and die.set_id == self.current_set):
-                    stray.append(x)
-            stray.sort()
-            if stray:
-                self.put("rest_not_in_bowl", self.selection_row, stray)
-            self.selection_row = -1
+            self.judge_rest_in_bowl()
         if self.lost_row >= 0 and (self.lost_allowance_over
                                    or (by_player and s != self.lost_shooter) or not by_player):
             self.end_lost_allowance(i, d)
@@ -1224,6 +1243,7 @@ class TableReplay:
         row = decisions.row(point, total)
         width = snapshot.width
         decided.size = 0
+        decision = False  # a wager won or lost: a determination (seed 000 5.11)
         for j in range(snapshot.n_seats):
             s = snapshot.order[j]
             start = s * width
@@ -1245,6 +1265,7 @@ class TableReplay:
                 for _ in range(count):
                     decided.append(s, fam, key_num[key], code)
                 if code != PUSH:
+                    decision = True
                     wagers.remove_at(s, wagers.find(s, key))
                     if fam >= COME:
                         self.come_count -= count
@@ -1258,7 +1279,6 @@ class TableReplay:
             self.point = total if total in POINTS else 0
         elif total == point or total == 7:
             self.point = 0
-        decision = (point == 0 and total not in POINTS) or (point != 0 and total in (point, 7))
         if self.last_roll_by_player:
             if point != 0 and total == point:
                 self.made_point = True
@@ -1266,7 +1286,10 @@ class TableReplay:
                 self.seven_out_seat = self.last_roll_seat
                 if self.lost_row >= 0 and self.last_roll_seat == self.lost_shooter:
                     self.lost_allowance_over = True
-        elif decision:
+        elif decision or seven_out:
+            # A total that wins or loses no wager on the layout (a come-out
+            # natural with only come bets on numbers) decides nothing: the
+            # stickperson throws on.
             self.stick_decided = True
 
     def undo_decision(self) -> None:

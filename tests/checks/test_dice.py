@@ -114,11 +114,15 @@ INSPECTION_CASES = {
          ((("dealer", "D3"),), True),
          ((("game_supervisor", "S7"),), True),
          ((("dealer", "D3"), ("game_supervisor", "D3")), True),   # one person, twice
-         ((("pit_manager", "M4"), ("casino_manager", "C1")), True)],
+         ((("pit_manager", "M4"), ("casino_manager", "C1")), True),
+         ((("dealer", "D3"), ("boxperson", "B2")), False)],  # one position, two names
     SD: [((("pit_manager", "M4"),), False),
          ((("casino_manager", "C1"),), False),
-         ((("dealer", "D3"), ("game_supervisor", "S7")), True),
-         ((("boxperson", "B2"),), True)],
+         # The box person is the pit boss in charge of the table (20:18:33:01(1)),
+         # and the log's game supervisor is that position (decision: one position).
+         ((("dealer", "D3"), ("game_supervisor", "S7")), False),
+         ((("boxperson", "B2"),), False),
+         ((("dealer", "D3"),), True)],
 }
 INSPECTION_PARAMS = [(rs, who, fires) for rs in rulesets_with("dice.not_inspected")
                      for who, fires in INSPECTION_CASES[rs]]
@@ -214,6 +218,43 @@ def test_failed_die_offered_and_selected_fires(tmp_path, ruleset):
         ("dice.failed_inspection_used", "T1", select)}
 
 
+def enforced(ruleset, code):
+    return any(r.code == code for r in load_ruleset(ruleset).rules)
+
+
+# The decision "a die inspected and failed is not uninspected": using it is
+# dice.failed_inspection_used only (where the ruleset enforces that), never
+# also dice.not_inspected.
+@pytest.mark.parametrize("ruleset", rulesets_with("dice.not_inspected"))
+def test_failed_die_is_not_also_uninspected(tmp_path, ruleset):
+    inspectors = {RS: ("dealer", "game_supervisor"), SD: ("pit_manager",)}[ruleset]
+    b = bare_table()
+    b.add("dice_received", role="security", dice=DICE)
+    b.inspect(inspectors[0], "A5", outcome="fail")  # the only inspection of A5
+    for who in inspectors:
+        b.inspect(who, "A1,A2,A3,A4")
+    bowl = b.to_bowl(DICE)
+    expected = {("dice.failed_inspection_used", "T1", bowl)} \
+        if enforced(ruleset, "dice.failed_inspection_used") else set()
+    assert dice_found(b, tmp_path, ruleset) == expected
+
+
+@pytest.mark.parametrize("ruleset", rulesets_with("dice.not_inspected"))
+def test_failed_die_lawful_twin_removed_and_the_rest_used(tmp_path, ruleset):
+    inspectors = {RS: ("dealer", "game_supervisor"), SD: ("pit_manager",)}[ruleset]
+    b = bare_table()
+    b.add("dice_received", role="security", dice=DICE)
+    b.inspect(inspectors[0], "A5", outcome="fail")
+    for who in inspectors:
+        b.inspect(who, "A1,A2,A3,A4")
+    b.remove(DICE)  # the set is rejected and replaced
+    b.add("dice_received", role="security", dice=NEW_SET)
+    for who in inspectors:
+        b.inspect(who, NEW_SET)
+    b.to_bowl(NEW_SET)
+    assert dice_found(b, tmp_path, ruleset) == set()
+
+
 # --- dice.not_in_bowl ----------------------------------------------------------
 
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.not_in_bowl"))
@@ -234,6 +275,33 @@ def test_not_in_bowl_quiet_when_rest_returned(tmp_path, ruleset):
     b.receive(DICE)
     start_play(b)
     b.play(2, 4, 2)
+    assert dice_found(b, tmp_path, ruleset) == set()
+
+
+# The return is owed on the choice (seed 000 5.4; SD 20:18:33:08(4)), roll
+# or no roll: a session that ends first still owes it (what
+# `auditor generate --inject dice.not_in_bowl` plants before a table_close).
+@pytest.mark.parametrize("ruleset", rulesets_with("dice.not_in_bowl"))
+@pytest.mark.parametrize("end", ["table_close", "table_open", "end of log"])
+def test_not_in_bowl_fires_when_the_session_ends_before_a_roll(tmp_path, ruleset, end):
+    b = bare_table()
+    b.receive(DICE)
+    b.offer(2)
+    b.add("dice_accepted", role="player", seat=2)
+    select = b.add("dice_selected", role="player", seat=2, dice="A1,A2")
+    if end == "table_close":
+        b.add("table_close", role="game_supervisor")
+    elif end == "table_open":
+        reopen(b)
+    assert dice_found(b, tmp_path, ruleset) == {("dice.not_in_bowl", "T1", select)}
+
+
+@pytest.mark.parametrize("ruleset", rulesets_with("dice.not_in_bowl"))
+def test_not_in_bowl_quiet_when_rest_returned_and_the_table_closes(tmp_path, ruleset):
+    b = bare_table()
+    b.receive(DICE)
+    start_play(b)
+    b.add("table_close", role="game_supervisor")
     assert dice_found(b, tmp_path, ruleset) == set()
 
 
@@ -582,7 +650,9 @@ def test_off_table_no_offer_owed_without_a_shooter(tmp_path, ruleset):
 
 # Who inspects a found die: the game supervisor (seed 6.1), the boxperson
 # (NSW 3.5). The other role's inspection does not count.
-WRONG_FOUND_INSPECTOR = {RS: "boxperson", NSW: "game_supervisor"}
+# The seed names only the game supervisor, so a boxperson is that position too
+# (decision: one position); NSW 1.1 makes a games supervisor someone else.
+WRONG_FOUND_INSPECTOR = {RS: "dealer", NSW: "game_supervisor"}
 
 
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.off_table_procedure"))
@@ -597,16 +667,42 @@ def test_off_table_fires_found_die_inspected_by_wrong_role(tmp_path, ruleset):
 
 
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.off_table_procedure"))
-def test_off_table_fires_found_die_failed_inspection(tmp_path, ruleset):
+def test_found_die_that_failed_is_only_failed_inspection_used(tmp_path, ruleset):
+    # It was inspected, as 6.1 (NSW 3.5) asks: putting it back is the failed
+    # inspection's breach alone (none where the ruleset does not enforce it).
     b = lawful_table()
     die_leaves(b)
     replacement(b)
     b.add("die_retrieved", role=STICK, dice="A2")
     b.inspect(FOUND_INSPECTOR[ruleset], "A2", outcome="fail")
     bowl = b.to_bowl("A2")
-    expected = {("dice.off_table_procedure", "T1", bowl)}
-    if any(r.code == "dice.failed_inspection_used" for r in load_ruleset(ruleset).rules):
-        expected.add(("dice.failed_inspection_used", "T1", bowl))
+    expected = {("dice.failed_inspection_used", "T1", bowl)} \
+        if enforced(ruleset, "dice.failed_inspection_used") else set()
+    assert dice_found(b, tmp_path, ruleset) == expected
+
+
+@pytest.mark.parametrize("ruleset", rulesets_with("dice.off_table_procedure"))
+def test_found_die_that_failed_lawful_twin_removed(tmp_path, ruleset):
+    b = lawful_table()
+    die_leaves(b)
+    replacement(b)
+    b.add("die_retrieved", role=STICK, dice="A2")
+    b.inspect(FOUND_INSPECTOR[ruleset], "A2", outcome="fail")
+    b.remove("A2")
+    assert dice_found(b, tmp_path, ruleset) == set()
+
+
+@pytest.mark.parametrize("ruleset", rulesets_with("dice.off_table_procedure"))
+def test_found_die_by_the_other_name_of_the_supervisor(tmp_path, ruleset):
+    # RS names the game supervisor, and a boxperson is that position; NSW's
+    # text makes a games supervisor someone other than its boxperson.
+    b = lawful_table()
+    die_leaves(b)
+    replacement(b)
+    b.add("die_retrieved", role=STICK, dice="A2")
+    b.inspect({RS: "boxperson", NSW: "game_supervisor"}[ruleset], "A2")
+    bowl = b.to_bowl("A2")
+    expected = set() if ruleset == RS else {("dice.off_table_procedure", "T1", bowl)}
     assert dice_found(b, tmp_path, ruleset) == expected
 
 
@@ -779,10 +875,41 @@ def test_lost_allowance_ends_on_win_and_decline(tmp_path, ruleset):
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.lost_die_procedure"))
 def test_lost_quiet_while_the_shooter_plays_on_with_old_dice(tmp_path, ruleset):
     # Before the shooter's 7 Out nothing is owed yet: the new set may come
-    # later and the old dice stay in use.
+    # later and the old dice stay in use; by the session's end it is done.
     b = lawful_table()
-    _, pair, _ = lose_enough(b, ruleset)
+    _, pair, old = lose_enough(b, ruleset)
     b.play(2, 4, 2, dice=pair)
     b.play(2, 5, 5, dice=pair)
     b.play(2, 2, 4, settlements=WIN_ALL, dice=pair)
+    finish_with_old_dice(b, pair)
+    b.receive(NEW_SET)
+    b.remove(old)
+    b.add("table_close", role="game_supervisor")
     assert dice_found(b, tmp_path, ruleset) == set()
+
+
+# Seed 000 6.1: the session's end (table_close, the next table_open, the end
+# of the table's log) with the procedure not done is a breach at the die_lost.
+@pytest.mark.parametrize("ruleset", rulesets_with("dice.lost_die_procedure"))
+@pytest.mark.parametrize("end", ["table_close", "table_open", "end of log"])
+def test_lost_fires_when_the_session_ends_first(tmp_path, ruleset, end):
+    b = lawful_table()
+    lost, pair, _ = lose_enough(b, ruleset)
+    finish_with_old_dice(b, pair)  # the allowance over, and no new set
+    if end == "table_close":
+        b.add("table_close", role="game_supervisor")
+    elif end == "table_open":
+        reopen(b)
+        b.play(2, 4, 2)
+    assert dice_found(b, tmp_path, ruleset) == {("dice.lost_die_procedure", "T1", lost)}
+
+
+@pytest.mark.parametrize("ruleset", rulesets_with("dice.lost_die_procedure"))
+def test_lost_fires_when_the_table_closes_with_the_shooter_still_on_old_dice(tmp_path,
+                                                                            ruleset):
+    b = lawful_table()
+    lost, pair, _ = lose_enough(b, ruleset)
+    b.receive(NEW_SET)
+    b.play(2, 4, 2, dice=pair)
+    b.add("table_close", role="game_supervisor")  # old dice never removed
+    assert dice_found(b, tmp_path, ruleset) == {("dice.lost_die_procedure", "T1", lost)}

@@ -188,7 +188,7 @@ def test_no_roll_before_rest_is_quiet(tmp_path, rs, flags):
 
 
 @pytest.mark.parametrize("rs", rulesets_with("noroll.wrong_role"))
-@pytest.mark.parametrize("role", ["dealer", "boxperson", "player"])
+@pytest.mark.parametrize("role", ["dealer", "pit_manager", "player"])
 def test_no_roll_by_another_role_fires(tmp_path, rs, role):
     b = lawful_table()
     b.roll(2, 3, 4, flags=f"{THROW},die_on_die")
@@ -198,7 +198,8 @@ def test_no_roll_by_another_role_fires(tmp_path, rs, role):
 
 
 @pytest.mark.parametrize("rs", rulesets_with("noroll.wrong_role"))
-@pytest.mark.parametrize("role", ["stickperson", "game_supervisor"])
+# (the boxperson: the game supervisor's position by its other name)
+@pytest.mark.parametrize("role", ["stickperson", "game_supervisor", "boxperson"])
 def test_no_roll_by_stickperson_or_game_supervisor_is_quiet(tmp_path, rs, role):
     b = lawful_table()
     b.roll(2, 3, 4, flags=f"{THROW},die_on_die")
@@ -257,18 +258,33 @@ def test_dispute_ruled_by_the_stickperson_fires(tmp_path, rs, decision):
     assert fam(b, tmp_path, rs) == {("dispute.wrong_role", T, seq)}
 
 
-def test_game_supervisor_ruling_is_not_empowered_in_south_dakota(tmp_path):
-    """SD 20:18:33:11: the box person or pit supervisor decides."""
+def test_game_supervisor_ruling_is_the_box_persons_in_south_dakota(tmp_path):
+    """SD 20:18:33:11: the box person or pit supervisor, not the dealer,
+    decides; the log's game supervisor is the box person's position (the
+    spec's "game supervisor (boxperson)"), so its ruling is not a breach."""
     b = lawful_table()
     b.roll(2, 3, 4)
     dispute(b, "A1", seat=2)
-    seq = ruling(b, "game_supervisor", face=5)
+    ruling(b, "game_supervisor", face=5)
     b.call(9)
     dispute(b, "A1", seat=2)
     pit = ruling(b, "pit_manager", face=5)
-    assert fam(b, tmp_path, "sd-20-18-33") == {("dispute.wrong_role", T, seq)}
-    # R 6.3 and NZ 5.5(d) name the game supervisor alone.
-    assert fam(b, tmp_path, "nz-table-games") == {("dispute.wrong_role", T, pit)}
+    dispute(b, "A1", seat=2)
+    dealer = ruling(b, "dealer", face=5)
+    assert fam(b, tmp_path, "sd-20-18-33") == {("dispute.wrong_role", T, dealer)}
+    # R 6.3 and NZ 5.5(d) name the game supervisor alone (and so its boxperson).
+    assert fam(b, tmp_path, "nz-table-games") == {("dispute.wrong_role", T, pit),
+                                                  ("dispute.wrong_role", T, dealer)}
+
+
+def test_boxperson_ruling_is_the_game_supervisors_under_the_seed(tmp_path):
+    b = lawful_table()
+    b.roll(2, 3, 4)
+    dispute(b, "A1", seat=2)
+    ruling(b, "boxperson", face=5)
+    b.call(9)
+    for rs in ("nz-table-games", "nz-1996", "sd-20-18-33"):
+        assert fam(b, tmp_path, rs) == set(), rs
 
 
 # --- overrule.authority ---------------------------------------------------------------------
@@ -282,6 +298,8 @@ def test_game_supervisor_ruling_is_not_empowered_in_south_dakota(tmp_path):
     ("casino_manager", "game_supervisor"),
     ("casino_manager", "pit_manager"),
     ("casino_manager", "casino_manager"),  # a more senior manager over a less senior one
+    ("boxperson", "stickperson"),  # the game supervisor's position by its other name
+    ("pit_manager", "boxperson"),
 ])
 def test_overrule_with_authority_is_quiet(tmp_path, rs, who, whom):
     b = lawful_table()
@@ -295,7 +313,7 @@ def test_overrule_with_authority_is_quiet(tmp_path, rs, who, whom):
 @pytest.mark.parametrize("rs", rulesets_with("overrule.authority"))
 @pytest.mark.parametrize("who,whom", [
     ("dealer", "stickperson"),
-    ("boxperson", "stickperson"),
+    ("boxperson", "pit_manager"),
     ("stickperson", "game_supervisor"),
     ("game_supervisor", "pit_manager"),
     ("game_supervisor", "game_supervisor"),

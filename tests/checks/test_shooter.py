@@ -91,10 +91,22 @@ def test_order_to_pass_by_game_supervisor_quiet(tmp_path):
 
 
 def test_order_to_pass_sd_boxperson(tmp_path):
+    # SD (1)(b) names the boxperson; the log's game supervisor is that
+    # position (the spec's "game supervisor (boxperson)"); a dealer is not.
+    b = lawful_table()
+    b.add("shooter_relinquish", role="boxperson", seat=2, reason="ordered")
+    b.add("shooter_relinquish", role="game_supervisor", seat=2, reason="ordered")
+    seq = b.add("shooter_relinquish", role="pit_manager", seat=2, reason="ordered")
+    assert found(b, tmp_path, "sd-20-18-33", "shooter.") == {
+        ("shooter.order_to_pass_unauthorised", "T1", seq)}
+
+
+def test_order_to_pass_nsw_distinguishes_a_games_supervisor(tmp_path):
+    # NSW 1.1: a games supervisor is a casino supervisor, not the boxperson.
     b = lawful_table()
     b.add("shooter_relinquish", role="boxperson", seat=2, reason="ordered")
     seq = b.add("shooter_relinquish", role="game_supervisor", seat=2, reason="ordered")
-    assert found(b, tmp_path, "sd-20-18-33", "shooter.") == {
+    assert found(b, tmp_path, "nsw-1992", "shooter.") == {
         ("shooter.order_to_pass_unauthorised", "T1", seq)}
 
 
@@ -147,3 +159,77 @@ def test_marker_off_throw_sd_fires_without_marker(tmp_path):
     seq = b.play(2, 5, 5)
     assert found(b, tmp_path, "sd-20-18-33", "shooter.") == {
         ("shooter.marker_off_throw", "T1", seq), ("shooter.ineligible", "T1", seq)}
+
+
+# --- seed 000 5.11: what "a determination" is, and who is "available" ---------
+
+def _stick_play(b, d1, d2, settlements=()):
+    """A stickperson's throw, called, collected and settled. Returns its seq."""
+    seq = b.roll(0, d1, d2, role="stickperson")
+    b.call(d1 + d2)
+    b.collect()
+    for s, bet, outcome, amount in settlements:
+        b.settle(s, bet, outcome, amount)
+    b.complete()
+    return seq
+
+
+def _come_bets_left_on_come_out(b):
+    """Shooter 2 makes point 6 while seat 5's come bets travel to 8 and 9,
+    then relinquishes: the table is on the come-out with only come bets on
+    numbers, and nobody holds a line bet."""
+    b.play(2, 4, 2)  # point 6
+    b.bet(5, "come")
+    b.play(2, 5, 3)  # travels to 8
+    b.bet(5, "come")
+    b.play(2, 5, 4)  # travels to 9
+    b.play(2, 4, 2, settlements=[(s, "pass", "win", 10) for s in (2, 5, 7)], pass_back=False)
+    b.relinquish(2, reason="voluntary")
+
+
+def test_stickperson_throws_on_after_a_come_out_total_that_decides_nothing(tmp_path):
+    # An 11 on the come-out wins or loses no wager on the layout (come bets on
+    # 8 and 9 only): no determination, so the stickperson throws on.
+    b = lawful_table()
+    _come_bets_left_on_come_out(b)
+    _stick_play(b, 5, 6)
+    _stick_play(b, 4, 4, settlements=[(5, "come_8", "win", 10)])  # the determination
+    assert found(b, tmp_path, RS) == set()
+
+
+def test_stickperson_throw_fires_after_a_come_out_total_that_decided_a_wager(tmp_path):
+    # The come-out 8 wins the come bet on 8 (come bets on numbers keep
+    # working on the come-out): a determination, so another throw is a breach.
+    b = lawful_table()
+    _come_bets_left_on_come_out(b)
+    _stick_play(b, 4, 4, settlements=[(5, "come_8", "win", 10)])
+    seq = _stick_play(b, 5, 6)
+    assert found(b, tmp_path, RS) == {("shooter.stickperson_throw", "T1", seq)}
+
+
+def _shooter_leaves_with_a_pass_bet(b):
+    """Shooter 2 makes the point with seat 5's come bet on 8, bets pass again
+    and gives up the dice: the only line bettor is the outgoing shooter."""
+    b.play(2, 4, 2)  # point 6
+    b.bet(5, "come")
+    b.play(2, 5, 3)  # travels to 8
+    b.play(2, 4, 2, settlements=[(s, "pass", "win", 10) for s in (2, 5, 7)], pass_back=False)
+    b.bet(2)
+    b.relinquish(2, reason="voluntary")
+
+
+def test_stickperson_throw_quiet_when_only_the_outgoing_shooter_holds_a_line_bet(tmp_path):
+    # The shooter who has just relinquished is not a player "available and
+    # willing" to shoot (seed 000 5.11).
+    b = lawful_table()
+    _shooter_leaves_with_a_pass_bet(b)
+    _stick_play(b, 5, 5)  # point 10; come bet on 8 and the pass bet undetermined
+    assert found(b, tmp_path, RS) == set()
+
+
+def test_stickperson_throw_fires_when_another_line_bettor_has_not_declined(tmp_path):
+    b = lawful_table()
+    _shooter_leaves_with_a_pass_bet(b)
+    b.bet(7)  # seat 7 holds a line bet and was never offered the dice
+    seq = _stick_play(b, 5, 5)
+    assert found(b, tmp_path, RS, "shooter.") == {("shooter.stickperson_throw", "T1", seq)}

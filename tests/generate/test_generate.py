@@ -485,3 +485,24 @@ def test_command_days_option(tmp_path):
     assert bad.exit_code == 2 and "Traceback" not in bad.output and "--days" in bad.output
     with pytest.raises(ValueError, match="days"):
         generate(tables=1, rolls=5, seed=1, days=0)
+
+
+def test_dice_not_in_bowl_planted_just_before_table_close_is_found(tmp_path):
+    """Seed 000 5.4 owes the return of the dice not chosen on the choice
+    itself: a `dice_selected` followed directly by `table_close` is a breach
+    the check finds (seed 35 plants one so), through both commands."""
+    from builder import report_findings, run_cli
+
+    log = tmp_path / "night.parquet"
+    res = run_cli("generate", "--tables", 1, "--rolls", 30, "--seed", 35,
+                  "--inject", "dice.not_in_bowl", "--out", log)
+    assert res.exit_code == 0, res.output
+    planted = json.loads((tmp_path / "night.parquet.planted.json").read_text())
+    rows = pq.read_table(log).to_pylist()
+    i = next(k for k, r in enumerate(rows) if r["seq"] == planted[0]["seq"])
+    assert [r["event"] for r in rows[i:i + 2]] == ["dice_selected", "table_close"]
+    res = run_cli("check", log, "--ruleset", "nz-table-games", "--out", tmp_path / "out")
+    assert res.exit_code == 1, res.output
+    f = report_findings(tmp_path / "out")
+    assert {(c, t, int(s)) for c, t, s in zip(f["code"], f["table_id"], f["seq"])} == {
+        ("dice.not_in_bowl", p["table_id"], p["seq"]) for p in planted}
