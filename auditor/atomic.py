@@ -252,6 +252,8 @@ def report_folder(out: Path, own_names=frozenset()):
         raise OutputError(f"{out.parent}: cannot create output folder: "
                           f"{exc.strerror or exc}") from None
     _recover_aside(parent, name)
+    created = not out.exists()  # made only to be locked: gone again if no report comes
+    swapped = False
     lock = _lock(out)
     try:
         _recover(parent, name)
@@ -273,11 +275,15 @@ def report_folder(out: Path, own_names=frozenset()):
         finally:
             if ok and not PENDING_INTERRUPTIONS:
                 _swap_in(staging, out.absolute(), own_names)
+                swapped = True
             else:
                 _rmtree(staging)
                 if ok:
                     raise PENDING_INTERRUPTIONS[0]
     finally:
+        if created and not swapped:
+            with suppress(OSError):  # (not empty: something else put files there)
+                out.rmdir()
         os.close(lock)
 
 
