@@ -36,6 +36,18 @@ PENDING_INTERRUPTIONS: list[BaseException] = []
 _AFTERWARDS: list[list[Callable[[], None]]] = []
 
 
+def _make_folder(folder: Path, named: Path) -> None:
+    """`folder` (and its parents) made if missing; OutputError, naming it as
+    the user did (`named`), when it cannot be."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise OutputError(f"{named}: output folder is not a folder") from None
+    except OSError as exc:
+        raise OutputError(f"{named}: cannot create output folder: "
+                          f"{exc.strerror or exc}") from None
+
+
 @contextmanager
 def atomic_path(target: Path):
     """Yield a temporary path in the target's folder; on success rename it
@@ -43,13 +55,7 @@ def atomic_path(target: Path):
     any), on failure remove it and leave any earlier file intact."""
     target = Path(target)
     folder = target.parent
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise OutputError(f"{folder}: output folder is not a folder") from None
-    except OSError as exc:
-        raise OutputError(f"{folder}: cannot create output folder: "
-                          f"{exc.strerror or exc}") from None
+    _make_folder(folder, folder)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
@@ -244,13 +250,7 @@ def report_folder(out: Path, own_names=frozenset()):
     out = Path(out)
     parent, name = out.absolute().parent, out.absolute().name
     _check_replaceable(out)
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise OutputError(f"{out.parent}: output folder is not a folder") from None
-    except OSError as exc:
-        raise OutputError(f"{out.parent}: cannot create output folder: "
-                          f"{exc.strerror or exc}") from None
+    _make_folder(parent, out.parent)
     _recover_aside(parent, name)
     created = not out.exists()  # made only to be locked: gone again if no report comes
     swapped = False
