@@ -267,7 +267,34 @@ def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
     order = np.lexsort((got_row, key))
     key, first = np.unique(key[order], return_index=True)
     first_row = got_row[order][first]
-    row, session, serial = spelled(sh.event_rows(*_DICE_EVENTS))
+
+    def first_receipts(session, serial):
+        """The first receipt row of each (session, serial); the largest row
+        number where there is none."""
+        want = session * span + serial
+        at = np.minimum(np.searchsorted(key, want), max(len(key) - 1, 0))
+        if not len(key):
+            return np.full(len(want), np.iinfo(np.int64).max)
+        return np.where(key[at] == want, first_row[at], np.iinfo(np.int64).max)
+
+    # A row is suspect only where some die of its dice value was first
+    # received (in its session) at or after it: worked out once per run of
+    # rows with one (session, dice value), not per die of every row.
+    rows = sh.event_rows(*_DICE_EVENTS)
+    rows = rows[codes[rows] >= 0]
+    c = codes[rows].astype(np.int64)
+    pair = (np.searchsorted(starts, rows, side="right") - 1) * len(lists) + c
+    run = np.cumsum(np.r_[True, pair[1:] != pair[:-1]]) - 1 if len(pair) else pair
+    heads = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]]) if len(pair) else pair
+    distinct, which = np.unique(pair[heads], return_inverse=True)
+    count = lens[distinct % len(lists)] if len(lists) else distinct
+    entry = np.repeat(np.arange(len(distinct)), count)
+    at = np.repeat(offsets[distinct % len(lists)] - (np.cumsum(count) - count), count) + \
+        np.arange(count.sum())
+    latest = np.maximum.reduceat(first_receipts(distinct[entry] // len(lists), flat[at]),
+                                 np.cumsum(count) - count) if len(distinct) else distinct
+    suspect = rows[latest[which][run] >= rows] if len(rows) else rows
+    row, session, serial = spelled(suspect)
     want = session * span + serial
     at = np.minimum(np.searchsorted(key, want), max(len(key) - 1, 0))
     known = (key[at] == want) & (first_row[at] < row) if len(key) else np.zeros(len(row), bool)

@@ -101,11 +101,19 @@ def _bounds(events: pd.DataFrame, state, e_keys: np.ndarray
     event = events["event"]
     opened = np.flatnonzero((event == "table_open").to_numpy(dtype=bool))
     closed = np.flatnonzero((event == "table_close").to_numpy(dtype=bool))
-    rows = np.union1d(np.asarray(rolls, dtype=np.int64), opened)
+    # unions of row numbers through masks: O(rows), where np.union1d sorts
+    # or hashes millions of rolls
+    is_start = np.zeros(len(e_keys), dtype=bool)
+    is_start[np.asarray(rolls, dtype=np.int64)] = True
+    is_start[opened] = True
+    rows = np.flatnonzero(is_start)
     starts = e_keys[rows]
     order = np.argsort(starts, kind="stable")
-    is_open = np.isin(rows, opened)[order]
-    ends = np.sort(e_keys[np.union1d(rows, closed)])
+    is_opening = np.zeros(len(e_keys), dtype=bool)
+    is_opening[opened] = True
+    is_open = is_opening[rows][order]
+    is_start[closed] = True
+    ends = np.sort(e_keys[is_start])
     return starts[order], is_open, ends
 
 
