@@ -734,3 +734,149 @@ def test_a_60_table_week_lists_every_critical_and_every_table(week):
     carried = [json.loads(x) for x in page.blocks["unlisted"].splitlines()]
     assert len(carried) + len(listed) == len(findings)
     assert {r["finding_id"] for r in carried} | set(listed) == set(findings["finding_id"])
+
+
+# --- in the browser: the week, the URL, printing, the download, volume ---------------
+
+
+@pytest.fixture
+def week_page(browser, week):
+    opened = Opened(browser, week[0])
+    yield opened
+    opened.close()
+
+
+@browser_test
+def test_the_week_in_the_browser_counts_each_tables_findings(week_page, week):
+    _, findings = week
+    page = week_page.page
+    labels = page.eval_on_selector_all("#filter-table option[data-total]",
+                                       "os => os.map(o => o.value)")
+    assert labels == [f"T{n:02d}" for n in range(1, 61)]
+    page.select_option("#filter-table", "T40")
+    t40 = findings[findings["table_id"] == "T40"]
+    shown = week_page.visible()
+    assert shown == int(page.eval_on_selector_all(
+        "details.finding[data-table=T40]", "es => es.length"))
+    assert page.inner_text("#shown-count").startswith(f"{shown} of ")
+    assert page.inner_text("#table-unlisted") == (
+        f"Table T40: {len(t40) - shown} of its {len(t40)} finding(s) not listed "
+        "(in the download above)")
+    critical = int((t40["severity"] == "critical").sum())
+    page.click("input[name=severity][value=major]")
+    page.click("input[name=severity][value=minor]")
+    assert week_page.visible() == critical > 0
+    assert week_page.console == []
+
+
+@browser_test
+def test_the_download_holds_every_finding_not_listed(week_page, week):
+    _, findings = week
+    page = week_page.page
+    with page.expect_download() as info:
+        page.click("#download-unlisted")
+    download = info.value
+    assert download.suggested_filename == "findings-not-listed.jsonl"
+    carried = [json.loads(x) for x in Path(download.path()).read_text().splitlines()]
+    listed = set(page.eval_on_selector_all("details.finding", "es => es.map(e => e.id.slice(2))"))
+    assert {r["finding_id"] for r in carried} == set(findings["finding_id"]) - listed
+    assert week_page.console == []
+
+
+@browser_test
+def test_the_filter_is_kept_in_the_url(browser, planted, planted_file):
+    f = planted.findings
+    opened = Opened(browser, planted_file)
+    page = opened.page
+    try:
+        page.select_option("#filter-table", "T04")
+        page.click("input[name=severity][value=minor]")
+        assert page.evaluate("location.hash") == \
+            "#severity=critical,major,info&table=T04"
+        page.reload()
+        want = int(((f["table_id"] == "T04") & (f["severity"] != "minor")).sum())
+        assert opened.visible() == want
+        assert page.evaluate("document.getElementById('filter-table').value") == "T04"
+        assert not page.is_checked("input[name=severity][value=minor]")
+        page.click("#filter-reset")
+        assert page.evaluate("location.hash") == ""
+        assert opened.console == []
+    finally:
+        opened.close()
+
+
+@browser_test
+def test_open_all_and_print_show_every_listed_findings_evidence(browser, planted_file):
+    opened = Opened(browser, planted_file)
+    page = opened.page
+    try:
+        evidence = page.locator("details.finding .evidence")
+        n = evidence.count()
+        assert n and not any(evidence.nth(i).is_visible() for i in (0, n - 1))
+        page.select_option("#filter-table", "T04")  # a filter does not limit the print
+        page.emulate_media(media="print")
+        assert all(evidence.nth(i).is_visible() for i in range(n))
+        page.emulate_media(media="screen")
+        page.click("#filter-reset")
+        page.click("#open-all")
+        assert all(evidence.nth(i).is_visible() for i in range(n))
+        page.click("#close-all")
+        assert not evidence.nth(0).is_visible()
+    finally:
+        opened.close()
+
+
+@browser_test
+def test_a_bidi_table_id_shows_as_an_escape_in_the_browser(browser, named, tmp_path):
+    opened = Opened(browser, write_report(named, tmp_path / "out"))
+    try:
+        body = opened.page.inner_text("body")
+        assert "T\\u202e20" in body and "\u202e" not in body
+        opened.page.select_option("#filter-table", "T\\u202e20")
+        assert opened.visible() == int((named.findings["table_id"] == BIDI_TABLE).sum()) > 0
+    finally:
+        opened.close()
+
+
+def many_findings(result: AuditResult, n: int) -> AuditResult:
+    """`result` with `n` findings over its events (4 codes: 1% critical,
+    the rest major, minor and info), built in one go."""
+    ev = result.logs.events
+    rng = np.random.default_rng(1)
+    at = np.sort(rng.integers(0, len(ev), n))
+    e = ev.iloc[at].reset_index(drop=True)
+    codes = np.array(["call.wrong_total", "dice.set_size", "offer.order", "throw.short"])
+    sev = np.array(["critical", "major", "minor", "info"])
+    pick = rng.choice(4, n, p=[0.01, 0.33, 0.33, 0.33])
+    frame = pd.DataFrame({
+        "table_id": e["table_id"].astype(str), "seq": e["seq"], "ts": e["ts"],
+        "event": e["event"].astype(str), "seat": e["seat"], "actor_role": None,
+        "actor_id": None, "source_file": e["source_file"].astype(str),
+        "source_line": e["source_line"], "code": codes[pick], "rule_id": "R",
+        "ruleset": result.ruleset.id, "clause": "1", "severity": sev[pick],
+        "message": "synthetic", "evidence": '{"n": 1}'})
+    frame["rule_id"] = "R-" + frame["code"]
+    return AuditResult(result.ruleset, result.logs, finalize([frame]))
+
+
+@browser_test
+def test_100000_findings_load_and_filter_in_under_3_seconds(browser, planted, tmp_path):
+    """1,000 critical findings (all listed), the capped rest of the 100,000
+    listed, and the others carried in the page for the download."""
+    big = many_findings(planted, 100_000)
+    path = write_report(big, tmp_path / "big")
+    opened = Opened(browser, path)
+    page = opened.page
+    try:
+        loaded = page.evaluate("performance.getEntriesByType('navigation')[0]"
+                               ".domContentLoadedEventEnd")
+        assert loaded < 3000, loaded
+        took = page.evaluate("""() => {
+            const t0 = performance.now();
+            const s = document.getElementById('filter-table');
+            s.selectedIndex = 2; s.dispatchEvent(new Event('change', {bubbles: true}));
+            return performance.now() - t0; }""")
+        assert took < 3000, took
+        assert opened.visible() > 0 and opened.console == []
+    finally:
+        opened.close()
