@@ -870,12 +870,14 @@ def test_100000_findings_load_and_filter_in_under_3_seconds(browser, planted, tm
     try:
         loaded = page.evaluate("performance.getEntriesByType('navigation')[0]"
                                ".domContentLoadedEventEnd")
+        print(f"DOMContentLoaded {loaded:.0f} ms")
         assert loaded < 3000, loaded
         took = page.evaluate("""() => {
             const t0 = performance.now();
             const s = document.getElementById('filter-table');
             s.selectedIndex = 2; s.dispatchEvent(new Event('change', {bubbles: true}));
             return performance.now() - t0; }""")
+        print(f"first filter {took:.0f} ms")
         assert took < 3000, took
         assert opened.visible() > 0 and opened.console == []
     finally:
