@@ -39,6 +39,7 @@ from markupsafe import Markup
 
 from auditor.atomic import write_text
 from auditor.codes import CODES, SEVERITIES, SEVERITY_RANK
+from auditor.escape import terminal_safe
 from auditor.findings import at_or_above, joined_sites, severity_counts
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.logs.site import shown_table
@@ -49,13 +50,17 @@ from auditor.report.html_events import (
     EventCollector,
     EventDigest,
     digest,
-    first_per_code,
     fmt_time,
+    group_keys,
+    is_critical,
+    listed_findings,
+    natural_key,
     utc_ns,
     window_of,
 )
 from auditor.report.html_events import text as _text
 from auditor.report.provenance import provenance
+from auditor.report.records import finding_records
 
 #: findings listed per code; counts and charts always cover them all
 MAX_FINDINGS_PER_CODE = 200
@@ -97,7 +102,8 @@ def _template():
     per process (compiling the template costs more than most reports)."""
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                      keep_trailing_newline=True)
+                      keep_trailing_newline=True, finalize=visible)
+    env.filters["visible"] = visible
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
     js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
     csp = ("default-src 'none'; "
@@ -106,6 +112,16 @@ def _template():
            "base-uri 'none'; form-action 'none'")
     # static files of the package, no log data
     return env.get_template("report.html"), {"css": Markup(css), "js": Markup(js), "csp": csp}
+
+
+def visible(value):
+    """Every value the page prints (jinja's `finalize`, so none is missed):
+    control, invisible and bidirectional characters from a log shown as
+    visible escapes (`T\\u202e20`, never `T02`), line breaks kept for the
+    multi-line blocks; the page's own markup (style, script) as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup) and not value.isprintable():
+        return terminal_safe(value)
+    return value
 
 
 def _csp_hash(text: str) -> str:
@@ -125,12 +141,13 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
     verdict = _verdict(findings, meta)
 
     asked = per_code
-    per_code = code_cap(findings["code"].value_counts().tolist(), per_code, budget)
-    listed = first_per_code(findings, per_code)
+    per_code = code_cap(_group_sizes(findings), per_code, budget)
+    listed = listed_order(listed_findings(findings, per_code))
     anchors = {fid: "f-" + fid for fid in listed["finding_id"]}
-    by_code = _by_code(findings, result.ruleset, per_code)
+    by_code = _by_code(findings, result.ruleset, listed)
     events = event_digest(result, per_code)
-    tables = _tables(events, findings)
+    tables = _tables(events, findings, listed)
+    unlisted = _unlisted(findings, listed)
 
     rs = prov.get("ruleset", {})
     return {
@@ -166,8 +183,11 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
         "listed_total": len(listed),
         "capped": [row for row in by_code if row["listed"] < row["total"]],
         "per_code": per_code, "per_code_asked": asked, "budget": budget,
+        "critical_listed": int(is_critical(listed).sum()),
+        "unlisted": unlisted,
+        "unlisted_count": len(findings) - len(listed),
         "context_events": CONTEXT_EVENTS,
-        "filter_tables": _filter_tables(findings),
+        "filter_tables": _filter_tables(findings, listed),
         "SEVERITIES": SEVERITIES,
     }
 
@@ -183,9 +203,14 @@ def event_digest(result, per_code: int) -> EventDigest:
 
 
 def fmt_duration(ns: int) -> str:
+    """A span as a person reads it: days and hours over a day
+    (`6 d 23 h 59 min`), else hours and minutes, or minutes and seconds."""
     seconds = int(ns // 1_000_000_000)
+    days, seconds = divmod(seconds, 86_400)
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days:,} d {hours:02d} h {minutes:02d} min"
     if hours:
         return f"{hours} h {minutes:02d} min"
     if minutes:
@@ -233,10 +258,11 @@ def _code_order(codes) -> list[str]:
     return known + sorted(set(codes) - set(known))
 
 
-def _by_code(findings: pd.DataFrame, ruleset, per_code: int) -> list[dict]:
+def _by_code(findings: pd.DataFrame, ruleset, listed: pd.DataFrame) -> list[dict]:
     if not len(findings):
         return []
     sizes = findings.groupby(["code", "severity"]).size()
+    shown = listed["code"].astype(object).value_counts().to_dict()
     rules: dict[str, list[tuple[str, str]]] = {}
     for code, rule_id, clause in findings[["code", "rule_id", "clause"]].drop_duplicates() \
             .itertuples(index=False):
@@ -247,7 +273,7 @@ def _by_code(findings: pd.DataFrame, ruleset, per_code: int) -> list[dict]:
         total = sum(counts.values())
         out.append({
             "code": code, "counts": counts, "total": total,
-            "listed": min(total, per_code), "meaning": CODES.get(code, ""),
+            "listed": int(shown.get(code, 0)), "meaning": CODES.get(code, ""),
             "rules": [{"id": rid, "clause": cl, "summary": _rule_summary(ruleset, rid, code)}
                       for rid, cl in sorted(rules.get(code, []))],
         })
@@ -266,17 +292,20 @@ def _rule_summary(ruleset, rule_id: str, code: str) -> str:
     return _own_summary(ruleset, rule_id) or CODES.get(code, "")
 
 
-def _tables(events: EventDigest, findings: pd.DataFrame) -> list[dict]:
-    """One row per table audited: span, events, rolls, shooters, findings."""
+def _tables(events: EventDigest, findings: pd.DataFrame, listed: pd.DataFrame) -> list[dict]:
+    """One row per table audited, in natural order (T2 before T10): span,
+    events, rolls, shooters, findings and how many of them are listed."""
     if not events.tables:
         return []
     f_tables = findings["table_id"].astype(object).fillna("")
     totals = findings.groupby(f_tables, sort=False).size().to_dict()
+    shown = listed["table_id"].astype(object).fillna("").value_counts().to_dict()
     worst = _worst_ranks(findings["severity"], f_tables)
     return [{
         "key": t.id, "id": shown_table(t.id), "first": fmt_time(t.t0), "last": fmt_time(t.t1), "t0": t.t0, "t1": t.t1,
         "duration": fmt_duration(t.t1 - t.t0), "events": t.events, "rolls": t.rolls,
         "shooters": t.shooters, "findings": int(totals.get(t.id, 0)),
+        "listed": int(shown.get(t.id, 0)),
         "worst": SEVERITIES[worst[t.id]] if t.id in worst else None, "series": t,
     } for t in events.tables]
 
@@ -293,8 +322,8 @@ def _worst_ranks(severity: pd.Series, keys: pd.Series) -> dict:
 def _timeline_tables(tables: list[dict]) -> list[dict]:
     if len(tables) <= MAX_TIMELINES:
         return tables
-    chosen = sorted(tables, key=lambda t: (-t["findings"], t["id"]))[:MAX_TIMELINES]
-    return sorted(chosen, key=lambda t: t["id"])
+    chosen = sorted(tables, key=lambda t: (-t["findings"], natural_key(t["id"])))
+    return sorted(chosen[:MAX_TIMELINES], key=lambda t: natural_key(t["id"]))
 
 
 def _timeline_note(tables: list[dict]) -> str | None:
@@ -331,21 +360,65 @@ def _timelines(events: EventDigest, findings, tables, anchors) -> list[dict]:
     return out
 
 
-def _filter_tables(findings: pd.DataFrame) -> list[dict]:
+def _filter_tables(findings: pd.DataFrame, listed: pd.DataFrame) -> list[dict]:
+    """The table filter's choices, in natural order, each with its findings
+    in all and how many of them are listed (the rest: in the download)."""
     ids = findings["table_id"].astype(object)
-    names = sorted({shown_table(v) for v in ids.dropna()})
-    out = [{"value": n, "label": n} for n in names]
+    totals = ids.fillna("").map(shown_table).where(ids.notna(), "").value_counts()
+    l_ids = listed["table_id"].astype(object)
+    shown = l_ids.fillna("").map(shown_table).where(l_ids.notna(), "").value_counts()
+    names = sorted((n for n in totals.index if n != ""), key=natural_key)
     if ids.isna().any():
-        out.append({"value": "", "label": "(no table: unreadable row)"})
-    return out
+        names.append("")
+    return [{"value": n, "label": n or "(no table: unreadable row)",
+             "total": int(totals[n]), "listed": int(shown.get(n, 0)),
+             "unlisted": int(totals[n]) - int(shown.get(n, 0))} for n in names]
 
 
 # --- the findings listed -------------------------------------------------
 
 
+def _group_sizes(findings: pd.DataFrame) -> list[int]:
+    """How many non-critical findings each table and code has (the critical
+    ones are all listed, outside the cap)."""
+    others = findings[~is_critical(findings)]
+    if not len(others):
+        return []
+    return others.groupby(group_keys(others), sort=False).size().tolist()
+
+
+def listed_order(listed: pd.DataFrame) -> pd.DataFrame:
+    """The findings listed, by severity (worst first), time, table (in
+    natural order), seq, then finding order; a finding without a time or a
+    seq after those with one."""
+    if not len(listed):
+        return listed
+    rank = listed["severity"].astype(object).map(SEVERITY_RANK).fillna(len(SEVERITIES))
+    ts = utc_ns(listed["ts"]).copy()
+    ts[ts == NO_TIME] = np.iinfo(np.int64).max
+    tables = listed["table_id"].astype(object).fillna("")
+    order = {t: i for i, t in enumerate(sorted(set(tables), key=natural_key))}
+    seq = pd.array(listed["seq"], dtype="Int64").to_numpy(dtype=np.float64, na_value=np.inf)
+    keys = (np.arange(len(listed)), seq, tables.map(order).to_numpy(dtype=np.int64), ts,
+            rank.to_numpy(dtype=np.int64))
+    return listed.iloc[np.lexsort(keys)].reset_index(drop=True)
+
+
+def _unlisted(findings: pd.DataFrame, listed: pd.DataFrame) -> str:
+    """The findings not listed, one JSON object a line (as `--format json`
+    writes them, in finding order): carried in the page, inert, for its
+    download button, so no finding is left out of the page."""
+    if len(listed) == len(findings):
+        return ""
+    rest = findings[~findings["finding_id"].isin(listed["finding_id"])]
+    return "".join(json.dumps(rec, ensure_ascii=True, separators=(",", ":")) + "\n"
+                   for rec in finding_records(rest))
+
+
 def code_cap(sizes: list[int], per_code: int, budget: int) -> int:
-    """The findings listed per code: `per_code`, lowered to the largest cap
-    that lists at most `budget` findings in all (never below 1)."""
+    """The findings listed per table and code (besides every critical one):
+    `per_code`, lowered to the largest cap that lists at most `budget` of
+    them in all (never below 1: each table and code keeps one)."""
     def listed(cap: int) -> int:
         return sum(min(n, cap) for n in sizes)
 
@@ -389,7 +462,7 @@ def _finding_entries(result, events: EventDigest, listed: pd.DataFrame) -> list[
             "message": _text(message),
             "where": f"{_text(source_file)}:{_text(source_line)}" if _text(source_file)
             else "",
-            "evidence": _pretty_json(evidence),
+            "evidence": _pretty_json(evidence) if _has_evidence(evidence) else None,
             "context": _context(windows[i], columns) if windows[i] is not None else None,
             "raw": quarantine.get(i),
             "caveat": _text(caveats[i]) if caveats is not None else "",
@@ -438,6 +511,13 @@ def aligned(labels: list[str], rows: list[list[str]], mark: int) -> dict:
     head = ["  " + line(labels), "  " + " ".join("-" * w for w in widths)]
     return {"before": "\n".join(head + lines[:mark]) + "\n", "this": lines[mark],
             "after": "".join("\n" + x for x in lines[mark + 1:])}
+
+
+def _has_evidence(text) -> bool:
+    """Whether the finding recorded any evidence (not none, not `{}`)."""
+    if text is None or text is pd.NA or (isinstance(text, float) and np.isnan(text)):
+        return False
+    return str(text).strip() not in ("", "{}", "null", "[]")
 
 
 def _pretty_json(text) -> str:

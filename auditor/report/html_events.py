@@ -6,15 +6,17 @@ An audit by batches (`auditor.run.stream`) takes it from each batch as
 the batch is audited (`digest`) and joins the batches' digests (`join`), so
 the report never holds more events than a batch. The page is the same bytes
 as from one load: a table is whole in one batch, a finding's rows are those
-of its table, and the findings listed are among the first of their code in
-their own batch (a batch's findings keep, among themselves, the order they
-have among all).
+of its table, and the findings listed are chosen per table and code (every
+critical one, and the first of the others), so a batch chooses among its own
+findings what the whole load would (a batch's findings keep, among
+themselves, the order they have among all).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -38,6 +40,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: nanoseconds per unit of a stored time
 _NS_PER = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 _NA, _NAT = pd.NA, pd.NaT
+_DIGITS = re.compile(r"(\d+)")
 
 
 @dataclass
@@ -69,8 +72,8 @@ class Window:
 @dataclass
 class EventDigest:
     """All the HTML report needs of the events. `windows` are keyed by the
-    (source file, line) of a finding's row and cover the first `per_code`
-    findings of each code."""
+    (source file, line) of a finding's row and cover the findings
+    `listed_findings(findings, per_code)` chooses."""
 
     tables: list[TableEvents]
     windows: dict[tuple[str, int], Window]
@@ -89,19 +92,19 @@ class EventDigest:
 
 
 def digest(events: pd.DataFrame, findings: pd.DataFrame, per_code: int) -> EventDigest:
-    """What the page needs of `events`, with the rows around the first
-    `per_code` findings of each code (`findings` in finding order)."""
+    """What the page needs of `events`, with the rows around the findings
+    `listed_findings(findings, per_code)` chooses (`findings` in finding order)."""
     runs = table_runs(events)
     return EventDigest(table_events(events, runs),
-                       _windows(events, first_per_code(findings, per_code), runs),
+                       _windows(events, listed_findings(findings, per_code), runs),
                        _extras(events), per_code)
 
 
 @dataclass(frozen=True)
 class EventCollector:
     """The HTML report's collector (`auditor.run.collect`): each batch's
-    digest, with the rows around the first `per_code` findings of each code,
-    joined on the client."""
+    digest, with the rows around every critical finding and the first
+    `per_code` others of each table and code, joined on the client."""
 
     per_code: int
 
@@ -119,17 +122,42 @@ def join(digests: list[EventDigest]) -> EventDigest:
     for d in digests:
         extras.update(dict.fromkeys(d.extras))
         windows.update(d.windows)
-    tables = sorted((t for d in digests for t in d.tables), key=lambda t: t.id)
+    tables = sorted((t for d in digests for t in d.tables), key=lambda t: natural_key(t.id))
     return EventDigest(tables, windows, list(extras),
                        min((d.per_code for d in digests), default=0))
 
 
-def first_per_code(findings: pd.DataFrame, per_code: int) -> pd.DataFrame:
-    """The first `per_code` findings of each code, in finding order."""
+def natural_key(name) -> tuple:
+    """A table id sorted as a person counts: T2 before T10 (digits by value,
+    the rest as text; the text itself breaks ties, so the order is total)."""
+    text_ = str(name)
+    parts = _DIGITS.split(text_)
+    return tuple((0, int(p), p) if i % 2 else (1, 0, p) for i, p in enumerate(parts)), text_
+
+
+def group_keys(findings: pd.DataFrame) -> list[pd.Series]:
+    """The (site, table, code) of each finding: the groups the page caps."""
+    keys = [findings["table_id"].astype(object).fillna(""), findings["code"].astype(object)]
+    if "site" in findings:
+        keys.insert(0, findings["site"].astype(object).fillna(""))
+    return keys
+
+
+def is_critical(findings: pd.DataFrame) -> np.ndarray:
+    return (findings["severity"].astype(object) == "critical").to_numpy(dtype=bool)
+
+
+def listed_findings(findings: pd.DataFrame, per_code: int) -> pd.DataFrame:
+    """The findings the page lists, in finding order: every critical one,
+    and the first `per_code` others of each table and code, so every table's
+    worst findings are there whatever the volume."""
     if not len(findings):
         return findings
-    rank = findings.groupby("code", sort=False).cumcount()
-    return findings[rank.to_numpy() < per_code].reset_index(drop=True)
+    critical = is_critical(findings)
+    others = findings[~critical]
+    rank = np.full(len(findings), -1, dtype=np.int64)
+    rank[~critical] = others.groupby(group_keys(others), sort=False).cumcount().to_numpy()
+    return findings[critical | (rank < per_code)].reset_index(drop=True)
 
 
 # --- times and cells as text ---------------------------------------------
@@ -215,7 +243,7 @@ def table_events(events: pd.DataFrame, runs=None) -> list[TableEvents]:
                          t0, t1)
     return sorted((TableEvents(name, int(t0[k]), int(t1[k]), int(ends[k] - starts[k]),
                                int(rolls[k].sum()), int(accepts[k].sum()), rolls[k], accepts[k])
-                   for k, name in enumerate(names)), key=lambda t: t.id)
+                   for k, name in enumerate(names)), key=lambda t: natural_key(t.id))
 
 
 def _table_times(ts: pd.Series, starts: np.ndarray):

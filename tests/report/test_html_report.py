@@ -11,6 +11,7 @@ console errors and dialogs; it skips only when no chromium binary is found.
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import os
 import re
@@ -164,9 +165,11 @@ def injected(tmp_path):
     return audit([injected_log(tmp_path)], str(injected_ruleset(tmp_path)))
 
 
-def synthetic(result: AuditResult, sizes: dict[str, int]) -> AuditResult:
+def synthetic(result: AuditResult, sizes: dict[str, int],
+              severity: dict[str, str] | None = None) -> AuditResult:
     """`result` with its findings replaced by `sizes[code]` findings of each
-    code, each on a real event (the volume tests)."""
+    code (major unless `severity` says), each on a real event (the volume
+    tests)."""
     ev = result.logs.events
     rows = []
     rng = np.random.default_rng(0)
@@ -178,7 +181,8 @@ def synthetic(result: AuditResult, sizes: dict[str, int]) -> AuditResult:
                 "event": str(e["event"]), "seat": e["seat"], "actor_role": None,
                 "actor_id": None, "source_file": str(e["source_file"]),
                 "source_line": e["source_line"], "code": code, "rule_id": "R-" + code,
-                "ruleset": result.ruleset.id, "clause": "1", "severity": "major",
+                "ruleset": result.ruleset.id, "clause": "1",
+                "severity": (severity or {}).get(code, "major"),
                 "message": "synthetic", "evidence": "{}",
             })
     findings = finalize([pd.DataFrame(rows)])
@@ -280,17 +284,125 @@ def test_a_quarantined_row_shows_as_recorded(planted, planted_html):
     assert "quarantined" in texts
 
 
-def test_the_list_is_capped_per_code_at_volume(planted):
+def test_the_list_is_capped_per_table_and_code_at_volume(planted):
     big = synthetic(planted, {"call.wrong_total": 450, "dice.set_size": 30})
-    page = Page(html_report.render_html(big, provenance(big), per_code=200))
-    assert len(page.details) == 230
+    f = big.findings
+    page = Page(html_report.render_html(big, provenance(big), per_code=20))
+    expected = f.groupby(["table_id", "code"]).size().clip(upper=20).sum()
+    assert len(page.details) == expected
+    for (table, code), n in f.groupby(["table_id", "code"]).size().items():
+        shown = [d for d in page.details if (d["data-table"], d["data-code"]) == (table, code)]
+        assert len(shown) == min(n, 20), (table, code)
     notes = squash(page.blocks["findings"])
-    assert "Showing 230 of 480 findings" in notes
-    assert "call.wrong_total: showing 200 of 450; the full list is in findings.parquet" \
-        in notes
-    assert "dice.set_size: showing" not in notes
+    assert f"Listing {expected} of 480 findings" in notes
+    assert "at most 20 per table and code" in notes
     cards = squash(page.blocks["summary"])
     assert "480 findings" in cards  # the summary counts every finding
+
+
+def test_every_critical_finding_is_listed_and_the_rest_is_in_the_page(planted):
+    """Criticals are outside the cap; what is not listed is carried in the
+    page as JSON lines, so listed + carried = every finding, once."""
+    big = synthetic(planted, {"call.wrong_total": 450, "dice.set_size": 300},
+                    severity={"dice.set_size": "critical"})
+    f = big.findings
+    page = Page(html_report.render_html(big, provenance(big), per_code=5, budget=100))
+    listed = {d["id"][2:] for d in page.details}
+    critical = set(f.loc[f["severity"] == "critical", "finding_id"])
+    assert len(critical) == 300 and critical <= listed
+    carried = [json.loads(line) for line in page.blocks["unlisted"].splitlines()]
+    assert {r["finding_id"] for r in carried} | listed == set(f["finding_id"])
+    assert not {r["finding_id"] for r in carried} & listed
+    assert all(r["severity"] == "major" for r in carried)
+    options = {a["value"]: a for a in page.find("option") if "data-total" in a}
+    for table, n in f.groupby("table_id").size().items():
+        shown = sum(1 for d in page.details if d["data-table"] == table)
+        assert int(options[table]["data-total"]) == n
+        assert int(options[table]["data-unlisted"]) == n - shown
+
+
+def test_the_listed_findings_are_sorted_by_severity_time_and_table(planted, planted_html):
+    page = Page(planted_html)
+    f = planted.findings.set_index("finding_id")
+    rank = {"critical": 0, "major": 1, "minor": 2, "info": 3}
+    keys = []
+    for d in page.details:
+        row = f.loc[d["id"][2:]]
+        ts = row["ts"]
+        keys.append((rank[row["severity"]], pd.isna(ts), ts if not pd.isna(ts) else None))
+    sev = [k[0] for k in keys]
+    assert sev == sorted(sev)
+    for a, b in itertools.pairwise(keys):
+        if a[0] == b[0] and not a[1] and not b[1]:
+            assert a[2] <= b[2]
+
+
+def test_tables_are_in_natural_order():
+    key = html_events.natural_key
+    assert sorted(["T10", "T2", "T1", "T02", "A", "T"], key=key) == \
+        ["A", "T", "T1", "T02", "T2", "T10"]
+
+
+def test_durations_read_as_days_and_hours():
+    hour = 3600 * 10**9
+    assert html_report.fmt_duration(7 * 24 * hour - 60 * 10**9) == "6 d 23 h 59 min"
+    assert html_report.fmt_duration(26 * hour) == "1 d 02 h 00 min"
+    assert html_report.fmt_duration(2 * hour + 5 * 60 * 10**9) == "2 h 05 min"
+
+
+def named_tables_log(tmp_path: Path, names: list[str]) -> Path:
+    """One small table per name, each with one two-handed throw."""
+    rows = []
+    for name in names:
+        b = lawful_table()
+        b.play(2, 4, 2)
+        b.roll(2, 3, 3, flags="two_hands,simultaneous,far_end")
+        b.call(6)
+        rows += [{**r, "table_id": name} for r in b.rows]
+    path = tmp_path / "named.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(COLUMN_NAMES))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: row.get(k, "") for k in COLUMN_NAMES})
+    return path
+
+
+BIDI_TABLE = "T\u202e20"
+
+
+@pytest.fixture(scope="module")
+def named(tmp_path_factory):
+    path = named_tables_log(tmp_path_factory.mktemp("named"), ["T10", BIDI_TABLE, "T2", "T1"])
+    return audit([path], "nz-table-games")
+
+
+def test_tables_are_listed_in_natural_order_everywhere(named):
+    page = Page(html_report.render_html(named, provenance(named)))
+    options = [a["value"] for a in page.find("option") if "data-total" in a]
+    assert options == ["T1", "T2", "T10", "T\\u202e20"]
+    timelines = re.findall(r"<b>Table ([^<]+)</b>", html_report.render_html(
+        named, provenance(named)))
+    assert timelines == ["T1", "T2", "T10", "T\\u202e20"]
+
+
+def test_bidirectional_and_control_characters_show_as_escapes(named, tmp_path):
+    text = html_report.render_html(named, provenance(named))
+    assert "\u202e" not in text  # not one raw override anywhere
+    page = Page(text)
+    assert "T\\u202e20" in page.all_text()
+    assert [d for d in page.details if d["data-table"] == "T\\u202e20"]
+    assert html_report.visible("a\u200bb\x07\nc") == "a\\u200bb\\x07\nc"
+
+
+def test_no_finding_shows_empty_evidence(planted):
+    big = synthetic(planted, {"call.wrong_total": 3})
+    page = Page(html_report.render_html(big, provenance(big)))
+    assert len(page.details) == 3
+    for d in page.details:
+        text = squash(d["text"])
+        assert "No evidence recorded beyond where the finding stands: table T" in text
+        assert "{}" not in text
 
 
 def test_the_cap_is_lowered_evenly_when_many_codes_pass_it():
@@ -571,3 +683,202 @@ def test_finding_rows_are_found_by_file_and_line_and_quarantined_ones_are_not():
     assert html_events.event_positions(events, listed).tolist() == [2, 1, -1, -1]
     quarantined_only = listed.iloc[2:].reset_index(drop=True)
     assert html_events.event_positions(events, quarantined_only).tolist() == [-1, -1]
+
+
+# --- a regulator's week: 60 tables, every code planted ------------------------------
+
+PLANTABLE = ("dice.set_size,dice.not_inspected,shooter.order_to_pass_unauthorised,offer.order,"
+             "offer.wrong_role,offer.incomplete_set,dice.not_in_bowl,"
+             "shooter.kept_after_seven_out,settle.wrong_outcome,settle.missing,"
+             "shooter.ineligible,shooter.not_accepted,dice.passed_before_settlement,"
+             "noroll.missing,throw.two_hands,throw.not_simultaneous,throw.short,call.missing,"
+             "call.wrong_total,call.wrong_role,dice.stick_not_used,noroll.improper,noroll.late,"
+             "noroll.wrong_role,dispute.wrong_role,overrule.authority,log.sequence_gap,"
+             "log.out_of_order")
+
+
+@pytest.fixture(scope="module")
+def week(tmp_path_factory):
+    """`auditor generate` a 60-table week with every plantable code, then
+    `auditor check --format html --format parquet`: (report.html, findings)."""
+    tmp = tmp_path_factory.mktemp("week")
+    log = tmp / "week.parquet"
+    runner = CliRunner()
+    made = runner.invoke(main, ["generate", "--tables", "60", "--rolls", "20", "--days", "7",
+                                "--out", str(log), "--inject", PLANTABLE])
+    assert made.exit_code == 0, made.output
+    out = tmp / "out"
+    checked = runner.invoke(main, ["check", str(log), "--ruleset", "nz-table-games", "--out",
+                                   str(out), "--format", "html", "--format", "parquet",
+                                   "--quiet"])
+    assert checked.exit_code == 1, checked.output
+    return out / "report.html", pd.read_parquet(out / "findings.parquet")
+
+
+def test_a_60_table_week_lists_every_critical_and_every_table(week):
+    path, findings = week
+    page = Page(path.read_text(encoding="utf-8"))
+    listed = {d["id"][2:]: d for d in page.details}
+    critical = findings.loc[findings["severity"] == "critical", "finding_id"]
+    assert len(critical) >= 60 * 7 and set(critical) <= set(listed)
+    # every table and code has its findings listed, T40 included
+    pairs = {(d["data-table"], d["data-code"]) for d in page.details}
+    assert pairs == set(zip(findings["table_id"], findings["code"]))
+    options = {a["value"]: a for a in page.find("option") if "data-total" in a}
+    t40 = findings[findings["table_id"] == "T40"]
+    assert int(options["T40"]["data-total"]) == len(t40)
+    shown = sum(1 for d in page.details if d["data-table"] == "T40")
+    assert int(options["T40"]["data-unlisted"]) == len(t40) - shown > 0
+    label = next(t for t in re.findall(r'<option value="T40"[^>]*>([^<]*)', path.read_text()))
+    assert label == f"T40 ({shown} of {len(t40)}; {len(t40) - shown} not listed)"
+    carried = [json.loads(x) for x in page.blocks["unlisted"].splitlines()]
+    assert len(carried) + len(listed) == len(findings)
+    assert {r["finding_id"] for r in carried} | set(listed) == set(findings["finding_id"])
+
+
+# --- in the browser: the week, the URL, printing, the download, volume ---------------
+
+
+@pytest.fixture
+def week_page(browser, week):
+    opened = Opened(browser, week[0])
+    yield opened
+    opened.close()
+
+
+@browser_test
+def test_the_week_in_the_browser_counts_each_tables_findings(week_page, week):
+    _, findings = week
+    page = week_page.page
+    labels = page.eval_on_selector_all("#filter-table option[data-total]",
+                                       "os => os.map(o => o.value)")
+    assert labels == [f"T{n:02d}" for n in range(1, 61)]
+    page.select_option("#filter-table", "T40")
+    t40 = findings[findings["table_id"] == "T40"]
+    shown = week_page.visible()
+    assert shown == int(page.eval_on_selector_all(
+        "details.finding[data-table=T40]", "es => es.length"))
+    assert page.inner_text("#shown-count").startswith(f"{shown} of ")
+    assert page.inner_text("#table-unlisted") == (
+        f"Table T40: {len(t40) - shown} of its {len(t40)} finding(s) not listed "
+        "(in the download above)")
+    critical = int((t40["severity"] == "critical").sum())
+    page.click("input[name=severity][value=major]")
+    page.click("input[name=severity][value=minor]")
+    assert week_page.visible() == critical > 0
+    assert week_page.console == []
+
+
+@browser_test
+def test_the_download_holds_every_finding_not_listed(week_page, week):
+    _, findings = week
+    page = week_page.page
+    with page.expect_download() as info:
+        page.click("#download-unlisted")
+    download = info.value
+    assert download.suggested_filename == "findings-not-listed.jsonl"
+    carried = [json.loads(x) for x in Path(download.path()).read_text().splitlines()]
+    listed = set(page.eval_on_selector_all("details.finding", "es => es.map(e => e.id.slice(2))"))
+    assert {r["finding_id"] for r in carried} == set(findings["finding_id"]) - listed
+    assert week_page.console == []
+
+
+@browser_test
+def test_the_filter_is_kept_in_the_url(browser, planted, planted_file):
+    f = planted.findings
+    opened = Opened(browser, planted_file)
+    page = opened.page
+    try:
+        page.select_option("#filter-table", "T04")
+        page.click("input[name=severity][value=minor]")
+        assert page.evaluate("location.hash") == \
+            "#severity=critical,major,info&table=T04"
+        page.reload()
+        want = int(((f["table_id"] == "T04") & (f["severity"] != "minor")).sum())
+        assert opened.visible() == want
+        assert page.evaluate("document.getElementById('filter-table').value") == "T04"
+        assert not page.is_checked("input[name=severity][value=minor]")
+        page.click("#filter-reset")
+        assert page.evaluate("location.hash") == ""
+        assert opened.console == []
+    finally:
+        opened.close()
+
+
+@browser_test
+def test_open_all_and_print_show_every_listed_findings_evidence(browser, planted_file):
+    opened = Opened(browser, planted_file)
+    page = opened.page
+    try:
+        evidence = page.locator("details.finding .evidence")
+        n = evidence.count()
+        assert n and not any(evidence.nth(i).is_visible() for i in (0, n - 1))
+        page.select_option("#filter-table", "T04")  # a filter does not limit the print
+        page.emulate_media(media="print")
+        assert all(evidence.nth(i).is_visible() for i in range(n))
+        page.emulate_media(media="screen")
+        page.click("#filter-reset")
+        page.click("#open-all")
+        assert all(evidence.nth(i).is_visible() for i in range(n))
+        page.click("#close-all")
+        assert not evidence.nth(0).is_visible()
+    finally:
+        opened.close()
+
+
+@browser_test
+def test_a_bidi_table_id_shows_as_an_escape_in_the_browser(browser, named, tmp_path):
+    opened = Opened(browser, write_report(named, tmp_path / "out"))
+    try:
+        body = opened.page.inner_text("body")
+        assert "T\\u202e20" in body and "\u202e" not in body
+        opened.page.select_option("#filter-table", "T\\u202e20")
+        assert opened.visible() == int((named.findings["table_id"] == BIDI_TABLE).sum()) > 0
+    finally:
+        opened.close()
+
+
+def many_findings(result: AuditResult, n: int) -> AuditResult:
+    """`result` with `n` findings over its events (4 codes: 1% critical,
+    the rest major, minor and info), built in one go."""
+    ev = result.logs.events
+    rng = np.random.default_rng(1)
+    at = np.sort(rng.integers(0, len(ev), n))
+    e = ev.iloc[at].reset_index(drop=True)
+    codes = np.array(["call.wrong_total", "dice.set_size", "offer.order", "throw.short"])
+    sev = np.array(["critical", "major", "minor", "info"])
+    pick = rng.choice(4, n, p=[0.01, 0.33, 0.33, 0.33])
+    frame = pd.DataFrame({
+        "table_id": e["table_id"].astype(str), "seq": e["seq"], "ts": e["ts"],
+        "event": e["event"].astype(str), "seat": e["seat"], "actor_role": None,
+        "actor_id": None, "source_file": e["source_file"].astype(str),
+        "source_line": e["source_line"], "code": codes[pick], "rule_id": "R",
+        "ruleset": result.ruleset.id, "clause": "1", "severity": sev[pick],
+        "message": "synthetic", "evidence": '{"n": 1}'})
+    frame["rule_id"] = "R-" + frame["code"]
+    return AuditResult(result.ruleset, result.logs, finalize([frame]))
+
+
+@browser_test
+def test_100000_findings_load_and_filter_in_under_3_seconds(browser, planted, tmp_path):
+    """1,000 critical findings (all listed), the capped rest of the 100,000
+    listed, and the others carried in the page for the download."""
+    big = many_findings(planted, 100_000)
+    path = write_report(big, tmp_path / "big")
+    opened = Opened(browser, path)
+    page = opened.page
+    try:
+        loaded = page.evaluate("performance.getEntriesByType('navigation')[0]"
+                               ".domContentLoadedEventEnd")
+        print(f"DOMContentLoaded {loaded:.0f} ms")
+        assert loaded < 3000, loaded
+        took = page.evaluate("""() => {
+            const t0 = performance.now();
+            const s = document.getElementById('filter-table');
+            s.selectedIndex = 2; s.dispatchEvent(new Event('change', {bubbles: true}));
+            return performance.now() - t0; }""")
+        print(f"first filter {took:.0f} ms")
+        assert took < 3000, took
+        assert opened.visible() > 0 and opened.console == []
+    finally:
+        opened.close()
