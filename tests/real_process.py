@@ -16,17 +16,14 @@ from pathlib import Path
 #: machine.
 DEFAULT_CAP_MIB = 1024
 
-WORKTREE = Path(__file__).resolve().parent.parent
 
 
 def run_real(*args, memory_mib: int | None = DEFAULT_CAP_MIB, timeout: float = 120,
              cwd: Path | None = None) -> subprocess.CompletedProcess:
     """`python -P -m auditor ARGS...` in a child process whose address space
     is capped at `memory_mib` (None: no cap). The package under test is the
-    one this test file belongs to."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(WORKTREE), env.get("PYTHONPATH", "")) if p)
+    installed one, as for the rest of the suite."""
+    env = dict(os.environ)  # (-P: the installed package, as the rest of the suite)
 
     def cap():
         if memory_mib is not None:

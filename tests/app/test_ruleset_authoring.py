@@ -270,7 +270,8 @@ def test_effective_dates_as_string_or_toml_date_and_not_inherited(tmp_path):
 @pytest.mark.parametrize("ruleset_id", SHIPPED)
 def test_shipped_docs_are_current(ruleset_id):
     """docs/rulesets/<id>.md is what `auditor rulesets docs` writes today."""
-    result = run("rulesets", "docs", ruleset_id, "--format", "md")
+    result = run("rulesets", "docs", ruleset_id, "--format", "md",
+                 "--cases", ROOT / "rulesets" / "cases" / ruleset_id)
     assert result.exit_code == 0, result.output
     committed = (ROOT / "docs" / "rulesets" / f"{ruleset_id}.md").read_text(encoding="utf-8")
     assert result.output == committed, (
@@ -285,7 +286,8 @@ def test_readme_links_every_shipped_reference():
 
 
 def test_docs_md_has_header_parameters_and_every_rule():
-    result = run("rulesets", "docs", "sd-20-18-33")
+    result = run("rulesets", "docs", "sd-20-18-33",
+                 "--cases", ROOT / "rulesets" / "cases" / "sd-20-18-33")
     assert result.exit_code == 0, result.output
     out = result.output
     rs = load_ruleset("sd-20-18-33")

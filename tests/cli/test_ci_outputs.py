@@ -57,7 +57,7 @@ def one_row_tables(path: Path, tables: int, broken: int) -> Path:
 
 
 def auditor(*args, stdout=subprocess.PIPE) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = dict(os.environ)  # (-P below: the installed package, not the checkout)
     return subprocess.Popen([sys.executable, "-P", "-m", "auditor", *map(str, args)],
                             stdout=stdout, stderr=subprocess.PIPE, env=env, cwd=ROOT)
 

@@ -35,6 +35,9 @@ def _source_module():
 def test_compiled_module_is_built_from_the_current_source():
     """A compiled module older than its replay.py or replay.pxd is stale: it
     runs other rules than the source says."""
+    if ROOT not in Path(replay_module.__file__).resolve().parents:
+        pytest.skip("an installed package: tests/test_installed.py compares its sources "
+                    "with the checkout's, byte for byte")
     built = Path(replay_module.__file__).stat().st_mtime
     for source in (SOURCE, SOURCE.with_suffix(".pxd")):
         assert source.stat().st_mtime <= built, \
