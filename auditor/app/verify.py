@@ -133,8 +133,12 @@ def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_) -
         return
     audit, rulesets = ruleset
     try:
+        sites = {str(path): inp["site"] for path, label in located.items()
+                 for inp in recorded["inputs"]
+                 if str(inp.get("path", "")) == label and inp.get("site") is not None}
         logs = load_logs(list(located), options=ReadOptions(**recorded.get("read_options", {})),
-                         labels={str(path): label for path, label in located.items()})
+                         labels={str(path): label for path, label in located.items()},
+                         sites=sites or None)
     except LogFileError as exc:
         verdict_.problems.append(f"input {exc}: can no longer be read")
         return

@@ -51,6 +51,9 @@ class InputFile:
     assumed_offset: str | None = None
     #: what reading it assumed (a Parquet time without a zone read as UTC)
     notes: tuple[str, ...] = ()
+    #: the site the file's path gave it (`--site-from-path`), so that
+    #: `auditor verify` keys its tables as the audit did
+    site: str | None = None
 
     def as_dict(self) -> dict:
         """What the provenance says of the file: the counts, the spec's
@@ -62,7 +65,7 @@ class InputFile:
         absent = [c for c in schema.COLUMN_NAMES if c not in self.columns]
         if absent:
             out["columns_absent"] = absent
-        for k in ("encoding", "assumed_offset"):
+        for k in ("encoding", "assumed_offset", "site"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
         if self.notes:
@@ -211,7 +214,7 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
                        len(quarantine), columns,
                        tuple(e for e in schema.EVENTS if e in recorded),
                        options.encoding if raw.fmt != "parquet" else None,
-                       options.assume_offset if assumed else None, tuple(raw.notes))
+                       options.assume_offset if assumed else None, tuple(raw.notes), site)
     return events, quarantine, loaded
 
 

@@ -91,6 +91,19 @@ def test_sites_from_path_keep_the_two_tables_apart(tmp_path):
     assert "2 table(s)" in res.output
 
 
+def test_a_report_audited_with_sites_stands_under_verify(tmp_path):
+    """Each input's provenance names the site its path gave it, so verify
+    keys the tables as the audit did (and a changed site would not stand)."""
+    _write(_night().rows, tmp_path / "exports" / "casino-a" / "night.csv")
+    _write(_night().rows, tmp_path / "exports" / "casino-b" / "night.csv")
+    res = run_cli("check", tmp_path / "exports", "--site-from-path", "--ruleset", RULESET,
+                  "--out", tmp_path / "o", "--format", "parquet", "--format", "csv")
+    assert res.exit_code == 0, res.output
+    verified = run_cli("verify", tmp_path / "o")
+    assert verified.exit_code == 0, verified.output
+    assert verified.output.startswith("report stands"), verified.output
+
+
 def test_sites_from_path_need_a_folder_per_site(tmp_path):
     _write(_night().rows, tmp_path / "exports" / "night.csv")
     res = run_cli("check", tmp_path / "exports", "--site-from-path", "--ruleset", RULESET,
