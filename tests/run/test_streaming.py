@@ -104,9 +104,10 @@ def test_streamed_findings_are_those_of_one_load(logs_dir, ruleset, tmp_path, st
 @pytest.mark.parametrize(("per_code", "budget"), [(1, 2000), (3, 12), (2000, 100_000)])
 def test_the_html_report_lists_the_same_rows_whatever_its_cap(logs_dir, ruleset, streaming,
                                                               per_code, budget):
-    """The batches keep the rows around the first findings of each code
-    (the most the page lists by default); a page capped lower lists the
-    same, and one asking for more reads the events again."""
+    """The batches keep the rows around every critical finding and the
+    first others of each table and code (the most the page lists by
+    default); a page capped lower lists the same, and one asking for more
+    reads the events again."""
     once = run_audit(load_logs([logs_dir]), ruleset)
     streamed = run_audit([logs_dir], ruleset, collector=COLLECTOR)
     page = render_html(streamed, META, per_code=per_code, budget=budget)
