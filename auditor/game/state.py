@@ -150,6 +150,14 @@ class Steps:
             return np.asarray(self)[rows]
         return self.values[np.searchsorted(self.starts, rows, side="right") - 1]
 
+    def block(self, a: int, b: int) -> np.ndarray:
+        """The values of rows a..b-1 (a pass block by block over every row
+        without spelling the whole column out)."""
+        lo = np.searchsorted(self.starts, a, side="right") - 1
+        hi = np.searchsorted(self.starts, b, side="left")
+        bounds = np.clip(self.starts[lo:hi], a, b)
+        return np.repeat(self.values[lo:hi], np.diff(np.append(bounds, b)))
+
     def __array__(self, dtype=None, copy=None):
         counts = np.diff(np.append(self.starts, self.n))
         out = np.repeat(self.values, counts)
