@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from auditor.checks.common import rows_where
 from auditor.codes import LOG_CODES
 
 #: A (table, seq) key: the table's code above, the seq below these bits.
@@ -38,7 +39,6 @@ def caveats(events: pd.DataFrame, state, quarantine: pd.DataFrame, tables,
         else pd.Index(pd.unique(table_col.astype(object)))
     t_codes = _codes(table_col, names)
     e_seq = events["seq"].to_numpy(dtype=np.int64, na_value=-1)
-    e_keys = _keys(t_codes, e_seq)
     quarantined = _quarantined_keys(quarantine, names)
     holes_lo, holes_hi = _gaps(t_codes, e_seq, quarantined)
     if not len(quarantined) and not len(holes_lo):
@@ -51,7 +51,7 @@ def caveats(events: pd.DataFrame, state, quarantine: pd.DataFrame, tables,
     if not len(wanted):
         return out
     f_keys = _keys(f_codes[wanted], f_seq.to_numpy(dtype=np.int64, na_value=0)[wanted])
-    starts, opens, ends = _bounds(events, state, e_keys)
+    starts, opens, ends = _bounds(events, state, t_codes, e_seq)
     at = np.searchsorted(starts, f_keys, side="left") - 1
     back = np.where((at >= 1) & ~opens[np.maximum(at, 0)], at - 1, at)  # the roll before
     first = f_keys & ~np.int64(_SEQ_MAX)  # the table's own first key
@@ -82,7 +82,7 @@ def caveats(events: pd.DataFrame, state, quarantine: pd.DataFrame, tables,
 
 def _codes(column: pd.Series, names: pd.Index) -> np.ndarray:
     if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy().astype(np.int64)
+        return column.cat.codes.to_numpy()  # (as stored: `_keys` widens what it keys)
     return pd.Index(names).get_indexer(column.astype(object)).astype(np.int64)
 
 
@@ -90,7 +90,7 @@ def _keys(table_codes: np.ndarray, seqs: np.ndarray) -> np.ndarray:
     return (table_codes.astype(np.int64) << _SEQ_BITS) | np.clip(seqs, 0, _SEQ_MAX)
 
 
-def _bounds(events: pd.DataFrame, state, e_keys: np.ndarray
+def _bounds(events: pd.DataFrame, state, t_codes: np.ndarray, seqs: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sorted keys of the rows a hand starts after (valid rolls: what the
     replay says a roll decided; and `table_open`: a session is a check's
@@ -98,23 +98,33 @@ def _bounds(events: pd.DataFrame, state, e_keys: np.ndarray
     keys of the rows a hand ends before (valid rolls, `table_open`,
     `table_close`)."""
     rolls = state.rows("roll_counted_total") if hasattr(state, "rows") else np.empty(0, int)
-    event = events["event"]
-    opened = np.flatnonzero((event == "table_open").to_numpy(dtype=bool))
-    closed = np.flatnonzero((event == "table_close").to_numpy(dtype=bool))
+    opened, closed = _event_rows(events, "table_open"), _event_rows(events, "table_close")
     # unions of row numbers through masks: O(rows), where np.union1d sorts
     # or hashes millions of rolls
-    is_start = np.zeros(len(e_keys), dtype=bool)
+    is_start = np.zeros(len(seqs), dtype=bool)
     is_start[np.asarray(rolls, dtype=np.int64)] = True
     is_start[opened] = True
     rows = np.flatnonzero(is_start)
-    starts = e_keys[rows]
+    starts = _keys(t_codes[rows], seqs[rows])
     order = np.argsort(starts, kind="stable")
-    is_opening = np.zeros(len(e_keys), dtype=bool)
+    is_opening = np.zeros(len(seqs), dtype=bool)
     is_opening[opened] = True
     is_open = is_opening[rows][order]
     is_start[closed] = True
-    ends = np.sort(e_keys[is_start])
+    rows = np.flatnonzero(is_start)
+    ends = np.sort(_keys(t_codes[rows], seqs[rows]), kind="stable")  # (sorted already, mostly)
     return starts[order], is_open, ends
+
+
+def _event_rows(events: pd.DataFrame, name: str) -> np.ndarray:
+    """Rows whose event is `name` (through the category codes, when coded)."""
+    event = events["event"]
+    if isinstance(event.dtype, pd.CategoricalDtype):
+        if name not in event.cat.categories:
+            return np.empty(0, dtype=np.int64)
+        code = event.cat.categories.get_loc(name)
+        return np.flatnonzero(event.cat.codes.to_numpy() == code)
+    return np.flatnonzero((event == name).to_numpy(dtype=bool))
 
 
 def _quarantined_keys(quarantine: pd.DataFrame, names: pd.Index) -> np.ndarray:
@@ -134,7 +144,8 @@ def _gaps(t_codes: np.ndarray, seqs: np.ndarray, quarantined: np.ndarray
     run some of whose seqs were quarantined is still a gap)."""
     if len(seqs) < 2:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    step = np.flatnonzero((t_codes[1:] == t_codes[:-1]) & (seqs[1:] - seqs[:-1] > 1))
+    step = rows_where(len(seqs) - 1, lambda a, b: (seqs[a + 1:b + 1] - seqs[a:b] > 1)
+                      & (t_codes[a + 1:b + 1] == t_codes[a:b]))
     if not len(step):
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     lo = _keys(t_codes[step], seqs[step] + 1)
