@@ -289,22 +289,22 @@ def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
         return np.where(key[at] == want, first_row[at], np.iinfo(np.int64).max)
 
     # A row is suspect only where some die of its dice value was first
-    # received (in its session) at or after it: worked out once per run of
-    # rows with one (session, dice value), not per die of every row.
+    # received (in its session) at or after it: worked out once per distinct
+    # (session, dice value), not per die of every row.
     rows = sh.event_rows(*_DICE_EVENTS)
     rows = rows[codes[rows] >= 0]
     c = codes[rows].astype(np.int64)
-    pair = (np.searchsorted(starts, rows, side="right") - 1) * len(lists) + c
-    run = np.cumsum(np.r_[True, pair[1:] != pair[:-1]]) - 1 if len(pair) else pair
-    heads = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]]) if len(pair) else pair
-    distinct, which = np.unique(pair[heads], return_inverse=True)
+    # the session of each row: rows and starts are both ascending
+    cut = np.searchsorted(rows, starts, side="left")
+    session = np.repeat(np.arange(len(starts)), np.diff(np.append(cut, len(rows))))
+    distinct, which = _distinct(session * len(lists) + c, len(starts) * len(lists))
     count = lens[distinct % len(lists)] if len(lists) else distinct
-    entry = np.repeat(np.arange(len(distinct)), count)
     at = np.repeat(offsets[distinct % len(lists)] - (np.cumsum(count) - count), count) + \
         np.arange(count.sum())
+    entry = np.repeat(np.arange(len(distinct)), count)
     latest = np.maximum.reduceat(first_receipts(distinct[entry] // len(lists), flat[at]),
                                  np.cumsum(count) - count) if len(distinct) else distinct
-    suspect = rows[latest[which][run] >= rows] if len(rows) else rows
+    suspect = rows[latest[which] >= rows] if len(rows) else rows
     row, session, serial = spelled(suspect)
     want = session * span + serial
     at = np.minimum(np.searchsorted(key, want), max(len(key) - 1, 0))
@@ -315,6 +315,18 @@ def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
     ids = serial.tolist()
     return out, [[spelled_names[x] for x in ids[a:b]]
                  for a, b in pairwise([*begin.tolist(), len(ids)])]
+
+
+def _distinct(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(keys, return_inverse=True)` of keys in [0, bound): through
+    a table of `bound` slots where that is not much larger than the keys
+    (no sort of millions of keys), else by sorting."""
+    if bound > 4 * len(keys) + (1 << 20):
+        return np.unique(keys, return_inverse=True)
+    present = np.zeros(bound, dtype=bool)
+    present[keys] = True
+    slot = np.cumsum(present) - 1
+    return np.flatnonzero(present), slot[keys]
 
 
 @check("unknown_reference", "log.unknown_reference")

@@ -9,8 +9,9 @@ quarantined row or a sequence gap, the finding carries that as its caveat
 acting on it. Findings about the log itself (`log.*`) are those rows and
 gaps: they carry none.
 
-Worked out for all findings of an audit at once: sorted keys of
-(table, seq) and binary searches, no loop over events.
+Worked out for all findings of an audit at once: binary searches per
+finding in the rows of rolls, opens and closes, and sorted (table, seq) keys
+of the quarantined rows and gaps; no loop over events.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ _SEQ_BITS = 40
 _SEQ_MAX = (1 << _SEQ_BITS) - 1
 
 
-def caveats(events: pd.DataFrame, state, quarantine: pd.DataFrame, tables,
-            seqs, codes) -> np.ndarray:
+def caveats(events: pd.DataFrame, state, quarantine: pd.DataFrame, rows, codes
+            ) -> np.ndarray:
     """One caveat per finding (None where its hand is whole), for findings
-    at table keys `tables`, seqs `seqs` (missing: no caveat), codes `codes`."""
+    at event `rows` (-1: not an event, no caveat) with codes `codes`."""
     n = len(codes)
     out = np.full(n, None, dtype=object)
     if not n or not len(events):
@@ -43,24 +44,12 @@ def caveats(events: pd.DataFrame, state, quarantine: pd.DataFrame, tables,
     holes_lo, holes_hi = _gaps(t_codes, e_seq, quarantined)
     if not len(quarantined) and not len(holes_lo):
         return out
-    f_seq = pd.array(seqs, dtype="Int64")
-    # -1 for a table the events do not hold (or none read)
-    f_codes = pd.Index(names).get_indexer(np.asarray(tables, dtype=object)).astype(np.int64)
+    rows = np.asarray(rows, dtype=np.int64)
     about_rules = ~np.isin(np.asarray(codes, dtype=object), LOG_CODES)
-    wanted = np.flatnonzero((f_codes >= 0) & ~np.asarray(f_seq.isna()) & about_rules)
+    wanted = np.flatnonzero((rows >= 0) & about_rules)
     if not len(wanted):
         return out
-    f_keys = _keys(f_codes[wanted], f_seq.to_numpy(dtype=np.int64, na_value=0)[wanted])
-    starts, opens, ends = _bounds(events, state, t_codes, e_seq)
-    at = np.searchsorted(starts, f_keys, side="left") - 1
-    back = np.where((at >= 1) & ~opens[np.maximum(at, 0)], at - 1, at)  # the roll before
-    first = f_keys & ~np.int64(_SEQ_MAX)  # the table's own first key
-    begin = np.where(back >= 0, starts[np.maximum(back, 0)], -1)
-    begin = np.maximum(begin, first - 1)  # no hand start before: from the table's start
-    nxt = np.searchsorted(ends, f_keys, side="right")
-    last = first + _SEQ_MAX + 1  # past the table's last key
-    end = np.minimum(np.where(nxt < len(ends), ends[np.minimum(nxt, len(ends) - 1)], last),
-                     last)
+    begin, end = _hands(events, state, t_codes, e_seq, rows[wanted])
     q_lo = np.searchsorted(quarantined, begin, side="right")
     q_hi = np.searchsorted(quarantined, end, side="left")
     g_lo = np.searchsorted(holes_lo, begin, side="right")
@@ -68,9 +57,9 @@ def caveats(events: pd.DataFrame, state, quarantine: pd.DataFrame, tables,
     for k in np.flatnonzero((q_hi > q_lo) | (g_hi > g_lo)).tolist():
         parts = []
         if q_hi[k] > q_lo[k]:
-            rows = quarantined[q_lo[k]:q_hi[k]] & _SEQ_MAX
-            parts.append(("quarantined row " if len(rows) == 1 else "quarantined rows ")
-                         + _runs(rows) + " in this hand")
+            seqs = quarantined[q_lo[k]:q_hi[k]] & _SEQ_MAX
+            parts.append(("quarantined row " if len(seqs) == 1 else "quarantined rows ")
+                         + _runs(seqs) + " in this hand")
         if g_hi[k] > g_lo[k]:
             spans = [(lo & _SEQ_MAX, hi & _SEQ_MAX) for lo, hi in
                      zip(holes_lo[g_lo[k]:g_hi[k]].tolist(), holes_hi[g_lo[k]:g_hi[k]].tolist())]
@@ -78,6 +67,77 @@ def caveats(events: pd.DataFrame, state, quarantine: pd.DataFrame, tables,
             parts.append(f"seq {missing} missing in this hand")
         out[wanted[k]] = "; ".join(parts)
     return out
+
+
+def _hands(events: pd.DataFrame, state, t_codes: np.ndarray, seqs: np.ndarray,
+           found: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (table, seq) keys each hand lies strictly between, for findings
+    at event rows `found`: a hand starts after the valid roll (what the
+    replay says a roll decided) or `table_open` before the finding, or
+    after the valid roll before that one when the nearer start is a roll
+    (from the table's start where there is none), and ends before the next
+    valid roll, `table_open` or `table_close` (or the table's end). Binary
+    searches per finding in the rows of each kind: no pass over the events."""
+    rolls = np.asarray(state.rows("roll_counted_total") if hasattr(state, "rows") else [],
+                       dtype=np.int64)
+    opens, closes = _event_rows(events, "table_open"), _event_rows(events, "table_close")
+    table_starts = np.flatnonzero(np.r_[True, t_codes[1:] != t_codes[:-1]])
+    at = np.searchsorted(table_starts, found, side="right") - 1
+    table_lo = table_starts[at]
+    table_hi = np.append(table_starts[1:], len(t_codes))[at]
+    first, last = _equal_key_runs(t_codes, seqs, found)
+    roll, opened = _last_before(rolls, first), _last_before(opens, first)
+    # the roll before the nearer start, when that is a roll
+    earlier = np.maximum(_last_before(rolls, np.maximum(roll, 0)), opened)
+    start = np.where(opened > roll, opened, earlier)
+    table_key = _keys(t_codes[found], np.zeros(len(found), dtype=np.int64))
+    begin = np.where(start >= table_lo, _keys(t_codes[np.maximum(start, 0)],
+                                              seqs[np.maximum(start, 0)]), table_key - 1)
+    stop = np.minimum(np.minimum(_first_after(rolls, last), _first_after(opens, last)),
+                      _first_after(closes, last))
+    end = np.where(stop < table_hi, _keys(t_codes[np.minimum(stop, len(seqs) - 1)],
+                                          seqs[np.minimum(stop, len(seqs) - 1)]),
+                   table_key + _SEQ_MAX + 1)
+    return begin, end
+
+
+def _last_before(sorted_rows: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """For each of `rows`, the last of `sorted_rows` before it (-1: none)."""
+    if not len(sorted_rows):
+        return np.full(len(rows), -1, dtype=np.int64)
+    at = np.searchsorted(sorted_rows, rows, side="left") - 1
+    return np.where(at >= 0, sorted_rows[np.maximum(at, 0)], -1)
+
+
+def _first_after(sorted_rows: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """For each of `rows`, the first of `sorted_rows` after it (a row past
+    every event where there is none)."""
+    far = np.iinfo(np.int64).max
+    if not len(sorted_rows):
+        return np.full(len(rows), far, dtype=np.int64)
+    at = np.searchsorted(sorted_rows, rows, side="right")
+    return np.where(at < len(sorted_rows), sorted_rows[np.minimum(at, len(sorted_rows) - 1)],
+                    far)
+
+
+def _equal_key_runs(t_codes: np.ndarray, seqs: np.ndarray, found: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The first and last row of each found row's run of rows with its
+    (table, seq): a repeated seq is one place in the table's order."""
+    repeats = rows_where(len(seqs), lambda a, b: (seqs[a:b] == seqs[a - 1:b - 1])
+                         & (t_codes[a:b] == t_codes[a - 1:b - 1]), start=1)
+    if not len(repeats):
+        return found, found
+    # consecutive repeated rows are one run (a run's first row is not a repeat)
+    new_block = np.r_[True, np.diff(repeats) != 1]
+    block = np.cumsum(new_block) - 1
+    block_first = repeats[new_block] - 1
+    block_last = repeats[np.r_[new_block[1:], True]]
+    here = np.minimum(np.searchsorted(repeats, found), len(repeats) - 1)
+    first = np.where(repeats[here] == found, block_first[block[here]], found)
+    after = np.minimum(np.searchsorted(repeats, found + 1), len(repeats) - 1)
+    last = np.where(repeats[after] == found + 1, block_last[block[after]], found)
+    return first, last
 
 
 def _codes(column: pd.Series, names: pd.Index) -> np.ndarray:
@@ -88,32 +148,6 @@ def _codes(column: pd.Series, names: pd.Index) -> np.ndarray:
 
 def _keys(table_codes: np.ndarray, seqs: np.ndarray) -> np.ndarray:
     return (table_codes.astype(np.int64) << _SEQ_BITS) | np.clip(seqs, 0, _SEQ_MAX)
-
-
-def _bounds(events: pd.DataFrame, state, t_codes: np.ndarray, seqs: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sorted keys of the rows a hand starts after (valid rolls: what the
-    replay says a roll decided; and `table_open`: a session is a check's
-    horizon, decision 47), which of them open a session, and the sorted
-    keys of the rows a hand ends before (valid rolls, `table_open`,
-    `table_close`)."""
-    rolls = state.rows("roll_counted_total") if hasattr(state, "rows") else np.empty(0, int)
-    opened, closed = _event_rows(events, "table_open"), _event_rows(events, "table_close")
-    # unions of row numbers through masks: O(rows), where np.union1d sorts
-    # or hashes millions of rolls
-    is_start = np.zeros(len(seqs), dtype=bool)
-    is_start[np.asarray(rolls, dtype=np.int64)] = True
-    is_start[opened] = True
-    rows = np.flatnonzero(is_start)
-    starts = _keys(t_codes[rows], seqs[rows])
-    order = np.argsort(starts, kind="stable")
-    is_opening = np.zeros(len(seqs), dtype=bool)
-    is_opening[opened] = True
-    is_open = is_opening[rows][order]
-    is_start[closed] = True
-    rows = np.flatnonzero(is_start)
-    ends = np.sort(_keys(t_codes[rows], seqs[rows]), kind="stable")  # (sorted already, mostly)
-    return starts[order], is_open, ends
 
 
 def _event_rows(events: pd.DataFrame, name: str) -> np.ndarray:

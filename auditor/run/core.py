@@ -187,8 +187,10 @@ def stamp_all(ctx: CheckContext, found: list[tuple[Hits, object]],
         evidence.extend(hits.evidence)
     columns["message"] = _objects(messages)
     # A finding whose hand holds unreadable rows says so (auditor.run.caveat).
-    columns["caveat"] = caveats(ctx.events, ctx.state, ctx.quarantine, columns["table_id"],
-                                columns["seq"], columns["code"])
+    event_rows = np.concatenate([h.rows if h.located is None else
+                                 np.full(len(h.located), -1, dtype=np.int64) for h, _ in found])
+    columns["caveat"] = caveats(ctx.events, ctx.state, ctx.quarantine, event_rows,
+                                columns["code"])
     for i in np.flatnonzero(pd.notna(columns["caveat"])).tolist():
         evidence[i] = {**(evidence[i] or {}), "caveat": columns["caveat"][i]}
     columns["evidence"] = _objects(evidence_jsons(evidence))
