@@ -291,9 +291,14 @@ def _passed_then_settled(ctx) -> np.ndarray:
     `settlement_complete`) before the next roll of their session."""
     sh = ctx.shared
     passed = sh.event_rows("dice_to_shooter")
-    limit = np.minimum(next_after(sh.event_rows("roll"), passed, sh.n), sh.session_end(passed))
-    settled = next_after(sh.event_rows("wager_settled", "settlement_complete"), passed, sh.n)
-    return passed[settled < limit]
+    # the first roll, session start or settlement after each pass, if in its table
+    ahead = next_after(sh.event_rows("roll", "table_open", *_SETTLEMENTS), passed, sh.n)
+    settled = ahead < sh.table_end(passed)
+    settled[settled] = sh.is_in("event", _SETTLEMENTS, ahead[settled])
+    return passed[settled]
+
+
+_SETTLEMENTS = ("wager_settled", "settlement_complete")
 
 
 @check("off_table_procedure", "dice.off_table_procedure",
