@@ -9,10 +9,6 @@ from auditor.checks.parameters import position_roles
 from auditor.checks.registry import Hits, Needs, check
 
 
-def _player_rolls(ctx, name: str) -> tuple[np.ndarray, list]:
-    return written(ctx, name)
-
-
 def _marker_off_exception_holds(ctx, rows: np.ndarray) -> np.ndarray:
     """SD 20:18:33:08(2): the previous shooter may throw without a line bet
     only with the marker off on the don't pass line, come or don't come
@@ -92,7 +88,9 @@ def pass_after_seven_out(ctx, params) -> Hits:
     Quiet on: a 7 Out followed by `shooter_relinquish` and a new offer.
     Points at: the second roll.
     """
-    rows, _ = written(ctx, "roll_after_seven_out")
+    rows, by_shooter = ctx.shared.sparse("roll_by_shooter")
+    rows = rows[by_shooter.astype(bool)]
+    rows = rows[ctx.state["seven_out_seat"][rows] == ctx.shared.int_at("seat", rows)]
     return Hits(rows, "the shooter rolled again after a 7 Out without passing the dice")
 
 

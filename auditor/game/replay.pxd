@@ -114,9 +114,10 @@ cdef class TableReplay:
     cdef public long base
 
     @cython.locals(rows=IntBuffer, shooters=IntBuffer, points=IntBuffer, occupieds=IntBuffer,
-                   bettors=IntBuffer, ev=int64_t[:],
+                   bettors=IntBuffer, seven_outs=IntBuffer, ev=int64_t[:],
                    k=cython.long, base=cython.long, e=cython.long, shooter=cython.long,
-                   point=cython.long, occupied=cython.longlong, line_bettors=cython.longlong)
+                   point=cython.long, occupied=cython.longlong, line_bettors=cython.longlong,
+                   seven_out=cython.long)
     cpdef run(self, long lo, long hi)
     cdef tuple dice_of(self, long k)
     @cython.locals(code=cython.long, dice=dict, dies=tuple)

@@ -713,23 +713,27 @@ class TableReplay:
         handlers = self.handlers
         base = self.base
         changes = self.out.changes
-        rows, shooters, points, occupieds, bettors = changes
+        rows, shooters, points, occupieds, bettors, seven_outs = changes
         if rows.size:
             shooter, point = shooters.last(), points.last()
             occupied, line_bettors = occupieds.last(), bettors.last()
+            seven_out = seven_outs.last()
         else:
-            shooter = point = occupied = line_bettors = -1
+            shooter = point = occupied = line_bettors = seven_out = -1
         ev = self.event
         for k in range(lo, hi):
             if self.shooter != shooter or self.point != point \
-                    or self.occupied != occupied or self.line_bettors != line_bettors:
+                    or self.occupied != occupied or self.line_bettors != line_bettors \
+                    or self.seven_out_seat != seven_out:
                 shooter, point = self.shooter, self.point
                 occupied, line_bettors = self.occupied, self.line_bettors
+                seven_out = self.seven_out_seat
                 rows.append(base + k)
                 shooters.append(shooter)
                 points.append(point)
                 occupieds.append(occupied)
                 bettors.append(line_bettors)
+                seven_outs.append(seven_out)
             e = ev[k]
             if e == WAGER_SETTLED:
                 self.on_wager_settled(base + k, k)
@@ -1181,8 +1185,6 @@ class TableReplay:
             sb = bit(s)
             line_bet = self.wagers.holds_line(s)
             by_shooter = bool(s) and s == self.shooter
-            if self.seven_out_seat and s == self.seven_out_seat and by_shooter:
-                self.put("roll_after_seven_out", i, True)
             # Only a die outside the chosen ones is a breach here; choosing other
             # than two is reported on the `dice_selected` itself.
             if self.selected is not None and s == self.shooter:

@@ -14,7 +14,7 @@ import pandas as pd
 SPARSE_COLUMNS: tuple[str, ...] = (
     # rolls
     "roll_total", "roll_counted_total", "roll_voided", "roll_line_bet", "roll_by_shooter",
-    "roll_after_seven_out", "roll_not_selected", "roll_marker_off", "roll_come_wagers",
+    "roll_not_selected", "roll_marker_off", "roll_come_wagers",
     "roll_other_line_bettors", "roll_after_point_made",
     "stick_any_wager", "stick_willing", "stick_after_decision", "call_row", "unsettled",
     # calls and settlements
@@ -34,13 +34,17 @@ INT_COLUMNS = frozenset((
     "offer_open_seat", "received_count", "bowl_set_count", "selected_count",
     "offtable_shooter"))
 BOOL_COLUMNS = frozenset((
-    "roll_line_bet", "roll_by_shooter", "roll_after_seven_out", "roll_marker_off",
+    "roll_line_bet", "roll_by_shooter", "roll_marker_off",
     "roll_other_line_bettors", "roll_after_point_made", "stick_any_wager", "stick_willing",
     "stick_after_decision"))
 #: State every row carries: the value before the row's event (seats are
-#: 1..62, points 4..10, seat sets bits of a 64-bit mask).
+#: 1..62, points 4..10, seat sets bits of a 64-bit mask). `seven_out_seat`:
+#: the seat whose valid roll sevened out, until someone accepts the dice or
+#: the shooter relinquishes them (0: none; a voided or recounted roll takes
+#: its 7 Out back).
 DENSE_COLUMNS: dict[str, type] = {"shooter": np.int16, "point": np.int8,
-                                  "occupied": np.int64, "line_bettors": np.int64}
+                                  "occupied": np.int64, "line_bettors": np.int64,
+                                  "seven_out_seat": np.int16}
 
 #: Sparse columns written together: on every roll by a player, on every
 #: stickperson's roll, by every decision of a roll (again if a recount changes
