@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.checks.registry import Hits
+from auditor.logs import load
 
 _NO_ROWS = np.empty(0, dtype=np.int64)
 
@@ -137,11 +138,7 @@ class Shared:
     @cached_property
     def table_starts(self) -> np.ndarray:
         """The first row of every table (ascending; 0 first)."""
-        table = self.codes("table_id")
-        if not self.n:
-            return _NO_ROWS
-        starts = rows_where(self.n, lambda a, b: table[a:b] != table[a - 1:b - 1], start=1)
-        return np.concatenate([[0], starts]).astype(np.int64)
+        return load.table_runs(self.events)[0]
 
     def table_end(self, rows) -> np.ndarray:
         """For each row, the first row after its table (the next table's
@@ -149,12 +146,34 @@ class Shared:
         ends = np.append(self.table_starts[1:], self.n)
         return ends[np.searchsorted(self.table_starts, rows, side="right") - 1]
 
+    @cached_property
+    def session_starts(self) -> np.ndarray:
+        """The first row of every session (ascending): each table's first
+        row and every `table_open`, where the replay starts the table afresh."""
+        return load.session_starts(self.table_starts, self.event_rows("table_open"))
+
+    def session_start(self, rows) -> np.ndarray:
+        """For each row, the first row of its session."""
+        return self.session_starts[np.searchsorted(self.session_starts, rows, side="right") - 1]
+
     def session_end(self, rows) -> np.ndarray:
         """For each row, the first row after its session: its table's next
         `table_open` (where the replay starts the table afresh), or the
         table's end."""
         return np.minimum(next_after(self.event_rows("table_open"), rows, self.n),
                           self.table_end(rows))
+
+    # --- dice -------------------------------------------------------------------
+
+    @cached_property
+    def dice_named(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The serials every distinct `dice` value names, end to end, and per
+        category code where its serials start and how many (one slot more,
+        for code -1: nothing recorded, no dice)."""
+        named = [str(c).split(",") for c in self.categories("dice")[:-1]]
+        counts = np.fromiter(map(len, named), dtype=np.int64, count=len(named))
+        counts = np.append(counts, 0)
+        return [x for d in named for x in d], np.cumsum(counts) - counts, counts
 
     @cached_property
     def seq(self) -> np.ndarray:
@@ -271,6 +290,15 @@ def in_sorted(sorted_rows: np.ndarray, rows, n: int | None = None) -> np.ndarray
         mask[sorted_rows] = True
         return mask[rows]
     return _find(sorted_rows, rows)[0]
+
+
+def expand(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ranges [starts[k], starts[k] + counts[k]) laid end to end: each
+    value's range k, and the values (an empty range where counts <= 0)."""
+    counts = np.maximum(np.asarray(counts, dtype=np.int64), 0)
+    which = np.repeat(np.arange(len(counts)), counts)
+    offset = np.asarray(starts, dtype=np.int64) - (np.cumsum(counts) - counts)
+    return which, np.arange(len(which)) + offset[which]
 
 
 def written(ctx, name: str) -> tuple[np.ndarray, list]:

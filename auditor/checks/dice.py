@@ -7,9 +7,12 @@ from itertools import pairwise
 
 import numpy as np
 
-from auditor.checks.common import next_after, written
+from auditor.checks.common import expand, next_after, written
 from auditor.checks.parameters import position_roles
 from auditor.checks.registry import Hits, Needs, check
+from auditor.game.state import DIE_LOCATIONS
+
+NEW, OFFERED = DIE_LOCATIONS.index("new"), DIE_LOCATIONS.index("offered")
 
 
 @check("dice_set_size", "dice.set_size", ("dice_set_size", "dice_set_size_mode"))
@@ -146,9 +149,8 @@ def _failed_dice_used(ctx) -> tuple[np.ndarray, list[list[str]]]:
     fails = inspected[sh.is_in("outcome", ("fail",), inspected)]
     if not len(fails):
         return np.empty(0, dtype=np.int64), []
-    serials = [str(c).split(",") for c in sh.categories("dice")[:-1]]  # (the last: NaN)
     codes = sh.codes("dice")
-    failed = sorted({x for c in np.unique(codes[fails]).tolist() for x in serials[c]})
+    failed = sorted({x for c in np.unique(codes[fails]).tolist() for x in _named(sh, c)})
     sid = {x: j for j, x in enumerate(failed)}
     # Per dice value (code): the positions and ids of the serials that ever failed.
     names = sh.category_hits("dice", ("failed_serials", tuple(failed)),
@@ -159,7 +161,7 @@ def _failed_dice_used(ctx) -> tuple[np.ndarray, list[list[str]]]:
     rows = np.concatenate([r for r, _ in parts])
     kind = np.concatenate([np.full(len(r), k, dtype=np.int8) for r, k in parts])
     # One entry per (row, serial that failed somewhere), with its position in the row.
-    per_code = {c: [(j, sid[x]) for j, x in enumerate(serials[c]) if x in sid]
+    per_code = {c: [(j, sid[x]) for j, x in enumerate(_named(sh, c)) if x in sid]
                 for c in np.unique(codes[rows]).tolist()}
     counts = np.fromiter((len(per_code[c]) for c in codes[rows].tolist()), dtype=np.int64,
                          count=len(rows))
@@ -167,8 +169,7 @@ def _failed_dice_used(ctx) -> tuple[np.ndarray, list[list[str]]]:
     pos = np.fromiter((j for j, _ in flat), dtype=np.int64, count=len(flat))
     serial = np.fromiter((x for _, x in flat), dtype=np.int64, count=len(flat))
     row, kind = np.repeat(rows, counts), np.repeat(kind, counts)
-    starts = np.union1d(sh.table_starts, sh.event_rows("table_open"))
-    session = np.searchsorted(starts, row, side="right") - 1
+    session = np.searchsorted(sh.session_starts, row, side="right") - 1
     order = np.lexsort((pos, row, serial, session))
     row, kind, serial, session, pos = (a[order] for a in (row, kind, serial, session, pos))
     group = np.cumsum(np.r_[True, (serial[1:] != serial[:-1]) | (session[1:] != session[:-1])]) \
@@ -188,6 +189,12 @@ def _failed_dice_used(ctx) -> tuple[np.ndarray, list[list[str]]]:
                                   for a, b in pairwise([*first.tolist(), len(listed)])]
 
 
+def _named(sh, code: int) -> list[str]:
+    """The serials dice value `code` names (-1: none)."""
+    names, first, counts = sh.dice_named
+    return names[first[code]:first[code] + counts[code]]
+
+
 @check("dice_returned_to_bowl", "dice.not_in_bowl")
 def dice_returned_to_bowl(ctx, params) -> Hits:
     """Dice not chosen by the shooter were not returned to the bowl before
@@ -200,9 +207,42 @@ def dice_returned_to_bowl(ctx, params) -> Hits:
     Quiet on: the other three returned with `dice_to_bowl` before the roll.
     Points at: the `dice_selected` after which the rest were not returned.
     """
-    rows, stray = written(ctx, "rest_not_in_bowl")
+    rows, stray = _rest_not_in_bowl(ctx)
     return Hits(rows, [f"die(s) {', '.join(s)} not returned to the bowl after the shooter "
                        f"chose" for s in stray], [{"dice_not_in_bowl": s} for s in stray])
+
+
+def _rest_not_in_bowl(ctx) -> tuple[np.ndarray, list[list[str]]]:
+    """The `dice_selected` rows after which dice stayed out of the bowl, and
+    those dice (sorted). A choice is judged where the next roll, the
+    `table_close` or the end of its session comes, unless the shooter chose
+    again before that: the dice still offered then, and those of the set
+    last received not yet moved since, are out. Worked out over the moves to
+    `new` or `offered`: each leaves its die there up to the die's next move."""
+    sh, moves = ctx.shared, ctx.state.dice_moves
+    chosen = sh.event_rows("dice_selected")
+    judged_at = np.minimum.reduce([next_after(sh.event_rows(e), chosen, sh.n)
+                                   for e in ("roll", "table_close")] + [sh.session_end(chosen)])
+    judged = next_after(chosen, chosen, sh.n) >= judged_at
+    chosen, judged_at = chosen[judged], judged_at[judged]
+    since = sh.session_start(chosen)
+    received = sh.event_rows("dice_received")
+    current_set = np.searchsorted(received, judged_at) - np.searchsorted(received, since)
+    # Each move to new or offered, and the choices judged while it holds:
+    # after the move, up to the die's next move, within the session.
+    out = np.flatnonzero((moves.where == NEW) | (moves.where == OFFERED))
+    lo = np.searchsorted(judged_at, moves.rows[out], side="right")
+    k, judge = expand(lo, np.searchsorted(judged_at, moves.until()[out], side="right") - lo)
+    move = out[k]
+    stray = (since[judge] <= moves.rows[move]) & (
+        (moves.where[move] == OFFERED) | (moves.set_id[move] == current_set[judge]))
+    move, judge = move[stray], judge[stray]
+    found: dict[int, list[str]] = {}
+    for j, die in zip(judge.tolist(), moves.die[move].tolist()):
+        found.setdefault(j, []).append(moves.serials[die])
+    rows = sorted(found)
+    return chosen[rows].astype(np.int64) if rows else np.empty(0, dtype=np.int64), \
+        [sorted(found[j]) for j in rows]
 
 
 @check("shooter_selection", "dice.shooter_selection")
@@ -215,20 +255,51 @@ def shooter_selection(ctx, params) -> Hits:
     Quiet on: two dice chosen and those two rolled.
     Points at: the `dice_selected`, or the roll of other dice.
     """
-    sel_rows, counts = ctx.shared.sparse("selected_count")
+    sel_rows, chosen = written(ctx, "selected_dice")
+    counts = np.fromiter(map(len, chosen), dtype=np.int64, count=len(chosen))
     bad = counts != 2
-    roll_rows, chosen = written(ctx, "roll_not_selected")
     found = {r: f"shooter chose {c} dice, not 2"
              for r, c in zip(sel_rows[bad].tolist(), counts[bad].tolist())}
     evid = {r: {"chosen_count": c}
             for r, c in zip(sel_rows[bad].tolist(), counts[bad].tolist())}
-    dice = ctx.shared.values_at("dice", np.asarray(roll_rows, dtype=np.int64))
-    for r, ch, rolled in zip(roll_rows, chosen, dice):
+    roll_rows, chosen = _rolled_not_chosen(ctx)
+    dice = ctx.shared.values_at("dice", roll_rows)
+    for r, ch, rolled in zip(roll_rows.tolist(), chosen, dice):
         found[r] = f"rolled {rolled} but had chosen {','.join(ch)}"
         evid[r] = {"chosen": ch, "rolled": rolled}
     rows = sorted(found)
     return Hits(np.asarray(rows, dtype=np.int64), [found[r] for r in rows],
                 [evid[r] for r in rows])
+
+
+def _rolled_not_chosen(ctx) -> tuple[np.ndarray, list[list[str]]]:
+    """The shooter's rolls of a die outside the ones they chose, and the
+    chosen dice: the choice is the latest `dice_selected` since the dice
+    were last accepted or relinquished (or the session began). Judged once
+    per distinct (choice, dice rolled)."""
+    sh = ctx.shared
+    chosen_rows, chosen = written(ctx, "selected_dice")
+    if not len(chosen_rows):
+        return np.empty(0, dtype=np.int64), []
+    # A roll naming the very dice of the table's latest choice rolls chosen
+    # dice (if that choice holds); the others are few.
+    rows, codes = sh.event_rows("roll"), sh.codes("dice")
+    latest = np.maximum(np.searchsorted(chosen_rows, rows) - 1, 0)
+    rows = rows[codes[rows] != codes[chosen_rows[latest]]]
+    rows = rows[sh.written_at("roll_by_shooter", rows)]  # (written on every player's roll)
+    rows = rows[sh.int_at("seat", rows) == ctx.state["shooter"][rows]]
+    if not len(rows):
+        return rows, []
+    choice = sh.latest(chosen_rows, rows, resets=np.concatenate([sh.event_rows(e) for e in (
+        "dice_accepted", "shooter_relinquish", "table_open")]))
+    rows, choice = rows[choice >= 0], np.searchsorted(chosen_rows, choice[choice >= 0])
+    width = len(sh.dice_named[2])
+    rolled = codes[rows].astype(np.int64) % width  # (-1: the last, no dice)
+    pairs, inverse = np.unique(choice * width + rolled, return_inverse=True)
+    bad = np.fromiter((not set(_named(sh, p % width)).issubset(chosen[p // width])
+                       for p in pairs.tolist()), dtype=bool, count=len(pairs))
+    hit = bad[inverse.reshape(-1)]
+    return rows[hit], [chosen[c] for c in choice[hit].tolist()]
 
 
 @check("known_dice_only", "dice.unknown_die")

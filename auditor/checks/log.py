@@ -12,7 +12,7 @@ from itertools import pairwise
 import numpy as np
 import pandas as pd
 
-from auditor.checks.common import in_sorted, rows_where
+from auditor.checks.common import expand, in_sorted, rows_where
 from auditor.checks.registry import Hits, check, no_hits
 from auditor.findings import LOCATION_COLUMNS
 from auditor.game.inputs import values_and_nulls
@@ -255,21 +255,18 @@ def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
     values, then matched by (session, serial) to the first receipt."""
     sh = ctx.shared
     codes = sh.codes("dice")
+    named, offsets, lens = sh.dice_named
+    offsets, lens = offsets[:-1], lens[:-1]  # (code -1 names no dice)
     names: dict[str, int] = {}
-    lists = [[names.setdefault(x, len(names)) for x in str(c).split(",")]
-             for c in sh.categories("dice")[:-1]]  # (the last: NaN, no dice)
-    lens = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    offsets = np.cumsum(lens) - lens
-    flat = np.fromiter((x for ids in lists for x in ids), dtype=np.int64, count=int(lens.sum()))
-    starts = np.union1d(sh.table_starts, sh.event_rows("table_open"))
+    flat = np.fromiter((names.setdefault(x, len(names)) for x in named),
+                       dtype=np.int64, count=len(named))
+    starts = sh.session_starts
 
     def spelled(rows):
         """(row, session, serial id) of each die the rows name, in order."""
         rows = rows[codes[rows] >= 0]
-        c = codes[rows]
-        count = lens[c]
-        at = np.repeat(offsets[c] - (np.cumsum(count) - count), count) + np.arange(count.sum())
-        row = np.repeat(rows, count)
+        which, at = expand(offsets[codes[rows]], lens[codes[rows]])
+        row = rows[which]
         return row, np.searchsorted(starts, row, side="right") - 1, flat[at]
 
     got_row, got_session, got_serial = spelled(sh.event_rows("dice_received"))
@@ -297,12 +294,11 @@ def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
     # the session of each row: rows and starts are both ascending
     cut = np.searchsorted(rows, starts, side="left")
     session = np.repeat(np.arange(len(starts)), np.diff(np.append(cut, len(rows))))
-    distinct, which = _distinct(session * len(lists) + c, len(starts) * len(lists))
-    count = lens[distinct % len(lists)] if len(lists) else distinct
-    at = np.repeat(offsets[distinct % len(lists)] - (np.cumsum(count) - count), count) + \
-        np.arange(count.sum())
-    entry = np.repeat(np.arange(len(distinct)), count)
-    latest = np.maximum.reduceat(first_receipts(distinct[entry] // len(lists), flat[at]),
+    distinct, which = _distinct(session * len(lens) + c, len(starts) * len(lens))
+    entry, at = expand(offsets[distinct % len(lens)], lens[distinct % len(lens)]) \
+        if len(lens) else (distinct, distinct)
+    count = lens[distinct % len(lens)] if len(lens) else distinct
+    latest = np.maximum.reduceat(first_receipts(distinct[entry] // len(lens), flat[at]),
                                  np.cumsum(count) - count) if len(distinct) else distinct
     suspect = rows[latest[which] >= rows] if len(rows) else rows
     row, session, serial = spelled(suspect)

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from auditor.checks.common import written
+from auditor.checks.common import expand, written
 from auditor.checks.parameters import position_roles
 from auditor.checks.registry import Hits, Needs, check
-
-
-def _player_rolls(ctx, name: str) -> tuple[np.ndarray, list]:
-    return written(ctx, name)
 
 
 def _marker_off_exception_holds(ctx, rows: np.ndarray) -> np.ndarray:
@@ -92,7 +88,17 @@ def pass_after_seven_out(ctx, params) -> Hits:
     Quiet on: a 7 Out followed by `shooter_relinquish` and a new offer.
     Points at: the second roll.
     """
-    rows, _ = written(ctx, "roll_after_seven_out")
+    rows, by_shooter = ctx.shared.sparse("roll_by_shooter")
+    # The players' rolls while a seat stands sevened out (a few stretches
+    # between a 7 Out and the next acceptance or relinquishment), then those
+    # by that seat as the shooter.
+    seven_out = ctx.state["seven_out_seat"]
+    held = np.flatnonzero(seven_out.values != 0)
+    ends = np.append(seven_out.starts[1:], len(seven_out))[held]
+    lo = np.searchsorted(rows, seven_out.starts[held])
+    which, at = expand(lo, np.searchsorted(rows, ends) - lo)
+    rows, seat = rows[at], seven_out.values[held][which]
+    rows = rows[by_shooter[at].astype(bool) & (seat == ctx.shared.int_at("seat", rows))]
     return Hits(rows, "the shooter rolled again after a 7 Out without passing the dice")
 
 

@@ -12,6 +12,7 @@ cdef long PASS, DONT_PASS, COME, DONT_COME, WIN, LOSE, PUSH, NO_DECISION, TRAVEL
 cdef long DECISION_ROWS
 
 cpdef long long bit(long seat)
+cpdef long located(long where)
 
 @cython.final
 cdef class IntBuffer:
@@ -64,14 +65,20 @@ cdef class Decided:
     cpdef remove(self, long at)
 
 @cython.final
+cdef class DieLog:
+    cdef public IntBuffer rows, die, where, set_id
+    cpdef add(self, long row, long die, long where, long set_id)
+
+@cython.final
 cdef class Die:
     cdef public bint checked_use, failed, found
     cdef public list found_inspections, inspections
     cdef public set live
     cdef public int loc
     cdef public object serial
-    cdef public long set_id
-    cpdef move(self, long where)
+    cdef public long serial_id, set_id
+    cdef public DieLog log
+    cpdef move(self, long row, long where)
 
 @cython.final
 cdef class TableReplay:
@@ -97,7 +104,7 @@ cdef class TableReplay:
     cdef public bint marker_off_dp, stick_decided, offtable_offered, lost_allowance_over
     cdef public bint last_roll_by_player
     cdef public object selected, dispute_die
-    cdef public long selection_row, come_count, set_count, set_size, current_set
+    cdef public long come_count, set_count, set_size, current_set
     cdef public long round_kind, round_anchor, last_roll, last_roll_point, last_roll_seat
     cdef public long pending_roll, offtable_row, lost_row, lost_shooter, lost_set, lost_count
     cdef public long undo_point, undo_seven_out_seat, undo_come_count
@@ -114,9 +121,10 @@ cdef class TableReplay:
     cdef public long base
 
     @cython.locals(rows=IntBuffer, shooters=IntBuffer, points=IntBuffer, occupieds=IntBuffer,
-                   bettors=IntBuffer, ev=int64_t[:],
+                   bettors=IntBuffer, seven_outs=IntBuffer, ev=int64_t[:],
                    k=cython.long, base=cython.long, e=cython.long, shooter=cython.long,
-                   point=cython.long, occupied=cython.longlong, line_bettors=cython.longlong)
+                   point=cython.long, occupied=cython.longlong, line_bettors=cython.longlong,
+                   seven_out=cython.long)
     cpdef run(self, long lo, long hi)
     cdef tuple dice_of(self, long k)
     @cython.locals(code=cython.long, dice=dict, dies=tuple)
@@ -128,7 +136,7 @@ cdef class TableReplay:
     @cython.locals(die=Die, out=list, dies=tuple, j=cython.Py_ssize_t)
     cpdef list not_at_table(self, long k)
     @cython.locals(die=Die)
-    cpdef move_row(self, long k, long where)
+    cpdef move_row(self, long i, long k, long where)
     @cython.locals(d=Die, dies=tuple, j=cython.Py_ssize_t)
     cpdef record_use(self, long row, long k)
     @cython.locals(d=Decided, j=cython.long)

@@ -53,11 +53,13 @@ from auditor.game.state import (
     SETTLEMENT_FIELDS,
     SPARSE_COLUMNS,
     STICK_ROLL_FIELDS,
+    DiceMoves,
     ReplayState,
     assemble,
     sparse,
     typed,
 )
+from auditor.logs.load import table_runs
 from auditor.logs.schema import EVENTS, MAX_SEAT, NO_ROLL_CONDITIONS
 
 #: True when this module runs compiled (a C extension built from this file).
@@ -114,27 +116,57 @@ def _doubled(values):
     return np.concatenate([values, np.zeros_like(values)]) if COMPILED else values + [0] * len(values)
 
 
+def located(where: int) -> int:
+    """A place as the location log names it (`state.DIE_LOCATIONS`): with
+    the shooter and on the layout are one place there, in play."""
+    return where - 1 if where >= LAYOUT else where
+
+
+class DieLog:
+    """Every die's moves from one logged place to another (`located`), in
+    the order made: the row, the die (an id of `_Inputs.serial_names`),
+    where to and the die's set. Room for `capacity` moves (more grow the
+    buffers): as the change points, room never written is never faulted in."""
+
+    def __init__(self, capacity: int):
+        self.rows, self.die, self.where, self.set_id = (IntBuffer(capacity) for _ in range(4))
+
+    def add(self, row: int, die: int, where: int, set_id: int) -> None:
+        self.rows.append(row)
+        self.die.append(die)
+        self.where.append(located(where))
+        self.set_id.append(set_id)
+
+
 class Die:
     """One die: where it is, which set it came with, its inspection record.
     Moving it (`move`) keeps the table's set of live dice up to date, so
-    nothing has to scan every die the table ever had."""
+    nothing has to scan every die the table ever had, and logs the move
+    where the logged place changes (a roll or a collection moves dice in
+    play without a call: they stay in play)."""
 
     __slots__ = ("checked_use", "failed", "found", "found_inspections", "inspections", "live",
-                 "loc", "serial", "set_id")
+                 "loc", "log", "serial", "serial_id", "set_id")
 
-    def __init__(self, serial: str, set_id: int, live: set[str]):
+    def __init__(self, serial: str, serial_id: int, set_id: int, live: set[str], log: DieLog,
+                 row: int):
         self.serial = serial
+        self.serial_id = serial_id
         self.live = live
+        self.log = log
         self.loc = NEW
         live.add(serial)
         self.set_id = set_id
+        log.add(row, serial_id, NEW, set_id)
         self.inspections: list[tuple[str, str]] = []  # passing (role, actor_id)
         self.failed = False
         self.found = False  # left the table and was found: needs its own inspection
         self.found_inspections: list[tuple[str, str]] = []
         self.checked_use = False  # first use since arrival/retrieval already recorded
 
-    def move(self, where: int) -> None:
+    def move(self, row: int, where: int) -> None:
+        if located(where) != located(self.loc):
+            self.log.add(row, self.serial_id, where, self.set_id)
         self.loc = where
         if where <= LAYOUT:
             self.live.add(self.serial)
@@ -225,6 +257,7 @@ class _Output:
                                 (self.stick_rolls, STICK_ROLL_FIELDS))
         self.pieces: dict[str, list[tuple[np.ndarray, object]]] = {
             name: [] for name in SPARSE_COLUMNS}
+        self.die_log = DieLog(max(n, 16))  # (a move per row, about)
 
     def flush(self) -> None:
         """Move what `put` wrote so far into numpy pieces. The lists are
@@ -235,7 +268,7 @@ class _Output:
                 self.pieces[name].append((rows.take(), typed(values, name)))
                 values.clear()
 
-    def finish(self) -> ReplayState:
+    def finish(self, serial_names: list[str] | None = None) -> ReplayState:
         self.flush()
         # (the columns written together after what `put` wrote: no row has
         # both, so the order of the pieces decides nothing)
@@ -244,7 +277,10 @@ class _Output:
                     for (rows, *columns), fields in self.columns_written if rows.size]
         changes = [values.values() for values in self.changes] if self.changes[0].size \
             else None
-        return assemble(self.n, changes, self.pieces, together)
+        log = self.die_log
+        moves = DiceMoves(self.n, *(b.values() for b in (log.rows, log.die, log.where,
+                                                         log.set_id)), serial_names or [])
+        return assemble(self.n, changes, self.pieces, together, moves)
 
 
 def _columns(fields: tuple[str, ...], rows: int) -> tuple:
@@ -480,7 +516,6 @@ class _Inputs:
             if isinstance(events["event"].dtype, pd.CategoricalDtype) else \
             events["event"].map({e: c for c, e in enumerate(EVENTS)}).fillna(-1) \
             .to_numpy(dtype=np.int64)
-        self.table = coded(events["table_id"])[0]
         self.ints = {name: values_and_nulls(events[name]) for name in ("seat", "die1", "die2")}
         self.rare = {name: coded(events[name]) for name in self.RARE}
         self.codes = {}
@@ -499,6 +534,8 @@ class _Inputs:
         for j in range(len(self.dice)):
             self.die_generation[j] = -1
         self.generations = 0
+        self.serial_names: list[str] = []  # the dice received, by id (`serial_id`)
+        self.serial_ids: dict[str, int] = {}
         self.codes["bet"], values = coded(events["bet"])
         bets = [_bet_info(str(v)) for v in values[:-1]]
         self.decisions = _Decisions(bar, [key for _, _, key, tracked in bets if tracked])
@@ -532,6 +569,14 @@ class _Inputs:
         out["event"] = self.buffers["event"][:b - a]
         np.copyto(out["event"], self.event[a:b], casting="unsafe")
         return out if COMPILED else {name: values.tolist() for name, values in out.items()}
+
+    def serial_id(self, serial: str) -> int:
+        """The id of a serial the replay received (the first time: the next)."""
+        got = self.serial_ids.get(serial)
+        if got is None:
+            got = self.serial_ids[serial] = len(self.serial_names)
+            self.serial_names.append(serial)
+        return got
 
     def next_generation(self) -> int:
         """A number no table's dice have had yet (see `TableReplay.dies_of`)."""
@@ -568,8 +613,7 @@ def _replay(events: pd.DataFrame, bar: int) -> ReplayState:
     inputs = _Inputs(events, bar)
     known = inputs.event[inputs.event >= 0]
     out = _Output(n, np.bincount(known, minlength=len(EVENTS)))
-    starts = np.flatnonzero(inputs.table[1:] != inputs.table[:-1]) + 1
-    bounds = [0, *starts.tolist(), n]
+    bounds = [*table_runs(events)[0].tolist(), n]
     st: TableReplay | None = None
     t = 0  # index of the table segment holding row a
     for a in range(0, n, CHUNK_ROWS):
@@ -592,7 +636,7 @@ def _replay(events: pd.DataFrame, bar: int) -> ReplayState:
     if st is not None:
         st.end_session()
         st.close()
-    return out.finish()
+    return out.finish(inputs.serial_names)
 
 
 class TableReplay:
@@ -631,7 +675,6 @@ class TableReplay:
         self.seven_out_seat = 0
         self.made_point = False  # the shooter has made a point since accepting the dice
         self.selected: frozenset[str] | None = None
-        self.selection_row = -1
         self.wagers.clear()
         self.snapshot.clear()  # the wagers the undo would restore
         self.come_count = 0  # come and don't come wagers held, all seats together
@@ -713,23 +756,27 @@ class TableReplay:
         handlers = self.handlers
         base = self.base
         changes = self.out.changes
-        rows, shooters, points, occupieds, bettors = changes
+        rows, shooters, points, occupieds, bettors, seven_outs = changes
         if rows.size:
             shooter, point = shooters.last(), points.last()
             occupied, line_bettors = occupieds.last(), bettors.last()
+            seven_out = seven_outs.last()
         else:
-            shooter = point = occupied = line_bettors = -1
+            shooter = point = occupied = line_bettors = seven_out = -1
         ev = self.event
         for k in range(lo, hi):
             if self.shooter != shooter or self.point != point \
-                    or self.occupied != occupied or self.line_bettors != line_bettors:
+                    or self.occupied != occupied or self.line_bettors != line_bettors \
+                    or self.seven_out_seat != seven_out:
                 shooter, point = self.shooter, self.point
                 occupied, line_bettors = self.occupied, self.line_bettors
+                seven_out = self.seven_out_seat
                 rows.append(base + k)
                 shooters.append(shooter)
                 points.append(point)
                 occupieds.append(occupied)
                 bettors.append(line_bettors)
+                seven_outs.append(seven_out)
             e = ev[k]
             if e == WAGER_SETTLED:
                 self.on_wager_settled(base + k, k)
@@ -797,11 +844,11 @@ class TableReplay:
                 out.append(self.dice_of(k)[j])
         return out
 
-    def move_row(self, k: int, where: int) -> None:
+    def move_row(self, i: int, k: int, where: int) -> None:
         """The row's dice that are at the table move to `where`."""
         for die in self.dies_of(k):
             if die is not None and die.loc <= LAYOUT:
-                die.move(where)
+                die.move(i, where)
 
     def record_use(self, row: int, k: int) -> None:
         """First use of a die since it arrived (or was found): keep what its
@@ -855,19 +902,6 @@ class TableReplay:
             self.come_count -= 1
         self.refresh_line_bit(s)
 
-    def judge_rest_in_bowl(self) -> None:
-        """The dice the shooter did not choose (still offered, or of the set
-        never yet in the bowl) are a breach at the `dice_selected`."""
-        stray = []
-        for x in self.live:
-            die = self.dice[x]
-            if die.loc == OFFERED or (die.loc == NEW and die.set_id == self.current_set):
-                stray.append(x)
-        stray.sort()
-        if stray:
-            self.put("rest_not_in_bowl", self.selection_row, stray)
-        self.selection_row = -1
-
     def end_lost_allowance(self, row: int, roll_dice: tuple[str, ...] | None) -> None:
         if self.lost_row < 0:
             return
@@ -892,13 +926,9 @@ class TableReplay:
 
     def end_session(self) -> None:
         """What the end of a session (`table_close`, the next `table_open`,
-        the end of the table's log) settles: decisions never settled, dice
-        the shooter did not choose still out of the bowl (seed 000 5.4 owes
-        their return on the choice, not on a roll), and a lost die's
-        procedure not done by then (6.1)."""
+        the end of the table's log) settles: decisions never settled, and a
+        lost die's procedure not done by then (6.1)."""
         self.flush_pending()
-        if self.selection_row >= 0:
-            self.judge_rest_in_bowl()
         if self.lost_row >= 0:
             self.end_lost_allowance(-1, None)
 
@@ -987,7 +1017,8 @@ class TableReplay:
         self.put("received_count", i, len(d))
         self.set_size = len(d)
         for x in d:
-            die = self.dice[x] = Die(x, self.current_set, self.live)
+            die = self.dice[x] = Die(x, self.inputs.serial_id(x), self.current_set, self.live,
+                                     self.out.die_log, i)
             self.sets.setdefault(self.current_set, []).append(die)
         self.generation = self.inputs.next_generation()  # dies_of looks again
 
@@ -1007,7 +1038,7 @@ class TableReplay:
         self.record_use(i, k)
         for die in self.dies_of(k):
             if die is not None and die.loc != REMOVED:
-                die.move(BOWL)
+                die.move(i, BOWL)
                 die.found = False if die.checked_use else die.found
         # The set shrank since it was received (a die removed, e.g. after a
         # failed inspection): this bowl leaves the table with that many dice.
@@ -1027,12 +1058,15 @@ class TableReplay:
     def on_dice_removed(self, i: int, k: int) -> None:
         for die in self.dies_of(k):
             if die is not None:
-                die.move(REMOVED)
+                die.move(i, REMOVED)
 
     def on_dice_collected(self, i: int, k: int) -> None:
         for die in self.dies_of(k):
             if die is not None and die.loc <= LAYOUT:
-                die.loc = SHOOTER  # from one live place to another
+                if die.loc < SHOOTER:
+                    die.move(i, SHOOTER)
+                else:
+                    die.loc = SHOOTER  # in play still: nothing to log
 
     def on_dice_to_shooter(self, i: int, k: int) -> None:
         self.on_dice_collected(i, k)
@@ -1045,7 +1079,7 @@ class TableReplay:
     def on_die_off_table(self, i: int, k: int) -> None:
         for die in self.dies_of(k):
             if die is not None:
-                die.move(OFF_TABLE)
+                die.move(i, OFF_TABLE)
         self.offtable_row = i
         self.offtable_offered = False
         self.put("offtable_shooter", i, self.shooter)
@@ -1053,7 +1087,7 @@ class TableReplay:
     def on_die_retrieved(self, i: int, k: int) -> None:
         for die in self.dies_of(k):
             if die is not None:
-                die.move(NEW)
+                die.move(i, NEW)
                 die.found = True
                 die.found_inspections = []
                 die.checked_use = False
@@ -1063,7 +1097,7 @@ class TableReplay:
         for x in d:
             die = self.dice.get(x)
             if die is not None:
-                die.move(LOST)
+                die.move(i, LOST)
                 self.lost_set = die.set_id
         # Dice of the set lost so far, whichever shooter lost them (NSW 3.6:
         # a new set when two dice are lost).
@@ -1083,7 +1117,7 @@ class TableReplay:
             self.offtable_offered = True
             self.put("offer_round", i, ROUND_REPLACEMENT)
             self.offtable_row = -1
-            self.move_row(k, OFFERED)
+            self.move_row(i, k, OFFERED)
             self.record_use(i, k)
             return
         if self.round_kind < 0:
@@ -1102,7 +1136,7 @@ class TableReplay:
                 self.put("offer_missing_dice", i, sorted(live.difference(d)))
                 break
         self.record_use(i, k)
-        self.move_row(k, OFFERED)
+        self.move_row(i, k, OFFERED)
 
     def on_dice_declined(self, i: int, k: int) -> None:
         s = self.seat[k]
@@ -1130,16 +1164,15 @@ class TableReplay:
             kept = [x for x in self.selected if x in self.dice and self.dice[x].loc <= LAYOUT]
             held |= frozenset(kept)
         self.offtable_offered = False
-        self.put("selected_count", i, len(held))
+        self.put("selected_dice", i, sorted(held))
         unknown = self.not_at_table(k)
         if unknown:
             self.put("dice_not_at_table", i, unknown)
         self.record_use(i, k)
-        self.move_row(k, SHOOTER)
+        self.move_row(i, k, SHOOTER)
         for x in kept:
-            self.dice[x].move(SHOOTER)
+            self.dice[x].move(i, SHOOTER)
         self.selected = held
-        self.selection_row = i
 
     def on_marker(self, i: int, k: int) -> None:
         words = set((self.inputs.value("flags", i) or "").split(","))
@@ -1181,15 +1214,6 @@ class TableReplay:
             sb = bit(s)
             line_bet = self.wagers.holds_line(s)
             by_shooter = bool(s) and s == self.shooter
-            if self.seven_out_seat and s == self.seven_out_seat and by_shooter:
-                self.put("roll_after_seven_out", i, True)
-            # Only a die outside the chosen ones is a breach here; choosing other
-            # than two is reported on the `dice_selected` itself.
-            if self.selected is not None and s == self.shooter:
-                for x in d:
-                    if x not in self.selected:
-                        self.put("roll_not_selected", i, sorted(self.selected))
-                        break
             self.player_roll_rows.append(i)
             self.roll_total.append(d1 + d2)
             self.roll_line_bet.append(line_bet)
@@ -1205,15 +1229,15 @@ class TableReplay:
             any_wager.append(self.any_line_wager())
             willing.append(self.line_bettors & ~self.round_declined != 0)
             after_decision.append(self.stick_decided)
-        # The dice chosen by the shooter: the rest must be in the bowl by now.
-        if self.selection_row >= 0:
-            self.judge_rest_in_bowl()
         if self.lost_row >= 0 and (self.lost_allowance_over
                                    or (by_player and s != self.lost_shooter) or not by_player):
             self.end_lost_allowance(i, d)
         for die in dies:
             if die is not None and die.loc <= LAYOUT:
-                die.loc = LAYOUT  # from one live place to another
+                if die.loc < SHOOTER:
+                    die.move(i, LAYOUT)
+                else:
+                    die.loc = LAYOUT  # in play still: nothing to log
         self.last_roll = i
         self.last_roll_valid = True
         self.last_roll_called = False

@@ -1,8 +1,12 @@
 """The state the replay derives beside the events, as the checks read it:
-which columns there are (`SPARSE_COLUMNS`, `DENSE_COLUMNS`), how they are
-held (`ReplayState`, `Steps`) and how the replay's buffers become them
-(`assemble`). Plain Python: only `auditor.game.replay`'s loop and its typed
-containers are compiled, and nothing here runs per event."""
+which columns there are (`SPARSE_COLUMNS`, `DENSE_COLUMNS`), where each die
+is (`DiceMoves`), how they are held (`ReplayState`, `Steps`) and how the
+replay's buffers become them (`assemble`). Plain Python: only
+`auditor.game.replay`'s loop and its typed containers are compiled, and
+nothing here runs per event.
+
+The state is the game's, not any one check's verdict: a check that needs
+more works it out from these, vectorised, in its own module."""
 
 from __future__ import annotations
 
@@ -14,16 +18,16 @@ import pandas as pd
 SPARSE_COLUMNS: tuple[str, ...] = (
     # rolls
     "roll_total", "roll_counted_total", "roll_voided", "roll_line_bet", "roll_by_shooter",
-    "roll_after_seven_out", "roll_not_selected", "roll_marker_off", "roll_come_wagers",
+    "roll_marker_off", "roll_come_wagers",
     "roll_other_line_bettors", "roll_after_point_made",
     "stick_any_wager", "stick_willing", "stick_after_decision", "call_row", "unsettled",
     # calls and settlements
     "call_roll", "settle_expected", "settle_roll", "settled_on_void",
     # offers
     "offer_round", "offer_anchor", "offer_open_seat", "offer_missing_dice",
-    # dice custody
-    "received_count", "bowl_set_count", "first_use", "dice_not_at_table",
-    "selected_count", "rest_not_in_bowl", "passed_unsettled",
+    # dice custody (where each die is: `DiceMoves`)
+    "received_count", "bowl_set_count", "first_use", "dice_not_at_table", "selected_dice",
+    "passed_unsettled",
     "offtable_shooter", "lost_followup", "old_set_used",
 )
 #: Sparse columns holding whole numbers, and those holding booleans: kept as
@@ -31,16 +35,19 @@ SPARSE_COLUMNS: tuple[str, ...] = (
 INT_COLUMNS = frozenset((
     "roll_total", "roll_counted_total", "roll_voided", "roll_come_wagers", "call_row",
     "call_roll", "settle_roll", "settled_on_void", "offer_round", "offer_anchor",
-    "offer_open_seat", "received_count", "bowl_set_count", "selected_count",
-    "offtable_shooter"))
+    "offer_open_seat", "received_count", "bowl_set_count", "offtable_shooter"))
 BOOL_COLUMNS = frozenset((
-    "roll_line_bet", "roll_by_shooter", "roll_after_seven_out", "roll_marker_off",
+    "roll_line_bet", "roll_by_shooter", "roll_marker_off",
     "roll_other_line_bettors", "roll_after_point_made", "stick_any_wager", "stick_willing",
     "stick_after_decision"))
 #: State every row carries: the value before the row's event (seats are
-#: 1..62, points 4..10, seat sets bits of a 64-bit mask).
+#: 1..62, points 4..10, seat sets bits of a 64-bit mask). `seven_out_seat`:
+#: the seat whose valid roll sevened out, until someone accepts the dice or
+#: the shooter relinquishes them (0: none; a voided or recounted roll takes
+#: its 7 Out back).
 DENSE_COLUMNS: dict[str, type] = {"shooter": np.int16, "point": np.int8,
-                                  "occupied": np.int64, "line_bettors": np.int64}
+                                  "occupied": np.int64, "line_bettors": np.int64,
+                                  "seven_out_seat": np.int16}
 
 #: Sparse columns written together: on every roll by a player, on every
 #: stickperson's roll, by every decision of a roll (again if a recount changes
@@ -63,13 +70,15 @@ class ReplayState:
     Sparse columns (`SPARSE_COLUMNS`) hold a value on the rows they concern
     only: `written(name)` gives those rows (ascending) and their values,
     `mask(name)` the rows as a boolean mask, `at(name, row)` one value.
+    Where each die is: `dice_moves` (`DiceMoves`).
     """
 
     def __init__(self, n: int, dense: dict[str, Steps],
-                 sparse: dict[str, tuple[np.ndarray, list]]):
+                 sparse: dict[str, tuple[np.ndarray, list]], dice_moves: DiceMoves):
         self.n = n
         self.dense = dense
         self.sparse = sparse
+        self.dice_moves = dice_moves
         self._lookups: dict[str, dict[int, object]] = {}
 
     def __len__(self) -> int:
@@ -164,6 +173,45 @@ class Steps:
         return out if dtype is None else out.astype(dtype)
 
 
+#: Where a die can be (`DiceMoves.where` indexes this): in play is with the
+#: shooter or on the layout, between a roll and the dice coming back.
+DIE_LOCATIONS = ("new", "bowl", "offered", "in_play", "off_table", "lost", "removed")
+
+
+class DiceMoves:
+    """Where each die is, as every move of a die from one place
+    (`DIE_LOCATIONS`) to another, in the order the replay made them: a
+    receipt (`dice_received`: to `new`), the bowl, an offer, a choice, a
+    roll or collection out of the bowl or offer (to `in_play`), leaving the
+    table, found again (to `new`), lost, removed. Arrays, one entry a move:
+    `rows` (the event's row, ascending), `die` (an index of `serials`),
+    `where` (an index of `DIE_LOCATIONS`), `set_id` (the set of its session
+    the die came with: 1 the first received). A die is what its table last
+    received under its serial in the session: the replay starts afresh at a
+    table's first row and at each `table_open`, so a session's dice are the
+    moves from its first row on. Where die d is just before row r: the
+    place of its last move before r, if that move is in r's session."""
+
+    def __init__(self, n: int, rows: np.ndarray, die: np.ndarray, where: np.ndarray,
+                 set_id: np.ndarray, serials: list[str]):
+        self.n = n
+        self.rows, self.die, self.where, self.set_id = rows, die, where, set_id
+        self.serials = list(serials)
+
+    def until(self) -> np.ndarray:
+        """Per move, the row of the same die's next move (`n` after its last):
+        the die stays where the move put it up to that row's event. (Ids
+        below 2**16 sort as 16-bit: numpy's radix sort, not a merge sort.)"""
+        die = self.die.astype(np.uint16) if len(self.serials) <= 1 << 16 else self.die
+        order = np.argsort(die, kind="stable")
+        nxt = np.full(len(order), self.n, dtype=np.int64)
+        same = self.die[order][1:] == self.die[order][:-1]
+        nxt[:-1][same] = self.rows[order][1:][same]
+        out = np.empty(len(order), dtype=np.int64)
+        out[order] = nxt
+        return out
+
+
 def _listed(values) -> list:
     return values.tolist() if isinstance(values, np.ndarray) else list(values)
 
@@ -204,12 +252,13 @@ def settle(pieces: list[tuple[np.ndarray, object]], name: str) -> tuple[np.ndarr
 
 def assemble(n: int, changes: list[np.ndarray] | None,
              pieces: dict[str, list[tuple[np.ndarray, object]]],
-             together: list[tuple[np.ndarray, list[tuple[str, object]]]]) -> ReplayState:
+             together: list[tuple[np.ndarray, list[tuple[str, object]]]],
+             dice_moves: DiceMoves) -> ReplayState:
     """The state from what the replay wrote: the dense columns' change
     points (`changes`: the rows, then each column's values from there on;
     None if no row was replayed), each sparse column's pieces in the order
-    written (emptied here), and after them the columns written together
-    (`together`: their rows and each column's values)."""
+    written (emptied here), after them the columns written together
+    (`together`: their rows and each column's values), and the dice's moves."""
     for at, columns in together:
         for name, values in columns:
             if isinstance(values, np.ndarray):
@@ -222,7 +271,7 @@ def assemble(n: int, changes: list[np.ndarray] | None,
     dense = {name: Steps(n, changes[0], values.astype(dtype, copy=False))
              for (name, dtype), values in zip(DENSE_COLUMNS.items(), changes[1:])}
     sparse = {name: settle(pieces.pop(name), name) for name in SPARSE_COLUMNS}
-    return ReplayState(n, dense, sparse)
+    return ReplayState(n, dense, sparse, dice_moves)
 
 
 def sparse(state: ReplayState, name: str) -> pd.Series:

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.errors import RulesetError, VersionError
-from auditor.logs.load import LoadedLogs
+from auditor.logs.load import LoadedLogs, session_starts, table_runs
 from auditor.rules import ruleset as ruleset_mod
 from auditor.rules.ruleset import Ruleset
 
@@ -137,18 +137,18 @@ def sessions(events: pd.DataFrame) -> list[Session]:
     n = len(events)
     if not n:
         return []
-    table = events["table_id"].astype(str).to_numpy()
-    opens = (events["event"] == "table_open").to_numpy(dtype=bool)
-    new_table = np.concatenate([[True], table[1:] != table[:-1]])
-    starts = np.flatnonzero(new_table | opens)
+    tables, _, names = table_runs(events)
+    starts = session_starts(tables, np.flatnonzero((events["event"] == "table_open").to_numpy(
+        dtype=bool)))
     stops = np.append(starts[1:], n)
+    table = np.searchsorted(tables, starts, side="right") - 1
     ts = events["ts"]
     seq = events["seq"]
     out = []
-    for a, b in zip(starts, stops):
+    for a, b, t in zip(starts.tolist(), stops.tolist(), table.tolist()):
         stamp = pd.Timestamp(ts.iat[a])
         stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
-        out.append(Session(table[a], int(seq.iat[a]), int(a), int(b), stamp.date()))
+        out.append(Session(names[t], int(seq.iat[a]), a, b, stamp.date()))
     return out
 
 

@@ -18,7 +18,7 @@ from auditor.checks.context import CheckContext
 from auditor.checks.registry import Hits
 from auditor.findings import LOCATION_COLUMNS, evidence_jsons, finalize, paused_gc
 from auditor.game import replay as replay_module
-from auditor.logs.load import LoadedLogs, load_logs
+from auditor.logs.load import LoadedLogs, load_logs, table_runs
 from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.caveat import caveats
 from auditor.run.coverage import drop_unjudged, not_evaluated
@@ -45,18 +45,8 @@ class AuditResult:
     def tables(self) -> list[str]:
         if self.table_ids is not None:
             return list(self.table_ids)
-        # The distinct values first, then text. On a categorical, the codes
-        # where a run of equal codes starts (every value held starts one):
-        # no pass over the rows' values.
-        column = self.logs.events["table_id"]
-        if not isinstance(column.dtype, pd.CategoricalDtype):
-            return sorted({str(v) for v in column.unique().tolist()})
-        codes = column.cat.codes.to_numpy()
-        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) \
-            else np.empty(0, dtype=np.int64)
-        names = column.cat.categories
-        return sorted({str(names[c]) if c >= 0 else str(np.nan)
-                       for c in np.unique(codes[starts]).tolist()})
+        # (every table held starts a run of rows: no pass over the rows' text)
+        return sorted(set(table_runs(self.logs.events)[2]))
 
 
 def audit(paths: list[str | Path], ruleset: Ruleset | str) -> AuditResult:

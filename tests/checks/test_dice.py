@@ -7,6 +7,7 @@ from builder import (
     STICK,
     THROW,
     LogBuilder,
+    evidence_of,
     found,
     lawful_table,
     reopen,
@@ -318,6 +319,24 @@ def test_not_in_bowl_fires_when_nothing_returned_after_a_new_shooter(tmp_path, r
     assert dice_found(b, tmp_path, ruleset) == {("dice.not_in_bowl", "T1", select)}
 
 
+@pytest.mark.parametrize("ruleset", rulesets_with("dice.not_in_bowl"))
+def test_not_in_bowl_judges_the_last_choice_and_the_set_last_received(tmp_path, ruleset):
+    """Chosen twice before the roll: the second choice is judged, once. A
+    die of an earlier set never put in the bowl is not the new set's rest;
+    dice a throw took out of the bowl are in play, not out of it."""
+    b = bare_table()
+    b.add("dice_received", role="security", dice="B1")  # an earlier set, never used
+    b.receive(DICE)
+    b.offer(2)
+    b.add("dice_accepted", role="player", seat=2)
+    b.add("dice_selected", role="player", seat=2, dice="A1,A2")
+    again = b.add("dice_selected", role="player", seat=2, dice="A1,A3")
+    b.to_bowl("A2,A4")  # A5 stays offered
+    b.play(2, 4, 2, dice="A1,A3")
+    assert evidence_of(b, tmp_path, ruleset, "dice.not_in_bowl") == {
+        again: {"dice_not_in_bowl": ["A5"]}}
+
+
 # --- dice.shooter_selection ---------------------------------------------------
 
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.shooter_selection"))
@@ -358,6 +377,23 @@ def test_selection_quiet_on_two_chosen_and_rolled(tmp_path, ruleset):
     b.play(2, 5, 5)
     b.play(2, 2, 4, settlements=[(s, "pass", "win", 10) for s in SEATS])
     assert dice_found(b, tmp_path, ruleset) == set()
+
+
+@pytest.mark.parametrize("ruleset", rulesets_with("dice.shooter_selection"))
+def test_selection_judges_the_dice_not_their_order_nor_another_shooters_choice(tmp_path,
+                                                                              ruleset):
+    """The chosen dice named in another order are the chosen dice; a new
+    acceptance ends the choice (the next one is judged on its own)."""
+    b = lawful_table()  # shooter 2 chose A1,A2
+    b.play(2, 4, 2, dice="A2,A1")
+    b.seven_out(2, SEATS, dice="A2,A1")
+    for s in SEATS:
+        b.bet(s)
+    b.offer(5)
+    b.accept(5, keep=("A3", "A4"))
+    roll = b.play(5, 4, 2, dice="A3,A1")
+    assert evidence_of(b, tmp_path, ruleset, "dice.shooter_selection") == {
+        roll: {"chosen": ["A3", "A4"], "rolled": "A3,A1"}}
 
 
 # --- dice.unknown_die --------------------------------------------------------

@@ -1,7 +1,7 @@
 """Shooter checks: each fires on its breach and stays quiet on the lawful
 case next to it."""
 
-from builder import found, lawful_table
+from builder import cocked, found, lawful_table, no_roll
 
 RS = "nz-table-games"
 
@@ -62,6 +62,26 @@ def test_kept_after_seven_out_fires(tmp_path):
     b.bet(2)
     seq = b.play(2, 5, 5)
     assert found(b, tmp_path, RS, "shooter.") == {("shooter.kept_after_seven_out", "T1", seq)}
+
+
+def test_kept_after_seven_out_quiet_when_the_seven_was_voided_or_recounted(tmp_path):
+    """A 7 Out taken back (the roll voided, or a cocked die recounting it
+    as the point) leaves the shooter with the dice."""
+    b = lawful_table()
+    b.play(2, 4, 2)
+    b.roll(2, 3, 4)
+    no_roll(b, "die_off_table")
+    b.play(2, 5, 5)
+    b.roll(2, 3, 4)
+    cocked(b, "A2", resting_face=4)  # counts 3: 6, the point
+    b.bet(2)
+    b.play(2, 5, 5)
+    assert found(b, tmp_path, RS, "shooter.kept_after_seven_out") == set()
+    b.play(2, 4, 2)
+    b.play(2, 3, 4, settlements=[(s, "pass", "lose", 0) for s in (2, 5, 7)])
+    seq = b.play(2, 5, 5)
+    assert found(b, tmp_path, RS, "shooter.kept_after_seven_out") == {
+        ("shooter.kept_after_seven_out", "T1", seq)}
 
 
 def test_kept_after_seven_out_quiet_when_passed(tmp_path):

@@ -56,6 +56,10 @@ def _assert_same_state(a, b):
         rows_b, values_b = b.written(name)
         np.testing.assert_array_equal(rows_a, rows_b, err_msg=name)
         assert values_a == values_b, name
+    for name in ("rows", "die", "where", "set_id"):
+        np.testing.assert_array_equal(getattr(a.dice_moves, name), getattr(b.dice_moves, name),
+                                      err_msg=name)
+    assert a.dice_moves.serials == b.dice_moves.serials
 
 
 @pytest.mark.parametrize("seed, offer_role", [(3, "stickperson"), (4, "dealer")])
