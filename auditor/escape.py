@@ -22,8 +22,8 @@ def terminal_safe(text: str) -> str:
     """Text from a log, a file name or a ruleset as it may reach a terminal:
     control characters (but the line break), C1 controls and invisible or
     bidirectional format characters come out as visible escapes."""
-    if text.isprintable():
-        return text
+    if text.isprintable() or all(line.isprintable() for line in text.split("\n")):
+        return text  # (the quick test of a multi-line block, before a character at a time)
     return "".join(ch if ch.isprintable() or ch == "\n" else _backslash_escape(ch)
                    for ch in text)
 

@@ -18,6 +18,7 @@ from auditor.checks.context import CheckContext
 from auditor.checks.registry import Hits
 from auditor.findings import LOCATION_COLUMNS, evidence_jsons, finalize, paused_gc
 from auditor.game import replay as replay_module
+from auditor.game.state import ReplayState
 from auditor.logs.load import LoadedLogs, load_logs
 from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.caveat import caveats
@@ -89,6 +90,15 @@ def audit_parts(logs: LoadedLogs, ruleset: Ruleset,
     gives them their ids: what an engine gathers from each group of tables.
     `on_stage(name)`, when given, is called as each stage ends ("replay",
     then "checks"): what a live progress display follows."""
+    return replayed_parts(logs, ruleset, timings, on_stage)[0]
+
+
+def replayed_parts(logs: LoadedLogs, ruleset: Ruleset,
+                   timings: dict[str, float] | None = None,
+                   on_stage: Callable[[str], None] | None = None
+                   ) -> tuple[list[pd.DataFrame], ReplayState]:
+    """`audit_parts`, and the replay's state of the events: what a report's
+    collector (`auditor.run.collect`) reads beside them before they go."""
     with stage(timings, "replay"):
         state = replay_state(logs.events, ruleset)
     if on_stage is not None:
@@ -97,7 +107,7 @@ def audit_parts(logs: LoadedLogs, ruleset: Ruleset,
         part = run_checks(CheckContext(logs.events, state, logs.quarantine), ruleset)
     if on_stage is not None:
         on_stage("checks")
-    return [part] if len(part) else []
+    return ([part] if len(part) else []), state
 
 
 #: Whether the replay runs compiled (read once: the compiled module's own flag).
@@ -113,7 +123,7 @@ UNCOMPILED = ("the replay runs uncompiled (the package was installed without a C
               "slower; reinstall with a C compiler to compile it")
 
 
-def replay_state(events: pd.DataFrame, ruleset: Ruleset) -> pd.DataFrame:
+def replay_state(events: pd.DataFrame, ruleset: Ruleset) -> ReplayState:
     """The replay of `events` under the ruleset's bar number; a warning,
     shown once a process, when the replay runs uncompiled."""
     if not REPLAY_COMPILED:

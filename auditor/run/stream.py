@@ -269,7 +269,7 @@ def audit_batch(files: list[Path], ruleset, progress,
     what `collector` takes of the events, so no report reads them again.
     The files that share a table are in one batch, so a table id held twice
     (`auditor.logs.identity`) is refused here."""
-    from auditor.run.core import audit_parts, stage
+    from auditor.run.core import replayed_parts, stage
 
     timings: dict[str, float] = {}
     progress.stage("reading")
@@ -280,19 +280,20 @@ def audit_batch(files: list[Path], ruleset, progress,
     q = logs.quarantine["table_id"] if len(logs.quarantine) else pd.Series([], dtype=object)
     named = set(tables) | {str(t) for t in q.dropna().tolist()}
     progress.stage("auditing")
-    parts = audit_parts(logs, ruleset, timings,
-                        stage_progress(progress, len(logs.events), len(tables)))
-    digest = collector.take(logs.events, finalize(parts)) if collector is not None else None
+    parts, state = replayed_parts(logs, ruleset, timings,
+                                  stage_progress(progress, len(logs.events), len(tables)))
+    digest = collector.take(logs.events, finalize(parts), state) if collector is not None \
+        else None
     out = BatchResult(parts, logs.quarantine, list(logs.inputs), tables, named,
                       len(logs.events), timings, digest)
-    del logs
+    del logs, state
     gc.collect()
     release_memory()
     return out
 
 
 def stage_progress(progress, events: int, tables: int):
-    """The `on_stage` callback of `audit_parts` that tells `progress` of the
+    """The `on_stage` callback of `replayed_parts` that tells `progress` of the
     events replayed (as the replay ends) and the tables checked (as the
     checks end)."""
 
