@@ -115,17 +115,28 @@ class _Log:
         # sessions of different tables apart); the state before a row is that
         # of the session the row before it was in
         self.session = np.searchsorted(self.opens, np.arange(len(events)), side="right")
+        self.asked = rows
         self.asked_session = np.searchsorted(self.opens, rows, side="left")
         self.asked_table = self.table[rows]
 
     def asked_rows(self, rows: np.ndarray) -> np.ndarray:
-        """Those of `rows` in a session some finding's state is read from."""
-        wanted = np.unique(_session_keys(self.asked_table, self.asked_session))
-        return rows[np.isin(_session_keys(self.table[rows], self.session[rows]), wanted)]
+        """Those of `rows` (ascending) that some finding's state is read
+        from: in its session, before its row."""
+        keys = _session_keys(self.asked_table, self.asked_session)
+        sessions, at = np.unique(keys, return_inverse=True)
+        last = np.zeros(len(sessions), dtype=np.int64)
+        np.maximum.at(last, at, self.asked)
+        rows = rows[rows < last.max()]
+        own = _session_keys(self.table[rows], self.session[rows])
+        k = np.minimum(np.searchsorted(sessions, own), len(sessions) - 1)
+        return rows[(sessions[k] == own) & (rows < last[k])]
 
     def rows_of(self, names: tuple[str, ...]) -> np.ndarray:
         wanted = np.array([n in names for n in self.event_names], dtype=bool)
         return np.flatnonzero(wanted[self.event_codes])
+
+    def is_event(self, rows: np.ndarray, name: str) -> np.ndarray:
+        return np.array([n == name for n in self.event_names], dtype=bool)[self.event_codes[rows]]
 
     def event(self, row: int) -> str:
         return str(self.event_names[self.event_codes[row]])
@@ -141,13 +152,15 @@ class _Groups:
     for every question at once."""
 
     def __init__(self, group: np.ndarray, rows: np.ndarray, n: int):
-        self.keys, gid = np.unique(group, return_inverse=True)
+        # rows ascend: a stable sort by group keeps them so within a group
+        self.order = np.argsort(group, kind="stable")
+        group = group[self.order]
+        first = np.r_[True, group[1:] != group[:-1]] if len(group) else np.empty(0, bool)
+        self.keys = group[first]
+        self.gid = np.cumsum(first) - 1
         self.width = np.int64(n + 1)
-        combined = gid.astype(np.int64) * self.width + rows
-        self.order = np.argsort(combined, kind="stable")
-        self.combined = combined[self.order]
-        self.gid = gid[self.order]
         self.rows = rows[self.order]
+        self.combined = self.gid * self.width + self.rows
 
     def ids(self, keys: np.ndarray) -> np.ndarray:
         """The group of each key (-1: no entry has it)."""
@@ -257,10 +270,10 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
     family_of = np.array([families.index(_bet_family(str(b))) for b in bet_names[:-1]] + [-1],
                          dtype=np.int64)
     fam = family_of[bet_codes]
-    kind = np.asarray(log.event_names, dtype=object)[log.event_codes[w]]
-    decided = np.isin(log.events["outcome"].iloc[w].astype(object).to_numpy(), ("win", "lose"))
-    delta = np.where(kind == "wager_placed", 1, -1)
-    delta[(kind == "wager_settled") & ~decided] = 0  # a push leaves the wager standing
+    outcome_codes, outcomes = coded(log.events["outcome"].iloc[w])
+    decided = np.array([o in ("win", "lose") for o in outcomes], dtype=bool)[outcome_codes]
+    delta = np.where(log.is_event(w, "wager_placed"), 1, -1)
+    delta[log.is_event(w, "wager_settled") & ~decided] = 0  # a push leaves the wager standing
     keep = (fam >= 0) & (delta != 0) & (log.seat[w] > 0)
     w, fam, delta = w[keep], fam[keep], delta[keep]
     own = (log.seat[w] << SEAT_SHIFT) | fam
@@ -290,7 +303,12 @@ def _dice(log: _Log, rows: np.ndarray) -> list[tuple[str, ...]]:
     the last custody event naming it put it in (dice removed from the table
     on one line)."""
     custody = log.asked_rows(log.rows_of(tuple(DIE_PLACES)))
-    dice_codes, named = coded(log.events["dice"].iloc[custody], parse=serials, missing=())
+    dice_codes, texts = coded(log.events["dice"].iloc[custody])
+    # only the texts these rows hold are split (a column's categories may be many more)
+    used = np.unique(dice_codes[dice_codes >= 0])
+    named = [()] * len(texts)
+    for c in used.tolist():
+        named[c] = serials(texts[c])
     distinct = sorted({x for d in named for x in d}, key=_natural)
     number = {x: i for i, x in enumerate(distinct)}
     sizes = np.array([len(d) for d in named], dtype=np.int64)
