@@ -10,7 +10,9 @@ around it.
 
 Safety: the page is rendered by jinja2 with autoescape on, so every value
 from a log or a ruleset is text, never markup. Nothing from a log goes into
-the page's only script; the script reads `data-` attributes. A Content
+the page's only script; the script reads `data-` attributes, and on a page
+listing many findings inserts their details from an inert comment holding
+markup this template wrote (escaped as everywhere else). A Content
 Security Policy allows only that script and that stylesheet (by hash) and no
 fetch of any kind: no fonts, images, frames or connections.
 
