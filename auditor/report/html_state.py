@@ -267,7 +267,8 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
     w = log.asked_rows(log.rows_of(WAGER_EVENTS))
     bet_codes, bet_names = coded(log.events["bet"].iloc[w])
     families = sorted({_bet_family(str(b)) for b in bet_names[:-1]})
-    family_of = np.array([families.index(_bet_family(str(b))) for b in bet_names[:-1]] + [-1],
+    number = {f: i for i, f in enumerate(families)}
+    family_of = np.array([number[_bet_family(str(b))] for b in bet_names[:-1]] + [-1],
                          dtype=np.int64)
     fam = family_of[bet_codes]
     outcome_codes, outcomes = coded(log.events["outcome"].iloc[w])
@@ -278,18 +279,15 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
     w, fam, delta = w[keep], fam[keep], delta[keep]
     own = (log.seat[w] << SEAT_SHIFT) | fam
     groups = _Groups(_session_keys(log.table[w], log.session[w]) | own, w, len(log.events))
-    delta = delta[groups.order]
-    first = np.r_[True, groups.gid[1:] != groups.gid[:-1]] if len(w) else np.empty(0, bool)
-    run = np.cumsum(first)
-    walk = pd.Series(delta).groupby(run).cumsum().to_numpy()
-    held = walk - np.minimum(pd.Series(walk).groupby(run).cummin().to_numpy(), 0)
+    walk = pd.Series(delta[groups.order]).groupby(groups.gid).cumsum().to_numpy()
+    held = walk - np.minimum(pd.Series(walk).groupby(groups.gid).cummin().to_numpy(), 0)
     base = _session_keys(log.asked_table, log.asked_session) | (seat << SEAT_SHIFT)
     asked, gid = groups.within(base, base + (1 << SEAT_SHIFT))
     at = groups.last_before(gid, rows[asked])
     count = np.where(at >= 0, held[np.maximum(at, 0)], 0) if len(at) else at
     names: list[list[str]] = [[] for _ in rows]
     for j, g, c in zip(asked.tolist(), gid.tolist(), count.tolist()):
-        if c > 0 and seat[j] > 0:
+        if c > 0:  # (no group holds seat 0: the finding names no seat)
             name = families[int(groups.keys[g]) & ((1 << SEAT_SHIFT) - 1)]
             names[j].append(name if c == 1 else f"{name} \u00d7{c}")
     return [", ".join(n) or "none" for n in names]

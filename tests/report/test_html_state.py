@@ -77,3 +77,14 @@ def test_a_seven_out_is_the_last_roll_and_the_shooter_gave_up_the_dice(tmp_path)
 ])
 def test_what_a_roll_decided(point, total, words):
     assert decided(point, total) == words
+
+
+def test_a_wager_settled_or_taken_down_before_any_was_placed_leaves_none_owed(tmp_path):
+    b = lawful_table()
+    b.settle(5, "place_6", "lose")  # (a log cut short: no placement before it)
+    b.add("wager_removed", role="player", seat=5, bet="place_6")
+    b.bet(5, "place_6", 12)
+    b.settle(5, "place_6", "push")  # a push leaves it standing
+    after = b.complete()
+    (state,) = states_at(tmp_path, b, [after], [5])
+    assert state.wagers == "pass, place_6"
