@@ -349,3 +349,27 @@ def report_provenance(out: Path) -> dict:
     import pyarrow.parquet as pq
 
     return json.loads(pq.read_schema(out / "findings.parquet").metadata[b"auditor"])
+
+
+def game_state_log() -> tuple[LogBuilder, dict[str, int]]:
+    """A table whose game at its last row is known (for the HTML report's
+    derived state): seat 5 accepted the dice offered after seat 2 declined,
+    point 6; seat 5 holds a pass and two come bets (travelled to 8), its
+    field bet taken down; seat 7's place_8 won; the roll after the 8 was
+    voided, and die A2 left the table. The last row is a two-handed roll by
+    seat 5. Returns the builder and the seqs named (`accept`, `offer`, `six`,
+    `eight`, `voided`, `off_table`, `bowl`, `last`)."""
+    b = lawful_table(seats=(2, 5, 7), shooter=5)
+    seqs = {"bowl": b.seq, "accept": b.seq - 2, "offer": b.seq - 3}
+    seqs["six"] = b.play(5, 3, 3)
+    b.bet(5, "come")
+    b.bet(5, "come")
+    b.bet(7, "place_8", 12)
+    b.bet(5, "field", 5)
+    b.add("wager_removed", role="player", seat=5, bet="field")
+    seqs["eight"] = b.play(5, 4, 4, settlements=[(7, "place_8", "win", 14)])
+    seqs["voided"] = b.roll(5, 1, 1, flags="one_hand,simultaneous,far_end,die_off_table")
+    seqs["off_table"] = b.add("die_off_table", role=STICK, dice="A2")
+    no_roll(b, "die_off_table")
+    seqs["last"] = b.roll(5, 2, 3, flags="two_hands,simultaneous,far_end")
+    return b, seqs

@@ -10,7 +10,9 @@ around it.
 
 Safety: the page is rendered by jinja2 with autoescape on, so every value
 from a log or a ruleset is text, never markup. Nothing from a log goes into
-the page's only script; the script reads `data-` attributes. A Content
+the page's only script; the script reads `data-` attributes, and on a page
+listing many findings inserts their details from an inert comment holding
+markup this template wrote (escaped as everywhere else). A Content
 Security Policy allows only that script and that stylesheet (by hash) and no
 fetch of any kind: no fonts, images, frames or connections.
 
@@ -20,7 +22,13 @@ shown, so 100,000 findings still open in seconds. Of the events the page
 shows only what `auditor.report.html_events` takes from them (each table's
 counts and timeline series, the rows around the findings listed), so a
 timeline is a few SVG elements however many events, and an audit by
-batches gives that digest without reading the events again. Same audit, same bytes: no
+batches gives that digest without reading the events again. Each listed
+finding shows the game just before its row (`auditor.report.html_state`),
+taken with the rows around it. A page listing more than
+`MAX_FINDINGS_EMBEDDED` findings carries their details as markup in an inert
+comment that its script builds into rows as the page opens and into details
+as each is opened or printed, so tens of thousands of critical findings open
+in seconds too. Same audit, same bytes: no
 clock is read (the time appears only when `meta` carries `generated_at`).
 """
 
@@ -61,6 +69,7 @@ from auditor.report.html_events import (
 from auditor.report.html_events import text as _text
 from auditor.report.provenance import provenance
 from auditor.report.records import finding_records
+from auditor.run.core import replay_state
 
 #: findings listed per code; counts and charts always cover them all
 MAX_FINDINGS_PER_CODE = 200
@@ -69,6 +78,11 @@ COLLECTOR = EventCollector(MAX_FINDINGS_PER_CODE)
 #: findings listed in all: when many codes each pass the per-code cap, the
 #: cap is lowered evenly for every code so the page stays quick to open
 MAX_FINDINGS_LISTED = 2000
+#: findings listed whose details are markup in the page: past this many the
+#: details travel in an inert comment and the script builds each row as the
+#: page opens and each finding's details as it is opened (or printed), so tens of
+#: thousands of critical findings still open in a second or two
+MAX_FINDINGS_EMBEDDED = 3000
 #: characters of one cell shown in the rows around a finding (longer ones are cut)
 MAX_CELL = 160
 #: tables drawn as timelines (those with the most findings when there are more)
@@ -180,6 +194,7 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
         "timelines": _timelines(events, findings, tables, anchors),
         "timeline_note": _timeline_note(tables),
         "findings": _finding_entries(result, events, listed),
+        "lazy": len(listed) > MAX_FINDINGS_EMBEDDED,
         "listed_total": len(listed),
         "capped": [row for row in by_code if row["listed"] < row["total"]],
         "per_code": per_code, "per_code_asked": asked, "budget": budget,
@@ -193,13 +208,14 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
 
 
 def event_digest(result, per_code: int) -> EventDigest:
-    """What the page needs of the events: gathered batch by batch as they
-    were audited (`auditor.run.stream`) when that covers the findings
-    listed, else taken now from the events."""
+    """What the page needs of the events: gathered where they were audited
+    (`auditor.run.collect`) when that covers the findings listed, else taken
+    now from the events, replayed once more for the game at each finding."""
     ready = getattr(result.logs, "digest", None)
     if ready is not None and ready.per_code >= per_code:
         return ready
-    return digest(result.logs.events, result.findings, per_code)
+    events = result.logs.events
+    return digest(events, result.findings, per_code, replay_state(events, result.ruleset))
 
 
 def fmt_duration(ns: int) -> str:
@@ -464,6 +480,7 @@ def _finding_entries(result, events: EventDigest, listed: pd.DataFrame) -> list[
             else "",
             "evidence": _pretty_json(evidence) if _has_evidence(evidence) else None,
             "context": _context(windows[i], columns) if windows[i] is not None else None,
+            "game": windows[i].game if windows[i] is not None else None,
             "raw": quarantine.get(i),
             "caveat": _text(caveats[i]) if caveats is not None else "",
             "unreadable": unreadable.get(i, []),

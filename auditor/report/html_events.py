@@ -1,6 +1,7 @@
 """What the HTML report takes from the events: each table's span, counts and
-timeline series, and the log rows around the findings it lists. Nothing
-else of the events reaches the page.
+timeline series, and the log rows around the findings it lists with the game
+before each of their rows (from the events' replay state:
+`auditor.report.html_state`). Nothing else of the events reaches the page.
 
 An audit by batches (`auditor.run.stream`) takes it from each batch as
 the batch is audited (`digest`) and joins the batches' digests (`join`), so
@@ -25,7 +26,9 @@ import pandas as pd
 
 from auditor.logs.load import table_runs
 from auditor.logs.schema import COLUMN_NAMES
+from auditor.game.state import ReplayState
 from auditor.report.html_charts import TIMELINE_BINS, time_bins
+from auditor.report.html_state import GameAt, game_states
 
 #: events shown before and after a finding's row, in the same table
 CONTEXT_EVENTS = 3
@@ -62,11 +65,14 @@ class TableEvents:
 class Window:
     """The log rows around one finding's row in its table, each cell as
     text: only the columns the page shows (those always shown and those with
-    something to show), by column name."""
+    something to show), by column name; and the game as the replay derived
+    it before that row (`auditor.report.html_state`), when taken with the
+    replay's state."""
 
     table: str
     mark: int  # the finding's own row
     cells: dict[str, list[str]]
+    game: GameAt | None = None
 
 
 @dataclass
@@ -91,12 +97,14 @@ class EventDigest:
         return ["source_line", *COLUMN_NAMES[1:], *self.extras]
 
 
-def digest(events: pd.DataFrame, findings: pd.DataFrame, per_code: int) -> EventDigest:
+def digest(events: pd.DataFrame, findings: pd.DataFrame, per_code: int,
+           state: ReplayState) -> EventDigest:
     """What the page needs of `events`, with the rows around the findings
-    `listed_findings(findings, per_code)` chooses (`findings` in finding order)."""
+    `listed_findings(findings, per_code)` chooses (`findings` in finding order)
+    and the game before each of their rows (`state`: the events' replay)."""
     runs = table_runs(events)
     return EventDigest(table_events(events, runs),
-                       _windows(events, listed_findings(findings, per_code), runs),
+                       _windows(events, listed_findings(findings, per_code), runs, state),
                        _extras(events), per_code)
 
 
@@ -108,8 +116,9 @@ class EventCollector:
 
     per_code: int
 
-    def take(self, events: pd.DataFrame, findings: pd.DataFrame) -> EventDigest:
-        return digest(events, findings, self.per_code)
+    def take(self, events: pd.DataFrame, findings: pd.DataFrame,
+             state: ReplayState) -> EventDigest:
+        return digest(events, findings, self.per_code, state)
 
     def join(self, taken: list[EventDigest]) -> EventDigest:
         return join(taken)
@@ -316,14 +325,15 @@ def event_positions(events: pd.DataFrame, listed: pd.DataFrame) -> np.ndarray:
     return np.where(ok, positions[np.maximum(found, 0)], -1).astype(np.int64)
 
 
-def _windows(events: pd.DataFrame, listed: pd.DataFrame,
-             runs=None) -> dict[tuple[str, int], Window]:
+def _windows(events: pd.DataFrame, listed: pd.DataFrame, runs,
+             state: ReplayState) -> dict[tuple[str, int], Window]:
     """The CONTEXT_EVENTS events before and after each listed finding's row
-    in its table, in recorded (seq) order; every row shown formatted once."""
+    in its table, in recorded (seq) order, every row shown formatted once,
+    and the game before the row."""
     if not len(listed) or not len(events):
         return {}
     positions = event_positions(events, listed)
-    starts, ends, names = runs if runs is not None else table_runs(events)
+    starts, ends, names = runs
     bounds: dict[int, tuple[int, int, int]] = {}
     for pos in positions.tolist():
         if pos >= 0 and pos not in bounds:
@@ -339,6 +349,8 @@ def _windows(events: pd.DataFrame, listed: pd.DataFrame,
                for c in ["source_line", *COLUMN_NAMES[1:], *_extras(events)]}
     files = listed["source_file"].astype(object).tolist()
     lines = listed["source_line"].astype(object).tolist()
+    seats = pd.to_numeric(listed["seat"], errors="coerce").fillna(0).to_numpy(dtype=np.int64)
+    games = game_states(events, state, positions, seats, runs)
     out: dict[tuple[str, int], Window] = {}
     for i, pos in enumerate(positions.tolist()):
         if pos < 0:
@@ -349,7 +361,7 @@ def _windows(events: pd.DataFrame, listed: pd.DataFrame,
             values = [by_row[r] for r in range(lo, hi)]
             if c in ALWAYS or any(values):
                 cells[c] = values
-        out[(str(files[i]), int(lines[i]))] = Window(names[k], pos - lo, cells)
+        out[(str(files[i]), int(lines[i]))] = Window(names[k], pos - lo, cells, games[i])
     return out
 
 

@@ -63,8 +63,9 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
     Given paths, the local engine audits many files a batch of linked files
     at a time (`auditor.run.stream`); given loaded logs, all at once.
     `collector`, when given (a report's, `auditor.run.collect`), takes what
-    that report needs of the events where they are: of each batch (or dask
-    task) before its events are dropped; the result is the logs' `digest`.
+    that report needs of the events and their replay state where they are:
+    of each batch, group of tables or dask task before its events and state
+    are dropped; the result is the logs' `digest`.
     `site_from_path`: each file's site is the first folder below the path
     given that holds it (`auditor.logs.site`)."""
     check_engine(engine, scheduler)
@@ -85,7 +86,8 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
     if not isinstance(logs, LoadedLogs):
         return audit_paths(list(logs), ruleset, jobs=jobs, timings=timings, progress=progress,
                            collector=collector, read=read, site_from_path=site_from_path)
-    return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress)
+    return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress,
+                       collector=collector)
 
 
 __all__ = ["ENGINES", "check_engine", "run_audit"]

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -18,9 +19,11 @@ from auditor.checks.context import CheckContext
 from auditor.checks.registry import Hits
 from auditor.findings import LOCATION_COLUMNS, evidence_jsons, finalize, paused_gc
 from auditor.game import replay as replay_module
+from auditor.game.state import ReplayState
 from auditor.logs.load import LoadedLogs, load_logs, table_runs
 from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.caveat import caveats
+from auditor.run.collect import Collector
 from auditor.run.coverage import drop_unjudged, not_evaluated
 
 
@@ -79,6 +82,24 @@ def audit_parts(logs: LoadedLogs, ruleset: Ruleset,
     gives them their ids: what an engine gathers from each group of tables.
     `on_stage(name)`, when given, is called as each stage ends ("replay",
     then "checks"): what a live progress display follows."""
+    return _replayed_parts(logs, ruleset, timings, on_stage)[0]
+
+
+def audit_taking(logs: LoadedLogs, ruleset: Ruleset, collector: Collector | None,
+                 timings: dict[str, float] | None = None,
+                 on_stage: Callable[[str], None] | None = None) -> tuple[list[pd.DataFrame], Any]:
+    """`audit_parts`, and what a report's `collector` (`auditor.run.collect`)
+    takes of the events, given their findings and the replay's state, before
+    the state goes (None without a collector: the state goes at once)."""
+    if collector is None:
+        return audit_parts(logs, ruleset, timings, on_stage), None
+    parts, state = _replayed_parts(logs, ruleset, timings, on_stage)
+    return parts, collector.take(logs.events, finalize(parts), state)
+
+
+def _replayed_parts(logs: LoadedLogs, ruleset: Ruleset, timings: dict[str, float] | None,
+                    on_stage: Callable[[str], None] | None
+                    ) -> tuple[list[pd.DataFrame], ReplayState]:
     with stage(timings, "replay"):
         state = replay_state(logs.events, ruleset)
     if on_stage is not None:
@@ -87,7 +108,7 @@ def audit_parts(logs: LoadedLogs, ruleset: Ruleset,
         part = run_checks(CheckContext(logs.events, state, logs.quarantine), ruleset)
     if on_stage is not None:
         on_stage("checks")
-    return [part] if len(part) else []
+    return ([part] if len(part) else []), state
 
 
 #: Whether the replay runs compiled (read once: the compiled module's own flag).
@@ -103,7 +124,7 @@ UNCOMPILED = ("the replay runs uncompiled (the package was installed without a C
               "slower; reinstall with a C compiler to compile it")
 
 
-def replay_state(events: pd.DataFrame, ruleset: Ruleset) -> pd.DataFrame:
+def replay_state(events: pd.DataFrame, ruleset: Ruleset) -> ReplayState:
     """The replay of `events` under the ruleset's bar number; a warning,
     shown once a process, when the replay runs uncompiled."""
     if not REPLAY_COMPILED:

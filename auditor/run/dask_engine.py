@@ -49,7 +49,7 @@ from auditor.logs.raw import (
 from auditor.logs.site import path_sites
 from auditor.rules.ruleset import Ruleset
 from auditor.run.collect import Collector
-from auditor.run.core import AuditResult, audit_parts, stage
+from auditor.run.core import AuditResult, audit_taking, replay_state, stage
 from auditor.run.local import add_work
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.run.progress import NoProgress
@@ -230,7 +230,8 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
         elif collector is not None and table in by_day and not left[table]:
             number, events = by_day.pop(table)
             parts = [p for (u, _), (ps, _) in results.items() if u == number for p in ps]
-            digesting.add(submit((number, -1, table), _table_digest, events, parts, collector))
+            digesting.add(submit((number, -1, table), _replayed_digest, events, parts,
+                                 ruleset, collector))
     return [results[key] for key in sorted(results)], [digests[t] for t in sorted(digests)]
 
 
@@ -369,16 +370,16 @@ def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Rule
     replayed, what `collector` takes of its events or None)."""
     events = _table_events(pieces)
     timings: dict[str, float] = {}
-    parts = [p for p in audit_parts(LoadedLogs(events, quarantine, []), ruleset, timings)
-             if len(p)]
-    return parts, timings, len(events), \
-        _table_digest(events, parts, collector) if collector is not None else None
+    parts, taken = audit_taking(LoadedLogs(events, quarantine, []), ruleset, collector, timings)
+    return parts, timings, len(events), taken
 
 
-def _table_digest(events: pd.DataFrame, parts: list[pd.DataFrame], collector: Collector):
-    """What `collector` takes of one table's events, given its findings (as
-    of a batch of one table: `auditor.run.stream`)."""
-    return collector.take(events, finalize(parts))
+def _replayed_digest(events: pd.DataFrame, parts: list[pd.DataFrame], ruleset: Ruleset,
+                     collector: Collector):
+    """What `collector` takes of a table audited a day at a time, given its
+    findings (as of a batch of one table: `auditor.run.stream`): the table
+    replayed whole once more, since each day's task replayed only its day."""
+    return collector.take(events, finalize(parts), replay_state(events, ruleset))
 
 
 def _audit_day(frame: pd.DataFrame, unit: DayUnit, quarantine: pd.DataFrame,

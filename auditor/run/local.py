@@ -21,6 +21,7 @@ spawned, sent their work, and counted as each finishes.
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -37,7 +38,7 @@ from auditor.logs.site import path_sites
 from auditor.rules.ruleset import Ruleset
 from auditor.run import stream
 from auditor.run.collect import Collector
-from auditor.run.core import AuditResult, audit_parts, stage
+from auditor.run.core import AuditResult, audit_taking, stage
 from auditor.run.partition import split_tables, table_runs
 from auditor.run.progress import NoProgress
 
@@ -73,22 +74,25 @@ def audit_paths(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
         except stream.TablesCrossBatches:
             progress.start(files=len(files))  # the plan was wrong: start again, at once
             progress.stage("reading")
-    return _audit_at_once(paths, ruleset, jobs, timings, progress, read, sites)
+    return _audit_at_once(paths, ruleset, jobs, timings, progress, collector, read, sites)
 
 
-def _audit_at_once(paths, ruleset, jobs, timings, progress,
+def _audit_at_once(paths, ruleset, jobs, timings, progress, collector: Collector | None,
                    read: ReadOptions = DEFAULT_READ, sites=None) -> AuditResult:
     progress.stage("reading")
     with stage(timings, "load"):
         logs = stream.load_with_progress(list(paths), progress, read, sites)
-    return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress)
+    return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress,
+                       collector=collector)
 
 
 def audit_local(logs: LoadedLogs, ruleset: Ruleset, jobs: int = 1,
-                timings: dict[str, float] | None = None, progress=None) -> AuditResult:
+                timings: dict[str, float] | None = None, progress=None,
+                collector: Collector | None = None) -> AuditResult:
     """Audit loaded `logs` in `jobs` processes (1: in this one); refused
     (TableIdentityError) when two files hold one table id in overlapping
-    seq ranges."""
+    seq ranges. `collector`: what each group of tables keeps of its events
+    for a report, beside its replay state (the result's `logs.digest`)."""
     progress = progress if progress is not None else NoProgress()
     check_events(logs.events)
     runs = table_runs(logs.events)
@@ -97,18 +101,28 @@ def audit_local(logs: LoadedLogs, ruleset: Ruleset, jobs: int = 1,
     groups = split_tables(logs, jobs) if jobs > 1 else [logs]
     if len(groups) == 1:
         work: dict[str, float] = {}
-        parts = audit_parts(logs, ruleset, work, stream.stage_progress(
+        parts, taken = audit_taking(logs, ruleset, collector, work, stream.stage_progress(
             progress, len(logs.events), len({t for t, _, _ in runs})))
         add_work(timings, [work])
         with stage(timings, "checks"):
             findings = finalize(parts)
-        return AuditResult(ruleset, logs, findings)
+        return AuditResult(ruleset, _digested(logs, collector, [taken]), findings)
     with stage(timings, "parallel"):
-        parts, worker_timings = _run_groups(groups, ruleset, progress)
+        parts, worker_timings, taken = _run_groups(groups, ruleset, progress, collector)
     add_work(timings, worker_timings)
     with stage(timings, "checks"):
         findings = finalize(parts)
-    return AuditResult(ruleset, logs, findings)
+    return AuditResult(ruleset, _digested(logs, collector, taken), findings)
+
+
+def _digested(logs: LoadedLogs, collector: Collector | None, taken: list) -> LoadedLogs:
+    """`logs` with what `collector` took of their groups as their `digest`
+    (a copy: the caller's logs are left as they were)."""
+    if collector is None:
+        return logs
+    out = copy.copy(logs)
+    out.digest = collector.join(taken)
+    return out
 
 
 def add_work(timings: dict[str, float] | None, workers: list[dict[str, float]]) -> None:
@@ -168,31 +182,34 @@ def _audit_batch_task(task: int, batch: tuple, ruleset: Ruleset):
 
 # --- groups of tables of loaded logs -------------------------------------------------------
 
-def _run_groups(groups: list[LoadedLogs], ruleset: Ruleset, progress):
+def _run_groups(groups: list[LoadedLogs], ruleset: Ruleset, progress,
+                collector: Collector | None):
     global _GROUPS
     forked = _fork_context() is not None
     if forked:
         _GROUPS = groups
-        work = list(range(len(groups)))
+        work = [(k, collector) for k in range(len(groups))]
     else:
-        work = groups
+        work = [(g, collector) for g in groups]
     try:
         done = _run_pool(work, _audit_group, ruleset, len(groups), progress)
     finally:
         _GROUPS = []
-    parts = [p for group_parts, _, _ in done for p in group_parts]
-    return parts, [t for _, t, _ in done]
+    parts = [p for group_parts, *_ in done for p in group_parts]
+    return parts, [t for _, t, _, _ in done], [d for *_, d in done if d is not None]
 
 
-def _audit_group(task: int, group: int | LoadedLogs, ruleset: Ruleset):
-    """In a worker: the stamped findings of one group, its stage times, and
-    its totals for the progress (files, events read, tables, events replayed)."""
+def _audit_group(task: int, work: tuple[int | LoadedLogs, Collector | None], ruleset: Ruleset):
+    """In a worker: the stamped findings of one group, its stage times, its
+    totals for the progress (files, events read, tables, events replayed),
+    and what the collector (if any) takes of its events."""
+    group, collector = work
     logs = _GROUPS[group] if isinstance(group, int) else group
     tables = len({t for t, _, _ in table_runs(logs.events)})
     timings: dict[str, float] = {}
-    parts = audit_parts(logs, ruleset, timings,
-                        stream.stage_progress(_WorkerProgress(task), len(logs.events), tables))
-    return parts, timings, (0, 0, tables, len(logs.events))
+    parts, taken = audit_taking(logs, ruleset, collector, timings, stream.stage_progress(
+        _WorkerProgress(task), len(logs.events), tables))
+    return parts, timings, (0, 0, tables, len(logs.events)), taken
 
 
 # --- the worker pool ---------------------------------------------------------------------

@@ -74,7 +74,9 @@ def _same(streamed, once, tmp_path):
     assert streamed.logs.quarantine.equals(once.logs.quarantine)
     assert [f.as_dict() for f in streamed.logs.inputs] == [f.as_dict() for f in once.logs.inputs]
     assert streamed.tables == once.tables
-    assert render_html(streamed, META) == render_html(once, META)
+    page = render_html(streamed, META)
+    assert page == render_html(once, META)
+    assert page.count('<dl class="facts game">') > 10  # findings with the game beside them
     if isinstance(streamed.logs, LazyLogs):  # the page came from the batches
         assert streamed.logs._events is None
 
@@ -156,6 +158,20 @@ def test_an_input_small_enough_is_loaded_at_once(logs_dir, ruleset, monkeypatch)
     monkeypatch.setattr(stream, "audit_batch", lambda *a: calls.append(a))
     result = run_audit([logs_dir], ruleset)
     assert not calls and not isinstance(result.logs, LazyLogs)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_input_loaded_at_once_gives_the_page_its_groups_took(logs_dir, ruleset, jobs):
+    """Loaded at once, each group of tables (one, or one per worker) hands
+    the collector its events and replay state: the page is the one a report
+    makes from the events, and the caller's logs are left as they were."""
+    logs = load_logs([logs_dir])
+    once = run_audit(logs, ruleset)
+    taken = run_audit(logs, ruleset, jobs=jobs, collector=COLLECTOR)
+    assert taken.logs.digest is not None and not hasattr(logs, "digest")
+    page = render_html(taken, META)
+    assert page == render_html(once, META)
+    assert page.count('<dl class="facts game">') > 10
 
 
 def test_the_check_command_writes_the_same_reports(logs_dir, tmp_path, monkeypatch):

@@ -8,14 +8,85 @@
   var form = document.getElementById("filters");
   if (!form) { return; }
   var list = document.getElementById("finding-list");
-  var items = list.getElementsByTagName("details");
-  var total = items.length;
+  // (the rows as an array: a live collection of them is walked again from
+  // the start after every change to the list, as inserting details is)
+  var items = Array.prototype.slice.call(list.getElementsByTagName("details"));
+  // A page listing many findings carries their details as markup (written,
+  // and so escaped, by the page's template) in an inert comment: the rows
+  // are built from it a chunk at a time as the page opens, and a finding's
+  // details are put in when it is opened, opened all or printed.
+  var source = document.getElementById("finding-data");
+  var parts = source && source.firstChild ? source.firstChild.data.split("</details>") : [];
+  parts.pop();  // (what follows the last finding)
+  var total = source ? parts.length : items.length;
+  var built = source ? 0 : total;
+  var meta = [];  // each finding's severity, code and table, built or not
+  for (var m = 0; m < total; m += 1) {
+    meta.push(source ? [attribute(parts[m], "data-severity"), attribute(parts[m], "data-code"),
+      attribute(parts[m], "data-table")] : [items[m].getAttribute("data-severity"),
+      items[m].getAttribute("data-code"), items[m].getAttribute("data-table")]);
+  }
+  var wanted = function () { return true; };  // the filter in force
   var notes = Array.prototype.slice.call(document.querySelectorAll("li.cap-note[data-code]"));
   var boxes = Array.prototype.slice.call(form.querySelectorAll("input[name=severity]"));
   var code = document.getElementById("filter-code");
   var table = document.getElementById("filter-table");
   var count = document.getElementById("shown-count");
   var unlistedNote = document.getElementById("table-unlisted");
+
+  // The value of an attribute of a finding's markup, as the DOM reads it.
+  function attribute(markup, name) {
+    var at = markup.indexOf(" " + name + "=\"") + name.length + 3;
+    var value = markup.slice(at, markup.indexOf("\"", at));
+    if (value.indexOf("&") < 0) { return value; }
+    var reader = document.createElement("textarea");
+    reader.innerHTML = value;
+    return reader.value;
+  }
+
+  // Rows up to `upTo` built from the markup, each shown as the filter says.
+  function build(upTo) {
+    if (upTo <= built) { return; }
+    var rows = [];
+    for (var i = built; i < upTo; i += 1) {
+      var part = parts[i];
+      rows.push(part.slice(part.indexOf("<details"), part.indexOf("</summary>") + 10) + "</details>");
+    }
+    var last = list.lastElementChild;
+    list.insertAdjacentHTML("beforeend", rows.join(""));
+    for (var row = last.nextElementSibling; row; row = row.nextElementSibling) {
+      row.hidden = !wanted(meta[built]);
+      items.push(row);
+      built += 1;
+    }
+  }
+
+  function buildRest() {
+    build(Math.min(total, built + 2000));
+    if (built < total) { setTimeout(buildRest, 0); } else { apply(); }
+  }
+
+  // The details of the finding at `index`, put in on first need.
+  function fill(index) {
+    var part = parts[index];
+    if (!part || index >= built) { return; }  // (a page with its details in place: none)
+    parts[index] = null;
+    items[index].insertAdjacentHTML("beforeend", part.slice(part.indexOf("</summary>") + 10));
+  }
+
+  // The finding a link names (#f-...), built, opened and shown.
+  function reveal(hash) {
+    if (!source || hash.indexOf("#f-") !== 0) { return; }
+    var id = hash.slice(1), mark = " id=\"" + id + "\"";
+    for (var i = built; i < total && !document.getElementById(id); i += 1) {
+      if (parts[i].indexOf(mark) >= 0) { build(i + 1); }
+    }
+    var item = document.getElementById(id);
+    if (!item) { return; }
+    fill(items.indexOf(item));
+    item.open = true;
+    item.scrollIntoView();
+  }
 
   function chosen(select) {
     var option = select.options[select.selectedIndex];
@@ -68,12 +139,12 @@
     boxes.forEach(function (box) { if (box.checked) { severities[box.value] = true; } });
     var c = chosen(code), t = chosen(table), shown = 0;
     var cv = c && c.value, tv = t && t.value;
+    wanted = function (f) {
+      return severities[f[0]] === true && (c === null || f[1] === cv) && (t === null || f[2] === tv);
+    };
     for (var i = 0; i < total; i += 1) {
-      var item = items[i];
-      var show = severities[item.getAttribute("data-severity")] === true &&
-        (c === null || item.getAttribute("data-code") === cv) &&
-        (t === null || item.getAttribute("data-table") === tv);
-      if (item.hidden === show) { item.hidden = !show; }
+      var show = wanted(meta[i]);
+      if (i < built && items[i].hidden === show) { items[i].hidden = !show; }
       if (show) { shown += 1; }
     }
     notes.forEach(function (note) {
@@ -94,8 +165,12 @@
   function changed() { apply(); remember(); }
 
   function openAll(open) {
-    for (var i = 0; i < total; i += 1) {
-      if (!items[i].hidden) { items[i].open = open; }
+    if (open) { build(total); }
+    for (var i = 0; i < built; i += 1) {
+      if (!items[i].hidden) {
+        if (open) { fill(i); }
+        items[i].open = open;
+      }
     }
   }
 
@@ -109,27 +184,43 @@
   });
   document.getElementById("open-all").addEventListener("click", function () { openAll(true); });
   document.getElementById("close-all").addEventListener("click", function () { openAll(false); });
-  window.addEventListener("hashchange", function () { if (read(location.hash)) { apply(); } });
+  window.addEventListener("hashchange", function () {
+    if (read(location.hash)) { apply(); } else { reveal(location.hash); }
+  });
+  list.addEventListener("toggle", function (event) {
+    if (source && event.target.open) { fill(items.indexOf(event.target)); }
+  }, true);
 
-  // Printing shows every listed finding, open, whatever the filter.
+  // Printing shows every listed finding, open, whatever the filter (on a
+  // page built as it opens, each one's details put in first).
   var printed = null;
-  window.addEventListener("beforeprint", function () {
+  function beforePrint() {
+    if (printed) { return; }
+    build(total);
     printed = [];
     for (var i = 0; i < total; i += 1) {
+      fill(i);
       if (!items[i].open) { printed.push(items[i]); items[i].open = true; }
     }
-  });
-  window.addEventListener("afterprint", function () {
+  }
+  function afterPrint() {
     (printed || []).forEach(function (item) { item.open = false; });
     printed = null;
-  });
+  }
+  window.addEventListener("beforeprint", beforePrint);
+  window.addEventListener("afterprint", afterPrint);
+  if (source && window.matchMedia) {
+    window.matchMedia("print").addEventListener("change", function (event) {
+      if (event.matches) { beforePrint(); } else { afterPrint(); }
+    });
+  }
 
   // The findings not listed: carried in the page as text, offered as a file.
   var unlisted = document.getElementById("unlisted");
   var download = document.getElementById("download-unlisted");
   if (unlisted && download) {
     download.addEventListener("click", function () {
-      var blob = new Blob([unlisted.value], { type: "application/x-ndjson" });
+      var blob = new Blob([unlisted.textContent], { type: "application/x-ndjson" });
       var link = document.createElement("a");
       link.href = URL.createObjectURL(blob);
       link.download = "findings-not-listed.jsonl";
@@ -144,4 +235,9 @@
   read(location.hash);
   form.hidden = false;
   apply();
+  if (source) {
+    build(Math.min(total, 300));  // the first screens at once, the rest as the page opens
+    reveal(location.hash);
+    setTimeout(buildRest, 0);
+  }
 }());
