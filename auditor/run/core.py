@@ -9,6 +9,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ from auditor.game.state import ReplayState
 from auditor.logs.load import LoadedLogs, load_logs
 from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.caveat import caveats
+from auditor.run.collect import Collector
 from auditor.run.coverage import drop_unjudged, not_evaluated
 
 
@@ -90,15 +92,24 @@ def audit_parts(logs: LoadedLogs, ruleset: Ruleset,
     gives them their ids: what an engine gathers from each group of tables.
     `on_stage(name)`, when given, is called as each stage ends ("replay",
     then "checks"): what a live progress display follows."""
-    return replayed_parts(logs, ruleset, timings, on_stage)[0]
+    return _replayed_parts(logs, ruleset, timings, on_stage)[0]
 
 
-def replayed_parts(logs: LoadedLogs, ruleset: Ruleset,
-                   timings: dict[str, float] | None = None,
-                   on_stage: Callable[[str], None] | None = None
-                   ) -> tuple[list[pd.DataFrame], ReplayState]:
-    """`audit_parts`, and the replay's state of the events: what a report's
-    collector (`auditor.run.collect`) reads beside them before they go."""
+def audit_taking(logs: LoadedLogs, ruleset: Ruleset, collector: Collector | None,
+                 timings: dict[str, float] | None = None,
+                 on_stage: Callable[[str], None] | None = None) -> tuple[list[pd.DataFrame], Any]:
+    """`audit_parts`, and what a report's `collector` (`auditor.run.collect`)
+    takes of the events, given their findings and the replay's state, before
+    the state goes (None without a collector: the state goes at once)."""
+    if collector is None:
+        return audit_parts(logs, ruleset, timings, on_stage), None
+    parts, state = _replayed_parts(logs, ruleset, timings, on_stage)
+    return parts, collector.take(logs.events, finalize(parts), state)
+
+
+def _replayed_parts(logs: LoadedLogs, ruleset: Ruleset, timings: dict[str, float] | None,
+                    on_stage: Callable[[str], None] | None
+                    ) -> tuple[list[pd.DataFrame], ReplayState]:
     with stage(timings, "replay"):
         state = replay_state(logs.events, ruleset)
     if on_stage is not None:

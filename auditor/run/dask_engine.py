@@ -49,7 +49,7 @@ from auditor.logs.raw import (
 from auditor.logs.site import path_sites
 from auditor.rules.ruleset import Ruleset
 from auditor.run.collect import Collector
-from auditor.run.core import AuditResult, replay_state, replayed_parts, stage
+from auditor.run.core import AuditResult, audit_taking, replay_state, stage
 from auditor.run.local import add_work
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.run.progress import NoProgress
@@ -370,9 +370,8 @@ def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Rule
     replayed, what `collector` takes of its events or None)."""
     events = _table_events(pieces)
     timings: dict[str, float] = {}
-    parts, state = replayed_parts(LoadedLogs(events, quarantine, []), ruleset, timings)
-    return parts, timings, len(events), \
-        collector.take(events, finalize(parts), state) if collector is not None else None
+    parts, taken = audit_taking(LoadedLogs(events, quarantine, []), ruleset, collector, timings)
+    return parts, timings, len(events), taken
 
 
 def _replayed_digest(events: pd.DataFrame, parts: list[pd.DataFrame], ruleset: Ruleset,

@@ -38,7 +38,7 @@ from auditor.logs.site import path_sites
 from auditor.rules.ruleset import Ruleset
 from auditor.run import stream
 from auditor.run.collect import Collector
-from auditor.run.core import AuditResult, replayed_parts, stage
+from auditor.run.core import AuditResult, audit_taking, stage
 from auditor.run.partition import split_tables, table_runs
 from auditor.run.progress import NoProgress
 
@@ -101,14 +101,12 @@ def audit_local(logs: LoadedLogs, ruleset: Ruleset, jobs: int = 1,
     groups = split_tables(logs, jobs) if jobs > 1 else [logs]
     if len(groups) == 1:
         work: dict[str, float] = {}
-        parts, state = replayed_parts(logs, ruleset, work, stream.stage_progress(
+        parts, taken = audit_taking(logs, ruleset, collector, work, stream.stage_progress(
             progress, len(logs.events), len({t for t, _, _ in runs})))
         add_work(timings, [work])
         with stage(timings, "checks"):
             findings = finalize(parts)
-        taken = [collector.take(logs.events, findings, state)] if collector is not None \
-            else []
-        return AuditResult(ruleset, _digested(logs, collector, taken), findings)
+        return AuditResult(ruleset, _digested(logs, collector, [taken]), findings)
     with stage(timings, "parallel"):
         parts, worker_timings, taken = _run_groups(groups, ruleset, progress, collector)
     add_work(timings, worker_timings)
@@ -209,10 +207,8 @@ def _audit_group(task: int, work: tuple[int | LoadedLogs, Collector | None], rul
     logs = _GROUPS[group] if isinstance(group, int) else group
     tables = len({t for t, _, _ in table_runs(logs.events)})
     timings: dict[str, float] = {}
-    parts, state = replayed_parts(logs, ruleset, timings, stream.stage_progress(
+    parts, taken = audit_taking(logs, ruleset, collector, timings, stream.stage_progress(
         _WorkerProgress(task), len(logs.events), tables))
-    taken = collector.take(logs.events, finalize(parts), state) if collector is not None \
-        else None
     return parts, timings, (0, 0, tables, len(logs.events)), taken
 
 

@@ -37,7 +37,6 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from auditor.errors import LogFileError
-from auditor.findings import finalize
 from auditor.logs.discover import format_from_name
 from auditor.logs.identity import check_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs, release_memory
@@ -269,7 +268,7 @@ def audit_batch(files: list[Path], ruleset, progress,
     what `collector` takes of the events, so no report reads them again.
     The files that share a table are in one batch, so a table id held twice
     (`auditor.logs.identity`) is refused here."""
-    from auditor.run.core import replayed_parts, stage
+    from auditor.run.core import audit_taking, stage
 
     timings: dict[str, float] = {}
     progress.stage("reading")
@@ -280,20 +279,18 @@ def audit_batch(files: list[Path], ruleset, progress,
     q = logs.quarantine["table_id"] if len(logs.quarantine) else pd.Series([], dtype=object)
     named = set(tables) | {str(t) for t in q.dropna().tolist()}
     progress.stage("auditing")
-    parts, state = replayed_parts(logs, ruleset, timings,
-                                  stage_progress(progress, len(logs.events), len(tables)))
-    digest = collector.take(logs.events, finalize(parts), state) if collector is not None \
-        else None
+    parts, digest = audit_taking(logs, ruleset, collector, timings,
+                                 stage_progress(progress, len(logs.events), len(tables)))
     out = BatchResult(parts, logs.quarantine, list(logs.inputs), tables, named,
                       len(logs.events), timings, digest)
-    del logs, state
+    del logs
     gc.collect()
     release_memory()
     return out
 
 
 def stage_progress(progress, events: int, tables: int):
-    """The `on_stage` callback of `replayed_parts` that tells `progress` of the
+    """The `on_stage` callback of `audit_parts` that tells `progress` of the
     events replayed (as the replay ends) and the tables checked (as the
     checks end)."""
 
