@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from auditor.game.inputs import coded, serials
+from auditor.game.inputs import coded, serials, values_and_nulls
 from auditor.game.outcomes import POINTS, pass_outcome
 from auditor.game.state import ReplayState
 
@@ -106,15 +106,17 @@ class _Log:
         self.events = events
         codes, names = coded(events["event"])
         self.event_codes, self.event_names = codes, names
-        self.seat = events["seat"].to_numpy(dtype=np.int64, na_value=0)
+        seat, no_seat = values_and_nulls(events["seat"])
+        self.seat = _PerRow(lambda r: np.where(no_seat[r], 0, seat[r]).astype(np.int64)
+                            if no_seat is not None else seat[r].astype(np.int64))
         self.seq = events["seq"].to_numpy(dtype=np.int64, na_value=-1)
         self.role_codes, self.role_names = coded(events["actor_role"], missing="(no role recorded)")
-        self.table = np.repeat(np.arange(len(starts)), ends - starts)
+        self.table = _PerRow(lambda r: np.searchsorted(starts, r, side="right") - 1)
         self.opens = self.rows_of(("table_open",))
         # a row's session: the table_opens at or before it (the table tells
         # sessions of different tables apart); the state before a row is that
         # of the session the row before it was in
-        self.session = np.searchsorted(self.opens, np.arange(len(events)), side="right")
+        self.session = _PerRow(lambda r: np.searchsorted(self.opens, r, side="right"))
         self.asked = rows
         self.asked_session = np.searchsorted(self.opens, rows, side="left")
         self.asked_table = self.table[rows]
@@ -144,6 +146,25 @@ class _Log:
     def where(self, row: int) -> str:
         """`event at seq N` of a row, as the page names it."""
         return f"{self.event(row)} at seq {self.seq[row]}"
+
+
+def _coded_at(column: pd.Series, rows: np.ndarray) -> tuple[np.ndarray, list]:
+    """`coded` of the column at `rows` (a categorical's codes read there,
+    not a copy of the rows made first)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy()[rows], [*column.cat.categories, None]
+    return coded(column.iloc[rows])
+
+
+class _PerRow:
+    """A per-row column worked out for the rows asked only (`column[rows]`):
+    the state is read from a few rows of millions."""
+
+    def __init__(self, at):
+        self.at = at
+
+    def __getitem__(self, rows):
+        return self.at(np.asarray(rows, dtype=np.int64))
 
 
 class _Groups:
@@ -250,6 +271,8 @@ def _role(log: _Log, row: int) -> str:
 
 #: bits of a wager group's own part: the seat, then the bet
 SEAT_SHIFT = 14
+#: seats told apart when picking the asked seats' wagers (a seat is 1..62)
+_SEATS = 1 << 10
 
 
 def _bet_family(name: str) -> str:
@@ -264,14 +287,19 @@ def _bet_family(name: str) -> str:
 def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
     """Each finding's seat's wagers placed and not yet settled (win or lose)
     or removed, from its session's rows before the finding's: `pass, come x2`."""
-    w = log.asked_rows(log.rows_of(WAGER_EVENTS))
-    bet_codes, bet_names = coded(log.events["bet"].iloc[w])
+    w = log.rows_of(WAGER_EVENTS)
+    # only the wagers of the seats the findings name, in their tables
+    pair = log.table[w] * _SEATS + np.clip(log.seat[w], 0, _SEATS - 1)
+    asked_pairs = np.unique(log.asked_table * _SEATS + np.clip(seat, 0, _SEATS - 1))
+    k = np.minimum(np.searchsorted(asked_pairs, pair), len(asked_pairs) - 1)
+    w = log.asked_rows(w[asked_pairs[k] == pair])
+    bet_codes, bet_names = _coded_at(log.events["bet"], w)
     families = sorted({_bet_family(str(b)) for b in bet_names[:-1]})
     number = {f: i for i, f in enumerate(families)}
     family_of = np.array([number[_bet_family(str(b))] for b in bet_names[:-1]] + [-1],
                          dtype=np.int64)
     fam = family_of[bet_codes]
-    outcome_codes, outcomes = coded(log.events["outcome"].iloc[w])
+    outcome_codes, outcomes = _coded_at(log.events["outcome"], w)
     decided = np.array([o in ("win", "lose") for o in outcomes], dtype=bool)[outcome_codes]
     delta = np.where(log.is_event(w, "wager_placed"), 1, -1)
     delta[log.is_event(w, "wager_settled") & ~decided] = 0  # a push leaves the wager standing
@@ -301,7 +329,7 @@ def _dice(log: _Log, rows: np.ndarray) -> list[tuple[str, ...]]:
     the last custody event naming it put it in (dice removed from the table
     on one line)."""
     custody = log.asked_rows(log.rows_of(tuple(DIE_PLACES)))
-    dice_codes, texts = coded(log.events["dice"].iloc[custody])
+    dice_codes, texts = _coded_at(log.events["dice"], custody)
     # only the texts these rows hold are split (a column's categories may be many more)
     used = np.unique(dice_codes[dice_codes >= 0])
     named = [()] * len(texts)
