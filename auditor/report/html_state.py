@@ -46,6 +46,8 @@ DIE_PLACES = {
     "dice_removed": "removed from the table",
 }
 REMOVED = "dice_removed"
+#: removed dice named one by one up to this many; more are counted
+MAX_REMOVED_NAMED = 12
 #: What a wager row does to the count of a seat's wagers of its bet.
 WAGER_EVENTS = ("wager_placed", "wager_removed", "wager_settled")
 
@@ -347,25 +349,32 @@ def _dice(log: _Log, rows: np.ndarray) -> list[tuple[str, ...]]:
     base = _session_keys(log.asked_table, log.asked_session)
     asked, gid = groups.within(base, base + (1 << SESSION_SHIFT))
     at = groups.last_before(gid, rows[asked])
+    found = at >= 0
+    asked, gid, at = asked[found], gid[found], at[found]
+    gone = log.is_event(groups.rows[at], REMOVED)
+    # a long session removes hundreds of dice: those are counted, and named
+    # only where few
+    gone_count = np.bincount(asked[gone], minlength=len(rows))
+    named_gone = gone & (gone_count[asked] <= MAX_REMOVED_NAMED)
     places: list[list[str]] = [[] for _ in rows]
     removed: list[list[str]] = [[] for _ in rows]
-    said: dict[int, str | None] = {}  # each entry's text, once (findings share them)
-    for j, g, a in zip(asked.tolist(), gid.tolist(), at.tolist()):
-        if a < 0:
-            continue
+    said: dict[int, str] = {}  # each entry's text, once (findings share them)
+    keep = np.flatnonzero(~gone | named_gone)
+    for j, g, a, out in zip(asked[keep].tolist(), gid[keep].tolist(), at[keep].tolist(),
+                            gone[keep].tolist()):
         die = distinct[int(groups.keys[g]) & ((1 << SESSION_SHIFT) - 1)]
+        if out:
+            removed[j].append(die)
+            continue
         if a not in said:
             row = int(groups.rows[a])
-            event = log.event(row)
-            said[a] = None if event == REMOVED else DIE_PLACES[event].format(
+            said[a] = DIE_PLACES[log.event(row)].format(
                 seat=log.seat[row] or "(none recorded)", role=_role(log, row)) + \
                 f" ({log.where(row)})"
-        if said[a] is None:
-            removed[j].append(die)
-        else:
-            places[j].append(f"{die}: {said[a]}")
-    return [tuple(p + ([f"removed from the table: {', '.join(r)}"] if r else []))
-            for p, r in zip(places, removed)]
+        places[j].append(f"{die}: {said[a]}")
+    return [tuple(p + ([f"removed from the table: {', '.join(r)}"] if r else
+                       [f"removed from the table: {c} dice"] if c else []))
+            for p, r, c in zip(places, removed, gone_count.tolist())]
 
 
 def _natural(serial: str) -> tuple:
