@@ -67,6 +67,23 @@ def test_a_seven_out_is_the_last_roll_and_the_shooter_gave_up_the_dice(tmp_path)
     assert state.wagers == "none" and state.dice == ("removed from the table: A1, A2, A3, A4, A5",)
 
 
+def test_more_than_a_dozen_removed_dice_are_counted_not_named(tmp_path):
+    """A long session replaces its dice many times: past a dozen, the removed
+    dice are a count, and the dice at the table are still each named."""
+    b = lawful_table()
+    b.remove("A1,A2,A3,A4,A5")
+    for letter in "BC":  # ten more dice received and removed: 15 in all
+        dice = ",".join(f"{letter}{n}" for n in range(1, 6))
+        b.receive(dice)
+        b.remove(dice)
+    _, bowl = b.receive("D1,D2,D3,D4,D5")
+    nxt = b.offer(5, dice="D1,D2,D3,D4,D5")
+    (state,) = states_at(tmp_path, b, [nxt], [5])
+    assert state.dice == (*(f"D{n}: in the bowl (dice_to_bowl at seq {bowl})"
+                            for n in range(1, 6)), "removed from the table: 15 dice")
+    # (a dozen or fewer are named: test_a_seven_out_is_the_last_roll_...)
+
+
 @pytest.mark.parametrize(("point", "total", "words"), [
     (0, 7, "a natural: Pass wins, Don't Pass loses"),
     (0, 12, "craps: Pass loses"),
