@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from auditor.checks.common import expand
 from auditor.game.inputs import coded, serials, values_and_nulls
 from auditor.game.outcomes import POINTS, pass_outcome
 from auditor.game.state import ReplayState
@@ -197,7 +198,7 @@ class _Groups:
         that question: the questions' positions and the groups."""
         lo = np.searchsorted(self.keys, lo_keys, side="left")
         hi = np.searchsorted(self.keys, hi_keys, side="left")
-        return np.repeat(np.arange(len(lo)), hi - lo), _ragged(lo, hi - lo)
+        return expand(lo, hi - lo)
 
     def last_before(self, gid: np.ndarray, before: np.ndarray) -> np.ndarray:
         """For each group, the position (in the sorted entries) of its last
@@ -209,14 +210,6 @@ class _Groups:
         ok = (gid >= 0) & (at >= 0)
         ok &= self.gid[np.maximum(at, 0)] == gid
         return np.where(ok, at, -1)
-
-
-def _ragged(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The integers of every range [start, start + count), one after another."""
-    counts = np.asarray(counts, dtype=np.int64)
-    total = int(counts.sum())
-    before = np.cumsum(counts) - counts
-    return np.repeat(np.asarray(starts, dtype=np.int64) - before, counts) + np.arange(total)
 
 
 #: bits of a group key: table, session (each below 2**21), then what is grouped
@@ -342,7 +335,7 @@ def _dice(log: _Log, rows: np.ndarray) -> list[tuple[str, ...]]:
     sizes = np.array([len(d) for d in named], dtype=np.int64)
     flat = np.array([number[x] for d in named for x in d], dtype=np.int64)
     offsets = np.r_[0, np.cumsum(sizes)[:-1]]
-    serial = flat[_ragged(offsets[dice_codes], sizes[dice_codes])]
+    serial = flat[expand(offsets[dice_codes], sizes[dice_codes])[1]]
     entry_rows = np.repeat(custody, sizes[dice_codes])
     groups = _Groups(_session_keys(log.table[entry_rows], log.session[entry_rows]) | serial,
                      entry_rows, len(log.events))

@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from auditor.checks.common import rows_where
+from auditor.checks.common import next_after, rows_where
 from auditor.codes import LOG_CODES
+from auditor.logs.load import table_runs
 
 #: A (table, seq) key: the table's code above, the seq below these bits.
 _SEQ_BITS = 40
@@ -81,7 +82,7 @@ def _hands(events: pd.DataFrame, state, t_codes: np.ndarray, seqs: np.ndarray,
     rolls = np.asarray(state.rows("roll_counted_total") if hasattr(state, "rows") else [],
                        dtype=np.int64)
     opens, closes = _event_rows(events, "table_open"), _event_rows(events, "table_close")
-    table_starts = np.flatnonzero(np.r_[True, t_codes[1:] != t_codes[:-1]])
+    table_starts = table_runs(events)[0]
     at = np.searchsorted(table_starts, found, side="right") - 1
     table_lo = table_starts[at]
     table_hi = np.append(table_starts[1:], len(t_codes))[at]
@@ -93,8 +94,9 @@ def _hands(events: pd.DataFrame, state, t_codes: np.ndarray, seqs: np.ndarray,
     table_key = _keys(t_codes[found], np.zeros(len(found), dtype=np.int64))
     begin = np.where(start >= table_lo, _keys(t_codes[np.maximum(start, 0)],
                                               seqs[np.maximum(start, 0)]), table_key - 1)
-    stop = np.minimum(np.minimum(_first_after(rolls, last), _first_after(opens, last)),
-                      _first_after(closes, last))
+    far = np.iinfo(np.int64).max  # (past every event: no end before the table's)
+    stop = np.minimum(np.minimum(next_after(rolls, last, far), next_after(opens, last, far)),
+                      next_after(closes, last, far))
     end = np.where(stop < table_hi, _keys(t_codes[np.minimum(stop, len(seqs) - 1)],
                                           seqs[np.minimum(stop, len(seqs) - 1)]),
                    table_key + _SEQ_MAX + 1)
@@ -107,17 +109,6 @@ def _last_before(sorted_rows: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return np.full(len(rows), -1, dtype=np.int64)
     at = np.searchsorted(sorted_rows, rows, side="left") - 1
     return np.where(at >= 0, sorted_rows[np.maximum(at, 0)], -1)
-
-
-def _first_after(sorted_rows: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """For each of `rows`, the first of `sorted_rows` after it (a row past
-    every event where there is none)."""
-    far = np.iinfo(np.int64).max
-    if not len(sorted_rows):
-        return np.full(len(rows), far, dtype=np.int64)
-    at = np.searchsorted(sorted_rows, rows, side="right")
-    return np.where(at < len(sorted_rows), sorted_rows[np.minimum(at, len(sorted_rows) - 1)],
-                    far)
 
 
 def _equal_key_runs(t_codes: np.ndarray, seqs: np.ndarray, found: np.ndarray
