@@ -27,9 +27,10 @@ from auditor.errors import OutputError
 #: waiting to be renamed.
 _BATCHES: list[list[tuple[str, Path]]] = []
 
-#: Interruptions (SIGINT, SIGTERM) that arrived where Python could not raise
-#: them (a finalizer, an at-fork callback); the CLI records them here. A block
-#: that ends with one pending commits nothing and raises it.
+#: Interruptions (SIGINT, SIGTERM) the CLI received, recorded as they arrive:
+#: also those Python could not raise (a finalizer, an at-fork callback) and
+#: those a library caught and turned into an error of its own. A block that
+#: ends with one pending commits nothing and raises it.
 PENDING_INTERRUPTIONS: list[BaseException] = []
 
 #: Open `commit_together` blocks' actions to run once their files are in place.

@@ -31,36 +31,52 @@ class Terminated(BaseException):
 
 _HANDLER_PID: list[int] = []
 
+_INTERRUPTIONS = {signal.SIGINT: KeyboardInterrupt}
+if hasattr(signal, "SIGTERM"):
+    _INTERRUPTIONS[signal.SIGTERM] = Terminated
 
-def _raise_terminated(signum, frame):
+
+def _raise_interruption(signum, frame):
+    """Record the interruption, then raise it where the program stands. The
+    record is what counts: a library may catch what is raised in its own
+    code and turn it into another error (pyarrow, importing its time zones
+    when SIGINT arrived, raised ArrowInvalid), and the run must still end
+    as interrupted, not as an internal error."""
     if _HANDLER_PID and os.getpid() != _HANDLER_PID[-1]:
-        # a forked worker inherited the handler: it ends as SIGTERM ends it
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
+        # a forked worker inherited the handler: it ends as the signal ends it
+        if signum == signal.SIGINT:
+            signal.default_int_handler(signum, frame)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
         return
-    raise Terminated()
+    interruption = _INTERRUPTIONS[signum]()
+    PENDING_INTERRUPTIONS.append(interruption)
+    raise interruption
 
 
 def _install_signal_handlers():
-    """SIGTERM raises Terminated (SIGINT already raises KeyboardInterrupt);
-    an interruption Python could not raise where it arrived is kept, not
-    printed. Returns what restores the previous handlers."""
-    if threading.current_thread() is not threading.main_thread() or \
-            not hasattr(signal, "SIGTERM"):
+    """SIGINT and SIGTERM are recorded and raised (KeyboardInterrupt,
+    Terminated); an interruption Python could not raise where it arrived
+    is recorded, not printed. Every recorded one is raised again as the
+    command ends, whatever became of it on the way. Returns what restores
+    the previous handlers."""
+    if threading.current_thread() is not threading.main_thread():
         return lambda: None
     _HANDLER_PID.append(os.getpid())
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous = {signum: signal.signal(signum, _raise_interruption) for signum in _INTERRUPTIONS}
     previous_hook = sys.unraisablehook
 
     def unraisable(args):
         if isinstance(args.exc_value, (Terminated, KeyboardInterrupt)):
-            PENDING_INTERRUPTIONS.append(args.exc_value)  # raised again, nothing kept
+            if args.exc_value not in PENDING_INTERRUPTIONS:
+                PENDING_INTERRUPTIONS.append(args.exc_value)  # raised again, nothing kept
         else:
             previous_hook(args)
     sys.unraisablehook = unraisable
 
     def restore():
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         sys.unraisablehook = previous_hook
         _HANDLER_PID.pop()
         PENDING_INTERRUPTIONS.clear()
