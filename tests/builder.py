@@ -357,10 +357,10 @@ def game_state_log() -> tuple[LogBuilder, dict[str, int]]:
     point 6; seat 5 holds a pass and two come bets (travelled to 8), its
     field bet taken down; seat 7's place_8 won; the roll after the 8 was
     voided, and die A2 left the table. The last row is a two-handed roll by
-    seat 5. Returns the builder and the seqs named (`accept`, `offer`, `six`,
-    `eight`, `voided`, `off_table`, `bowl`, `last`)."""
+    seat 5. Returns the builder and the seqs named (`accept`, `offer`,
+    `select`, `six`, `eight`, `voided`, `off_table`, `bowl`, `last`)."""
     b = lawful_table(seats=(2, 5, 7), shooter=5)
-    seqs = {"bowl": b.seq, "accept": b.seq - 2, "offer": b.seq - 3}
+    seqs = {"bowl": b.seq, "select": b.seq - 1, "accept": b.seq - 2, "offer": b.seq - 3}
     seqs["six"] = b.play(5, 3, 3)
     b.bet(5, "come")
     b.bet(5, "come")

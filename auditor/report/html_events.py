@@ -24,9 +24,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pandas as pd
 
+from auditor.game.state import ReplayState
 from auditor.logs.load import table_runs
 from auditor.logs.schema import COLUMN_NAMES
-from auditor.game.state import ReplayState
 from auditor.report.html_charts import TIMELINE_BINS, time_bins
 from auditor.report.html_state import GameAt, game_states
 

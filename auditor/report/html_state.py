@@ -11,11 +11,13 @@ for the findings the page lists only, and by numpy over all of them at once:
 - the last valid roll is the replay's last decided roll before the row
   (`roll_counted_total`, less one voided before the row), and what it
   decided follows from `auditor.game.outcomes`;
-- the seat's wagers and where each die is are not kept by the replay past
-  its loop, so they come from the log rows of the session before the row:
+- where each die is is the replay's log of the dice's moves
+  (`state.dice_moves`): the place its last move in the session put it in,
+  and the event that moved it;
+- the seat's wagers are not kept by the replay past its loop, so they come
+  from the log rows of the session before the row, of the seats asked only:
   a wager counts from its `wager_placed` until a `win`/`lose` settlement or a
-  `wager_removed` of its bet (a travelled `come_6` settles a `come`); a die
-  is where the last custody event naming it put it.
+  `wager_removed` of its bet (a travelled `come_6` settles a `come`).
 
 Every value is plain text; the page escapes it as it escapes the log's cells.
 """
@@ -28,25 +30,21 @@ import numpy as np
 import pandas as pd
 
 from auditor.checks.common import expand
-from auditor.game.inputs import coded, serials, values_and_nulls
+from auditor.game.inputs import coded, values_and_nulls
 from auditor.game.outcomes import POINTS, pass_outcome
-from auditor.game.state import ReplayState
+from auditor.game.state import DIE_LOCATIONS, ReplayState
 
-#: Where the custody event naming a die leaves it (`{seat}`: the row's seat).
+#: Where a die is, by the replay's place of its last move (`DIE_LOCATIONS`);
+#: `{seat}`: the seat of the event that moved it.
 DIE_PLACES = {
-    "dice_received": "at the table, received",
-    "dice_to_bowl": "in the bowl",
-    "dice_offered": "offered to seat {seat}",
-    "dice_selected": "with the shooter, seat {seat}",
-    "dice_collected": "collected by the {role}",
-    "dice_to_shooter": "passed to the shooter, seat {seat}",
-    "roll": "on the layout, thrown",
-    "die_off_table": "off the table",
-    "die_retrieved": "retrieved, back at the table",
-    "die_lost": "lost",
-    "dice_removed": "removed from the table",
+    "new": "at the table, not yet in the bowl",
+    "bowl": "in the bowl",
+    "offered": "offered to seat {seat}",
+    "in_play": "in play",
+    "off_table": "off the table",
+    "lost": "lost",
+    "removed": "removed from the table",
 }
-REMOVED = "dice_removed"
 #: removed dice named one by one up to this many; more are counted
 MAX_REMOVED_NAMED = 12
 #: What a wager row does to the count of a seat's wagers of its bet.
@@ -83,7 +81,7 @@ def game_states(events: pd.DataFrame, state: ReplayState, positions: np.ndarray,
     bettors = np.asarray(state["line_bettors"][rows], dtype=np.int64)
     how = _how_shooter(log, state, rows, shooter)
     wagers = _wagers(log, rows, seat)
-    dice = _dice(log, rows)
+    dice = _dice(log, state, rows)
     rolls = _last_rolls(log, state, rows)
     for j, i in enumerate(at.tolist()):
         s = int(seat[j])
@@ -102,11 +100,12 @@ def game_states(events: pd.DataFrame, state: ReplayState, positions: np.ndarray,
 class _Log:
     """The columns of the events read here, as numbers: event names and
     seats per row, each row's table and session (a `table_open` starts one),
-    and the session of the state before each finding's row."""
+    and the sessions the findings' states are of."""
 
     def __init__(self, events: pd.DataFrame, runs, rows: np.ndarray):
         starts, ends, _ = runs
         self.events = events
+        self.n = len(events)
         codes, names = coded(events["event"])
         self.event_codes, self.event_names = codes, names
         seat, no_seat = values_and_nulls(events["seat"])
@@ -116,25 +115,43 @@ class _Log:
         self.role_codes, self.role_names = coded(events["actor_role"], missing="(no role recorded)")
         self.table = _PerRow(lambda r: np.searchsorted(starts, r, side="right") - 1)
         self.opens = self.rows_of(("table_open",))
-        # a row's session: the table_opens at or before it (the table tells
-        # sessions of different tables apart); the state before a row is that
-        # of the session the row before it was in
-        self.session = _PerRow(lambda r: np.searchsorted(self.opens, r, side="right"))
         self.asked = rows
-        self.asked_session = np.searchsorted(self.opens, rows, side="left")
         self.asked_table = self.table[rows]
+        # the state before a row is that of the session the row before it
+        # was in (a table_open starts one): it starts at the table's first
+        # row or its last table_open before the row (the row itself at a
+        # table's first row: nothing before it)
+        last_open = np.searchsorted(self.opens, rows, side="left") - 1
+        opened = self.opens[np.maximum(last_open, 0)] if len(self.opens) else rows
+        since = np.maximum(starts[self.asked_table],
+                           np.where(last_open >= 0, opened, -1)).astype(np.int64)
+        # the sessions asked, each up to its last finding's row
+        self.session_starts, self.asked_index = np.unique(since, return_inverse=True)
+        self.session_ends = np.zeros(len(self.session_starts), dtype=np.int64)
+        np.maximum.at(self.session_ends, self.asked_index, rows)
+        # the end of each row's session (the next table_open or the table's
+        # last row), for the replay's moves
+        self.table_ends = np.asarray(ends, dtype=np.int64)
+        self.table_starts = np.asarray(starts, dtype=np.int64)
 
-    def asked_rows(self, rows: np.ndarray) -> np.ndarray:
+    def in_asked(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Those of `rows` (ascending) that some finding's state is read
-        from: in its session, before its row."""
-        keys = _session_keys(self.asked_table, self.asked_session)
-        sessions, at = np.unique(keys, return_inverse=True)
-        last = np.zeros(len(sessions), dtype=np.int64)
-        np.maximum.at(last, at, self.asked)
-        rows = rows[rows < last.max()]
-        own = _session_keys(self.table[rows], self.session[rows])
-        k = np.minimum(np.searchsorted(sessions, own), len(sessions) - 1)
-        return rows[(sessions[k] == own) & (rows < last[k])]
+        from (in its session, before its row), and the index of that
+        session (`session_starts`)."""
+        lo = np.searchsorted(rows, self.session_starts, side="left")
+        session, at = expand(lo, np.searchsorted(rows, self.session_ends, side="left") - lo)
+        return rows[at], session
+
+    def state_reach(self, rows: np.ndarray) -> np.ndarray:
+        """The last row whose state before it a change at each of `rows`
+        can be: the next `table_open` (its state is the session before it),
+        or the table's last row."""
+        after = np.searchsorted(self.opens, rows, side="right")
+        next_open = np.where(after < len(self.opens),
+                             self.opens[np.minimum(after, len(self.opens) - 1)], self.n) \
+            if len(self.opens) else np.full(len(rows), self.n, dtype=np.int64)
+        table = np.searchsorted(self.table_starts, rows, side="right") - 1
+        return np.minimum(next_open, self.table_ends[table] - 1)
 
     def rows_of(self, names: tuple[str, ...]) -> np.ndarray:
         wanted = np.array([n in names for n in self.event_names], dtype=bool)
@@ -170,6 +187,19 @@ class _PerRow:
         return self.at(np.asarray(rows, dtype=np.int64))
 
 
+def _stable_order(keys: np.ndarray) -> np.ndarray:
+    """`np.argsort(keys, kind="stable")` of keys in [0, 2**32): two passes of
+    numpy's radix sort on 16-bit halves, not a merge sort of 64-bit keys."""
+    if not len(keys) or keys.min() < 0 or keys.max() >= 1 << 32:
+        return np.argsort(keys, kind="stable")
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    return order[np.argsort((keys[order] >> 16).astype(np.uint16), kind="stable")]
+
+
+#: bits of a group key below the session asked (`_Log.session_starts`)
+SESSION_SHIFT = 20
+
+
 class _Groups:
     """Entries (event rows) in groups (integer keys), sorted by group then
     row, to find a group's last entry before a given row: one binary search
@@ -177,7 +207,7 @@ class _Groups:
 
     def __init__(self, group: np.ndarray, rows: np.ndarray, n: int):
         # rows ascend: a stable sort by group keeps them so within a group
-        self.order = np.argsort(group, kind="stable")
+        self.order = _stable_order(group)
         group = group[self.order]
         first = np.r_[True, group[1:] != group[:-1]] if len(group) else np.empty(0, bool)
         self.keys = group[first]
@@ -185,6 +215,20 @@ class _Groups:
         self.width = np.int64(n + 1)
         self.rows = rows[self.order]
         self.combined = self.gid * self.width + self.rows
+
+    def running_count(self, delta: np.ndarray) -> np.ndarray:
+        """Per sorted entry, the sum of its group's `delta` (in entry order)
+        up to and with it, never below none: a count taken below zero (a
+        wager settled that the log never placed) starts again from zero."""
+        walk = np.cumsum(delta[self.order])
+        first = np.flatnonzero(np.r_[True, self.gid[1:] != self.gid[:-1]]) \
+            if len(walk) else np.empty(0, dtype=np.int64)
+        walk -= np.repeat(walk[first] - delta[self.order][first], np.diff(np.r_[first, len(walk)]))
+        # the running minimum within each group: groups shifted ever lower, so
+        # one running minimum over all restarts at each group's first entry
+        shift = 2 * (int(np.abs(walk).max()) + 1) if len(walk) else 1
+        lowest = np.minimum.accumulate(walk - self.gid * shift) + self.gid * shift
+        return walk - np.minimum(lowest, 0)
 
     def ids(self, keys: np.ndarray) -> np.ndarray:
         """The group of each key (-1: no entry has it)."""
@@ -212,14 +256,6 @@ class _Groups:
         return np.where(ok, at, -1)
 
 
-#: bits of a group key: table, session (each below 2**21), then what is grouped
-TABLE_SHIFT, SESSION_SHIFT = 42, 21
-
-
-def _session_keys(table: np.ndarray, session: np.ndarray) -> np.ndarray:
-    return (table.astype(np.int64) << TABLE_SHIFT) | (session.astype(np.int64) << SESSION_SHIFT)
-
-
 # --- the shooter ---------------------------------------------------------------------------
 
 
@@ -233,13 +269,13 @@ def _how_shooter(log: _Log, state: ReplayState, rows: np.ndarray,
     change_rows = np.asarray(steps.starts, dtype=np.int64)[
         np.flatnonzero(np.r_[True, values[1:] != values[:-1]])]
     made = change_rows[np.searchsorted(change_rows, rows, side="right") - 1] - 1
-    in_table = (made >= 0) & (log.table[np.maximum(made, 0)] == log.table[rows])
-    offers = log.asked_rows(log.rows_of(("dice_offered",)))
-    groups = _Groups(_session_keys(log.table[offers], log.session[offers]) | log.seat[offers],
-                     offers, len(log.events))
+    in_table = (made >= 0) & (log.table[np.maximum(made, 0)] == log.asked_table)
+    offers, session = log.in_asked(log.rows_of(("dice_offered",)))
+    groups = _Groups((session << SESSION_SHIFT) | log.seat[offers], offers, log.n)
     m = np.maximum(made, 0)
+    in_session = m >= log.session_starts[log.asked_index]
     offered = groups.last_before(
-        groups.ids(_session_keys(log.table[m], log.session[m]) | shooter), m)
+        groups.ids(np.where(in_session, (log.asked_index << SESSION_SHIFT) | shooter, -1)), m)
     out = []
     for j in range(len(rows)):
         s, row = int(shooter[j]), int(made[j])
@@ -264,10 +300,10 @@ def _role(log: _Log, row: int) -> str:
 
 # --- the seat's wagers ---------------------------------------------------------------------
 
-#: bits of a wager group's own part: the seat, then the bet
+#: bits of a wager group's key: the session asked, the seat, then the bet
 SEAT_SHIFT = 14
 #: seats told apart when picking the asked seats' wagers (a seat is 1..62)
-_SEATS = 1 << 10
+_SEATS = 64
 
 
 def _bet_family(name: str) -> str:
@@ -282,12 +318,13 @@ def _bet_family(name: str) -> str:
 def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
     """Each finding's seat's wagers placed and not yet settled (win or lose)
     or removed, from its session's rows before the finding's: `pass, come x2`."""
-    w = log.rows_of(WAGER_EVENTS)
-    # only the wagers of the seats the findings name, in their tables
-    pair = log.table[w] * _SEATS + np.clip(log.seat[w], 0, _SEATS - 1)
-    asked_pairs = np.unique(log.asked_table * _SEATS + np.clip(seat, 0, _SEATS - 1))
-    k = np.minimum(np.searchsorted(asked_pairs, pair), len(asked_pairs) - 1)
-    w = log.asked_rows(w[asked_pairs[k] == pair])
+    w, session = log.in_asked(log.rows_of(WAGER_EVENTS))
+    # only the wagers of the seats the findings name, in their sessions
+    asked = np.zeros(len(log.session_starts) * _SEATS, dtype=bool)
+    asked[log.asked_index * _SEATS + np.clip(seat, 0, _SEATS - 1)] = True
+    w_seat = log.seat[w]
+    keep = asked[session * _SEATS + np.clip(w_seat, 0, _SEATS - 1)] & (w_seat > 0)
+    w, session, w_seat = w[keep], session[keep], w_seat[keep]
     bet_codes, bet_names = _coded_at(log.events["bet"], w)
     families = sorted({_bet_family(str(b)) for b in bet_names[:-1]})
     number = {f: i for i, f in enumerate(families)}
@@ -298,18 +335,17 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
     decided = np.array([o in ("win", "lose") for o in outcomes], dtype=bool)[outcome_codes]
     delta = np.where(log.is_event(w, "wager_placed"), 1, -1)
     delta[log.is_event(w, "wager_settled") & ~decided] = 0  # a push leaves the wager standing
-    keep = (fam >= 0) & (delta != 0) & (log.seat[w] > 0)
+    keep = (fam >= 0) & (delta != 0)
     w, fam, delta = w[keep], fam[keep], delta[keep]
-    own = (log.seat[w] << SEAT_SHIFT) | fam
-    groups = _Groups(_session_keys(log.table[w], log.session[w]) | own, w, len(log.events))
-    walk = pd.Series(delta[groups.order]).groupby(groups.gid).cumsum().to_numpy()
-    held = walk - np.minimum(pd.Series(walk).groupby(groups.gid).cummin().to_numpy(), 0)
-    base = _session_keys(log.asked_table, log.asked_session) | (seat << SEAT_SHIFT)
-    asked, gid = groups.within(base, base + (1 << SEAT_SHIFT))
-    at = groups.last_before(gid, rows[asked])
+    key = (session[keep] << SESSION_SHIFT) | (w_seat[keep] << SEAT_SHIFT) | fam
+    groups = _Groups(key, w, log.n)
+    held = groups.running_count(delta)
+    base = (log.asked_index << SESSION_SHIFT) | (seat << SEAT_SHIFT)
+    asked_at, gid = groups.within(base, base + (1 << SEAT_SHIFT))
+    at = groups.last_before(gid, rows[asked_at])
     count = np.where(at >= 0, held[np.maximum(at, 0)], 0) if len(at) else at
     names: list[list[str]] = [[] for _ in rows]
-    for j, g, c in zip(asked.tolist(), gid.tolist(), count.tolist()):
+    for j, g, c in zip(asked_at.tolist(), gid.tolist(), count.tolist()):
         if c > 0:  # (no group holds seat 0: the finding names no seat)
             name = families[int(groups.keys[g]) & ((1 << SEAT_SHIFT) - 1)]
             names[j].append(name if c == 1 else f"{name} \u00d7{c}")
@@ -318,55 +354,48 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
 
 # --- the dice ------------------------------------------------------------------------------
 
+_REMOVED = DIE_LOCATIONS.index("removed")
 
-def _dice(log: _Log, rows: np.ndarray) -> list[tuple[str, ...]]:
+
+def _dice(log: _Log, state: ReplayState, rows: np.ndarray) -> list[tuple[str, ...]]:
     """Where each die of the session is before each finding's row: the place
-    the last custody event naming it put it in (dice removed from the table
-    on one line)."""
-    custody = log.asked_rows(log.rows_of(tuple(DIE_PLACES)))
-    dice_codes, texts = _coded_at(log.events["dice"], custody)
-    # only the texts these rows hold are split (a column's categories may be many more)
-    used = np.unique(dice_codes[dice_codes >= 0])
-    named = [()] * len(texts)
-    for c in used.tolist():
-        named[c] = serials(texts[c])
-    distinct = sorted({x for d in named for x in d}, key=_natural)
-    number = {x: i for i, x in enumerate(distinct)}
-    sizes = np.array([len(d) for d in named], dtype=np.int64)
-    flat = np.array([number[x] for d in named for x in d], dtype=np.int64)
-    offsets = np.r_[0, np.cumsum(sizes)[:-1]]
-    serial = flat[expand(offsets[dice_codes], sizes[dice_codes])[1]]
-    entry_rows = np.repeat(custody, sizes[dice_codes])
-    groups = _Groups(_session_keys(log.table[entry_rows], log.session[entry_rows]) | serial,
-                     entry_rows, len(log.events))
-    base = _session_keys(log.asked_table, log.asked_session)
-    asked, gid = groups.within(base, base + (1 << SESSION_SHIFT))
-    at = groups.last_before(gid, rows[asked])
-    found = at >= 0
-    asked, gid, at = asked[found], gid[found], at[found]
-    gone = log.is_event(groups.rows[at], REMOVED)
+    the replay's last move of it put it in, up to its next move, within the
+    session (dice removed from the table on one line). A move at row m
+    holds for the rows r with m < r <= its die's next move."""
+    moves = state.dice_moves
+    order = np.argsort(rows, kind="stable")
+    sorted_rows = rows[order]
+    lo = np.searchsorted(sorted_rows, moves.rows, side="right")
+    reach = np.minimum(moves.until(), log.state_reach(moves.rows)) if len(moves.rows) \
+        else moves.rows
+    move, k = expand(lo, np.searchsorted(sorted_rows, reach, side="right") - lo)
+    asked = order[k]
+    gone = moves.where[move] == _REMOVED
     # a long session removes hundreds of dice: those are counted, and named
     # only where few
     gone_count = np.bincount(asked[gone], minlength=len(rows))
     named_gone = gone & (gone_count[asked] <= MAX_REMOVED_NAMED)
-    places: list[list[str]] = [[] for _ in rows]
-    removed: list[list[str]] = [[] for _ in rows]
-    said: dict[int, str] = {}  # each entry's text, once (findings share them)
     keep = np.flatnonzero(~gone | named_gone)
-    for j, g, a, out in zip(asked[keep].tolist(), gid[keep].tolist(), at[keep].tolist(),
-                            gone[keep].tolist()):
-        die = distinct[int(groups.keys[g]) & ((1 << SESSION_SHIFT) - 1)]
+    serials = moves.serials
+    rank = {d: i for i, d in enumerate(sorted({serials[d] for d in
+                                                np.unique(moves.die[move[keep]]).tolist()},
+                                               key=_natural))}
+    places: list[list[tuple[int, str]]] = [[] for _ in rows]
+    removed: list[list[tuple[int, str]]] = [[] for _ in rows]
+    said: dict[int, str] = {}  # each move's text, once (findings share them)
+    for j, m, out in zip(asked[keep].tolist(), move[keep].tolist(), gone[keep].tolist()):
+        die = serials[int(moves.die[m])]
         if out:
-            removed[j].append(die)
+            removed[j].append((rank[die], die))
             continue
-        if a not in said:
-            row = int(groups.rows[a])
-            said[a] = DIE_PLACES[log.event(row)].format(
-                seat=log.seat[row] or "(none recorded)", role=_role(log, row)) + \
-                f" ({log.where(row)})"
-        places[j].append(f"{die}: {said[a]}")
-    return [tuple(p + ([f"removed from the table: {', '.join(r)}"] if r else
-                       [f"removed from the table: {c} dice"] if c else []))
+        if m not in said:
+            row = int(moves.rows[m])
+            said[m] = DIE_PLACES[DIE_LOCATIONS[int(moves.where[m])]].format(
+                seat=log.seat[[row]][0] or "(none recorded)") + f" ({log.where(row)})"
+        places[j].append((rank[die], f"{die}: {said[m]}"))
+    return [tuple([t for _, t in sorted(p)] +
+                  ([f"removed from the table: {', '.join(d for _, d in sorted(r))}"] if r else
+                   [f"removed from the table: {c} dice"] if c else []))
             for p, r, c in zip(places, removed, gone_count.tolist())]
 
 
@@ -397,8 +426,8 @@ def _last_rolls(log: _Log, state: ReplayState, rows: np.ndarray) -> list[str]:
     pick = np.where((last >= 0) & (void_at[at] < rows), kept[at], last) if len(rolled) \
         else last
     roll_row = rolled[np.maximum(pick, 0)] if len(rolled) else np.zeros(len(rows), np.int64)
-    same = (pick >= 0) & (log.table[roll_row] == log.table[rows]) & \
-        (log.session[roll_row] == log.asked_session)
+    same = (pick >= 0) & (log.table[roll_row] == log.asked_table) & \
+        (roll_row >= log.session_starts[log.asked_index])
     points = np.asarray(state["point"][roll_row], dtype=np.int64)
     out = []
     for j in range(len(rows)):

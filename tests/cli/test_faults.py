@@ -193,7 +193,7 @@ def test_an_interruption_a_library_turned_into_its_own_error_still_stops_the_run
         try:
             os.kill(os.getpid(), signum)
             time.sleep(5)  # the handler raises here
-        except BaseException as exc:  # what a library may do
+        except BaseException as exc:  # noqa: BLE001 - what a library may do
             raise ValueError(f"the module must be installed: {exc!r}") from None
         return real(table, where, **kwargs)
     monkeypatch.setattr(parquet_format.pq, "write_table", write_table)

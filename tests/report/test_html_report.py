@@ -912,7 +912,7 @@ def test_a_finding_shows_the_game_as_the_auditor_derived_it(browser, tmp_path):
             "g-wagers": "come \u00d72, pass",
             "g-line": "seat 5 holds a Pass or Don't Pass bet",
             "g-dice": "\n".join([
-                f"A1: on the layout, thrown (roll at seq {seq['voided']})",
+                f"A1: in play (dice_selected at seq {seq['select']})",
                 f"A2: off the table (die_off_table at seq {seq['off_table']})",
                 *(f"A{n}: in the bowl (dice_to_bowl at seq {seq['bowl']})" for n in (3, 4, 5))]),
             "g-roll": f"seq {seq['eight']}, total 8 with the point at 6: no line decision"}

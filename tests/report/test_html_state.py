@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from builder import game_state_log, lawful_table
+from builder import STICK, LogBuilder, game_state_log, lawful_table
 
 from auditor.game.replay import replay
 from auditor.logs.load import load_logs, table_runs
@@ -28,7 +28,7 @@ def test_the_game_before_a_row_is_the_replays_and_the_sessions_rows(tmp_path):
                 f"(offered by the stickperson at seq {seq['offer']})",
         phase="point 6", seat="5", wagers="come \u00d72, pass",
         line_bet="holds a Pass or Don't Pass bet",
-        dice=(f"A1: on the layout, thrown (roll at seq {seq['voided']})",
+        dice=(f"A1: in play (dice_selected at seq {seq['select']})",
               f"A2: off the table (die_off_table at seq {seq['off_table']})",
               f"A3: in the bowl (dice_to_bowl at seq {seq['bowl']})",
               f"A4: in the bowl (dice_to_bowl at seq {seq['bowl']})",
@@ -38,7 +38,7 @@ def test_the_game_before_a_row_is_the_replays_and_the_sessions_rows(tmp_path):
 
 
 def test_before_the_first_roll_and_in_a_new_session_nothing_is_carried_over(tmp_path):
-    b, seq = game_state_log()
+    b, _ = game_state_log()
     b.add("table_close", role="game_supervisor")
     b.open(seats=(5,))
     opened = b.seq - len((5,))  # the dice in the bowl, before the player joins
@@ -105,3 +105,58 @@ def test_a_wager_settled_or_taken_down_before_any_was_placed_leaves_none_owed(tm
     after = b.complete()
     (state,) = states_at(tmp_path, b, [after], [5])
     assert state.wagers == "pass, place_6"
+
+
+def test_the_dice_are_those_of_the_findings_own_table_and_session(tmp_path):
+    """Two tables with the same serials: each finding's dice are its own
+    table's; a finding at a `table_open` row is judged in the session before
+    it (its dice as that session left them), the next row in the new one."""
+    first = lawful_table()
+    first.remove("A1,A2,A3,A4,A5")
+    last_of_first = first.add("die_lost", role=STICK, dice="A1")  # (after removal: still removed)
+    second = lawful_table()
+    second.table = "T2"
+    for row in second.rows:
+        row["table_id"] = "T2"
+    bowl = next(r["seq"] for r in reversed(second.rows) if r["event"] == "dice_to_bowl")
+    offered = second.offer(5)
+    both = LogBuilder()
+    both.rows = first.rows + second.rows
+    events = load_logs([both.write_csv(tmp_path / "t.csv")]).events
+    at = {(t, int(s)): i for i, (t, s) in enumerate(zip(events["table_id"], events["seq"]))}
+    t1, t2 = game_states(events, replay(events),
+                         np.array([at[("T1", last_of_first)], at[("T2", offered)]]),
+                         np.array([0, 5]), table_runs(events))
+    assert t1.dice == ("removed from the table: A1, A2, A3, A4, A5",)
+    assert t2.dice == (*(f"A{n}: in play (dice_selected at seq {bowl - 1})" for n in (1, 2)),
+                       *(f"A{n}: in the bowl (dice_to_bowl at seq {bowl})" for n in (3, 4, 5)))
+
+    reopened = lawful_table()
+    reopened.remove("A1,A2")
+    closed = reopened.add("table_close", role="game_supervisor")
+    opened = closed + 1
+    reopened.open(seats=(5,))
+    (at_open, after) = states_at(tmp_path, reopened, [opened, opened + 1], [0, 0])
+    assert at_open.dice[-1] == "removed from the table: A1, A2" and len(at_open.dice) == 4
+    assert after.dice == ()  # nothing received yet in the new session
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_groups_count_in_order_never_below_none_and_sort_stably(seed):
+    """`_Groups` sorts by radix (keys below 2**32) and counts by running sums:
+    the same as a stable sort and a loop over each group's entries."""
+    from auditor.report.html_state import _Groups, _stable_order
+
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, [70_000, 2**32 - 1][seed % 2], size=5_000)
+    keys[:50] = keys[0]  # ties keep their order
+    assert np.array_equal(_stable_order(keys), np.argsort(keys, kind="stable"))
+    groups = _Groups(keys % 40, np.arange(len(keys)), len(keys))
+    delta = rng.choice([-1, 1, 0], size=len(keys))
+    count = groups.running_count(delta)
+    expected, held = np.empty(len(keys), dtype=np.int64), {}
+    for position, entry in enumerate(groups.order.tolist()):
+        g = int(keys[entry] % 40)
+        held[g] = max(held.get(g, 0) + int(delta[entry]), 0)
+        expected[position] = held[g]
+    assert np.array_equal(count, expected)
