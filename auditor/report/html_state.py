@@ -47,8 +47,9 @@ DIE_PLACES = {
 }
 #: removed dice named one by one up to this many; more are counted
 MAX_REMOVED_NAMED = 12
-#: What a wager row does to the count of a seat's wagers of its bet.
-WAGER_EVENTS = ("wager_placed", "wager_removed", "wager_settled")
+#: What a wager row does to the count of a seat's wagers of its bet (a
+#: settlement neither won nor lost, a push, does nothing).
+WAGER_CHANGE = {"wager_placed": 1, "wager_removed": -1, "wager_settled": -1}
 
 
 @dataclass(frozen=True)
@@ -168,14 +169,6 @@ class _Log:
         return f"{self.event(row)} at seq {self.seq[row]}"
 
 
-def _coded_at(column: pd.Series, rows: np.ndarray) -> tuple[np.ndarray, list]:
-    """`coded` of the column at `rows` (a categorical's codes read there,
-    not a copy of the rows made first)."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy()[rows], [*column.cat.categories, None]
-    return coded(column.iloc[rows])
-
-
 class _PerRow:
     """A per-row column worked out for the rows asked only (`column[rows]`):
     the state is read from a few rows of millions."""
@@ -192,6 +185,8 @@ def _stable_order(keys: np.ndarray) -> np.ndarray:
     numpy's radix sort on 16-bit halves, not a merge sort of 64-bit keys."""
     if not len(keys) or keys.min() < 0 or keys.max() >= 1 << 32:
         return np.argsort(keys, kind="stable")
+    if keys.max() < 1 << 16:
+        return np.argsort(keys.astype(np.uint16), kind="stable")
     order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
     return order[np.argsort((keys[order] >> 16).astype(np.uint16), kind="stable")]
 
@@ -300,8 +295,6 @@ def _role(log: _Log, row: int) -> str:
 
 # --- the seat's wagers ---------------------------------------------------------------------
 
-#: bits of a wager group's key: the session asked, the seat, then the bet
-SEAT_SHIFT = 14
 #: seats told apart when picking the asked seats' wagers (a seat is 1..62)
 _SEATS = 64
 
@@ -317,38 +310,50 @@ def _bet_family(name: str) -> str:
 
 def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
     """Each finding's seat's wagers placed and not yet settled (win or lose)
-    or removed, from its session's rows before the finding's: `pass, come x2`."""
-    w, session = log.in_asked(log.rows_of(WAGER_EVENTS))
-    # only the wagers of the seats the findings name, in their sessions
-    asked = np.zeros(len(log.session_starts) * _SEATS, dtype=bool)
-    asked[log.asked_index * _SEATS + np.clip(seat, 0, _SEATS - 1)] = True
-    w_seat = log.seat[w]
-    keep = asked[session * _SEATS + np.clip(w_seat, 0, _SEATS - 1)] & (w_seat > 0)
-    w, session, w_seat = w[keep], session[keep], w_seat[keep]
-    bet_codes, bet_names = _coded_at(log.events["bet"], w)
+    or removed, from its session's rows before the finding's: `pass, come x2`.
+    Worked out a session at a time (its rows stay in the CPU's cache), for
+    the seats its findings name."""
+    events = log.events
+    # what each row does to its seat's count of its bet: by event, then a
+    # settlement neither won nor lost (a push) leaves the wager standing
+    change = np.array([WAGER_CHANGE.get(str(e), 0) for e in log.event_names], dtype=np.int8)
+    settled = log.event_names.index("wager_settled") if "wager_settled" in log.event_names \
+        else -2
+    bet_codes, bet_names = coded(events["bet"])
     families = sorted({_bet_family(str(b)) for b in bet_names[:-1]})
     number = {f: i for i, f in enumerate(families)}
     family_of = np.array([number[_bet_family(str(b))] for b in bet_names[:-1]] + [-1],
                          dtype=np.int64)
-    fam = family_of[bet_codes]
-    outcome_codes, outcomes = _coded_at(log.events["outcome"], w)
-    decided = np.array([o in ("win", "lose") for o in outcomes], dtype=bool)[outcome_codes]
-    delta = np.where(log.is_event(w, "wager_placed"), 1, -1)
-    delta[log.is_event(w, "wager_settled") & ~decided] = 0  # a push leaves the wager standing
-    keep = (fam >= 0) & (delta != 0)
-    w, fam, delta = w[keep], fam[keep], delta[keep]
-    key = (session[keep] << SESSION_SHIFT) | (w_seat[keep] << SEAT_SHIFT) | fam
-    groups = _Groups(key, w, log.n)
-    held = groups.running_count(delta)
-    base = (log.asked_index << SESSION_SHIFT) | (seat << SEAT_SHIFT)
-    asked_at, gid = groups.within(base, base + (1 << SEAT_SHIFT))
-    at = groups.last_before(gid, rows[asked_at])
-    count = np.where(at >= 0, held[np.maximum(at, 0)], 0) if len(at) else at
+    outcome_codes, outcomes = coded(events["outcome"])
+    undecided = np.array([o not in ("win", "lose") for o in outcomes], dtype=bool)
+    seat_values, no_seat = values_and_nulls(events["seat"])
+    width = max(len(families), 1)
     names: list[list[str]] = [[] for _ in rows]
-    for j, g, c in zip(asked_at.tolist(), gid.tolist(), count.tolist()):
-        if c > 0:  # (no group holds seat 0: the finding names no seat)
-            name = families[int(groups.keys[g]) & ((1 << SEAT_SHIFT) - 1)]
-            names[j].append(name if c == 1 else f"{name} \u00d7{c}")
+    for k in range(len(log.session_starts)):
+        mine = np.flatnonzero(log.asked_index == k)
+        asked_seats = np.zeros(_SEATS, dtype=bool)
+        asked_seats[np.clip(seat[mine], 0, _SEATS - 1)] = True
+        asked_seats[0] = False
+        lo, hi = int(log.session_starts[k]), int(log.session_ends[k])
+        ev = log.event_codes[lo:hi]
+        delta = change[ev]
+        s = np.clip(seat_values[lo:hi], 0, _SEATS - 1).astype(np.int64)
+        if no_seat is not None:
+            s[no_seat[lo:hi]] = 0
+        fam = family_of[bet_codes[lo:hi]]
+        at = np.flatnonzero((delta != 0) & asked_seats[s] & (fam >= 0))
+        d = delta[at].astype(np.int64)
+        d[(ev[at] == settled) & undecided[outcome_codes[lo + at]]] = 0
+        at, d = at[d != 0], d[d != 0]
+        groups = _Groups(s[at] * width + fam[at], lo + at, log.n)
+        held = groups.running_count(d)
+        asked_at, gid = groups.within(seat[mine] * width, seat[mine] * width + width)
+        last = groups.last_before(gid, rows[mine][asked_at])
+        count = np.where(last >= 0, held[np.maximum(last, 0)], 0) if len(last) else last
+        for j, g, c in zip(mine[asked_at].tolist(), gid.tolist(), count.tolist()):
+            if c > 0:  # (no group holds seat 0: the finding names no seat)
+                name = families[int(groups.keys[g]) % width]
+                names[j].append(name if c == 1 else f"{name} \u00d7{c}")
     return [", ".join(n) or "none" for n in names]
 
 
