@@ -197,11 +197,19 @@ class DiceMoves:
         self.n = n
         self.rows, self.die, self.where, self.set_id = rows, die, where, set_id
         self.serials = list(serials)
+        self._until: np.ndarray | None = None
 
     def until(self) -> np.ndarray:
         """Per move, the row of the same die's next move (`n` after its last):
-        the die stays where the move put it up to that row's event. (Ids
-        below 2**16 sort as 16-bit: numpy's radix sort, not a merge sort.)"""
+        the die stays where the move put it up to that row's event (worked
+        out once: the checks and the HTML report both ask)."""
+        if self._until is None:
+            self._until = self._next_moves()
+        return self._until
+
+    def _next_moves(self) -> np.ndarray:
+        """(Ids below 2**16 sort as 16-bit: numpy's radix sort, not a merge
+        sort.)"""
         die = self.die.astype(np.uint16) if len(self.serials) <= 1 << 16 else self.die
         order = np.argsort(die, kind="stable")
         nxt = np.full(len(order), self.n, dtype=np.int64)

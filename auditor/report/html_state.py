@@ -371,9 +371,13 @@ def _dice(log: _Log, state: ReplayState, rows: np.ndarray) -> list[tuple[str, ..
     order = np.argsort(rows, kind="stable")
     sorted_rows = rows[order]
     lo = np.searchsorted(sorted_rows, moves.rows, side="right")
-    reach = np.minimum(moves.until(), log.state_reach(moves.rows)) if len(moves.rows) \
-        else moves.rows
-    move, k = expand(lo, np.searchsorted(sorted_rows, reach, side="right") - lo)
+    hi = np.searchsorted(sorted_rows, moves.until(), side="right")
+    # most moves hold no finding's row before the die's next move: the end
+    # of the session is worked out for the others only
+    some = np.flatnonzero(hi > lo)
+    hi[some] = np.minimum(hi[some], np.searchsorted(
+        sorted_rows, log.state_reach(moves.rows[some]), side="right"))
+    move, k = expand(lo, hi - lo)
     asked = order[k]
     gone = moves.where[move] == _REMOVED
     # a long session removes hundreds of dice: those are counted, and named
