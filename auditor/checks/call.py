@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from auditor.checks.common import by_other_roles, next_after
+from auditor.checks.common import by_other_roles
 from auditor.checks.parameters import position_roles
 from auditor.checks.registry import Hits, Needs, check
 
@@ -64,8 +64,8 @@ def _overrules_after(ctx, calls: np.ndarray) -> dict[int, dict]:
     if not len(overs) or not len(calls):
         return {}
     calls = np.asarray(calls, dtype=np.int64)
-    limit = np.minimum(next_after(sh.event_rows("roll", "table_open", "total_called"), calls,
-                                  sh.n), sh.table_end(calls))
+    limit = np.minimum(sh.next_event(calls, "roll", "table_open", "total_called"),
+                       sh.table_end(calls))
     at = np.searchsorted(overs, limit, side="left") - 1
     last = np.where(at >= 0, overs[np.maximum(at, 0)], -1)
     hit = last > calls

@@ -133,6 +133,30 @@ class Shared:
             self._memo[("event", names)] = got = got.astype(np.int64, copy=False)
         return got
 
+    def next_event(self, rows, *names: str, steps: int = 64) -> np.ndarray:
+        """For each of `rows`, the first row after it whose event is one of
+        `names` (n where none). The next such event is mostly a row or two
+        on (the roll after a pass of the dice, after a call): each step
+        forward settles most of the rows left, and only rows still looking
+        after `steps` are searched for among every row of those events
+        (which are then listed, once)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        wanted = frozenset(names)
+        hit = self.category_hits("event", ("in", wanted), wanted.__contains__)
+        codes = self.codes("event")
+        out = np.full(len(rows), self.n, dtype=np.int64)
+        pending, at = np.arange(len(rows)), rows + 1
+        for _ in range(steps):
+            inside = at < self.n
+            pending, at = pending[inside], at[inside]
+            found = hit[codes[at]]
+            out[pending[found]] = at[found]
+            pending, at = pending[~found], at[~found] + 1
+            if not len(pending):
+                return out
+        out[pending] = next_after(self.event_rows(*names), at - 1, self.n)
+        return out
+
     # --- tables and seq ---------------------------------------------------------
 
     @cached_property

@@ -221,8 +221,9 @@ def _rest_not_in_bowl(ctx) -> tuple[np.ndarray, list[list[str]]]:
     `new` or `offered`: each leaves its die there up to the die's next move."""
     sh, moves = ctx.shared, ctx.state.dice_moves
     chosen = sh.event_rows("dice_selected")
-    judged_at = np.minimum.reduce([next_after(sh.event_rows(e), chosen, sh.n)
-                                   for e in ("roll", "table_close")] + [sh.session_end(chosen)])
+    judged_at = np.minimum.reduce([sh.next_event(chosen, "roll"),
+                                   next_after(sh.event_rows("table_close"), chosen, sh.n),
+                                   sh.session_end(chosen)])
     judged = next_after(chosen, chosen, sh.n) >= judged_at
     chosen, judged_at = chosen[judged], judged_at[judged]
     since = sh.session_start(chosen)
@@ -363,7 +364,7 @@ def _passed_then_settled(ctx) -> np.ndarray:
     sh = ctx.shared
     passed = sh.event_rows("dice_to_shooter")
     # the first roll, session start or settlement after each pass, if in its table
-    ahead = next_after(sh.event_rows("roll", "table_open", *_SETTLEMENTS), passed, sh.n)
+    ahead = sh.next_event(passed, "roll", "table_open", *_SETTLEMENTS)
     settled = ahead < sh.table_end(passed)
     settled[settled] = sh.is_in("event", _SETTLEMENTS, ahead[settled])
     return passed[settled]

@@ -95,6 +95,21 @@ def test_latest_and_event_rows_match_the_row_by_row_versions():
     assert sh.table_end(queries).tolist() == ends
 
 
+@pytest.mark.parametrize("steps", [1, 2, 8])
+def test_next_event_is_next_after_those_events(steps):
+    """`Shared.next_event` steps a few rows forward, then searches: the
+    same rows as a search among every row of the events, whatever the gap."""
+    rng = np.random.default_rng(9)
+    n = 4000
+    names = ["roll", "wager_settled", "table_open", "dice_offered", "no_roll"]
+    events = rng.choice(names, n, p=[0.05, 0.6, 0.01, 0.3, 0.04]).tolist()
+    sh = Shared(_events(["T1"] * n, events), None)
+    rows = np.concatenate([rng.integers(0, n, 600), [0, n - 2, n - 1]])
+    for wanted in (("roll",), ("roll", "table_open"), ("ruling",), ("wager_settled",)):
+        assert sh.next_event(rows, *wanted, steps=steps).tolist() == \
+            next_after(sh.event_rows(*wanted), rows, n).tolist()
+
+
 def test_row_and_membership_helpers():
     rng = np.random.default_rng(8)
     values = rng.integers(0, 5, 700_000)
