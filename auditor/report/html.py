@@ -17,7 +17,7 @@ Security Policy allows only that script and that stylesheet (by hash) and no
 fetch of any kind: no fonts, images, frames or connections.
 
 Volume: counts and charts cover every finding; the findings listed are
-capped per code (`MAX_FINDINGS_PER_CODE`) with a note saying how many are
+capped per code (`MAX_FINDINGS_PER_TABLE_CODE`) with a note saying how many are
 shown, so 100,000 findings still open in seconds. Of the events the page
 shows only what `auditor.report.html_events` takes from them (each table's
 counts and timeline series, the rows around the findings listed), so a
@@ -72,9 +72,9 @@ from auditor.report.records import finding_records
 from auditor.run.core import replay_state
 
 #: findings listed per code; counts and charts always cover them all
-MAX_FINDINGS_PER_CODE = 200
+MAX_FINDINGS_PER_TABLE_CODE = 200
 #: What the engines keep of each batch's events for this page (`auditor.run.collect`).
-COLLECTOR = EventCollector(MAX_FINDINGS_PER_CODE)
+COLLECTOR = EventCollector(MAX_FINDINGS_PER_TABLE_CODE)
 #: findings listed in all: when many codes each pass the per-code cap, the
 #: cap is lowered evenly for every code so the page stays quick to open
 MAX_FINDINGS_LISTED = 2000
@@ -101,11 +101,12 @@ def write(result, meta: dict, out: Path) -> list[str]:
     return [str(target)]
 
 
-def render_html(result, meta: dict | None = None, per_code: int = MAX_FINDINGS_PER_CODE,
+def render_html(result, meta: dict | None = None,
+                per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
                 budget: int = MAX_FINDINGS_LISTED) -> str:
     """The whole page as text."""
     template, static = _template()
-    context = report_context(result, meta or {}, per_code, budget)
+    context = report_context(result, meta or {}, per_table_code, budget)
     return template.render(**context, **static)
 
 
@@ -145,7 +146,7 @@ def _csp_hash(text: str) -> str:
 # --- what the page says --------------------------------------------------
 
 
-def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
+def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
                    budget: int = MAX_FINDINGS_LISTED) -> dict:
     """Everything the template shows, as plain data."""
     needed = ("auditor_version", "ruleset", "inputs", "rows")
@@ -154,12 +155,12 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
 
     verdict = _verdict(findings, meta)
 
-    asked = per_code
-    per_code = code_cap(_group_sizes(findings), per_code, budget)
-    listed = listed_order(listed_findings(findings, per_code))
+    asked = per_table_code
+    per_table_code = code_cap(_group_sizes(findings), per_table_code, budget)
+    listed = listed_order(listed_findings(findings, per_table_code))
     anchors = {fid: "f-" + fid for fid in listed["finding_id"]}
     by_code = _by_code(findings, result.ruleset, listed)
-    events = event_digest(result, per_code)
+    events = event_digest(result, per_table_code)
     tables = _tables(events, findings, listed)
     unlisted = _unlisted(findings, listed)
 
@@ -197,7 +198,7 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
         "lazy": len(listed) > MAX_FINDINGS_EMBEDDED,
         "listed_total": len(listed),
         "capped": [row for row in by_code if row["listed"] < row["total"]],
-        "per_code": per_code, "per_code_asked": asked, "budget": budget,
+        "per_table_code": per_table_code, "per_table_code_asked": asked, "budget": budget,
         "critical_listed": int(is_critical(listed).sum()),
         "unlisted": unlisted,
         "unlisted_count": len(findings) - len(listed),
@@ -207,15 +208,15 @@ def report_context(result, meta: dict, per_code: int = MAX_FINDINGS_PER_CODE,
     }
 
 
-def event_digest(result, per_code: int) -> EventDigest:
+def event_digest(result, per_table_code: int) -> EventDigest:
     """What the page needs of the events: gathered where they were audited
     (`auditor.run.collect`) when that covers the findings listed, else taken
     now from the events, replayed once more for the game at each finding."""
     ready = getattr(result.logs, "digest", None)
-    if ready is not None and ready.per_code >= per_code:
+    if ready is not None and ready.per_table_code >= per_table_code:
         return ready
     events = result.logs.events
-    return digest(events, result.findings, per_code, replay_state(events, result.ruleset))
+    return digest(events, result.findings, per_table_code, replay_state(events, result.ruleset))
 
 
 def fmt_duration(ns: int) -> str:
@@ -431,14 +432,14 @@ def _unlisted(findings: pd.DataFrame, listed: pd.DataFrame) -> str:
                    for rec in finding_records(rest))
 
 
-def code_cap(sizes: list[int], per_code: int, budget: int) -> int:
+def code_cap(sizes: list[int], per_table_code: int, budget: int) -> int:
     """The findings listed per table and code (besides every critical one):
-    `per_code`, lowered to the largest cap that lists at most `budget` of
+    `per_table_code`, lowered to the largest cap that lists at most `budget` of
     them in all (never below 1: each table and code keeps one)."""
     def listed(cap: int) -> int:
         return sum(min(n, cap) for n in sizes)
 
-    cap = per_code
+    cap = per_table_code
     if listed(cap) <= budget:
         return cap
     lo, hi = 1, cap  # listed(lo) may pass the budget only when codes > budget

@@ -79,12 +79,12 @@ class Window:
 class EventDigest:
     """All the HTML report needs of the events. `windows` are keyed by the
     (source file, line) of a finding's row and cover the findings
-    `listed_findings(findings, per_code)` chooses."""
+    `listed_findings(findings, per_table_code)` chooses."""
 
     tables: list[TableEvents]
     windows: dict[tuple[str, int], Window]
     extras: list[str] = field(default_factory=list)  # the log's own extra columns
-    per_code: int = 0
+    per_table_code: int = 0
 
     @property
     def span(self) -> tuple[int, int] | None:
@@ -97,28 +97,28 @@ class EventDigest:
         return ["source_line", *COLUMN_NAMES[1:], *self.extras]
 
 
-def digest(events: pd.DataFrame, findings: pd.DataFrame, per_code: int,
+def digest(events: pd.DataFrame, findings: pd.DataFrame, per_table_code: int,
            state: ReplayState) -> EventDigest:
     """What the page needs of `events`, with the rows around the findings
-    `listed_findings(findings, per_code)` chooses (`findings` in finding order)
+    `listed_findings(findings, per_table_code)` chooses (`findings` in finding order)
     and the game before each of their rows (`state`: the events' replay)."""
     runs = table_runs(events)
     return EventDigest(table_events(events, runs),
-                       _windows(events, listed_findings(findings, per_code), runs, state),
-                       _extras(events), per_code)
+                       _windows(events, listed_findings(findings, per_table_code), runs, state),
+                       _extras(events), per_table_code)
 
 
 @dataclass(frozen=True)
 class EventCollector:
     """The HTML report's collector (`auditor.run.collect`): each batch's
     digest, with the rows around every critical finding and the first
-    `per_code` others of each table and code, joined on the client."""
+    `per_table_code` others of each table and code, joined on the client."""
 
-    per_code: int
+    per_table_code: int
 
     def take(self, events: pd.DataFrame, findings: pd.DataFrame,
              state: ReplayState) -> EventDigest:
-        return digest(events, findings, self.per_code, state)
+        return digest(events, findings, self.per_table_code, state)
 
     def join(self, taken: list[EventDigest]) -> EventDigest:
         return join(taken)
@@ -133,7 +133,7 @@ def join(digests: list[EventDigest]) -> EventDigest:
         windows.update(d.windows)
     tables = sorted((t for d in digests for t in d.tables), key=lambda t: natural_key(t.id))
     return EventDigest(tables, windows, list(extras),
-                       min((d.per_code for d in digests), default=0))
+                       min((d.per_table_code for d in digests), default=0))
 
 
 def natural_key(name) -> tuple:
@@ -156,9 +156,9 @@ def is_critical(findings: pd.DataFrame) -> np.ndarray:
     return (findings["severity"].astype(object) == "critical").to_numpy(dtype=bool)
 
 
-def listed_findings(findings: pd.DataFrame, per_code: int) -> pd.DataFrame:
+def listed_findings(findings: pd.DataFrame, per_table_code: int) -> pd.DataFrame:
     """The findings the page lists, in finding order: every critical one,
-    and the first `per_code` others of each table and code, so every table's
+    and the first `per_table_code` others of each table and code, so every table's
     worst findings are there whatever the volume."""
     if not len(findings):
         return findings
@@ -166,7 +166,7 @@ def listed_findings(findings: pd.DataFrame, per_code: int) -> pd.DataFrame:
     others = findings[~critical]
     rank = np.full(len(findings), -1, dtype=np.int64)
     rank[~critical] = others.groupby(group_keys(others), sort=False).cumcount().to_numpy()
-    return findings[critical | (rank < per_code)].reset_index(drop=True)
+    return findings[critical | (rank < per_table_code)].reset_index(drop=True)
 
 
 # --- times and cells as text ---------------------------------------------

@@ -288,7 +288,7 @@ def test_a_quarantined_row_shows_as_recorded(planted, planted_html):
 def test_the_list_is_capped_per_table_and_code_at_volume(planted):
     big = synthetic(planted, {"call.wrong_total": 450, "dice.set_size": 30})
     f = big.findings
-    page = Page(html_report.render_html(big, provenance(big), per_code=20))
+    page = Page(html_report.render_html(big, provenance(big), per_table_code=20))
     expected = f.groupby(["table_id", "code"]).size().clip(upper=20).sum()
     assert len(page.details) == expected
     for (table, code), n in f.groupby(["table_id", "code"]).size().items():
@@ -307,7 +307,7 @@ def test_every_critical_finding_is_listed_and_the_rest_is_in_the_page(planted):
     big = synthetic(planted, {"call.wrong_total": 450, "dice.set_size": 300},
                     severity={"dice.set_size": "critical"})
     f = big.findings
-    page = Page(html_report.render_html(big, provenance(big), per_code=5, budget=100))
+    page = Page(html_report.render_html(big, provenance(big), per_table_code=5, budget=100))
     listed = {d["id"][2:] for d in page.details}
     critical = set(f.loc[f["severity"] == "critical", "finding_id"])
     assert len(critical) == 300 and critical <= listed

@@ -103,19 +103,19 @@ def test_streamed_findings_are_those_of_one_load(logs_dir, ruleset, tmp_path, st
     assert streamed.logs.events.equals(once.logs.events)
 
 
-@pytest.mark.parametrize(("per_code", "budget"), [(1, 2000), (3, 12), (2000, 100_000)])
+@pytest.mark.parametrize(("per_table_code", "budget"), [(1, 2000), (3, 12), (2000, 100_000)])
 def test_the_html_report_lists_the_same_rows_whatever_its_cap(logs_dir, ruleset, streaming,
-                                                              per_code, budget):
+                                                              per_table_code, budget):
     """The batches keep the rows around every critical finding and the
     first others of each table and code (the most the page lists by
     default); a page capped lower lists the same, and one asking for more
     reads the events again."""
     once = run_audit(load_logs([logs_dir]), ruleset)
     streamed = run_audit([logs_dir], ruleset, collector=COLLECTOR)
-    page = render_html(streamed, META, per_code=per_code, budget=budget)
-    assert page == render_html(once, META, per_code=per_code, budget=budget)
-    assert (streamed.logs._events is None) == (per_code <= 200)
-    if per_code == 2000:  # the log's own column, in the rows around e's findings
+    page = render_html(streamed, META, per_table_code=per_table_code, budget=budget)
+    assert page == render_html(once, META, per_table_code=per_table_code, budget=budget)
+    assert (streamed.logs._events is None) == (per_table_code <= 200)
+    if per_table_code == 2000:  # the log's own column, in the rows around e's findings
         assert "&lt;b&gt;note " in page
 
 
