@@ -7,7 +7,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from auditor.checks.common import expand, next_after, written
+from auditor.checks.common import expand, next_after, searchsorted_ascending, written
 from auditor.checks.parameters import position_roles
 from auditor.checks.registry import Hits, Needs, check
 from auditor.game.state import DIE_LOCATIONS
@@ -232,7 +232,7 @@ def _rest_not_in_bowl(ctx) -> tuple[np.ndarray, list[list[str]]]:
     # Each move to new or offered, and the choices judged while it holds:
     # after the move, up to the die's next move, within the session.
     out = np.flatnonzero((moves.where == NEW) | (moves.where == OFFERED))
-    lo = np.searchsorted(judged_at, moves.rows[out], side="right")
+    lo = searchsorted_ascending(judged_at, moves.rows[out], side="right")
     k, judge = expand(lo, np.searchsorted(judged_at, moves.until()[out], side="right") - lo)
     move = out[k]
     stray = (since[judge] <= moves.rows[move]) & (
@@ -285,8 +285,8 @@ def _rolled_not_chosen(ctx) -> tuple[np.ndarray, list[list[str]]]:
     # A roll naming the very dice of the table's latest choice rolls chosen
     # dice (if that choice holds); the others are few.
     rows, codes = sh.event_rows("roll"), sh.codes("dice")
-    latest = np.maximum(np.searchsorted(chosen_rows, rows) - 1, 0)
-    rows = rows[codes[rows] != codes[chosen_rows[latest]]]
+    latest = np.maximum(searchsorted_ascending(chosen_rows, rows) - 1, 0)
+    rows = rows[codes.take(rows) != codes.take(chosen_rows.take(latest))]
     rows = rows[sh.written_at("roll_by_shooter", rows)]  # (written on every player's roll)
     rows = rows[sh.int_at("seat", rows) == ctx.state["shooter"][rows]]
     if not len(rows):

@@ -232,7 +232,7 @@ def _seat_unknown(ctx) -> np.ndarray:
 
     def unknown(a: int, b: int) -> np.ndarray:
         s = seat[a:b]
-        named = (seated[events[a:b]] | player_roll[a:b]) & (s != 0)
+        named = (seated.take(events[a:b]) | player_roll[a:b]) & (s != 0)
         if null_seat is not None:
             named &= ~null_seat[a:b]
         on_table = (s > 0) & (s < 63)
@@ -289,8 +289,8 @@ def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
     # received (in its session) at or after it: worked out once per distinct
     # (session, dice value), not per die of every row.
     rows = sh.event_rows(*_DICE_EVENTS)
-    rows = rows[codes[rows] >= 0]
-    c = codes[rows].astype(np.int64)
+    c = codes.take(rows)
+    rows, c = rows[c >= 0], c[c >= 0].astype(np.int64)
     # the session of each row: rows and starts are both ascending
     cut = np.searchsorted(rows, starts, side="left")
     session = np.repeat(np.arange(len(starts)), np.diff(np.append(cut, len(rows))))
@@ -322,7 +322,7 @@ def _distinct(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
     present = np.zeros(bound, dtype=bool)
     present[keys] = True
     slot = np.cumsum(present) - 1
-    return np.flatnonzero(present), slot[keys]
+    return np.flatnonzero(present), slot.take(keys)
 
 
 @check("unknown_reference", "log.unknown_reference")

@@ -11,7 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from auditor.checks.common import Shared, in_sorted, next_after, rows_where
+from auditor.checks.common import (
+    Shared,
+    in_sorted,
+    next_after,
+    rows_where,
+    searchsorted_ascending,
+)
 from auditor.checks.log import _file_order, _utc_texts
 from auditor.checks.offer import _next_clockwise, next_clockwise
 from auditor.codes import SEVERITY_RANK
@@ -108,6 +114,16 @@ def test_next_event_is_next_after_those_events(steps):
     for wanted in (("roll",), ("roll", "table_open"), ("ruling",), ("wager_settled",)):
         assert sh.next_event(rows, *wanted, steps=steps).tolist() == \
             next_after(sh.event_rows(*wanted), rows, n).tolist()
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_ascending_is_numpys(side):
+    rng = np.random.default_rng(10)
+    for a_size, v_size in ((50, 3000), (3000, 50), (0, 10), (10, 0), (400, 400)):
+        a = np.sort(rng.integers(0, 500, a_size))
+        v = np.sort(rng.integers(-5, 505, v_size))
+        assert searchsorted_ascending(a, v, side).tolist() == \
+            np.searchsorted(a, v, side=side).tolist()
 
 
 def test_row_and_membership_helpers():
