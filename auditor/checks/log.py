@@ -248,6 +248,12 @@ _DICE_EVENTS = ("dice_inspected", "dice_to_bowl", "dice_removed", "dice_collecte
                 "dice_selected", "roll")
 
 
+#: Cells of the per-session tables (`_suspects_by_session`) worked through
+#: beyond four per row, before the rows' own (session, dice value) pairs are
+#: worked through instead (a year of daily sessions of many tables).
+BY_SESSION_CELLS = 1 << 22
+
+
 def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
     """Rows of `_DICE_EVENTS` naming a die that no `dice_received` of their
     session brought to the table before them, and those dice (in the row's
@@ -286,21 +292,23 @@ def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
         return np.where(key[at] == want, first_row[at], np.iinfo(np.int64).max)
 
     # A row is suspect only where some die of its dice value was first
-    # received (in its session) at or after it: worked out once per distinct
-    # (session, dice value), not per die of every row.
+    # received (in its session) at or after it: worked out per (session,
+    # dice value), not per die of every row.
     rows = sh.event_rows(*_DICE_EVENTS)
     c = codes.take(rows)
     rows, c = rows[c >= 0], c[c >= 0].astype(np.int64)
-    # the session of each row: rows and starts are both ascending
-    cut = np.searchsorted(rows, starts, side="left")
-    session = np.repeat(np.arange(len(starts)), np.diff(np.append(cut, len(rows))))
-    distinct, which = _distinct(session * len(lens) + c, len(starts) * len(lens))
-    entry, at = expand(offsets[distinct % len(lens)], lens[distinct % len(lens)]) \
-        if len(lens) else (distinct, distinct)
-    count = lens[distinct % len(lens)] if len(lens) else distinct
-    latest = np.maximum.reduceat(first_receipts(distinct[entry] // len(lens), flat[at]),
-                                 np.cumsum(count) - count) if len(distinct) else distinct
-    suspect = rows[latest[which] >= rows] if len(rows) else rows
+    if len(starts) * (len(flat) + span) <= 4 * len(rows) + BY_SESSION_CELLS:
+        suspect = _suspects_by_session(rows, c, starts, key, first_row, span, flat, offsets, lens)
+    else:  # (many sessions: only the (session, dice value) pairs the rows hold)
+        cut = np.searchsorted(rows, starts, side="left")
+        session = np.repeat(np.arange(len(starts)), np.diff(np.append(cut, len(rows))))
+        distinct, which = _distinct(session * len(lens) + c, len(starts) * len(lens))
+        entry, at = expand(offsets[distinct % len(lens)], lens[distinct % len(lens)]) \
+            if len(lens) else (distinct, distinct)
+        count = lens[distinct % len(lens)] if len(lens) else distinct
+        latest = np.maximum.reduceat(first_receipts(distinct[entry] // len(lens), flat[at]),
+                                     np.cumsum(count) - count) if len(distinct) else distinct
+        suspect = rows[latest[which] >= rows] if len(rows) else rows
     row, session, serial = spelled(suspect)
     want = session * span + serial
     at = np.minimum(np.searchsorted(key, want), max(len(key) - 1, 0))
@@ -311,6 +319,30 @@ def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
     ids = serial.tolist()
     return out, [[spelled_names[x] for x in ids[a:b]]
                  for a, b in pairwise([*begin.tolist(), len(ids)])]
+
+
+def _suspects_by_session(rows, codes, starts, key, first_row, span, flat, offsets,
+                         lens) -> np.ndarray:
+    """Those of `rows` (their dice values `codes`) that some die of their
+    value was not received before, in their session: a session at a time,
+    each dice value's latest first receipt from a table of the session's
+    first receipts by serial (`key`: session * span + serial, ascending)."""
+    never = np.iinfo(np.int64).max
+    cut = np.searchsorted(rows, starts, side="left")
+    ends = np.append(cut[1:], len(rows))
+    bounds = np.searchsorted(key, np.arange(len(starts) + 1) * span)
+    has = np.flatnonzero(lens > 0)  # (a value naming no dice is never suspect)
+    out = []
+    for k in np.flatnonzero(ends > cut).tolist():
+        first = np.full(span, never, dtype=np.int64)
+        got = slice(bounds[k], bounds[k + 1])
+        first[key[got] % span] = first_row[got]
+        latest = np.full(len(lens), -1, dtype=np.int64)
+        if len(has):
+            latest[has] = np.maximum.reduceat(first.take(flat), offsets[has])
+        mine = rows[cut[k]:ends[k]]
+        out.append(mine[mine <= latest.take(codes[cut[k]:ends[k]])])
+    return np.concatenate(out) if out else rows[:0]
 
 
 def _distinct(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:

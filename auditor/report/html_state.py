@@ -337,15 +337,16 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
         lo, hi = int(log.session_starts[k]), int(log.session_ends[k])
         ev = log.event_codes[lo:hi]
         delta = change.take(ev)  # (take: a lookup table read quicker than by indexing)
-        s = np.clip(seat_values[lo:hi], 0, _SEATS - 1).astype(np.int64)
-        if no_seat is not None:
-            s[no_seat[lo:hi]] = 0
+        s = np.clip(seat_values[lo:hi], 0, _SEATS - 1)
         fam = family_of.take(bet_codes[lo:hi])
-        at = np.flatnonzero((delta != 0) & asked_seats.take(s) & (fam >= 0))
+        keep = (delta != 0) & asked_seats.take(s) & (fam >= 0)
+        if no_seat is not None:
+            keep &= ~no_seat[lo:hi]
+        at = np.flatnonzero(keep)
         d = delta[at].astype(np.int64)
         d[(ev[at] == settled) & undecided[outcome_codes[lo + at]]] = 0
         at, d = at[d != 0], d[d != 0]
-        groups = _Groups(s[at] * width + fam[at], lo + at, log.n)
+        groups = _Groups(s[at].astype(np.int64) * width + fam[at], lo + at, log.n)
         held = groups.running_count(d)
         asked_at, gid = groups.within(seat[mine] * width, seat[mine] * width + width)
         last = groups.last_before(gid, rows[mine][asked_at])

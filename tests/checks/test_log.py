@@ -1,11 +1,21 @@
 """log.sequence_gap on hostile numbers: a gap is counted, never listed, so
-seq 1 then 10**12 takes no more memory or time than seq 1 then 3."""
+seq 1 then 10**12 takes no more memory or time than seq 1 then 3; and
+log.unknown_reference's dice, session by session."""
 
 from __future__ import annotations
 
 import json
 
-from builder import report_findings, report_provenance, run_cli
+import pytest
+from builder import (
+    STICK,
+    LogBuilder,
+    found,
+    lawful_table,
+    report_findings,
+    report_provenance,
+    run_cli,
+)
 from real_process import run_real
 
 HEADER = "table_id,seq,ts,event,actor_role\n"
@@ -67,3 +77,33 @@ def test_a_gap_of_a_trillion_in_a_three_line_file_under_a_memory_cap(tmp_path):
          f"seq jumps from {-2 ** 63} to {2 ** 63 - 1}: {2 ** 64 - 2} event(s) missing",
          {"previous_seq": -2 ** 63, "missing_count": 2 ** 64 - 2,
           "missing_first": -2 ** 63 + 1, "missing_last": 2 ** 63 - 2})]
+
+
+@pytest.mark.parametrize("per_session", [True, False])
+def test_dice_never_received_in_their_session(tmp_path, monkeypatch, per_session):
+    """`log.unknown_reference` for dice: a die named before its set arrives,
+    a die no set brought, and a die only an earlier session received (the
+    replay starts a table afresh at `table_open`), each at its row; a die
+    named after its receipt is quiet. The same whether worked out a session
+    at a time or by the rows' own (session, dice value) pairs."""
+    import auditor.checks.log as log_checks
+
+    monkeypatch.setattr(log_checks, "BY_SESSION_CELLS", 1 << 22 if per_session else -10 ** 18)
+    b = lawful_table()
+    early = b.add("dice_inspected", role="boxperson", dice="B1", outcome="pass")  # B1: later
+    b.receive("B1,B2,B3,B4,B5")
+    b.add("dice_inspected", role="boxperson", dice="B1", outcome="pass")  # (received: quiet)
+    stray = b.add("dice_to_bowl", role=STICK, dice="A1,Z9")  # Z9 never received
+    b.add("table_close", role="game_supervisor")
+    b.open(seats=(5,), dice="C1,C2,C3,C4,C5")
+    old = b.add("dice_to_bowl", role=STICK, dice="B2")  # received in the session before only
+    other = lawful_table()
+    other.table = "T2"
+    for row in other.rows:
+        row["table_id"] = "T2"
+    t2 = other.add("dice_to_bowl", role=STICK, dice="B2")
+    both = LogBuilder()
+    both.rows = b.rows + other.rows
+    assert found(both, tmp_path, "nz-1996", "log.unknown_reference") == {
+        ("log.unknown_reference", "T1", early), ("log.unknown_reference", "T1", stray),
+        ("log.unknown_reference", "T1", old), ("log.unknown_reference", "T2", t2)}
