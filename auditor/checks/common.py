@@ -25,6 +25,16 @@ _NO_ROWS = np.empty(0, dtype=np.int64)
 BLOCK = 1 << 18
 
 
+def code_is(codes: np.ndarray, ks) -> np.ndarray:
+    """Whether each of `codes` is one of the few `ks`: compared one by one,
+    which for category codes (a byte or two each) is quicker than a look-up
+    table, whose reading first widens every code to a 64-bit index."""
+    mask = codes == ks[0]
+    for k in ks[1:]:
+        mask |= codes == k
+    return mask
+
+
 def rows_where(n: int, mask_of, start: int = 0) -> np.ndarray:
     """Rows r in [start, n) where `mask_of(a, b)` (a boolean array for rows
     a..b-1) holds, worked out block by block."""
@@ -123,9 +133,8 @@ class Shared:
             ks = [index[name] for name in names if name in index]
             if not ks:
                 got = _NO_ROWS
-            elif len(ks) == 1:
-                k = ks[0]
-                got = rows_where(self.n, lambda a, b: codes[a:b] == k)
+            elif len(ks) <= 4:  # (comparing small codes beats looking each up)
+                got = rows_where(self.n, lambda a, b: code_is(codes[a:b], ks))
             else:
                 hit = np.zeros(len(cats) + 1, dtype=bool)
                 hit[ks] = True

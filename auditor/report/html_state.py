@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from auditor.checks.common import expand, searchsorted_ascending
+from auditor.checks.common import code_is, expand, searchsorted_ascending
 from auditor.game.inputs import coded, values_and_nulls
 from auditor.game.outcomes import POINTS, pass_outcome
 from auditor.game.state import DIE_LOCATIONS, ReplayState
@@ -155,8 +155,9 @@ class _Log:
         return np.minimum(next_open, self.table_ends[table] - 1)
 
     def rows_of(self, names: tuple[str, ...]) -> np.ndarray:
-        wanted = np.array([n in names for n in self.event_names], dtype=bool)
-        return np.flatnonzero(wanted.take(self.event_codes))
+        ks = [k for k, name in enumerate(self.event_names[:-1]) if name in names]
+        return np.flatnonzero(code_is(self.event_codes, ks)) if ks else \
+            np.empty(0, dtype=np.int64)
 
     def is_event(self, rows: np.ndarray, name: str) -> np.ndarray:
         return np.array([n == name for n in self.event_names], dtype=bool)[self.event_codes[rows]]
@@ -316,7 +317,8 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
     events = log.events
     # what each row does to its seat's count of its bet: by event, then a
     # settlement neither won nor lost (a push) leaves the wager standing
-    change = np.array([WAGER_CHANGE.get(str(e), 0) for e in log.event_names], dtype=np.int8)
+    adds = [k for k, e in enumerate(log.event_names[:-1]) if WAGER_CHANGE.get(str(e)) == 1]
+    takes = [k for k, e in enumerate(log.event_names[:-1]) if WAGER_CHANGE.get(str(e)) == -1]
     settled = log.event_names.index("wager_settled") if "wager_settled" in log.event_names \
         else -2
     bet_codes, bet_names = coded(events["bet"])
@@ -336,7 +338,8 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
         asked_seats[0] = False
         lo, hi = int(log.session_starts[k]), int(log.session_ends[k])
         ev = log.event_codes[lo:hi]
-        delta = change.take(ev)  # (take: a lookup table read quicker than by indexing)
+        delta = (code_is(ev, adds or [-2]).view(np.int8)
+                 - code_is(ev, takes or [-2]).view(np.int8))
         s = np.clip(seat_values[lo:hi], 0, _SEATS - 1)
         fam = family_of.take(bet_codes[lo:hi])
         keep = (delta != 0) & asked_seats.take(s) & (fam >= 0)
