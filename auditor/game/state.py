@@ -208,8 +208,9 @@ class DiceMoves:
         return self._until
 
     def _next_moves(self) -> np.ndarray:
-        """(Ids below 2**16 sort as 16-bit: numpy's radix sort, not a merge
-        sort.)"""
+        """`until`, worked out: the moves sorted by die (ids below 2**16 as
+        16-bit, numpy's radix sort, not a merge sort), each followed by its
+        die's next."""
         die = self.die.astype(np.uint16) if len(self.serials) <= 1 << 16 else self.die
         order = np.argsort(die, kind="stable")
         nxt = np.full(len(order), self.n, dtype=np.int64)

@@ -29,10 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from auditor.checks.common import code_is, expand, searchsorted_ascending
+from auditor.checks.common import code_is, expand, next_after, searchsorted_ascending
 from auditor.game.inputs import coded, values_and_nulls
 from auditor.game.outcomes import POINTS, pass_outcome
 from auditor.game.state import DIE_LOCATIONS, ReplayState
+from auditor.logs.load import session_starts
 
 #: Where a die is, by the replay's place of its last move (`DIE_LOCATIONS`);
 #: `{seat}`: the seat of the event that moved it.
@@ -115,25 +116,19 @@ class _Log:
         self.seq = events["seq"].to_numpy(dtype=np.int64, na_value=-1)
         self.role_codes, self.role_names = coded(events["actor_role"], missing="(no role recorded)")
         self.table = _PerRow(lambda r: np.searchsorted(starts, r, side="right") - 1)
-        self.opens = self.rows_of(("table_open",))
-        self.asked = rows
+        self.table_ends = np.asarray(ends, dtype=np.int64)
+        # every session's first row (the table bounds' one source, decision 85)
+        self.sessions = session_starts(np.asarray(starts, dtype=np.int64),
+                                       self.rows_of(("table_open",)))
         self.asked_table = self.table[rows]
         # the state before a row is that of the session the row before it
-        # was in (a table_open starts one): it starts at the table's first
-        # row or its last table_open before the row (the row itself at a
-        # table's first row: nothing before it)
-        last_open = np.searchsorted(self.opens, rows, side="left") - 1
-        opened = self.opens[np.maximum(last_open, 0)] if len(self.opens) else rows
-        since = np.maximum(starts[self.asked_table],
-                           np.where(last_open >= 0, opened, -1)).astype(np.int64)
+        # was in (the row itself at a table's first row: nothing before it)
+        before = self.sessions[np.maximum(np.searchsorted(self.sessions, rows) - 1, 0)]
+        since = np.maximum(starts[self.asked_table], before)
         # the sessions asked, each up to its last finding's row
         self.session_starts, self.asked_index = np.unique(since, return_inverse=True)
         self.session_ends = np.zeros(len(self.session_starts), dtype=np.int64)
         np.maximum.at(self.session_ends, self.asked_index, rows)
-        # the end of each row's session (the next table_open or the table's
-        # last row), for the replay's moves
-        self.table_ends = np.asarray(ends, dtype=np.int64)
-        self.table_starts = np.asarray(starts, dtype=np.int64)
 
     def in_asked(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Those of `rows` (ascending) that some finding's state is read
@@ -145,22 +140,15 @@ class _Log:
 
     def state_reach(self, rows: np.ndarray) -> np.ndarray:
         """The last row whose state before it a change at each of `rows`
-        can be: the next `table_open` (its state is the session before it),
-        or the table's last row."""
-        after = np.searchsorted(self.opens, rows, side="right")
-        next_open = np.where(after < len(self.opens),
-                             self.opens[np.minimum(after, len(self.opens) - 1)], self.n) \
-            if len(self.opens) else np.full(len(rows), self.n, dtype=np.int64)
-        table = np.searchsorted(self.table_starts, rows, side="right") - 1
-        return np.minimum(next_open, self.table_ends[table] - 1)
+        can be: the next session's first row if a `table_open` of the same
+        table (its state is the session before it), else the table's last."""
+        return np.minimum(next_after(self.sessions, rows, self.n),
+                          self.table_ends[self.table[rows]] - 1)
 
     def rows_of(self, names: tuple[str, ...]) -> np.ndarray:
         ks = [k for k, name in enumerate(self.event_names[:-1]) if name in names]
         return np.flatnonzero(code_is(self.event_codes, ks)) if ks else \
             np.empty(0, dtype=np.int64)
-
-    def is_event(self, rows: np.ndarray, name: str) -> np.ndarray:
-        return np.array([n == name for n in self.event_names], dtype=bool)[self.event_codes[rows]]
 
     def event(self, row: int) -> str:
         return str(self.event_names[self.event_codes[row]])
