@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from auditor.checks.common import code_is, expand, next_after, searchsorted_ascending
+from auditor.checks.common import Shared, code_is, expand, next_after, searchsorted_ascending
 from auditor.game.inputs import coded, values_and_nulls
 from auditor.game.outcomes import POINTS, pass_outcome
 from auditor.game.state import DIE_LOCATIONS, ReplayState
@@ -118,8 +118,9 @@ class _Log:
         self.table = _PerRow(lambda r: np.searchsorted(starts, r, side="right") - 1)
         self.table_ends = np.asarray(ends, dtype=np.int64)
         # every session's first row (the table bounds' one source, decision 85)
+        self.shared = Shared(events, None)  # (its rows of each event, as the checks find them)
         self.sessions = session_starts(np.asarray(starts, dtype=np.int64),
-                                       self.rows_of(("table_open",)))
+                                       self.shared.event_rows("table_open"))
         self.asked_table = self.table[rows]
         # the state before a row is that of the session the row before it
         # was in (the row itself at a table's first row: nothing before it)
@@ -144,11 +145,6 @@ class _Log:
         table (its state is the session before it), else the table's last."""
         return np.minimum(next_after(self.sessions, rows, self.n),
                           self.table_ends[self.table[rows]] - 1)
-
-    def rows_of(self, names: tuple[str, ...]) -> np.ndarray:
-        ks = [k for k, name in enumerate(self.event_names[:-1]) if name in names]
-        return np.flatnonzero(code_is(self.event_codes, ks)) if ks else \
-            np.empty(0, dtype=np.int64)
 
     def event(self, row: int) -> str:
         return str(self.event_names[self.event_codes[row]])
@@ -254,7 +250,7 @@ def _how_shooter(log: _Log, state: ReplayState, rows: np.ndarray,
         np.flatnonzero(np.r_[True, values[1:] != values[:-1]])]
     made = change_rows[np.searchsorted(change_rows, rows, side="right") - 1] - 1
     in_table = (made >= 0) & (log.table[np.maximum(made, 0)] == log.asked_table)
-    offers, session = log.in_asked(log.rows_of(("dice_offered",)))
+    offers, session = log.in_asked(log.shared.event_rows("dice_offered"))
     groups = _Groups((session << SESSION_SHIFT) | log.seat[offers], offers, log.n)
     m = np.maximum(made, 0)
     in_session = m >= log.session_starts[log.asked_index]
