@@ -4,6 +4,7 @@ code; every check documents itself; the code catalogue is the spec's."""
 import re
 from pathlib import Path
 
+import click
 import pytest
 from builder import SHIPPED
 from click.testing import CliRunner
@@ -73,8 +74,11 @@ def test_code_catalogue_matches_the_spec():
 
 def test_every_command_has_an_example():
     runner = CliRunner()
-    commands = [[name] for name in main.commands]
-    commands += [["rulesets", sub] for sub in main.commands["rulesets"].commands]
+    with click.Context(main) as ctx:
+        commands = [[name] for name in main.list_commands(ctx)]
+        commands += [["rulesets", sub] for sub in main.get_command(ctx, "rulesets").commands]
+    assert {"check", "validate", "verify", "baseline", "generate", "explain"} <= \
+        {cmd[0] for cmd in commands}
     for cmd in commands:
         out = runner.invoke(main, [*cmd, "--help"]).output
         if cmd == ["rulesets"]:

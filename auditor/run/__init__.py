@@ -25,7 +25,6 @@ from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.rules.ruleset import Ruleset
 from auditor.run.collect import Collector
 from auditor.run.core import AuditResult
-from auditor.run.dask_engine import require_dask
 
 ENGINES: tuple[str, ...] = ("local", "dask")
 
@@ -37,6 +36,8 @@ def check_engine(engine: str, scheduler: str | None = None) -> None:
     if scheduler and engine != "dask":
         raise EngineError("--scheduler is for --engine dask")
     if engine == "dask":
+        from auditor.run.dask_engine import require_dask  # (only this engine needs it)
+
         require_dask()
 
 
