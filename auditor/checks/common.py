@@ -16,6 +16,7 @@ import pandas as pd
 
 from auditor.checks.registry import Hits
 from auditor.logs import load
+from auditor.logs.arrays import category_codes
 
 _NO_ROWS = np.empty(0, dtype=np.int64)
 
@@ -68,8 +69,7 @@ class Shared:
             if not isinstance(column.dtype, pd.CategoricalDtype):
                 column = column.astype("category")
                 self._memo[("column", name)] = column
-            # The Categorical's own codes (read only): `.cat.codes` copies them.
-            got = self._memo[key] = np.asarray(column.array.codes)
+            got = self._memo[key] = category_codes(column)
         return got
 
     def _categorical(self, name: str) -> pd.Series:

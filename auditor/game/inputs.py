@@ -10,13 +10,14 @@ import numpy as np
 import pandas as pd
 
 from auditor.compat import masked_arrays
+from auditor.logs.arrays import category_codes
 
 
 def coded(column: pd.Series, parse=None, missing=None) -> tuple[np.ndarray, list]:
     """Codes (-1 for nothing recorded) and the distinct values they index,
     each through `parse` when given, then `missing` last (where -1 finds it)."""
     if isinstance(column.dtype, pd.CategoricalDtype):
-        codes, values = column.cat.codes.to_numpy(), list(column.cat.categories)
+        codes, values = category_codes(column), list(column.cat.categories)
     else:
         codes, values = pd.factorize(column.astype(object), use_na_sentinel=True)
     return codes, [*(values if parse is None else map(parse, values)), missing]

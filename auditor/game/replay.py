@@ -59,6 +59,7 @@ from auditor.game.state import (
     sparse,
     typed,
 )
+from auditor.logs.arrays import category_codes
 from auditor.logs.load import table_runs
 from auditor.logs.schema import EVENTS, MAX_SEAT, NO_ROLL_CONDITIONS
 
@@ -512,7 +513,7 @@ class _Inputs:
     RARE = ("actor_id", "reason", "flags")
 
     def __init__(self, events: pd.DataFrame, bar: int):
-        self.event = events["event"].cat.codes.to_numpy() \
+        self.event = category_codes(events["event"]) \
             if isinstance(events["event"].dtype, pd.CategoricalDtype) else \
             events["event"].map({e: c for c, e in enumerate(EVENTS)}).fillna(-1) \
             .to_numpy(dtype=np.int64)

@@ -93,6 +93,12 @@ def raw_values(arr: pa.Array, dtype=None) -> np.ndarray:
     return np.frombuffer(buf, dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
 
 
+def category_codes(column) -> np.ndarray:
+    """A pandas categorical column's codes as stored (-1: missing), read
+    only and not copied: `.cat.codes` copies every code into a new Series."""
+    return np.asarray(column.array.codes)
+
+
 def where_valid(values: np.ndarray, valid: np.ndarray, other: int,
                 out: np.ndarray | None = None) -> np.ndarray:
     """`values` where `valid`, else `other`, into `out` (a new array when not

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.errors import AuditorError
+from auditor.logs.arrays import category_codes
 from auditor.logs.site import shown_table
 
 
@@ -87,5 +88,5 @@ def check_events(events: pd.DataFrame) -> None:
 
 def _codes(column: pd.Series) -> np.ndarray:
     if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy()
+        return category_codes(column)
     return pd.factorize(column)[0]

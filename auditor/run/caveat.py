@@ -21,6 +21,7 @@ import pandas as pd
 
 from auditor.checks.common import next_after, rows_where
 from auditor.codes import LOG_CODES
+from auditor.logs.arrays import category_codes
 from auditor.logs.load import table_runs
 
 #: A (table, seq) key: the table's code above, the seq below these bits.
@@ -133,7 +134,7 @@ def _equal_key_runs(t_codes: np.ndarray, seqs: np.ndarray, found: np.ndarray
 
 def _codes(column: pd.Series, names: pd.Index) -> np.ndarray:
     if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy()  # (as stored: `_keys` widens what it keys)
+        return category_codes(column)  # (as stored: `_keys` widens what it keys)
     return pd.Index(names).get_indexer(column.astype(object)).astype(np.int64)
 
 
@@ -148,7 +149,7 @@ def _event_rows(events: pd.DataFrame, name: str) -> np.ndarray:
         if name not in event.cat.categories:
             return np.empty(0, dtype=np.int64)
         code = event.cat.categories.get_loc(name)
-        return np.flatnonzero(event.cat.codes.to_numpy() == code)
+        return np.flatnonzero(category_codes(event) == code)
     return np.flatnonzero((event == name).to_numpy(dtype=bool))
 
 
