@@ -200,10 +200,13 @@ class _Groups:
         """Per sorted entry, the sum of its group's `delta` (in entry order)
         up to and with it, never below none: a count taken below zero (a
         wager settled that the log never placed) starts again from zero."""
-        walk = np.cumsum(delta[self.order])
+        delta = delta[self.order]
+        walk = np.cumsum(delta)
         first = np.flatnonzero(np.r_[True, self.gid[1:] != self.gid[:-1]]) \
             if len(walk) else np.empty(0, dtype=np.int64)
-        walk -= np.repeat(walk[first] - delta[self.order][first], np.diff(np.r_[first, len(walk)]))
+        walk -= np.repeat(walk[first] - delta[first], np.diff(np.r_[first, len(walk)]))
+        if not len(walk) or walk.min() >= 0:
+            return walk  # (no count taken below zero: nothing starts again)
         # the running minimum within each group: groups shifted ever lower, so
         # one running minimum over all restarts at each group's first entry
         shift = 2 * (int(np.abs(walk).max()) + 1) if len(walk) else 1
@@ -325,15 +328,18 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
         delta = (code_is(ev, adds or [-2]).view(np.int8)
                  - code_is(ev, takes or [-2]).view(np.int8))
         s = np.clip(seat_values[lo:hi], 0, _SEATS - 1)
-        fam = family_of.take(bet_codes[lo:hi])
-        keep = (delta != 0) & asked_seats.take(s) & (fam >= 0)
+        keep = (delta != 0) & asked_seats.take(s)
         if no_seat is not None:
             keep &= ~no_seat[lo:hi]
         at = np.flatnonzero(keep)
+        # the bet of those rows only (a look-up over the session's every row
+        # first widens each code to a 64-bit index)
+        fam = family_of.take(bet_codes[lo + at])
         d = delta[at].astype(np.int64)
         d[(ev[at] == settled) & undecided[outcome_codes[lo + at]]] = 0
-        at, d = at[d != 0], d[d != 0]
-        groups = _Groups(s[at].astype(np.int64) * width + fam[at], lo + at, log.n)
+        keep = (d != 0) & (fam >= 0)
+        at, d, fam = at[keep], d[keep], fam[keep]
+        groups = _Groups(s[at].astype(np.int64) * width + fam, lo + at, log.n)
         held = groups.running_count(d)
         asked_at, gid = groups.within(seat[mine] * width, seat[mine] * width + width)
         last = groups.last_before(gid, rows[mine][asked_at])
