@@ -385,16 +385,18 @@ def _dice(log: _Log, state: ReplayState, rows: np.ndarray) -> list[tuple[str, ..
                                                key=_natural))}
     places: list[list[tuple[int, str]]] = [[] for _ in rows]
     removed: list[list[tuple[int, str]]] = [[] for _ in rows]
-    said: dict[int, str] = {}  # each move's text, once (findings share them)
+    # each move's text, once (findings share them), its seat read with the others'
+    told = np.unique(move[keep][~gone[keep]])
+    said = {m: DIE_PLACES[DIE_LOCATIONS[where]].format(seat=seat or "(none recorded)")
+            + f" ({log.where(row)})"
+            for m, where, row, seat in zip(told.tolist(), moves.where[told].tolist(),
+                                           moves.rows[told].tolist(),
+                                           log.seat[moves.rows[told]].tolist())}
     for j, m, out in zip(asked[keep].tolist(), move[keep].tolist(), gone[keep].tolist()):
         die = serials[int(moves.die[m])]
         if out:
             removed[j].append((rank[die], die))
             continue
-        if m not in said:
-            row = int(moves.rows[m])
-            said[m] = DIE_PLACES[DIE_LOCATIONS[int(moves.where[m])]].format(
-                seat=log.seat[[row]][0] or "(none recorded)") + f" ({log.where(row)})"
         places[j].append((rank[die], f"{die}: {said[m]}"))
     return [tuple([t for _, t in sorted(p)] +
                   ([f"removed from the table: {', '.join(d for _, d in sorted(r))}"] if r else
