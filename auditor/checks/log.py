@@ -261,8 +261,8 @@ def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
     values, then matched by (session, serial) to the first receipt."""
     sh = ctx.shared
     codes = sh.codes("dice")
+    # (one slot more, last: code -1, no dice; a take of -1 reads it)
     named, offsets, lens = sh.dice_named
-    offsets, lens = offsets[:-1], lens[:-1]  # (code -1 names no dice)
     names: dict[str, int] = {}
     flat = np.fromiter((names.setdefault(x, len(names)) for x in named),
                        dtype=np.int64, count=len(named))
@@ -296,10 +296,12 @@ def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
     # dice value), not per die of every row.
     rows = sh.event_rows(*_DICE_EVENTS)
     c = codes.take(rows)
-    rows, c = rows[c >= 0], c[c >= 0].astype(np.int64)
     if len(starts) * (len(flat) + span) <= 4 * len(rows) + BY_SESSION_CELLS:
+        # (a row naming no dice reads the last slot: never suspect)
         suspect = _suspects_by_session(rows, c, starts, key, first_row, span, flat, offsets, lens)
     else:  # (many sessions: only the (session, dice value) pairs the rows hold)
+        rows, c = rows[c >= 0], c[c >= 0].astype(np.int64)
+        offsets, lens = offsets[:-1], lens[:-1]
         cut = np.searchsorted(rows, starts, side="left")
         session = np.repeat(np.arange(len(starts)), np.diff(np.append(cut, len(rows))))
         distinct, which = _distinct(session * len(lens) + c, len(starts) * len(lens))
