@@ -41,6 +41,11 @@ import gc
 import numpy as np
 import pandas as pd
 
+try:
+    import cython  # compiled: directives Cython reads (see the methods using them)
+except ImportError:  # run uncompiled without Cython: the directives do nothing
+    from auditor.game import cython_shim as cython
+
 from auditor.game.inputs import coded, serials, values_and_nulls
 from auditor.game.outcomes import POINTS, expected_outcome
 from auditor.game.state import (
@@ -186,6 +191,9 @@ class IntBuffer:
         self.data = self.array
         self.size = 0
 
+    # (no index check: `size` is below the length, the buffer grown first)
+    @cython.boundscheck(False)
+    @cython.initializedcheck(False)
     def append(self, value: int) -> None:
         if self.size == self.data.shape[0]:
             self.grow()
@@ -395,6 +403,10 @@ class Wagers:
             self.present[self.order[j]] = 0
         self.n_seats = 0
 
+    # (no index check: every seat and key position copied was written, checked,
+    # when `other` took the wager; both have the same shape)
+    @cython.boundscheck(False)
+    @cython.initializedcheck(False)
     def copy_from(self, other: Wagers) -> None:
         self.clear()
         width = self.width
@@ -484,6 +496,9 @@ class Decided:
         self.seat, self.fam = _ints(capacity), _ints(capacity)
         self.num, self.outcome = _ints(capacity), _ints(capacity)
 
+    # (no index check: `size` is below the length, the arrays grown first)
+    @cython.boundscheck(False)
+    @cython.initializedcheck(False)
     def append(self, s: int, fam: int, num: int, outcome: int) -> None:
         if self.size == len(self.seat):
             self.seat, self.fam = _doubled(self.seat), _doubled(self.fam)
@@ -492,6 +507,9 @@ class Decided:
         self.seat[j], self.fam[j], self.num[j], self.outcome[j] = s, fam, num, outcome
         self.size += 1
 
+    # (no index check: `at` is a position below `size`, as are those moved)
+    @cython.boundscheck(False)
+    @cython.initializedcheck(False)
     def remove(self, at: int) -> None:
         for j in range(at, self.size - 1):
             self.seat[j], self.fam[j] = self.seat[j + 1], self.fam[j + 1]
@@ -749,6 +767,9 @@ class TableReplay:
     def outcome_of(self, k: int) -> str | None:
         return self.outcomes[self.outcome[k]]
 
+    # (no index check: rows lo..hi-1 are within the bound chunk, `_replay`'s cut)
+    @cython.boundscheck(False)
+    @cython.initializedcheck(False)
     def run(self, lo: int, hi: int) -> None:
         """Rows [lo, hi) of the bound chunk. The dense state before each row
         is recorded only where it changed; the most frequent events are
@@ -1251,6 +1272,10 @@ class TableReplay:
         self.dispute_die = None  # a dispute concerns the roll it follows
         self.decide(i)
 
+    # (no index check: every position read is the replay's own, of seats and
+    # keys the wagers took, checked, when placed, and of the decisions table)
+    @cython.boundscheck(False)
+    @cython.initializedcheck(False)
     def decide(self, i: int) -> None:
         """Apply the last roll's counted total: decide line and come bets, move
         the point, note a 7 Out. Called again if a cocked die or a ruling

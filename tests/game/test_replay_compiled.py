@@ -8,6 +8,7 @@ both bar numbers (12 and 2), and the sample logs."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +77,16 @@ def test_same_state_as_the_source_on_planted_nights(tmp_path, seed, offer_role):
 def test_same_state_as_the_source_on_the_sample_logs():
     events = load_logs([ROOT / "sample_logs"]).events
     source = _source_module()
+    _assert_same_state(source.replay(events), replay_module.replay(events))
+
+
+def test_the_source_runs_without_cython_installed(monkeypatch):
+    """Uncompiled and without Cython, the source's Cython directives are the
+    stand-ins of `auditor.game.cython_shim`, and the state is the same."""
+    monkeypatch.setitem(sys.modules, "cython", None)  # (import cython: ImportError)
+    source = _source_module()
+    assert source.cython.__name__ == "auditor.game.cython_shim"
+    events = load_logs([ROOT / "sample_logs" / "nz-table-games"]).events
     _assert_same_state(source.replay(events), replay_module.replay(events))
 
 
