@@ -991,6 +991,11 @@ class TableReplay:
         s = self.seat[k]
         self.take_wager(s, self.bet[k])
 
+    # (no index check: k is a row of the bound chunk; bet and outcome codes
+    # index tables made with a slot for each (and the last for -1); the
+    # decided wagers are read below their size)
+    @cython.boundscheck(False)
+    @cython.initializedcheck(False)
     def on_wager_settled(self, i: int, k: int) -> None:
         s = self.seat[k]
         # Any wager (not only a line bet) settled on a void roll; one settled on
