@@ -398,6 +398,9 @@ class Wagers:
                       for m in range(s * self.width, s * self.width + self.held[s])}
         return out
 
+    # (no index check: the seats listed were checked when added)
+    @cython.boundscheck(False)
+    @cython.initializedcheck(False)
     def clear(self) -> None:
         for j in range(self.n_seats):
             self.present[self.order[j]] = 0
