@@ -7,6 +7,7 @@ import numpy as np
 
 from auditor.checks.common import written
 from auditor.checks.registry import Hits, Needs, check
+from auditor.game.state import SETTLE_EXPECTED
 
 
 @check("line_bet_outcome", "settle.wrong_outcome", needs=Needs(events=("roll", "wager_settled")))
@@ -22,10 +23,15 @@ def line_bet_outcome(ctx, params) -> Hits:
     Points at: the `wager_settled`.
     """
     sh = ctx.shared
-    rows, expected = sh.sparse("settle_expected")
-    outcome = sh.values_at("outcome", rows)
-    wrong = outcome != expected if len(rows) else np.zeros(0, dtype=bool)
-    rows, got, want = rows[wrong], outcome[wrong], expected[wrong]
+    rows, expected = sh.sparse("settle_expected")  # (ids of SETTLE_EXPECTED)
+    # each row's outcome as those ids (-1: anything else), compared as numbers
+    named = [str(c) if isinstance(c, str) else None for c in sh.categories("outcome")]
+    settled_as = np.array([SETTLE_EXPECTED.index(c) if c in SETTLE_EXPECTED else -1
+                           for c in named], dtype=np.int64)
+    wrong = settled_as.take(sh.codes("outcome")[rows]) != expected if len(rows) \
+        else np.zeros(0, dtype=bool)
+    rows, want = rows[wrong], [SETTLE_EXPECTED[w] for w in expected[wrong].tolist()]
+    got = sh.values_at("outcome", rows)
     bets, seats = sh.values_at("bet", rows), sh.ints_at("seat", rows)
     roll_rows = sh.sparse_at("settle_roll", rows, None)
     seq = sh.seq

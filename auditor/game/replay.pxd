@@ -92,9 +92,8 @@ cdef class TableReplay:
     cdef public Wagers wagers, snapshot
     cdef public Decided decided
     cdef public IntBuffer decision_rows, decision_totals
-    cdef public IntBuffer settle_rows, settle_decided_by, player_roll_rows
+    cdef public IntBuffer settle_rows, settle_decided_by, player_roll_rows, settle_expected
     cdef public IntBuffer call_rows, call_rolls
-    cdef public list settle_expected
     cdef public IntBuffer roll_total, roll_line_bet, roll_by_shooter
     cdef public IntBuffer roll_marker_off, roll_come_wagers, roll_other_line_bettors
     cdef public IntBuffer roll_after_point_made

@@ -55,9 +55,11 @@ from auditor.game.state import (
     DENSE_COLUMNS,
     INT_COLUMNS,
     PLAYER_ROLL_FIELDS,
+    SETTLE_EXPECTED,
     SETTLEMENT_FIELDS,
     SPARSE_COLUMNS,
     STICK_ROLL_FIELDS,
+    UNDECIDED,
     DiceMoves,
     ReplayState,
     assemble,
@@ -95,7 +97,7 @@ FAMILIES = ("pass", "dont_pass", "come", "dont_come")
 PASS, DONT_PASS, COME, DONT_COME = range(len(FAMILIES))
 #: What a roll does to a wager, by id: an outcome, nothing (NO_DECISION), or
 #: (TRAVEL + key) an untravelled come bet travels to that key.
-OUTCOMES = ("win", "lose", "push")
+OUTCOMES = SETTLE_EXPECTED[:UNDECIDED]  # ("win", "lose", "push"): the ids settle_expected keeps
 WIN, LOSE, PUSH = range(len(OUTCOMES))
 NO_DECISION, TRAVEL = -1, len(OUTCOMES)
 #: Seats are 1..MAX_SEAT (0: none recorded), the index of per-seat arrays.
@@ -1026,14 +1028,14 @@ class TableReplay:
         if match >= 0:
             expected = d.outcome[match]
             self.settle_rows.append(i)
-            self.settle_expected.append(OUTCOMES[expected])
+            self.settle_expected.append(expected)  # (an id of SETTLE_EXPECTED)
             self.settle_decided_by.append(self.pending_roll)
             if expected != PUSH or outcome != PUSH:
                 d.remove(match)
             if expected == PUSH and (outcome == WIN or outcome == LOSE):
                 self.take_wager(s, bet)
         else:
-            self.put("settle_expected", i, "undecided")
+            self.put("settle_expected", i, UNDECIDED)
             self.put("settle_roll", i, self.last_roll)
             if outcome == WIN or outcome == LOSE:
                 self.take_wager(s, bet)

@@ -34,6 +34,7 @@ SPARSE_COLUMNS: tuple[str, ...] = (
 #: numpy arrays once the replay ends (read back as Python ints and bools).
 INT_COLUMNS = frozenset((
     "roll_total", "roll_counted_total", "roll_voided", "roll_come_wagers", "call_row",
+    "settle_expected",
     "call_roll", "settle_roll", "settled_on_void", "offer_round", "offer_anchor",
     "offer_open_seat", "received_count", "bowl_set_count", "offtable_shooter"))
 BOOL_COLUMNS = frozenset((
@@ -59,6 +60,11 @@ STICK_ROLL_FIELDS = ("roll_total", "stick_any_wager", "stick_willing", "stick_af
 DECISION_FIELDS = ("roll_counted_total",)
 CALL_FIELDS = ("call_roll",)
 SETTLEMENT_FIELDS = ("settle_expected", "settle_roll")
+#: What `settle_expected` holds at a settlement, by id: what the last valid
+#: roll decided for the wager (as the replay's outcome ids), or that it
+#: decided nothing for it. Numbers, not text: a night settles millions.
+SETTLE_EXPECTED = ("win", "lose", "push", "undecided")
+UNDECIDED = SETTLE_EXPECTED.index("undecided")
 
 
 class ReplayState:
