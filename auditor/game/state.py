@@ -283,10 +283,20 @@ def assemble(n: int, changes: list[np.ndarray] | None,
             pieces[name].append((at, piece))
     if changes is None:
         changes = [np.zeros(1 if n else 0, dtype=np.int64)] * (1 + len(DENSE_COLUMNS))
-    dense = {name: Steps(n, changes[0], values.astype(dtype, copy=False))
+    dense = {name: _own_changes(n, changes[0], values.astype(dtype, copy=False))
              for (name, dtype), values in zip(DENSE_COLUMNS.items(), changes[1:])}
     sparse = {name: settle(pieces.pop(name), name) for name in SPARSE_COLUMNS}
     return ReplayState(n, dense, sparse, dice_moves)
+
+
+def _own_changes(n: int, rows: np.ndarray, values: np.ndarray) -> Steps:
+    """One dense column from the rows where any dense column changed: only
+    where this one does (the seats change a few times a session, the line
+    bettors at most wagers), so a look-up searches its few changes, not all."""
+    keep = np.empty(len(values), dtype=bool)
+    keep[:1] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return Steps(n, rows[keep], values[keep])
 
 
 def sparse(state: ReplayState, name: str) -> pd.Series:
