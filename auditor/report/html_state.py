@@ -320,15 +320,15 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
     names: list[list[str]] = [[] for _ in rows]
     for k in range(len(log.session_starts)):
         mine = np.flatnonzero(log.asked_index == k)
-        asked_seats = np.zeros(_SEATS, dtype=bool)
-        asked_seats[np.clip(seat[mine], 0, _SEATS - 1)] = True
-        asked_seats[0] = False
+        # the few seats the session's findings name (a seat is 1..62), compared
+        # one by one with the rows' seats
+        asked = np.unique(seat[mine])
+        asked = asked[(asked > 0) & (asked < _SEATS)].tolist() or [-1]
         lo, hi = int(log.session_starts[k]), int(log.session_ends[k])
         ev = log.event_codes[lo:hi]
         delta = (code_is(ev, adds or [-2]).view(np.int8)
                  - code_is(ev, takes or [-2]).view(np.int8))
-        s = np.clip(seat_values[lo:hi], 0, _SEATS - 1)
-        keep = (delta != 0) & asked_seats.take(s)
+        keep = (delta != 0) & code_is(seat_values[lo:hi], asked)
         if no_seat is not None:
             keep &= ~no_seat[lo:hi]
         at = np.flatnonzero(keep)
@@ -339,7 +339,7 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
         d[(ev[at] == settled) & undecided[outcome_codes[lo + at]]] = 0
         keep = (d != 0) & (fam >= 0)
         at, d, fam = at[keep], d[keep], fam[keep]
-        groups = _Groups(s[at].astype(np.int64) * width + fam, lo + at, log.n)
+        groups = _Groups(seat_values[lo + at].astype(np.int64) * width + fam, lo + at, log.n)
         held = groups.running_count(d)
         asked_at, gid = groups.within(seat[mine] * width, seat[mine] * width + width)
         last = groups.last_before(gid, rows[mine][asked_at])
