@@ -247,19 +247,7 @@ class Shared:
         key = ("sparse", name)
         got = self._memo.get(key)
         if got is None:
-            # The replay keeps number and boolean columns as arrays already;
-            # `written` would spell them out as lists.
-            raw = getattr(self.state, "sparse", {}).get(name)
-            if isinstance(raw, tuple) and len(raw) == 2 and isinstance(raw[1], np.ndarray) \
-                    and len(raw[1]) == len(raw[0]):
-                got = (np.asarray(raw[0], dtype=np.int64), raw[1])
-            else:
-                rows, values = self.state.written(name)
-                if values and isinstance(values[0], (int, np.integer, np.bool_)):
-                    arr = np.asarray(values)
-                else:
-                    arr = np.fromiter(values, dtype=object, count=len(values))
-                got = (np.asarray(rows, dtype=np.int64), arr)
+            got = self.state.arrays(name)
             self._memo[key] = got
         return got
 

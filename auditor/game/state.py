@@ -102,6 +102,14 @@ class ReplayState:
         rows, values = self.sparse[name]
         return rows, _listed(values)
 
+    def arrays(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """`written(name)` as arrays: numbers and booleans as the replay keeps
+        them (no list of Python objects made), anything else as objects."""
+        rows, values = self.sparse[name]
+        if not isinstance(values, np.ndarray):
+            values = np.fromiter(values, dtype=object, count=len(values))
+        return np.asarray(rows, dtype=np.int64), values
+
     def rows(self, name: str) -> np.ndarray:
         return self.sparse[name][0]
 

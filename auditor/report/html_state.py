@@ -416,9 +416,8 @@ def _natural(serial: str) -> tuple:
 def _last_rolls(log: _Log, state: ReplayState, rows: np.ndarray) -> list[str]:
     """The last roll of the session before each finding's row that the
     replay counted and had not voided by then, its total and what it decided."""
-    rolled, totals = state.written("roll_counted_total")
-    rolled, totals = np.asarray(rolled, dtype=np.int64), np.asarray(totals, dtype=np.int64)
-    voided_rows, voided_by = state.written("roll_voided")
+    rolled, totals = state.arrays("roll_counted_total")
+    voided_rows, voided_by = state.arrays("roll_voided")
     never = np.iinfo(np.int64).max
     void_at = np.full(len(rolled), never)
     void_at[np.searchsorted(rolled, voided_rows)] = voided_by
