@@ -66,18 +66,35 @@ def _satisfies(inspections: list, groups: list[list[str]]) -> bool:
 
 def _first_uses(ctx, found: bool) -> list:
     """(row, dice) of first uses of received (or found) dice; split once per
-    audit, for the two checks that read them."""
+    audit, both ways in one pass, for the two checks that read them."""
     memo = ctx.shared._memo
     got = memo.get(("first_uses", found))
     if got is None:
         rows, records = written(ctx, "first_use")
-        got = []
+        split: dict[bool, list] = {True: [], False: []}
         for r, record in zip(rows, records):
-            dice = [d for d in record if d["found"] == found]
-            if dice:
-                got.append((r, dice))
-        memo[("first_uses", found)] = got
+            received = [d for d in record if not d["found"]]
+            if received:
+                split[False].append((r, received))
+            if len(received) < len(record):
+                split[True].append((r, [d for d in record if d["found"]]))
+        memo[("first_uses", True)], memo[("first_uses", False)] = split[True], split[False]
+        got = split[found]
     return got
+
+
+def _inspected_as_required(groups: list[list[str]]):
+    """`_satisfies` against `groups`, worked out once per distinct record of
+    inspections (the dice of a set share theirs)."""
+    verdicts: dict[tuple, bool] = {}
+
+    def satisfied(inspections: list) -> bool:
+        key = tuple(map(tuple, inspections))
+        ok = verdicts.get(key)
+        if ok is None:
+            ok = verdicts[key] = _satisfies(inspections, groups)
+        return ok
+    return satisfied
 
 
 @check("dice_inspected_before_use", "dice.not_inspected",
@@ -96,16 +113,8 @@ def dice_inspected_before_use(ctx, params) -> Hits:
     Found dice are the off-table procedure's concern (`off_table_procedure`).
     """
     groups = _position_groups(params, "new_dice_inspections")
+    satisfied = _inspected_as_required(groups)
     out, messages, evidence = [], [], []
-    verdicts: dict[tuple, bool] = {}  # the dice of a set share their inspections
-
-    def satisfied(inspections: list) -> bool:
-        key = tuple(map(tuple, inspections))
-        ok = verdicts.get(key)
-        if ok is None:
-            ok = verdicts[key] = _satisfies(inspections, groups)
-        return ok
-
     for r, dice in _first_uses(ctx, found=False):
         # A die inspected and failed was inspected: using it is the failed
         # inspection's breach, not this one.
@@ -402,8 +411,9 @@ def off_table_procedure(ctx, params) -> Hits:
         found[r] = (("the remaining dice were not offered to the shooter after a die "
                      "left the table"), {})
     groups = _position_groups(params, "found_die_inspections")
+    satisfied = _inspected_as_required(groups)
     for r, dice in _first_uses(ctx, found=True):
-        bad = [d for d in dice if not d["failed"] and not _satisfies(d["inspections"], groups)]
+        bad = [d for d in dice if not d["failed"] and not satisfied(d["inspections"])]
         if bad:
             found[r] = ((f"found die {', '.join(d['die'] for d in bad)} returned without "
                          f"inspection by {' and '.join('/'.join(g) for g in groups)}"),
