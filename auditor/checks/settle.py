@@ -24,10 +24,9 @@ def line_bet_outcome(ctx, params) -> Hits:
     """
     sh = ctx.shared
     rows, expected = sh.sparse("settle_expected")  # (ids of SETTLE_EXPECTED)
-    # each row's outcome as those ids (-1: anything else), compared as numbers
-    named = [str(c) if isinstance(c, str) else None for c in sh.categories("outcome")]
-    settled_as = np.array([SETTLE_EXPECTED.index(c) if c in SETTLE_EXPECTED else -1
-                           for c in named], dtype=np.int64)
+    # each distinct outcome as those ids (-1: anything else), compared as numbers
+    settled_as = np.array([SETTLE_EXPECTED.index(c) if isinstance(c, str) and c in SETTLE_EXPECTED
+                           else -1 for c in sh.categories("outcome")], dtype=np.int64)
     wrong = settled_as.take(sh.codes("outcome")[rows]) != expected if len(rows) \
         else np.zeros(0, dtype=bool)
     rows, want = rows[wrong], [SETTLE_EXPECTED[w] for w in expected[wrong].tolist()]

@@ -34,8 +34,7 @@ SPARSE_COLUMNS: tuple[str, ...] = (
 #: numpy arrays once the replay ends (read back as Python ints and bools).
 INT_COLUMNS = frozenset((
     "roll_total", "roll_counted_total", "roll_voided", "roll_come_wagers", "call_row",
-    "settle_expected",
-    "call_roll", "settle_roll", "settled_on_void", "offer_round", "offer_anchor",
+    "call_roll", "settle_expected", "settle_roll", "settled_on_void", "offer_round", "offer_anchor",
     "offer_open_seat", "received_count", "bowl_set_count", "offtable_shooter"))
 BOOL_COLUMNS = frozenset((
     "roll_line_bet", "roll_by_shooter", "roll_marker_off",
