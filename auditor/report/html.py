@@ -17,7 +17,7 @@ Security Policy allows only that script and that stylesheet (by hash) and no
 fetch of any kind: no fonts, images, frames or connections.
 
 Volume: counts and charts cover every finding; the findings listed are
-capped per code (`MAX_FINDINGS_PER_TABLE_CODE`) with a note saying how many are
+capped per table and code (`MAX_FINDINGS_PER_TABLE_CODE`) with a note saying how many are
 shown, so 100,000 findings still open in seconds. Of the events the page
 shows only what `auditor.report.html_events` takes from them (each table's
 counts and timeline series, the rows around the findings listed), so a
@@ -71,7 +71,7 @@ from auditor.report.provenance import provenance
 from auditor.report.records import finding_records
 from auditor.run.core import replay_state
 
-#: findings listed per code; counts and charts always cover them all
+#: findings listed per table and code; counts and charts always cover them all
 MAX_FINDINGS_PER_TABLE_CODE = 200
 #: What the engines keep of each batch's events for this page (`auditor.run.collect`).
 COLLECTOR = EventCollector(MAX_FINDINGS_PER_TABLE_CODE)

@@ -110,7 +110,7 @@ class _Log:
         self.n = len(events)
         codes, names = coded(events["event"])
         self.event_codes, self.event_names = codes, names
-        seat, no_seat = values_and_nulls(events["seat"])
+        self.seat_values, self.no_seat = seat, no_seat = values_and_nulls(events["seat"])
         self.seat = _PerRow(lambda r: np.where(no_seat[r], 0, seat[r]).astype(np.int64)
                             if no_seat is not None else seat[r].astype(np.int64))
         self.seq = events["seq"].to_numpy(dtype=np.int64, na_value=-1)
@@ -191,6 +191,7 @@ class _Groups:
         group = group[self.order]
         first = np.r_[True, group[1:] != group[:-1]] if len(group) else np.empty(0, bool)
         self.keys = group[first]
+        self.firsts = np.flatnonzero(first)  # each group's first sorted entry
         self.gid = np.cumsum(first) - 1
         self.width = np.int64(n + 1)
         self.rows = rows[self.order]
@@ -202,8 +203,7 @@ class _Groups:
         wager settled that the log never placed) starts again from zero."""
         delta = delta[self.order]
         walk = np.cumsum(delta)
-        first = np.flatnonzero(np.r_[True, self.gid[1:] != self.gid[:-1]]) \
-            if len(walk) else np.empty(0, dtype=np.int64)
+        first = self.firsts
         walk -= np.repeat(walk[first] - delta[first], np.diff(np.r_[first, len(walk)]))
         if not len(walk) or walk.min() >= 0:
             return walk  # (no count taken below zero: nothing starts again)
@@ -247,10 +247,7 @@ def _how_shooter(log: _Log, state: ReplayState, rows: np.ndarray,
     """The shooter and the row that made them so (or took the dice away):
     the row before the one where the replay's shooter last changed, in the
     same table; for a shooter, the last offer to their seat before it."""
-    steps = state["shooter"]
-    values = np.asarray(steps.values, dtype=np.int64)
-    change_rows = np.asarray(steps.starts, dtype=np.int64)[
-        np.flatnonzero(np.r_[True, values[1:] != values[:-1]])]
+    change_rows = np.asarray(state["shooter"].starts, dtype=np.int64)  # (its own changes only)
     made = change_rows[np.searchsorted(change_rows, rows, side="right") - 1] - 1
     in_table = (made >= 0) & (log.table[np.maximum(made, 0)] == log.asked_table)
     offers, session = log.in_asked(log.shared.event_rows("dice_offered"))
@@ -315,7 +312,7 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
                          dtype=np.int64)
     outcome_codes, outcomes = coded(events["outcome"])
     undecided = np.array([o not in ("win", "lose") for o in outcomes], dtype=bool)
-    seat_values, no_seat = values_and_nulls(events["seat"])
+    seat_values, no_seat = log.seat_values, log.no_seat
     width = max(len(families), 1)
     names: list[list[str]] = [[] for _ in rows]
     for k in range(len(log.session_starts)):

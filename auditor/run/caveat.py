@@ -19,10 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from auditor.checks.common import next_after, rows_where
+from auditor.checks.common import Shared, next_after, rows_where
 from auditor.codes import LOG_CODES
 from auditor.logs.arrays import category_codes
-from auditor.logs.load import table_runs
 
 #: A (table, seq) key: the table's code above, the seq below these bits.
 _SEQ_BITS = 40
@@ -82,8 +81,9 @@ def _hands(events: pd.DataFrame, state, t_codes: np.ndarray, seqs: np.ndarray,
     searches per finding in the rows of each kind: no pass over the events."""
     rolls = np.asarray(state.rows("roll_counted_total") if hasattr(state, "rows") else [],
                        dtype=np.int64)
-    opens, closes = _event_rows(events, "table_open"), _event_rows(events, "table_close")
-    table_starts = table_runs(events)[0]
+    sh = Shared(events, None)  # (the rows of an event and the table bounds, as checks find them)
+    opens, closes = sh.event_rows("table_open"), sh.event_rows("table_close")
+    table_starts = sh.table_starts
     at = np.searchsorted(table_starts, found, side="right") - 1
     table_lo = table_starts[at]
     table_hi = np.append(table_starts[1:], len(t_codes))[at]
@@ -140,17 +140,6 @@ def _codes(column: pd.Series, names: pd.Index) -> np.ndarray:
 
 def _keys(table_codes: np.ndarray, seqs: np.ndarray) -> np.ndarray:
     return (table_codes.astype(np.int64) << _SEQ_BITS) | np.clip(seqs, 0, _SEQ_MAX)
-
-
-def _event_rows(events: pd.DataFrame, name: str) -> np.ndarray:
-    """Rows whose event is `name` (through the category codes, when coded)."""
-    event = events["event"]
-    if isinstance(event.dtype, pd.CategoricalDtype):
-        if name not in event.cat.categories:
-            return np.empty(0, dtype=np.int64)
-        code = event.cat.categories.get_loc(name)
-        return np.flatnonzero(category_codes(event) == code)
-    return np.flatnonzero((event == name).to_numpy(dtype=bool))
 
 
 def _quarantined_keys(quarantine: pd.DataFrame, names: pd.Index) -> np.ndarray:

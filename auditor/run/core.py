@@ -82,10 +82,7 @@ def audit_parts(logs: LoadedLogs, ruleset: Ruleset,
     gives them their ids: what an engine gathers from each group of tables.
     `on_stage(name)`, when given, is called as each stage ends ("replay",
     then "checks"): what a live progress display follows."""
-    with paused_gc():
-        parts, state = _replayed_parts(logs, ruleset, timings, on_stage)
-        del state  # (gone before the collector runs again: see audit_taking)
-    return parts
+    return audit_taking(logs, ruleset, None, timings, on_stage)[0]
 
 
 def audit_taking(logs: LoadedLogs, ruleset: Ruleset, collector: Collector | None,
@@ -94,15 +91,14 @@ def audit_taking(logs: LoadedLogs, ruleset: Ruleset, collector: Collector | None
     """`audit_parts`, and what a report's `collector` (`auditor.run.collect`)
     takes of the events, given their findings and the replay's state, before
     the state goes (None without a collector: the state goes at once)."""
-    if collector is None:
-        return audit_parts(logs, ruleset, timings, on_stage), None
     # The cyclic collector stays off from the replay to the state's end:
     # the state holds hundreds of thousands of lists (the replay's values by
     # row), and a collection between the stages traversed them all (0.4 s
     # at 10M events, for garbage made of none of them).
     with paused_gc():
         parts, state = _replayed_parts(logs, ruleset, timings, on_stage)
-        taken = collector.take(logs.events, finalize(parts), state)
+        taken = None if collector is None else \
+            collector.take(logs.events, finalize(parts), state)
         del state
     return parts, taken
 
