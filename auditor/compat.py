@@ -29,6 +29,22 @@ def masked_arrays(array) -> tuple[np.ndarray, np.ndarray] | None:
     return None
 
 
+def datetimes_in_zone(values: np.ndarray, dtype):
+    """Naive datetime64 `values` (UTC instants) as a pandas array of the
+    time-zone aware `dtype` (same unit), over the same memory
+    (`DatetimeArray._simple_new`, private since pandas 0.24); when it is
+    gone, pandas' public localisation (the same array, copied)."""
+    import pandas as pd
+
+    simple_new = getattr(pd.arrays.DatetimeArray, "_simple_new", None)
+    if simple_new is not None:
+        try:
+            return simple_new(values, dtype=dtype)
+        except TypeError:
+            pass
+    return pd.Series(values, copy=False).dt.tz_localize("UTC").dt.tz_convert(dtype.tz).array
+
+
 def set_madvise_hugepage(enabled: bool) -> bool | None:
     """Set numpy's private `_set_madvise_hugepage` (`numpy._core.multiarray`;
     numpy 1: `numpy.core`) and return the previous setting; None, and

@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from auditor.compat import set_madvise_hugepage
+from auditor.compat import datetimes_in_zone, set_madvise_hugepage
 from auditor.errors import LogFileError
 from auditor.logs import schema
 from auditor.logs.arrays import raw_values, valid_rows, where_valid
@@ -344,6 +344,8 @@ def order_events(table: pa.Table | list[pa.Table]) -> pd.DataFrame:
             columns[name] = pd.Series(_int64(col, order), copy=False)
         elif pa.types.is_float64(col.type):
             columns[name] = pd.Series(_float64(col, order), copy=False)
+        elif _is_utc_timestamp(col.type):
+            columns[name] = pd.Series(_timestamps(col, order), copy=False)
         elif pa.types.is_string(col.type):
             if order is not None:
                 col = col.take(pa.array(order))
@@ -510,6 +512,22 @@ def _float64(col, order: np.ndarray | None) -> np.ndarray:
     if missing.any():
         values[missing] = np.nan
     return values
+
+
+def _is_utc_timestamp(arrow_type: pa.DataType) -> bool:
+    return pa.types.is_timestamp(arrow_type) and arrow_type.tz in ("UTC", "+00:00")
+
+
+def _timestamps(col, order: np.ndarray | None):
+    """A UTC timestamp column as `to_pandas` gives it (its unit, its time
+    zone, NaT where null), its values copied at most once: `to_pandas`
+    joins the pieces, then copies them again to attach the time zone
+    (0.2 to 0.4 s for the `ts` of 10M events, against 0.05)."""
+    values, missing = _numbers(col, np.int64, order, writes=True)
+    if missing.any():
+        values[missing] = np.iinfo(np.int64).min  # (NaT)
+    dtype = pa.array([], col.type).to_pandas().dtype
+    return datetimes_in_zone(values.view(f"M8[{col.type.unit}]"), dtype)
 
 
 def _numbers(col, dtype, order: np.ndarray | None, writes: bool = False

@@ -17,7 +17,7 @@ from builder import lawful_table
 
 from auditor.errors import LogFileError
 from auditor.logs import load as load_module
-from auditor.logs.load import _float64, _int64, _numbers, load_logs, small_pages
+from auditor.logs.load import _float64, _int64, _numbers, _timestamps, load_logs, small_pages
 from auditor.logs.schema import COLUMN_NAMES
 
 _set_hugepage = (getattr(np, "_core", None) or np.core).multiarray._set_madvise_hugepage
@@ -155,3 +155,35 @@ def test_frame_from_parquet_columns_as_read(tmp_path, monkeypatch):
     sliced = load_logs([path]).events
     pd.testing.assert_frame_equal(whole, sliced, check_exact=True)
     sliced["seq"].array[0] = 99  # the frame's columns can be written to
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+@pytest.mark.parametrize("zone", ["UTC", "+00:00"])
+def test_utc_timestamps_as_to_pandas_gives_them(unit, zone):
+    """Nulls, pieces and a new order: the values, unit and time zone that
+    pyarrow's `to_pandas` gives, NaT where null."""
+    whole = pa.array([1, None, 3, -5, 2**33], pa.int64()).cast(pa.timestamp(unit, tz=zone))
+    col = pa.chunked_array([whole.slice(0, 2), whole.slice(2)])
+    for order in (None, np.array([4, 3, 2, 1, 0])):
+        got = pd.Series(_timestamps(col, order), copy=False)
+        expected = (col if order is None else col.take(pa.array(order))).to_pandas()
+        assert got.dtype == expected.dtype
+        assert type(got.dt.tz) is type(expected.dt.tz)
+        pd.testing.assert_series_equal(got, expected, check_exact=True)
+
+
+def test_utc_timestamps_in_one_buffer_are_not_copied():
+    col = _pieces(np.arange(6, dtype=np.int64) * 1_000_000, [2]).cast(pa.timestamp("us", tz="UTC"))
+    got = _timestamps(col, None)
+    assert np.shares_memory(np.asarray(got.asi8), np.frombuffer(col.chunk(0).buffers()[1], np.int64))
+    assert str(got[5]) == "1970-01-01 00:00:05+00:00"
+
+
+def test_utc_timestamps_without_pandas_private_constructor(monkeypatch):
+    """pandas without `DatetimeArray._simple_new`: its public localisation,
+    the same column."""
+    col = _pieces(np.array([7, 0, -2], dtype=np.int64), [1], nulls=[1]).cast(
+        pa.timestamp("ms", tz="UTC"))
+    monkeypatch.delattr(pd.arrays.DatetimeArray, "_simple_new")
+    got = pd.Series(_timestamps(col, None), copy=False)
+    pd.testing.assert_series_equal(got, col.to_pandas(), check_exact=True)
