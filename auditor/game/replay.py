@@ -66,7 +66,7 @@ from auditor.game.state import (
     sparse,
     typed,
 )
-from auditor.logs.arrays import category_codes
+from auditor.logs.arrays import category_codes, code_counts
 from auditor.logs.load import table_runs
 from auditor.logs.schema import EVENTS, MAX_SEAT, NO_ROLL_CONDITIONS
 
@@ -635,8 +635,7 @@ def replay(events: pd.DataFrame, bar: int = 12) -> ReplayState:
 def _replay(events: pd.DataFrame, bar: int) -> ReplayState:
     n = len(events)
     inputs = _Inputs(events, bar)
-    known = inputs.event[inputs.event >= 0]
-    out = _Output(n, np.bincount(known, minlength=len(EVENTS)))
+    out = _Output(n, code_counts(inputs.event, len(EVENTS)))
     bounds = [*table_runs(events)[0].tolist(), n]
     st: TableReplay | None = None
     t = 0  # index of the table segment holding row a

@@ -99,6 +99,17 @@ def category_codes(column) -> np.ndarray:
     return np.asarray(column.array.codes)
 
 
+def code_counts(codes: np.ndarray, k: int, block: int = 1 << 20) -> np.ndarray:
+    """How many of `codes` are each of 0 .. k-1 (a negative code, missing, is
+    not counted), a block at a time: numpy's bincount widens narrow codes to
+    64 bits first, for 10M int8 codes a 76 MB temporary faulted in afresh."""
+    counts = np.zeros(k, dtype=np.int64)
+    for a in range(0, len(codes), block):
+        part = codes[a:a + block]
+        counts += np.bincount(part[part >= 0], minlength=k)
+    return counts
+
+
 def where_valid(values: np.ndarray, valid: np.ndarray, other: int,
                 out: np.ndarray | None = None) -> np.ndarray:
     """`values` where `valid`, else `other`, into `out` (a new array when not

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor.logs import validate as validate_module
-from auditor.logs.arrays import where_valid
+from auditor.logs.arrays import code_counts, where_valid
 from auditor.logs.coerce import TS_OFFSET_RE, TextColumn, _taken_words, _trimmed, _with_offset
 from auditor.logs.csv_format import _holds_line_break
 from auditor.logs.load import load_logs
@@ -83,6 +83,16 @@ def test_where_valid():
     assert list(values) == [3, 4, 5]
     where_valid(values, np.array([False, True, True]), -1, out=values)
     assert list(values) == [-1, 4, 5]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-1, 6), max_size=40), st.integers(1, 7))
+def test_code_counts_as_bincount_of_the_known_codes(codes, block):
+    """Counted a block at a time, whatever the block: numpy's bincount of
+    the codes that are not missing (-1)."""
+    codes = np.array(codes, dtype=np.int8)
+    expected = np.bincount(codes[codes >= 0].astype(np.int64), minlength=7)
+    assert code_counts(codes, 7, block=block).tolist() == expected.tolist()
 
 
 def test_checks_by_event_as_one_take():
