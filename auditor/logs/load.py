@@ -545,7 +545,6 @@ def _numbers(col, dtype, order: np.ndarray | None) -> tuple[np.ndarray, np.ndarr
     dtype = np.dtype(dtype)
     arrow_type = pa.from_numpy_dtype(dtype)
     chunks = [c if c.type == arrow_type else c.cast(arrow_type) for c in chunks]
-    nulls = any(c.null_count for c in chunks)
     values = None if order is not None else _in_place(chunks, dtype)
     if values is None:
         values = np.empty(n, dtype=dtype)
