@@ -509,10 +509,7 @@ def _float64(col, order: np.ndarray | None) -> np.ndarray:
     """A float64 column as pandas holds it, NaN where null (as `to_pandas`
     gives it), written under the nulls of the column's own memory where
     `_numbers` gives that (10M events: no 76 MB copy)."""
-    values, missing = _numbers(col, np.float64, order)
-    if missing.any():
-        values[missing] = np.nan
-    return values
+    return _filled(col, np.float64, order, np.nan)
 
 
 def _is_utc_timestamp(arrow_type: pa.DataType) -> bool:
@@ -523,12 +520,18 @@ def _timestamps(col, order: np.ndarray | None):
     """A UTC timestamp column as `to_pandas` gives it (its unit, its time
     zone, NaT where null), its values copied at most once: `to_pandas`
     joins the pieces, then copies them again to attach the time zone
-    (0.2 to 0.4 s for the `ts` of 10M events, against 0.05)."""
-    values, missing = _numbers(col, np.int64, order)
-    if missing.any():
-        values[missing] = np.iinfo(np.int64).min  # (NaT)
+    (0.2 to 0.5 s for the `ts` of 10M events; over the values as read, 4 ms)."""
+    values = _filled(col, np.int64, order, np.iinfo(np.int64).min)  # (NaT)
     dtype = pa.array([], col.type).to_pandas().dtype
     return datetimes_in_zone(values.view(f"M8[{col.type.unit}]"), dtype)
+
+
+def _filled(col, dtype, order: np.ndarray | None, missing_value) -> np.ndarray:
+    """`_numbers`' values with `missing_value` written under the nulls."""
+    values, missing = _numbers(col, dtype, order)
+    if missing.any():
+        values[missing] = missing_value
+    return values
 
 
 def _numbers(col, dtype, order: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -538,8 +541,8 @@ def _numbers(col, dtype, order: np.ndarray | None) -> tuple[np.ndarray, np.ndarr
     typed slice by slice without a row set aside): 10M events are 76 MB a
     column not copied, nor faulted in afresh; else each chunk is copied once.
     A null row's value is the caller's to write (Arrow leaves it undefined:
-    `_float64` writes NaN there, `_timestamps` NaT); no valid value of the
-    column is ever changed."""
+    `_filled` writes NaN or NaT there); no valid value of the column is ever
+    changed."""
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     n = sum(len(c) for c in chunks)
     dtype = np.dtype(dtype)
