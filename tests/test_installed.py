@@ -57,3 +57,17 @@ def test_the_installed_package_is_built_from_this_checkout():
 
 def _read(path: Path) -> bytes | None:
     return path.read_bytes() if path.is_file() else None
+
+
+def test_the_installed_package_carries_its_page_compiled():
+    """A regular install compiles the HTML report's template at build time
+    (`setup.py`, `auditor.report.page`) for the Python and jinja2 it runs
+    with; an editable install compiles it at run time instead."""
+    from auditor.report.page import TEMPLATES, compiled_path
+
+    _, direct = _install()
+    if _editable_from(direct) is not None:
+        return
+    assert compiled_path(TEMPLATES).is_file(), (
+        f"{compiled_path(TEMPLATES).name} is missing from the installed package: "
+        "reinstall (pip install '.[test]'), with jinja2 where the package is built")

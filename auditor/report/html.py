@@ -42,12 +42,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from auditor.atomic import write_text
 from auditor.codes import CODES, SEVERITIES, SEVERITY_RANK
-from auditor.escape import terminal_safe
 from auditor.findings import at_or_above, joined_sites, severity_counts
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.logs.site import shown_table
@@ -67,6 +65,7 @@ from auditor.report.html_events import (
     window_of,
 )
 from auditor.report.html_events import text as _text
+from auditor.report.page import PAGE, TEMPLATES, environment
 from auditor.report.provenance import provenance
 from auditor.report.records import finding_records
 from auditor.run.core import replay_state
@@ -90,7 +89,6 @@ MAX_TIMELINES = 60
 #: the threshold assumed when `meta` does not say (the default of `auditor check`)
 DEFAULT_FAIL_ON = "major"
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 REPORT_NAME = "report.html"
 
 
@@ -114,11 +112,8 @@ def render_html(result, meta: dict | None = None,
 def _template():
     """The page's template, compiled, and its static parts (style, script and
     the policy allowing just them): the same for every report, so made once
-    per process (compiling the template costs more than most reports)."""
-    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                      keep_trailing_newline=True, finalize=visible)
-    env.filters["visible"] = visible
+    per process (compiled when the package was built: `auditor.report.page`)."""
+    env = environment()
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8")
     js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
     csp = ("default-src 'none'; "
@@ -126,17 +121,7 @@ def _template():
            "img-src 'none'; font-src 'none'; connect-src 'none'; "
            "base-uri 'none'; form-action 'none'")
     # static files of the package, no log data
-    return env.get_template("report.html"), {"css": Markup(css), "js": Markup(js), "csp": csp}
-
-
-def visible(value):
-    """Every value the page prints (jinja's `finalize`, so none is missed):
-    control, invisible and bidirectional characters from a log shown as
-    visible escapes (`T\\u202e20`, never `T02`), line breaks kept for the
-    multi-line blocks; the page's own markup (style, script) as it is."""
-    if isinstance(value, str) and not isinstance(value, Markup) and not value.isprintable():
-        return terminal_safe(value)
-    return value
+    return env.get_template(PAGE), {"css": Markup(css), "js": Markup(js), "csp": csp}
 
 
 def _csp_hash(text: str) -> str:

@@ -32,6 +32,7 @@ from auditor.findings import finalize, severity_counts
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.report import html as html_report
 from auditor.report import html_charts, html_events
+from auditor.report.page import visible
 from auditor.report.provenance import provenance
 from auditor.run.core import AuditResult, audit
 
@@ -393,7 +394,7 @@ def test_bidirectional_and_control_characters_show_as_escapes(named, tmp_path):
     page = Page(text)
     assert "T\\u202e20" in page.all_text()
     assert [d for d in page.details if d["data-table"] == "T\\u202e20"]
-    assert html_report.visible("a\u200bb\x07\nc") == "a\\u200bb\\x07\nc"
+    assert visible("a\u200bb\x07\nc") == "a\\u200bb\\x07\nc"
 
 
 def test_no_finding_shows_empty_evidence(planted):
