@@ -288,6 +288,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--jobs", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:  # a single audit, in the process the driver started
+        try:  # what the `auditor` program sets before numpy is imported
+            from auditor import set_program_environment
+        except ImportError:  # an older checkout
+            pass
+        else:
+            set_program_environment()
         print(json.dumps(audit_once(args.one, args.engine, args.jobs, args.ruleset,
                                     tuple(args.reports.split(",")))))
         return

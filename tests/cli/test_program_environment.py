@@ -1,0 +1,51 @@
+"""What the `auditor` program sets for itself before numpy is imported
+(`auditor.set_program_environment`): numpy's OpenBLAS starts no worker
+thread, each of which spins for about 0.1 s of CPU; a choice already in the
+environment stands, and importing the auditor as a library changes nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+#: Runs the program as its script does (`auditor.__main__:run`), then says
+#: what the environment holds and how many threads the process has.
+PROGRAM = ("import os, sys\n"
+           "from auditor.__main__ import run\n"
+           "sys.argv = ['auditor', '--version']\n"
+           "try:\n"
+           "    run()\n"
+           "except SystemExit:\n"
+           "    pass\n"
+           "assert 'numpy' in sys.modules\n"
+           "print(os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')))\n")
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/task").is_dir() or (os.cpu_count() or 1) < 2,
+                                reason="threads counted from /proc (Linux), two cores or more")
+
+
+def _run(code: str, **env: str) -> list[str]:
+    environ = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    return subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True,
+                          check=True, env={**environ, **env}).stdout.split()
+
+
+@needs_proc
+def test_the_program_starts_no_blas_threads():
+    """One thread fewer than the same program given two BLAS threads: the
+    worker OpenBLAS would start (the process's other threads, Arrow's
+    allocator's among them, are the same in both)."""
+    chosen, threads = _run(PROGRAM)[-2:]
+    given_two = _run(PROGRAM, OPENBLAS_NUM_THREADS="2")[-2:]
+    assert chosen == "1" and given_two[0] == "2"  # (a choice in the environment stands)
+    assert int(given_two[1]) == int(threads) + 1
+
+
+def test_importing_the_auditor_as_a_library_sets_nothing():
+    code = ("import os, sys\nimport auditor, auditor.cli\n"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+    assert _run(code) == ["None"]
