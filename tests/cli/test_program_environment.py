@@ -1,7 +1,8 @@
-"""What the `auditor` program sets for itself before numpy is imported
-(`auditor.set_program_environment`): numpy's OpenBLAS starts no worker
-thread, each of which spins for about 0.1 s of CPU; a choice already in the
-environment stands, and importing the auditor as a library changes nothing."""
+"""What the `auditor` program sets for itself (`auditor/__main__.py`):
+before numpy is imported, no OpenBLAS worker thread (each spins for about
+0.1 s of CPU; a choice already in the environment stands, and importing the
+auditor as a library changes nothing); at the end, no collection of every
+object once more as Python exits."""
 
 from __future__ import annotations
 
@@ -49,3 +50,14 @@ def test_importing_the_auditor_as_a_library_sets_nothing():
     code = ("import os, sys\nimport auditor, auditor.cli\n"
             "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n")
     assert _run(code) == ["None"]
+
+
+def test_the_program_ends_without_collecting_every_object_again():
+    code = ("import gc, sys\n"
+            "from auditor.__main__ import run\n"
+            "sys.argv = ['auditor', '--version']\n"
+            "try:\n"
+            "    run()\n"
+            "except SystemExit as exc:\n"
+            "    print(exc.code, gc.get_freeze_count() > 0)\n")
+    assert _run(code)[-2:] == ["0", "True"]
