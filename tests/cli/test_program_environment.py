@@ -52,6 +52,19 @@ def test_importing_the_auditor_as_a_library_sets_nothing():
     assert _run(code) == ["None"]
 
 
+def test_what_the_program_loads_is_not_collected_as_it_loads():
+    code = ("import gc, sys\n"
+            "collections = []\n"
+            "gc.callbacks.append(lambda phase, info: collections.append(phase))\n"
+            "from auditor.__main__ import run\n"
+            "sys.argv = ['auditor', '--version']\n"
+            "try:\n"
+            "    run()\n"
+            "except SystemExit:\n"
+            "    print(len(collections), gc.isenabled())\n")
+    assert _run(code)[-2:] == ["0", "True"]
+
+
 def test_the_program_ends_without_collecting_every_object_again():
     code = ("import gc, sys\n"
             "from auditor.__main__ import run\n"
