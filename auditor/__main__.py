@@ -2,19 +2,13 @@
 
 import gc
 
-from auditor import set_program_environment
+from auditor import loading_without_collection, set_program_environment
 
 
 def run() -> None:
     set_program_environment()  # (before numpy is imported)
-    # Loading the libraries makes no garbage: the collector, left on, walked
-    # their objects again and again as they loaded (about 50 ms); what is
-    # loaded is then set apart from the collector's walks for good.
-    gc.disable()
-    from auditor.cli import main
-
-    gc.freeze()
-    gc.enable()
+    with loading_without_collection():
+        from auditor.cli import main
     try:
         main()
     finally:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import inspect
 import json
 import os
@@ -153,6 +154,24 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
             "replay": "compiled" if COMPILED else "python",
             "findings": len(result.findings), "stages": timings,
             "peak_rss_mb": round(own.ru_maxrss / 1024, 1)}
+
+
+def _as_the_program(audit):
+    """`audit()` in a process set up as the `auditor` program sets up its
+    own (`auditor/__main__.py`): no BLAS threads, the libraries loaded
+    without the collector's walks, none of its objects collected as it ends."""
+    try:
+        from auditor import loading_without_collection, set_program_environment
+    except ImportError:  # an older checkout: as it ran
+        return audit()
+    set_program_environment()
+    with loading_without_collection():
+        import auditor.report.formats
+        import auditor.run  # noqa: F401
+    try:
+        return audit()
+    finally:
+        gc.freeze()
 
 
 def _audit_staged(path: str, ruleset, timings: dict[str, float]):
@@ -288,14 +307,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--jobs", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:  # a single audit, in the process the driver started
-        try:  # what the `auditor` program sets before numpy is imported
-            from auditor import set_program_environment
-        except ImportError:  # an older checkout
-            pass
-        else:
-            set_program_environment()
-        print(json.dumps(audit_once(args.one, args.engine, args.jobs, args.ruleset,
-                                    tuple(args.reports.split(",")))))
+        print(json.dumps(_as_the_program(lambda: audit_once(
+            args.one, args.engine, args.jobs, args.ruleset, tuple(args.reports.split(","))))))
         return
     cache = args.cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) \
         / "auditor-benchmarks"
