@@ -254,6 +254,50 @@ _DICE_EVENTS = ("dice_inspected", "dice_to_bowl", "dice_removed", "dice_collecte
 BY_SESSION_CELLS = 1 << 22
 
 
+class _DiceSpelled:
+    """The serials of every distinct `dice` value as ids, end to end
+    (`ids`), with per category code where its serials start and how many
+    (`Shared.dice_named`: one slot more, last, for code -1, no dice), and
+    the serials by id (`names`)."""
+
+    def __init__(self, sh):
+        named, self.starts, self.counts = sh.dice_named
+        ids: dict[str, int] = {}
+        self.ids = np.fromiter((ids.setdefault(x, len(ids)) for x in named),
+                               dtype=np.int64, count=len(named))
+        self.names = list(ids)
+
+    def of(self, rows: np.ndarray, codes: np.ndarray, starts: np.ndarray):
+        """(row, session, serial id) of each die the rows name (their dice
+        values `codes`), in order; `starts`: the sessions' first rows."""
+        rows = rows[codes[rows] >= 0]
+        which, at = expand(self.starts[codes[rows]], self.counts[codes[rows]])
+        row = rows[which]
+        return row, np.searchsorted(starts, row, side="right") - 1, self.ids[at]
+
+
+class _FirstReceipts:
+    """Each (session, serial)'s first `dice_received` row, by key
+    session * span + serial (ascending): `span` is one more than the serials."""
+
+    NONE = np.iinfo(np.int64).max  # (the row of a receipt there is none of)
+
+    def __init__(self, row: np.ndarray, session: np.ndarray, serial: np.ndarray, span: int):
+        self.span = span
+        key = session * span + serial
+        order = np.lexsort((row, key))
+        self.key, first = np.unique(key[order], return_index=True)
+        self.row = row[order][first]
+
+    def of(self, session: np.ndarray, serial: np.ndarray) -> np.ndarray:
+        """The first receipt row of each (session, serial); NONE where none."""
+        want = session * self.span + serial
+        if not len(self.key):
+            return np.full(len(want), self.NONE)
+        at = np.minimum(np.searchsorted(self.key, want), len(self.key) - 1)
+        return np.where(self.key[at] == want, self.row[at], self.NONE)
+
+
 def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
     """Rows of `_DICE_EVENTS` naming a die that no `dice_received` of their
     session brought to the table before them, and those dice (in the row's
@@ -261,90 +305,69 @@ def _dice_never_received(ctx) -> tuple[np.ndarray, list[list[str]]]:
     values, then matched by (session, serial) to the first receipt."""
     sh = ctx.shared
     codes = sh.codes("dice")
-    # (one slot more, last: code -1, no dice; a take of -1 reads it)
-    named, offsets, lens = sh.dice_named
-    names: dict[str, int] = {}
-    flat = np.fromiter((names.setdefault(x, len(names)) for x in named),
-                       dtype=np.int64, count=len(named))
+    spelled = _DiceSpelled(sh)
     starts = sh.session_starts
-
-    def spelled(rows):
-        """(row, session, serial id) of each die the rows name, in order."""
-        rows = rows[codes[rows] >= 0]
-        which, at = expand(offsets[codes[rows]], lens[codes[rows]])
-        row = rows[which]
-        return row, np.searchsorted(starts, row, side="right") - 1, flat[at]
-
-    got_row, got_session, got_serial = spelled(sh.event_rows("dice_received"))
-    span = len(names) + 1
-    key = got_session * span + got_serial
-    order = np.lexsort((got_row, key))
-    key, first = np.unique(key[order], return_index=True)
-    first_row = got_row[order][first]
-
-    def first_receipts(session, serial):
-        """The first receipt row of each (session, serial); the largest row
-        number where there is none."""
-        want = session * span + serial
-        at = np.minimum(np.searchsorted(key, want), max(len(key) - 1, 0))
-        if not len(key):
-            return np.full(len(want), np.iinfo(np.int64).max)
-        return np.where(key[at] == want, first_row[at], np.iinfo(np.int64).max)
-
+    receipts = _FirstReceipts(*spelled.of(sh.event_rows("dice_received"), codes, starts),
+                              span=len(spelled.names) + 1)
     # A row is suspect only where some die of its dice value was first
     # received (in its session) at or after it: worked out per (session,
     # dice value), not per die of every row.
     rows = sh.event_rows(*_DICE_EVENTS)
     c = codes.take(rows)
-    if len(starts) * (len(flat) + span) <= 4 * len(rows) + BY_SESSION_CELLS:
+    if len(starts) * (len(spelled.ids) + receipts.span) <= 4 * len(rows) + BY_SESSION_CELLS:
         # (a row naming no dice reads the last slot: never suspect)
-        suspect = _suspects_by_session(rows, c, starts, key, first_row, span, flat, offsets, lens)
+        suspect = _suspects_by_session(rows, c, starts, receipts, spelled)
     else:  # (many sessions: only the (session, dice value) pairs the rows hold)
-        rows, c = rows[c >= 0], c[c >= 0].astype(np.int64)
-        offsets, lens = offsets[:-1], lens[:-1]
-        cut = np.searchsorted(rows, starts, side="left")
-        session = np.repeat(np.arange(len(starts)), np.diff(np.append(cut, len(rows))))
-        distinct, which = _distinct(session * len(lens) + c, len(starts) * len(lens))
-        entry, at = expand(offsets[distinct % len(lens)], lens[distinct % len(lens)]) \
-            if len(lens) else (distinct, distinct)
-        count = lens[distinct % len(lens)] if len(lens) else distinct
-        latest = np.maximum.reduceat(first_receipts(distinct[entry] // len(lens), flat[at]),
-                                     np.cumsum(count) - count) if len(distinct) else distinct
-        suspect = rows[latest[which] >= rows] if len(rows) else rows
-    row, session, serial = spelled(suspect)
-    want = session * span + serial
-    at = np.minimum(np.searchsorted(key, want), max(len(key) - 1, 0))
-    known = (key[at] == want) & (first_row[at] < row) if len(key) else np.zeros(len(row), bool)
+        suspect = _suspects_by_pair(rows, c, starts, receipts, spelled)
+    row, session, serial = spelled.of(suspect, codes, starts)
+    known = receipts.of(session, serial) < row
     row, serial = row[~known], serial[~known]  # (rows ascending, dice in the row's order)
     out, begin = np.unique(row, return_index=True)
-    spelled_names = list(names)
     ids = serial.tolist()
-    return out, [[spelled_names[x] for x in ids[a:b]]
+    return out, [[spelled.names[x] for x in ids[a:b]]
                  for a, b in pairwise([*begin.tolist(), len(ids)])]
 
 
-def _suspects_by_session(rows, codes, starts, key, first_row, span, flat, offsets,
-                         lens) -> np.ndarray:
+def _suspects_by_session(rows, codes, starts, receipts: _FirstReceipts,
+                         spelled: _DiceSpelled) -> np.ndarray:
     """Those of `rows` (their dice values `codes`) that some die of their
     value was not received before, in their session: a session at a time,
     each dice value's latest first receipt from a table of the session's
-    first receipts by serial (`key`: session * span + serial, ascending)."""
-    never = np.iinfo(np.int64).max
+    first receipts by serial."""
+    span, lens = receipts.span, spelled.counts
     cut = np.searchsorted(rows, starts, side="left")
     ends = np.append(cut[1:], len(rows))
-    bounds = np.searchsorted(key, np.arange(len(starts) + 1) * span)
+    bounds = np.searchsorted(receipts.key, np.arange(len(starts) + 1) * span)
     has = np.flatnonzero(lens > 0)  # (a value naming no dice is never suspect)
     out = []
     for k in np.flatnonzero(ends > cut).tolist():
-        first = np.full(span, never, dtype=np.int64)
+        first = np.full(span, receipts.NONE, dtype=np.int64)
         got = slice(bounds[k], bounds[k + 1])
-        first[key[got] % span] = first_row[got]
+        first[receipts.key[got] % span] = receipts.row[got]
         latest = np.full(len(lens), -1, dtype=np.int64)
         if len(has):
-            latest[has] = np.maximum.reduceat(first.take(flat), offsets[has])
+            latest[has] = np.maximum.reduceat(first.take(spelled.ids), spelled.starts[has])
         mine = rows[cut[k]:ends[k]]
         out.append(mine[mine <= latest.take(codes[cut[k]:ends[k]])])
     return np.concatenate(out) if out else rows[:0]
+
+
+def _suspects_by_pair(rows, codes, starts, receipts: _FirstReceipts,
+                      spelled: _DiceSpelled) -> np.ndarray:
+    """`_suspects_by_session` for many sessions (a year of daily sessions
+    of many tables): worked out over the (session, dice value) pairs the
+    rows hold only."""
+    rows, codes = rows[codes >= 0], codes[codes >= 0].astype(np.int64)
+    offsets, lens = spelled.starts[:-1], spelled.counts[:-1]
+    cut = np.searchsorted(rows, starts, side="left")
+    session = np.repeat(np.arange(len(starts)), np.diff(np.append(cut, len(rows))))
+    distinct, which = _distinct(session * len(lens) + codes, len(starts) * len(lens))
+    entry, at = expand(offsets[distinct % len(lens)], lens[distinct % len(lens)]) \
+        if len(lens) else (distinct, distinct)
+    count = lens[distinct % len(lens)] if len(lens) else distinct
+    latest = np.maximum.reduceat(receipts.of(distinct[entry] // len(lens), spelled.ids[at]),
+                                 np.cumsum(count) - count) if len(distinct) else distinct
+    return rows[latest[which] >= rows] if len(rows) else rows
 
 
 def _distinct(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
