@@ -71,3 +71,21 @@ def test_the_installed_package_carries_its_page_compiled():
     assert compiled_path(TEMPLATES).is_file(), (
         f"{compiled_path(TEMPLATES).name} is missing from the installed package: "
         "reinstall (pip install '.[test]'), with jinja2 where the package is built")
+
+
+def test_the_installed_command_is_the_program():
+    """The `auditor` script runs `auditor.__main__:run`, as `python -m
+    auditor` does (what the program sets up for itself included), and answers."""
+    import shutil
+    import subprocess
+    import sysconfig
+
+    from auditor.__main__ import run
+
+    script = next(e for e in importlib.metadata.entry_points(group="console_scripts")
+                  if e.name == "auditor" and e.dist and e.dist.name == "craps-auditor")
+    assert script.load() is run
+    path = shutil.which("auditor", path=sysconfig.get_path("scripts"))
+    assert path, "the auditor script is not installed beside this Python"
+    done = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, f"auditor, version {auditor.__version__}")
