@@ -3,31 +3,38 @@ every breach of a jurisdiction's rules, tied to its event and clause."""
 
 import gc
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from typing import TypeVar
 
 __version__ = "0.1.0"
 
+T = TypeVar("T")
 
-def set_program_environment() -> None:
-    """What the `auditor` program (`auditor/__main__.py`, and what measures
-    it as it runs) sets before numpy is imported. numpy's OpenBLAS starts a
-    worker thread per core at import, each spinning for about 0.1 s of CPU
-    before it sleeps; the auditor does no linear algebra, so it asks for
-    none (a choice already in the environment stands). Not done on import:
-    a program that uses the auditor as a library keeps its own settings."""
+
+def run_as_program(load: Callable[[], Callable[[], T]]) -> T:
+    """Run what `load()` loads and returns, as the `auditor` program runs
+    its command (`auditor/__main__.py`, and what measures it as it runs).
+    Not done on import: a program that uses the auditor as a library keeps
+    its own settings.
+
+    - Before numpy is imported, no OpenBLAS worker threads: each spins for
+      about 0.1 s of CPU before it sleeps, and the auditor does no linear
+      algebra (a choice already in the environment stands).
+    - The libraries loaded with the cyclic collector off, then set apart
+      from its walks for good: loading makes no garbage, yet the collector
+      walked their objects again and again as they loaded (about 50 ms).
+    - Nothing collected once the command has run (every output is written
+      and closed by then): the collection Python runs as it exits would
+      only walk every object of pandas, pyarrow and the audit once more
+      (about 80 ms, a tenth of a small log's audit)."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-
-@contextmanager
-def loading_without_collection() -> Iterator[None]:
-    """How the `auditor` program loads its libraries: loading makes no
-    garbage, yet the cyclic collector, left on, walked their objects again
-    and again as they loaded (about 50 ms); what was loaded is then set apart
-    from the collector's walks for good (`gc.freeze`)."""
     gc.disable()
     try:
-        yield
+        act = load()
     finally:
         gc.freeze()
         gc.enable()
+    try:
+        return act()
+    finally:
+        gc.freeze()

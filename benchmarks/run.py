@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import inspect
 import json
 import os
@@ -157,21 +156,19 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
 
 
 def _as_the_program(audit):
-    """`audit()` in a process set up as the `auditor` program sets up its
-    own (`auditor/__main__.py`): no BLAS threads, the libraries loaded
-    without the collector's walks, none of its objects collected as it ends."""
+    """`audit()` run as the `auditor` program runs its command
+    (`auditor.run_as_program`), the modules it needs loaded first."""
     try:
-        from auditor import loading_without_collection, set_program_environment
+        from auditor import run_as_program
     except ImportError:  # an older checkout: as it ran
         return audit()
-    set_program_environment()
-    with loading_without_collection():
+
+    def load():
         import auditor.report.formats
         import auditor.run  # noqa: F401
-    try:
-        return audit()
-    finally:
-        gc.freeze()
+        return audit
+
+    return run_as_program(load)
 
 
 def _audit_staged(path: str, ruleset, timings: dict[str, float]):

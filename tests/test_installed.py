@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import shutil
+import subprocess
+import sysconfig
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import auditor
+from auditor.__main__ import run
 
 CHECKOUT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").exists())
 SOURCES = ("*.py", "*.pxd", "templates/*")
@@ -76,12 +80,6 @@ def test_the_installed_package_carries_its_page_compiled():
 def test_the_installed_command_is_the_program():
     """The `auditor` script runs `auditor.__main__:run`, as `python -m
     auditor` does (what the program sets up for itself included), and answers."""
-    import shutil
-    import subprocess
-    import sysconfig
-
-    from auditor.__main__ import run
-
     script = next(e for e in importlib.metadata.entry_points(group="console_scripts")
                   if e.name == "auditor" and e.dist and e.dist.name == "craps-auditor")
     assert script.load() is run
