@@ -13,7 +13,8 @@ either is used; nothing is merged across folders. Keys (each optional):
     waivers = "waivers.toml"
     baseline = "baseline.json"
 
-A path (out, waivers, baseline, and a ruleset naming an existing file) is
+A path (out, waivers, baseline, and a ruleset given as a path: with a folder
+or ending in .toml) is
 relative to the configuration file's folder. A command-line option wins
 over the file.
 """
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from auditor.codes import FAIL_ON_CHOICES
 from auditor.errors import ConfigError
+from auditor.rules.ruleset import looks_like_path
 
 CONFIG_FILE = "auditor.toml"
 PYPROJECT = "pyproject.toml"
@@ -85,7 +87,8 @@ def load_config(path: Path) -> ProjectConfig:
             raise ConfigError(f"{source}: {key} must be a string")
         if key == "fail-on" and value not in FAIL_ON_CHOICES:
             raise ConfigError(f"{source}: fail-on must be one of {', '.join(FAIL_ON_CHOICES)}")
-        if kind == "path" or key == "ruleset" and (path.parent / value).is_file():
+        if kind == "path" or key == "ruleset" and looks_like_path(value):
+            # (a bare ruleset id names a shipped ruleset, never a file beside this one)
             value = str(path.parent / value)
         values[key] = value
     return ProjectConfig(path, source, values)

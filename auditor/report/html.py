@@ -68,6 +68,7 @@ from auditor.report.html_events import text as _text
 from auditor.report.page import PAGE, TEMPLATES, environment
 from auditor.report.provenance import provenance
 from auditor.report.records import finding_records
+from auditor.report.summary import loosened_line
 from auditor.run.core import replay_state
 
 #: findings listed per table and code; counts and charts always cover them all
@@ -159,6 +160,10 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
             "status": rs.get("status", result.ruleset.status),
             "content_hash": rs.get("content_hash", result.ruleset.content_hash),
             "disabled_rules": rs.get("disabled_rules", []),
+            # what an overlay or a file not the shipped ruleset loosened
+            "loosened_line": loosened_line(getattr(result, "rulesets", None)
+                                           or [result.ruleset]),
+            "shown": result.ruleset.shown,
             "jurisdiction": result.ruleset.jurisdiction,
             "authority": result.ruleset.authority,
             "notes": result.ruleset.notes,

@@ -56,4 +56,7 @@ def ruleset_block(rs) -> dict:
     for k in ("effective_from", "effective_to"):
         if getattr(rs, k, None) is not None:
             block[k] = getattr(rs, k).isoformat()
+    if getattr(rs, "not_shipped", None) is not None:
+        # a file declaring a shipped ruleset's id without being it
+        block["not_shipped"] = dict(rs.not_shipped)
     return block

@@ -21,10 +21,10 @@ def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing:
         by_sev += f"; {caveated} of them next to unreadable rows"
     verdict = verdict_text(fail_on, failing)
     rs = result.ruleset
-    against = f"{rs.id} ({rs.status})"
+    against = f"{rs.shown} ({rs.status})"
     if getattr(result, "versions", None) is not None:
         against = f"family {result.family}: " + "; ".join(
-            f"{v.id} ({v.status}) for {', '.join(result.tables_of(v.id))}"
+            f"{v.shown} ({v.status}) for {', '.join(result.tables_of(v.id))}"
             for v in result.rulesets)
     text = (
         f"Audited {len(logs.inputs)} file(s), {len(result.tables)} table(s), "
@@ -51,9 +51,26 @@ def loosened_line(rulesets) -> str:
     "" when none was."""
     parts = []
     for r in rulesets:
-        what = [f"{rid} disabled" for rid in sorted(r.disabled)]
-        what += [f"{x['rule']} lowered from {x['from']} to {x['to']} by {x['by']}"
-                 for x in sorted(r.loosened, key=lambda x: x["rule"])]
+        what = []
+        if r.not_shipped is not None:
+            ns = r.not_shipped
+            what.append(f"{ns['file']} is not the shipped {ns['id']}: it drops "
+                        f"{len(ns['dropped'])} and changes {len(ns['changed'])} of the shipped "
+                        f"ruleset's {ns['rules']} rules"
+                        + (f" (dropped: {_some(ns['dropped'])})" if ns["dropped"] else ""))
+        what += [f"{rid} disabled" for rid in sorted(r.disabled)]
+        what += [_loosening_words(x) for x in sorted(r.loosened, key=lambda x: x["rule"])]
         if what:
             parts.append(f"{r.id}: " + ", ".join(what))
     return ("LOOSENED: " + "; ".join(parts) + ".") if parts else ""
+
+
+def _loosening_words(x: dict) -> str:
+    if x.get("what") == "check":
+        return f"{x['rule']} made to check {x['to']} instead of {x['from']} by {x['by']}"
+    return f"{x['rule']} lowered from {x['from']} to {x['to']} by {x['by']}"
+
+
+def _some(ids: list[str], most: int = 10) -> str:
+    more = f" and {len(ids) - most} more" if len(ids) > most else ""
+    return ", ".join(ids[:most]) + more

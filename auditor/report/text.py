@@ -81,7 +81,7 @@ def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS) -> st
     fail_on = verdict.get("fail_on", "major")
     failing = verdict.get("failing", 0)
     lines = [one_line(
-        f"auditor: {rs.id} ({rs.status}); {len(logs.inputs)} file(s), "
+        f"auditor: {rs.shown} ({rs.status}); {len(logs.inputs)} file(s), "
         f"{len(result.tables)} table(s), {logs.rows_replayed:,} event(s) replayed of "
         f"{logs.rows_read:,} read ({logs.rows_quarantined:,} quarantined)"), ""]
     word = "REPORT ONLY" if fail_on == REPORT_ONLY else ("FAIL" if failing else "PASS")
