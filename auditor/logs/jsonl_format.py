@@ -116,7 +116,10 @@ def _json_row(raw: bytes) -> tuple[dict[str, str | None] | None, list[str]]:
     if too_deep(raw):
         return None, [f"nested more than {MAX_JSON_DEPTH} levels deep"]
     try:
-        obj = json.loads(raw.decode("utf-8"))
+        obj = json.loads(raw.decode("utf-8"), object_pairs_hook=_refusing_twice)
+    except _KeyTwice as exc:
+        return None, [f"key {_shown_key(exc.key)} appears twice in the line (which value "
+                      "was meant cannot be known)"]
     except UnicodeDecodeError:
         return None, ["the line is not UTF-8 text"]
     except RecursionError:
@@ -139,6 +142,33 @@ def _json_row(raw: bytes) -> tuple[dict[str, str | None] | None, list[str]]:
             problems.append(f"{key} is not text: it holds a lone surrogate {_escaped(bad[0])}")
             cells[key] = _SURROGATE.sub(lambda m: _escaped(m[0]), value)
     return cells, problems
+
+
+class _KeyTwice(ValueError):
+    """A JSON object naming one key twice: `{"outcome":"lose","outcome":"win"}`."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _refusing_twice(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's pairs as a dict, refusing a key given twice (json's
+    own dict keeps the last value silently: a row would be judged on one of
+    two values its line records). Arrow's reader refuses such a line too, so
+    the file is read here, line by line."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _KeyTwice(key)
+            seen.add(key)
+    return obj
+
+
+def _shown_key(key: str) -> str:
+    return repr(key) if len(key) <= 80 else f"{key[:80]!r}… ({len(key)} characters)"
 
 
 def _escaped(surrogate: str) -> str:

@@ -54,6 +54,10 @@ class InputFile:
     #: the site the file's path gave it (`--site-from-path`), so that
     #: `auditor verify` keys its tables as the audit did
     site: str | None = None
+    #: Columns present but empty on every row, though the file records
+    #: events the spec has them filled on (`schema.FILLED_ON`): judged as
+    #: absent (`auditor.run.coverage`).
+    never_filled: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         """What the provenance says of the file: the counts, the spec's
@@ -214,8 +218,18 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
                        len(quarantine), columns,
                        tuple(e for e in schema.EVENTS if e in recorded),
                        options.encoding if raw.fmt != "parquet" else None,
-                       options.assume_offset if assumed else None, tuple(raw.notes), site)
+                       options.assume_offset if assumed else None, tuple(raw.notes), site,
+                       _never_filled(events, recorded))
     return events, quarantine, loaded
+
+
+def _never_filled(events: pa.Table, recorded: set[str]) -> tuple[str, ...]:
+    """The columns of `schema.FILLED_ON` this file holds but never fills,
+    though it records an event they are filled on."""
+    n = events.num_rows
+    return tuple(c for c, on in schema.FILLED_ON.items()
+                 if c in events.column_names and recorded & set(on)
+                 and events.column(c).null_count == n)
 
 
 #: What to say after the reason every row of a file was quarantined for.
