@@ -3,7 +3,10 @@ at a time; a row is located by its 1-based row number."""
 
 from __future__ import annotations
 
+import hashlib
 import io
+import mmap
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -16,8 +19,31 @@ from auditor.logs.arrays import is_text_type
 from auditor.logs.raw import RawRejected, arrow_message, read_bytes
 
 
-def read_parquet(path: Path):
-    source = io.BytesIO(read_bytes(path)) if path.name.lower().endswith(".gz") else path
+def open_hashed(path: Path):
+    """A Parquet file mapped from ONE open, as the reader's source, and its
+    SHA-256 (of exactly the bytes mapped)."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size == 0:
+                return io.BytesIO(b""), hashlib.sha256(b"").hexdigest()
+            mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as exc:
+        raise LogFileError(path, f"cannot be read: {getattr(exc, 'strerror', None) or exc}") \
+            from None
+    digest = hashlib.sha256()
+    view = memoryview(mapped)
+    for at in range(0, len(view), 1 << 24):
+        digest.update(view[at:at + (1 << 24)])
+    view.release()
+    return pa.BufferReader(pa.py_buffer(mapped)), digest.hexdigest()
+
+
+def read_parquet(path: Path, source=None):
+    """The file's table; `source`: the file as already opened (`open_hashed`,
+    or a .gz file's inflated bytes)."""
+    if source is None:
+        source = io.BytesIO(read_bytes(path)) if path.name.lower().endswith(".gz") else path
     try:
         try:
             # Text columns as Parquet stores them, dictionary-encoded: no
@@ -30,7 +56,7 @@ def read_parquet(path: Path):
         except (pa.ArrowException, OSError, UnicodeDecodeError):
             # A damaged file: read as before, so its error (or its rows) are
             # exactly what the plain reader gives.
-            if isinstance(source, io.BytesIO):
+            if hasattr(source, "seek"):
                 source.seek(0)
             pf = pq.ParquetFile(source)
             names = pf.schema_arrow.names
@@ -62,7 +88,7 @@ def time_assumptions(table: pa.Table) -> list[str]:
 def _text_columns(source) -> list[str]:
     """The top-level text and binary columns of a Parquet file."""
     schema = pq.read_schema(source)
-    if isinstance(source, io.BytesIO):
+    if hasattr(source, "seek"):
         source.seek(0)
     return [f.name for f in schema if is_text_type(f.type)]
 

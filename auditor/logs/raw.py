@@ -8,6 +8,7 @@ from __future__ import annotations
 import codecs
 import gzip
 import hashlib
+import os
 import re
 import zlib
 from contextlib import contextmanager
@@ -145,15 +146,54 @@ def read_bytes(path: Path) -> bytes:
         raise LogFileError(path, f"cannot be read: {exc}") from None
 
 
-def _inflated(path: Path, limits: InflateLimits) -> bytes:
+def read_bytes_hashed(path: Path) -> tuple[bytes, str]:
+    """A file's content (a .gz file's inflated, under the limits) and the
+    SHA-256 of the bytes on disk, from ONE opened file: a file renamed over
+    between a hash's open and a parser's would otherwise put one file's
+    hash beside another file's rows."""
+    try:
+        with open(path, "rb") as fh:
+            hashed = _HashedReader(fh)
+            if path.name.lower().endswith(".gz"):
+                data = _inflated(path, _inflate_limits, hashed)
+                hashed.drain()
+            else:
+                data = hashed.read()
+        return data, hashed.digest.hexdigest()
+    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+        raise LogFileError(path, f"cannot be read: {exc}") from None
+
+
+class _HashedReader:
+    """An opened file, hashed as it is read."""
+
+    def __init__(self, fh):
+        self._fh = fh
+        self.digest = hashlib.sha256()
+        self.size = os.fstat(fh.fileno()).st_size
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._fh.read(size)
+        self.digest.update(data)
+        return data
+
+    def drain(self) -> None:
+        while self.read(1 << 20):
+            pass
+
+
+def _inflated(path: Path, limits: InflateLimits, source=None) -> bytes:
     """A .gz file's content, inflated a block at a time and refused
     (LogFileError) as soon as it passes `limits`: a 1 MB file inflating to
-    1 GiB costs at most the limit, never the gigabyte."""
-    packed = path.stat().st_size
+    1 GiB costs at most the limit, never the gigabyte. `source`: the file
+    already opened (`read_bytes_hashed`)."""
+    packed = source.size if source is not None else path.stat().st_size
     by_ratio = max(limits.max_ratio * packed, INFLATE_ALWAYS_BYTES)
     cap = min(limits.max_bytes, by_ratio)
     blocks, total = [], 0
-    with gzip.open(path, "rb") as fh:
+    opened = gzip.GzipFile(fileobj=source, mode="rb") if source is not None \
+        else gzip.open(path, "rb")
+    with opened as fh:
         while block := fh.read(1 << 20):
             total += len(block)
             if total > cap:

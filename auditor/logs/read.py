@@ -12,7 +12,7 @@ on is made plain here (`_plain_cells`).
 
 from __future__ import annotations
 
-import hashlib
+import io
 import json
 from pathlib import Path
 
@@ -31,7 +31,7 @@ from auditor.logs.raw import (
     RawLog,
     ReadOptions,
     read_bytes,
-    sha256_of,
+    read_bytes_hashed,
 )
 from auditor.logs.schema import EVENT_REQUIRES, EVENTS, REQUIRED_COLUMNS
 
@@ -109,20 +109,16 @@ def _read_whole(path: Path, fmt: str, gz: bool, encoding: str | None = None):
     """A file read whole (the one way for Parquet, JSON Lines and gzip; for
     a CSV file the streamed read cannot take): its table, lines, rejected
     rows and SHA-256."""
-    whole = None  # a plain text file's bytes: read once, hashed as read
-    try:
-        if fmt == "parquet" or gz:
-            digest = sha256_of(path)
-        else:
-            whole = path.read_bytes()
-            digest = hashlib.sha256(whole).hexdigest()
-    except OSError as exc:
-        raise LogFileError(path, f"cannot be read: {exc.strerror or exc}") from None
+    # One opened file gives both the SHA-256 and the bytes parsed (a file
+    # renamed over between two opens must not pair one file's hash with
+    # another's rows): a Parquet file is mapped, the rest read.
+    if fmt == "parquet" and not gz:
+        source, digest = parquet_format.open_hashed(path)
+        return (*parquet_format.read_parquet(path, source), digest)
+    data, digest = read_bytes_hashed(path)
     if fmt == "parquet":
-        return (*parquet_format.read_parquet(path), digest)
-    data = read_bytes(path) if whole is None else whole
+        return (*parquet_format.read_parquet(path, io.BytesIO(data)), digest)
     data = _utf8(path, data) if encoding is None else _decoded(path, data, encoding)
-    del whole
     if not data or data.isspace():  # (not data.strip(): no copy of a large file)
         raise LogFileError(path, "the file is empty")
     read = csv_format.read_csv if fmt == "csv" else jsonl_format.read_jsonl
