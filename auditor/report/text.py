@@ -32,7 +32,7 @@ from pathlib import Path
 from auditor.codes import REPORT_ONLY, SEVERITY_RANK
 from auditor.escape import one_line
 from auditor.findings import severity_counts
-from auditor.report.records import finding_records, finding_statuses
+from auditor.report.records import finding_records, finding_statuses, table_label
 from auditor.report.summary import loosened_line, verdict_text
 
 #: how many findings the table lists
@@ -121,7 +121,7 @@ def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS) -> st
         message = rec["message"] or rec["code"]
         if st.status != "new":
             message += f" [{st.status}]"
-        rows.append((rec["severity"], one_line(rec["table_id"]), one_line(rec["seq"]),
+        rows.append((rec["severity"], one_line(table_label(rec)), one_line(rec["seq"]),
                      one_line(rec["code"]), one_line(rec["clause"]), one_line(message)))
     lines += ["", (f"Top findings ({len(rows):,} of {len(records):,}, new first, "
                    f"most severe first):")]
