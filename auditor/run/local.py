@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import copy
 import multiprocessing
+import os
 import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
-from auditor.compat import pool_processes
+from auditor.atomic import release_inherited_locks
+from auditor.compat import die_with_parent, pool_processes
 from auditor.errors import LogFileError
 from auditor.findings import finalize
 from auditor.logs.discover import discover_logs
@@ -244,7 +246,8 @@ def _run_pool(work: list, func, ruleset: Ruleset, jobs: int, progress, on_error=
             tell(task, counts)
 
     _REPORT = report
-    pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(work))), mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(work))), mp_context=context,
+                               initializer=_worker_start, initargs=(os.getpid(),))
     try:
         futures = {pool.submit(func, k, item, ruleset): k for k, item in enumerate(work)}
         pending = set(futures)
@@ -269,6 +272,13 @@ def _run_pool(work: list, func, ruleset: Ruleset, jobs: int, progress, on_error=
         if report is not None:
             report.close()
     return [results[k] for k in range(len(work))]
+
+
+def _worker_start(parent: int) -> None:
+    """A worker dies with the audit that started it (a SIGKILL of the
+    parent included) and holds none of its report folder locks."""
+    die_with_parent(parent)
+    release_inherited_locks()
 
 
 def _totals(result) -> list[int]:
