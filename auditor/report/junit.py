@@ -43,6 +43,11 @@ NO_TABLE = "(no table)"
 
 
 def _detail(rec: dict, status: str, waiver: dict | None) -> str:
+    """A finding as lines of `key: value`; a line break in a value written
+    as a visible `\\n` (as `one_line` does; `xml_text` then writes every
+    other invisible character), so no value (a table id holding a line
+    break) starts a line of its own in the XML's text, which a CI log
+    prints as it is (`--format junit:-`)."""
     actor = " ".join(str(v) for v in (rec["actor_role"], rec["actor_id"]) if v) or "-"
     lines = [
         f"status: {status}",
@@ -60,7 +65,7 @@ def _detail(rec: dict, status: str, waiver: dict | None) -> str:
     ]
     if waiver:
         lines.append(f"waiver: {waiver['number']}: {waiver['reason']}")
-    return "\n".join(lines)
+    return "\n".join(line.replace("\n", "\\n") for line in lines)  # (the rest: xml_text)
 
 
 def failure_message(rec: dict) -> str:
