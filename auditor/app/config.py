@@ -21,12 +21,14 @@ over the file.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.codes import FAIL_ON_CHOICES
 from auditor.errors import ConfigError
+from auditor.escape import one_line
+from auditor.guarded import load_toml
+from auditor.report.formats import FORMATS, STREAMABLE
 from auditor.rules.ruleset import looks_like_path
 
 CONFIG_FILE = "auditor.toml"
@@ -83,6 +85,12 @@ def load_config(path: Path) -> ProjectConfig:
             value = [value] if isinstance(value, str) else value
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{source}: {key} must be a format name or a list of them")
+            for v in value:  # (as --format: NAME or NAME:-)
+                name, _, to = v.partition(":")
+                if name not in FORMATS or to not in ("", "-") or (to and name not in STREAMABLE):
+                    raise ConfigError(f"{source}: key 'formats': {one_line(v)!r} is not a "
+                                      f"format (known: {', '.join(FORMATS)}; FMT:- for "
+                                      f"standard output: {', '.join(STREAMABLE)})")
         elif not isinstance(value, str):
             raise ConfigError(f"{source}: {key} must be a string")
         if key == "fail-on" and value not in FAIL_ON_CHOICES:
@@ -104,11 +112,13 @@ def _has_auditor_table(pyproject: Path) -> bool:
     return isinstance(tool, dict) and "auditor" in tool
 
 
+#: The largest configuration file read (auditor.toml, or a pyproject.toml
+#: holding [tool.auditor]): written by hand, like a ruleset.
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def _read(path: Path) -> dict:
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    """The file under the one guarded reader (`auditor.guarded`: a regular
+    file of at most MAX_CONFIG_BYTES, its dotted keys and nesting bounded)."""
+    return load_toml(path, MAX_CONFIG_BYTES, "a configuration file",
+                     lambda problem: ConfigError(f"{path}: {problem}"))

@@ -21,9 +21,6 @@ import hashlib
 import json
 import os
 import re
-import stat
-import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -32,14 +29,10 @@ from typing import Any
 from auditor.checks.parameters import PARAMETERS, ParameterError, validate_value
 from auditor.codes import CODES, LOG_CODES, SEVERITIES, SEVERITY_RANK
 from auditor.errors import RulesetError
+from auditor.guarded import MAX_KEY_CHARS, MAX_KEY_PARTS, load_toml  # noqa: F401 (re-exported)
 
 MAX_EXTENDS_DEPTH = 16
 MAX_RULESET_BYTES = 1 << 20
-#: A dotted key (`rule.params.x`) may have at most this many parts and this
-#: many characters: Python's TOML parser takes time and memory quadratic in
-#: the parts (20,000 in a 40 KB file: gigabytes), so they are counted first.
-MAX_KEY_PARTS = 16
-MAX_KEY_CHARS = 1024
 
 RULESET_KEYS = {
     "id", "title", "jurisdiction", "authority", "source", "status", "notes", "extends",
@@ -231,79 +224,10 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def read_guarded(path: Path, limit: int, what: str, fail: Callable[[str], Exception]) -> bytes:
-    """The bytes of a file the auditor is told to read beside the logs (a
-    ruleset, a baseline, a waiver file): a regular file of at most `limit`
-    bytes, or `fail(problem)` raised (a device or a pipe could be read
-    forever or block; the file may grow after it is looked at)."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise fail("no such file") from None
-    except OSError as exc:
-        raise fail(f"cannot be read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise fail("not a regular file")
-    if info.st_size > limit:
-        raise fail(f"file is {info.st_size} bytes; {what} may be at most {limit}")
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
-    except OSError as exc:
-        raise fail(f"cannot be read: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise fail(f"file is over {limit} bytes; {what} may be at most {limit}")
-    return data
-
-
 def _read_toml(path: Path) -> dict:
-    data = read_guarded(path, MAX_RULESET_BYTES, "a ruleset",
-                        lambda problem: RulesetError(str(path), problem))
-    try:
-        text = data.decode("utf-8")
-        _check_dotted_keys(text, path)
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise RulesetError(str(path), f"not valid TOML: {exc}") from None
-    except RecursionError:
-        raise RulesetError(str(path), "not valid TOML: nested too deeply") from None
-    except UnicodeDecodeError as exc:
-        raise RulesetError(str(path), f"cannot be read: {exc}") from None
-
-
-#: TOML strings (multi-line first) and comments: what may hold dots that are
-#: no key's. A string left open runs to the end of its line (of the text, for
-#: a multi-line one): every quote is looked at once, so the scan is linear.
-_TOML_STRING_OR_COMMENT = re.compile(r"""
-      \"\"\"(?:[^\\]|\\.)*?\"\"\" | \"\"\".*
-    | '''.*?''' | '''.*
-    | "(?:[^"\\\n]|\\.)*+" | "[^\n]*
-    | '[^'\n]*' | '[^\n]*
-    | \#[^\n]*
-""", re.DOTALL | re.VERBOSE)
-#: Two or more words joined by dots (a dotted key, or a number such as 1.5),
-#: each word taken whole once (possessive, and only at a word's start).
-_DOTTED = re.compile(r"(?<![\w+-])[\w+-]++(?:[ \t]*+\.[ \t]*+[\w+-]++)+")
-
-
-def _check_dotted_keys(text: str, path: Path) -> None:
-    """Refuse (RulesetError, with the line) a dotted key of more than
-    MAX_KEY_PARTS parts or MAX_KEY_CHARS characters, before the TOML parser
-    sees it. Linear: strings become words of as many characters (line breaks
-    kept), comments blanks, then runs of dotted words are measured."""
-    def blank(m: re.Match) -> str:
-        if m[0].startswith("#"):
-            return " " * len(m[0])
-        return "".join("\n" if c == "\n" else "s" for c in m[0])
-
-    bare = _TOML_STRING_OR_COMMENT.sub(blank, text)
-    for m in _DOTTED.finditer(bare):
-        parts = m[0].count(".") + 1
-        if parts > MAX_KEY_PARTS or len(m[0]) > MAX_KEY_CHARS:
-            line = bare.count("\n", 0, m.start()) + 1
-            raise RulesetError(str(path), f"line {line}: a dotted key of {parts:,} parts and "
-                               f"{len(m[0]):,} characters; a key may have at most "
-                               f"{MAX_KEY_PARTS} parts and {MAX_KEY_CHARS} characters")
+    """A ruleset file under the one guarded reader (`auditor.guarded`)."""
+    return load_toml(path, MAX_RULESET_BYTES, "a ruleset",
+                     lambda problem: RulesetError(str(path), problem))
 
 
 def _load_merged(path: Path, chain: list[str]) -> tuple[dict, list[str], list[str]]:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -44,7 +43,7 @@ from auditor.codes import REPORT_ONLY, SEVERITY_RANK
 from auditor.errors import BaselineError
 from auditor.escape import unicode_escaped
 from auditor.findings import STATUS_COLUMNS, STATUSES
-from auditor.rules.ruleset import read_guarded
+from auditor.guarded import parse_json, parse_toml, read_guarded
 
 SCHEMA_VERSION = "1"
 #: The largest baseline read (about a million findings) and waiver file
@@ -135,11 +134,8 @@ def load_baseline(path: str | Path, ruleset_id: str | tuple[str, ...]) -> Baseli
     the ruleset id, so they could never match)."""
     accepted = (ruleset_id,) if isinstance(ruleset_id, str) else tuple(ruleset_id)
     where = str(path)
-    data = _read_bytes(Path(path), MAX_BASELINE_BYTES, "a baseline")
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise BaselineError(f"{where}: not valid JSON: {exc}") from None
+    data = read_guarded(Path(path), MAX_BASELINE_BYTES, "a baseline", _fail(where))
+    doc = parse_json(data, _fail(where))
     if not isinstance(doc, dict):
         raise BaselineError(f"{where}: should be a JSON object")
     if doc.get("schema_version") != SCHEMA_VERSION:
@@ -227,13 +223,8 @@ def load_waivers(path: str | Path) -> Waivers:
     """Read and validate a waiver file; every problem names the file, the
     waiver's number and the key."""
     where = str(path)
-    data = _read_bytes(Path(path), MAX_WAIVERS_BYTES, "a waiver file")
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise BaselineError(f"{where}: cannot be read: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise BaselineError(f"{where}: not valid TOML: {exc}") from None
+    data = read_guarded(Path(path), MAX_WAIVERS_BYTES, "a waiver file", _fail(where))
+    doc = parse_toml(data, _fail(where))
     unknown = sorted(set(doc) - {"waiver"})
     if unknown:
         raise BaselineError(f"{where}: key {unknown[0]!r}: unknown key (a waiver file holds "
@@ -457,10 +448,10 @@ def verdict(findings: pd.DataFrame, status, fail_on: str) -> dict:
             "result": "fail" if failing else "pass"}
 
 
-def _read_bytes(path: Path, limit: int, what: str) -> bytes:
-    """A baseline's or waiver file's bytes, under the guard every file read
-    beside the logs is under (a regular file, at most `limit` bytes)."""
-    return read_guarded(path, limit, what, lambda problem: BaselineError(f"{path}: {problem}"))
+def _fail(where: str):
+    """The error of a baseline or waiver file the guarded reader refuses
+    (`auditor.guarded`: a regular file, its size, its nesting and keys)."""
+    return lambda problem: BaselineError(f"{where}: {problem}")
 
 
 def _has_sites(findings: pd.DataFrame) -> bool:
