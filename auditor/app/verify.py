@@ -191,6 +191,12 @@ def _snapshot(folder: Path) -> dict[str, bytes | None]:
     raise ReportError(f"{folder}: its report kept changing while it was read")
 
 
+#: What the snapshot holds for a file of the user's in the report folder
+#: (a name no run writes, `OWN_NAMES`): never read, whatever its size (a
+#: 4 GiB file kept beside a report must not make it "no report").
+NOT_READ = b""
+
+
 def _read_entries(fd: int) -> dict[str, bytes | None]:
     import stat
 
@@ -199,6 +205,9 @@ def _read_entries(fd: int) -> dict[str, bytes | None]:
         st = os.stat(name, dir_fd=fd, follow_symlinks=False)
         if not stat.S_ISREG(st.st_mode):
             entries[name] = None
+            continue
+        if name not in OWN_NAMES:
+            entries[name] = NOT_READ
             continue
         try:
             handle = os.open(name, os.O_RDONLY, dir_fd=fd)
@@ -261,7 +270,10 @@ def _check_files(manifest: dict, files: dict, verdict_: Verdict) -> None:
         name = str(entry["name"])
         listed.add(name)
         data = files.get(name)
-        if name not in files:
+        if name not in OWN_NAMES:
+            verdict_.problems.append(f"{name}: listed in the manifest, but no run of the "
+                                     f"auditor writes a file of that name")
+        elif name not in files:
             verdict_.problems.append(f"{name}: missing (listed in the manifest)")
         elif data is None:
             verdict_.problems.append(f"{name}: not a readable file")
