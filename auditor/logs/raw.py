@@ -40,9 +40,11 @@ class ReadOptions:
     def __post_init__(self):
         if self.encoding is not None:
             try:
-                codecs.lookup(self.encoding)
+                info = codecs.lookup(self.encoding)
+                if not getattr(info, "_is_text_encoding", True):
+                    raise LookupError  # (rot13, base64, zlib: codecs, not text encodings)
             except LookupError:
-                raise ReadOptionError(f"--encoding {self.encoding}: not an encoding Python "
+                raise ReadOptionError(f"--encoding {self.encoding}: not a text encoding Python "
                                       f"knows (e.g. cp1252, latin-1, utf-16)") from None
         if self.assume_offset is not None:
             m = re.fullmatch(r"([+-])([0-9]{2}):([0-9]{2})", self.assume_offset)
