@@ -25,7 +25,7 @@ import pyarrow.csv as pa_csv
 
 from auditor.errors import LogFileError
 from auditor.logs.arrays import dictionary_codes, per_row, text_offsets_and_bytes
-from auditor.logs.raw import MAX_CELL_BYTES, RawRejected, arrow_message, clip
+from auditor.logs.raw import MAX_CELL_BYTES, RawRejected, arrow_message, clip, too_many_columns
 from auditor.logs.schema import COLUMN_NAMES
 
 
@@ -186,6 +186,8 @@ def _csv_names(path: Path, header: bytes) -> tuple[list[str], int]:
         names = []
     except csv.Error as exc:
         raise LogFileError(path, f"the header is not a CSV record: {exc}", line=1) from None
+    if (problem := too_many_columns(len(names))) is not None:
+        raise LogFileError(path, f"the header has {problem}", line=1)
     if len(set(names)) != len(names):
         dupes = sorted(n for n, k in Counter(names).items() if k > 1)[:20]
         raise LogFileError(path, f"duplicate column(s) in header: {', '.join(dupes)}", line=1)

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from auditor.errors import LogFileError
 from auditor.logs.arrays import is_text_type
-from auditor.logs.raw import RawRejected, arrow_message, read_bytes
+from auditor.logs.raw import RawRejected, arrow_message, read_bytes, too_many_columns
 
 
 def open_hashed(path: Path):
@@ -41,9 +41,20 @@ def open_hashed(path: Path):
 
 def read_parquet(path: Path, source=None):
     """The file's table; `source`: the file as already opened (`open_hashed`,
-    or a .gz file's inflated bytes)."""
+    or a .gz file's inflated bytes). Running out of memory while reading is
+    said as such: a readable file is not unreadable evidence."""
     if source is None:
         source = io.BytesIO(read_bytes(path)) if path.name.lower().endswith(".gz") else path
+    try:
+        return _read_parquet(path, source)
+    except MemoryError:  # (pyarrow's ArrowMemoryError is one)
+        raise LogFileError(path, "ran out of memory while reading it (the file may be "
+                                 "sound: give the audit more memory, or split the file)") \
+            from None
+
+
+def _read_parquet(path: Path, source):
+    _refuse_wide(path, source)
     try:
         try:
             # Text columns as Parquet stores them, dictionary-encoded: no
@@ -53,6 +64,8 @@ def read_parquet(path: Path, source=None):
             names = pf.schema_arrow.names
             if len(set(names)) == len(names):
                 table = _parquet_columns(pf, names)
+        except MemoryError:
+            raise
         except (pa.ArrowException, OSError, UnicodeDecodeError):
             # A damaged file: read as before, so its error (or its rows) are
             # exactly what the plain reader gives.
@@ -62,6 +75,8 @@ def read_parquet(path: Path, source=None):
             names = pf.schema_arrow.names
             if len(set(names)) == len(names):
                 table = _parquet_columns(pf, names)
+    except MemoryError:
+        raise
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise LogFileError(path, f"not a readable Parquet file: {arrow_message(exc)}") from None
     if len(set(names)) != len(names):
@@ -69,6 +84,20 @@ def read_parquet(path: Path, source=None):
         raise LogFileError(path, f"duplicate column(s): {', '.join(dupes)}")
     # Parquet has no lines; a row is located by its 1-based row number.
     return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
+
+
+def _refuse_wide(path: Path, source) -> None:
+    """LogFileError for a file of more than MAX_COLUMNS columns, from its
+    footer alone (a footer that cannot be read: the reader says why)."""
+    try:
+        count = len(pq.read_schema(source).names)
+    except (pa.ArrowException, OSError, UnicodeDecodeError):
+        return
+    finally:
+        if hasattr(source, "seek"):
+            source.seek(0)
+    if (problem := too_many_columns(count)) is not None:
+        raise LogFileError(path, f"the file has {problem}")
 
 
 def time_assumptions(table: pa.Table) -> list[str]:

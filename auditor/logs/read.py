@@ -37,7 +37,17 @@ from auditor.logs.schema import EVENT_REQUIRES, EVENTS, REQUIRED_COLUMNS
 
 
 def read_log(path: Path, options: ReadOptions = DEFAULT_READ) -> RawLog:
-    """Read one file; raise LogFileError when it cannot be a log."""
+    """Read one file; raise LogFileError when it cannot be a log, or when
+    memory ran out reading it (said as such: not unreadable evidence)."""
+    try:
+        return _read_log(path, options)
+    except MemoryError:  # (pyarrow's ArrowMemoryError is one)
+        raise LogFileError(path, "ran out of memory while reading it (the file may be "
+                                 "sound: give the audit more memory, or split the file)") \
+            from None
+
+
+def _read_log(path: Path, options: ReadOptions) -> RawLog:
     problem = not_a_regular_file(path)  # (a pipe or a device: never opened)
     if problem:
         raise LogFileError(path, problem)
