@@ -89,8 +89,11 @@ def test_a_file_declaring_a_shipped_id_says_whose_it_is_and_what_it_drops(tmp_pa
     assert block["rules"] == 38 and len(block["dropped"]) == 33 and block["changed"] == []
     loosened = next(x for x in result.output.splitlines() if x.startswith("LOOSENED"))
     assert f"{copy} is not the shipped nz-table-games: it drops 33 and changes 0" in loosened
-    summary = run("check", NIGHT, "--ruleset", copy, "--out", tmp_path / "o3")
+    summary = run("check", NIGHT, "--ruleset", copy, "--out", tmp_path / "o3",
+                  "--format", "html")
     assert "from " + str(copy) + ", not the shipped nz-table-games" in summary.output
+    page = (tmp_path / "o3" / "report.html").read_text(encoding="utf-8")
+    assert f"nz-table-games from {copy}, not the shipped nz-table-games" in page
 
 
 def test_an_exact_copy_of_a_shipped_ruleset_is_that_ruleset(tmp_path):
