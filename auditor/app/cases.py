@@ -207,7 +207,7 @@ def parse_expect(path: Path) -> tuple[list[Expected], list[Problem]]:
 def run_case(case: Case, ruleset: Ruleset, audit_fn=None) -> CaseResult | list[Problem]:
     """Audit one case's log and compare its findings with the expect file."""
     from auditor.logs.load import load_logs
-    from auditor.run.core import audit_loaded
+    from auditor.run.local import audit_in_process
 
     expected, problems = parse_expect(case.expect)
     try:
@@ -231,7 +231,7 @@ def run_case(case: Case, ruleset: Ruleset, audit_fn=None) -> CaseResult | list[P
         want[(e.code, table, e.seq)] += 1
     if problems:
         return problems
-    findings = (audit_fn or audit_loaded)(logs, ruleset).findings
+    findings = (audit_fn or audit_in_process)(logs, ruleset).findings
     got: Counter[Key] = Counter()
     rule_of: dict[Key, str] = {}
     for code, table, seq, rule_id in zip(findings["code"], findings["table_id"],

@@ -20,7 +20,7 @@ from auditor.logs.raw import (
     inflate_limits,
 )
 from auditor.rules.ruleset import Rule
-from auditor.run.core import stamp_hits
+from auditor.audit.stamp import stamp_hits
 
 #: The format's own ruleset id, stamped on what validate finds.
 FORMAT = "event-log-v1"

@@ -49,7 +49,7 @@ from auditor.report.parquet import QUARANTINE_SCHEMA
 from auditor.report.provenance import provenance
 from auditor.rules import ruleset as ruleset_mod
 from auditor.rules.ruleset import Ruleset, load_ruleset
-from auditor.run.core import audit_loaded
+from auditor.run.local import audit_in_process
 from auditor.triage.baseline import load_accepted, verdict
 
 #: Differences listed one by one before the rest are counted.
@@ -364,12 +364,12 @@ def _check_ruleset(meta: dict, verdict_: Verdict):
         except RulesetError as exc:
             verdict_.problems.append(f"ruleset family {block['family']}: {exc}")
             return None
-        return (lambda logs: audit_family(logs, family, audit_loaded)), \
+        return (lambda logs: audit_family(logs, family, audit_in_process)), \
             (family.latest, family.versions)
     ruleset = _load(block, verdict_)
     if ruleset is None:
         return None
-    return (lambda logs: audit_loaded(logs, ruleset)), (ruleset, ())
+    return (lambda logs: audit_in_process(logs, ruleset)), (ruleset, ())
 
 
 def _load(block: dict, verdict_: Verdict) -> Ruleset | None:

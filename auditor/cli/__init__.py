@@ -22,7 +22,7 @@ from auditor import __version__
 from auditor.atomic import PENDING_INTERRUPTIONS, commit_together
 from auditor.errors import AuditorError
 from auditor.escape import one_line
-from auditor.run.core import UncompiledReplayWarning
+from auditor.audit.core import UncompiledReplayWarning
 
 
 class Terminated(BaseException):

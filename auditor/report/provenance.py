@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from auditor import __version__
 from auditor.findings import severity_counts
-from auditor.run.core import AuditResult
+from auditor.audit.core import AuditResult
 
 
 def provenance(result: AuditResult, stamp: bool = False) -> dict:

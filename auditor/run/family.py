@@ -11,7 +11,7 @@ from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
 from auditor.rules.versions import Family, assign, sessions, split_by_version
-from auditor.run.core import AuditResult
+from auditor.audit.core import AuditResult
 
 
 @dataclass

@@ -34,7 +34,8 @@ from auditor.report import html as html_report
 from auditor.report import html_charts, html_events
 from auditor.report.page import visible
 from auditor.report.provenance import provenance
-from auditor.run.core import AuditResult, audit
+from auditor.audit.core import AuditResult
+from builder import audit
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"
