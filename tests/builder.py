@@ -11,8 +11,8 @@ import csv
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from auditor.logs.schema import COLUMN_NAMES
 from auditor.logs.load import load_logs
+from auditor.logs.schema import COLUMN_NAMES
 from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.local import audit_in_process
 

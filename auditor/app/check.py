@@ -23,6 +23,7 @@ from auditor.report.formats import (
     format_options,
     write_and_render,
 )
+from auditor.audit.core import AuditResult
 from auditor.report.manifest import OWN_NAMES, write_manifest
 from auditor.report.provenance import provenance
 from auditor.report.sarif import MAX_RESULTS
@@ -30,7 +31,6 @@ from auditor.report.summary import summary_text
 from auditor.rules.ruleset import load_ruleset
 from auditor.rules.versions import resolve_family
 from auditor.run import AuditJob, check_engine, run_audit
-from auditor.audit.core import AuditResult
 from auditor.run.family import audit_family
 from auditor.run.progress import NoProgress
 from auditor.run.stream import load_with_progress

@@ -13,6 +13,9 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
+from auditor.audit.collect import Collector
+from auditor.audit.coverage import drop_unjudged, not_evaluated
+from auditor.audit.stamp import stamp_all
 from auditor.checks import CHECKS
 from auditor.checks.context import CheckContext
 from auditor.checks.registry import Hits
@@ -21,9 +24,6 @@ from auditor.game import replay as replay_module
 from auditor.game.state import ReplayState
 from auditor.logs.load import LoadedLogs, table_runs
 from auditor.rules.ruleset import Ruleset
-from auditor.audit.collect import Collector
-from auditor.audit.coverage import drop_unjudged, not_evaluated
-from auditor.audit.stamp import stamp_all
 
 
 @dataclass
@@ -149,3 +149,11 @@ def stage(timings: dict[str, float] | None, name: str):
         timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
 
 
+def add_work(timings: dict[str, float] | None, workers: list[dict[str, float]]) -> None:
+    """Stage times of work done side by side: the sum over the workers (the
+    work done; the elapsed time of the whole is `timings["parallel"]`)."""
+    if timings is None:
+        return
+    for t in workers:
+        for name, seconds in t.items():
+            timings[name] = timings.get(name, 0.0) + seconds

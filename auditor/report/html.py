@@ -64,11 +64,11 @@ from auditor.report.html_events import (
     utc_ns,
     window_of,
 )
+from auditor.audit.core import replay_state
 from auditor.report.html_events import text as _text
 from auditor.report.page import PAGE, TEMPLATES, environment
 from auditor.report.provenance import provenance
 from auditor.report.records import finding_records
-from auditor.audit.core import replay_state
 
 #: findings listed per table and code; counts and charts always cover them all
 MAX_FINDINGS_PER_TABLE_CODE = 200

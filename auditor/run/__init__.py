@@ -20,8 +20,8 @@ jobs.
 
 from __future__ import annotations
 
-from auditor.errors import EngineError
 from auditor.audit.core import AuditResult
+from auditor.errors import EngineError
 from auditor.logs.load import LoadedLogs
 from auditor.run.job import AuditJob
 

@@ -45,12 +45,11 @@ from auditor.logs.raw import (
     current_inflate_limits,
     inflate_limits,
 )
-from auditor.rules.ruleset import Ruleset
 from auditor.audit.collect import Collector
-from auditor.audit.core import AuditResult, audit_tables, replay_state, stage
-from auditor.run.local import add_work
-from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
+from auditor.audit.core import AuditResult, add_work, audit_tables, replay_state, stage
+from auditor.rules.ruleset import Ruleset
 from auditor.run.job import AuditJob
+from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.run.progress import NoProgress
 from auditor.run.stream import LazyLogs
 

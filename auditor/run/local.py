@@ -27,6 +27,8 @@ import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
+from auditor.audit.collect import Collector
+from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.compat import pool_processes
 from auditor.errors import LogFileError
 from auditor.findings import finalize
@@ -34,10 +36,8 @@ from auditor.logs.identity import check_events
 from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
 from auditor.run import stream
-from auditor.audit.collect import Collector
-from auditor.audit.core import AuditResult, audit_tables, stage
-from auditor.run.partition import split_tables, table_spans
 from auditor.run.job import AuditJob
+from auditor.run.partition import split_tables, table_spans
 from auditor.run.progress import NoProgress
 
 #: Groups handed to forked workers by position (they inherit this module's
@@ -125,16 +125,6 @@ def _digested(logs: LoadedLogs, collector: Collector | None, taken: list) -> Loa
     out = copy.copy(logs)
     out.digest = collector.join(taken)
     return out
-
-
-def add_work(timings: dict[str, float] | None, workers: list[dict[str, float]]) -> None:
-    """Stage times of work done side by side: the sum over the workers (the
-    work done; the elapsed time of the whole is `timings["parallel"]`)."""
-    if timings is None:
-        return
-    for t in workers:
-        for name, seconds in t.items():
-            timings[name] = timings.get(name, 0.0) + seconds
 
 
 # --- batches ----------------------------------------------------------------------------

@@ -19,12 +19,12 @@ from itertools import pairwise
 import numpy as np
 import pandas as pd
 
+from auditor.audit.core import replay_state, run_checks, stage
 from auditor.checks.context import CheckContext
 from auditor.checks.registry import Hits, no_hits
 from auditor.logs import load
 from auditor.logs.load import LoadedLogs
 from auditor.rules.versions import sessions
-from auditor.audit.core import replay_state, run_checks, stage
 
 
 def table_spans(events: pd.DataFrame) -> list[tuple[str, int, int]]:

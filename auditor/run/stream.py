@@ -36,13 +36,13 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from auditor.audit.core import audit_tables, stage
 from auditor.errors import LogFileError
 from auditor.logs.discover import format_from_name
 from auditor.logs.identity import check_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs, release_memory
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.logs.read import read_log
-from auditor.audit.collect import Collector
 
 #: Events a batch may hold (from the scan). A component of linked files
 #: larger than this is one batch. About 0.45 KB of peak memory per event.
@@ -266,8 +266,6 @@ def audit_batch(files: list[Path], job, progress) -> BatchResult:
     collector takes of the events, so no report reads them again.
     The files that share a table are in one batch, so a table id held twice
     (`auditor.logs.identity`) is refused here."""
-    from auditor.audit.core import audit_tables, stage
-
     timings: dict[str, float] = {}
     progress.stage("reading")
     with stage(timings, "load"):

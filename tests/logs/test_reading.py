@@ -9,12 +9,12 @@ import pyarrow.parquet as pq
 import pytest
 from builder import LogBuilder, found, lawful_table
 
+from auditor.audit.core import audit
 from auditor.errors import LogFileError
 from auditor.logs.load import load_logs
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.rules.ruleset import load_ruleset
 from auditor.run import AuditJob, run_audit
-from auditor.audit.core import audit
 
 
 def _frame(b: LogBuilder) -> pd.DataFrame:

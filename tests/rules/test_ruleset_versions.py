@@ -16,8 +16,8 @@ from auditor.errors import RulesetError, VersionError
 from auditor.logs.load import load_logs
 from auditor.rules import versions
 from auditor.rules.ruleset import load_ruleset
-from auditor.run.local import audit_in_process
 from auditor.run.family import audit_family
+from auditor.run.local import audit_in_process
 
 OLD = """
 [ruleset]
