@@ -78,7 +78,7 @@ class Case:
 @dataclass
 class CaseResult:
     case: Case
-    ruleset: str
+    ruleset_id: str
     missing: list[Key] = field(default_factory=list)
     unexpected: list[tuple[Key, str]] = field(default_factory=list)  # (key, rule id)
 
@@ -295,7 +295,7 @@ def format_result(result: CaseResult) -> list[str]:
         what.append(f"{len(result.missing)} missing")
     if result.unexpected:
         what.append(f"{len(result.unexpected)} unexpected")
-    lines = [f"FAIL  {result.case.label}: {', '.join(what)} (ruleset {result.ruleset})"]
+    lines = [f"FAIL  {result.case.label}: {', '.join(what)} (ruleset {result.ruleset_id})"]
     lines += [f"        missing:    {format_key(k)}" for k in result.missing]
     lines += [f"        unexpected: {format_key(k)}  (rule {rule})"
               for k, rule in result.unexpected]

@@ -69,7 +69,7 @@ class Verdict:
     inputs: int = 0
     findings: int = 0
     quarantined: int = 0
-    ruleset: str = ""
+    ruleset_id: str = ""
     files: int = 0
 
     @property
@@ -351,7 +351,7 @@ def _check_ruleset(meta: dict, verdict_: Verdict):
     version of its family) is missing or no longer loads. A changed content
     hash is a problem, and the audit still re-runs."""
     block = meta["ruleset"]
-    verdict_.ruleset = str(block.get("id"))
+    verdict_.ruleset_id = str(block.get("id"))
     if block.get("family") and meta.get("ruleset_versions"):
         from auditor.rules.versions import make_family
         from auditor.run.family import audit_family
