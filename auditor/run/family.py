@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from auditor.audit.core import AuditResult
 from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
 from auditor.rules.versions import Family, Part, assign, sessions, split_by_version
-from auditor.run.core import AuditResult
 
 
 @dataclass
