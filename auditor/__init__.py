@@ -1,9 +1,9 @@
 """Craps compliance auditor: replay recorded craps table event logs and report
 every breach of a jurisdiction's rules, tied to its event and clause."""
 
-# Only modules Python has loaded before any program's first line (gc, os):
-# what this imports is imported with the collector still on, before
-# `run_as_program` turns it off. (Not `typing`: a system Python whose
+# Only modules Python has loaded before any program's first line (os) or
+# has built in (gc): what this imports is imported with the collector still
+# on, before `run_as_program` turns it off. (Not `typing`: a system Python whose
 # site-packages hold a .pth file that imports it hides what a fresh virtual
 # environment shows, three collections while `typing` loads.)
 import gc
