@@ -5,12 +5,13 @@
   docs/), as a user in a checkout would run them. An example that names a
   file that is not there (the reader's own `night.csv.gz`, `year/`) and
   that no earlier example of the same text wrote is shown, not run.
-- Each ```sh block of README.md and docs/*.md runs whole as a bash script,
+- Each ```sh block of README.md, docs/*.md and the READMEs of sample_logs/
+  and rulesets/cases/ runs whole as a bash script,
   the blocks of one page in order in one scratch folder. Commands showing
   the reader's own files are written in ```text blocks instead.
 
-A command's documented exit code is a trailing comment `# exits N`
-(default 0). In README's set-up lines, the set-up itself (`python3 -m venv`,
+A command's documented exit code is a trailing comment ending `exits N`
+(`# exits 1`, `# 56 findings, exit 1`; default 0). In README's set-up lines, the set-up itself (`python3 -m venv`,
 `. .venv/bin/activate`, `pip install`, the test command) is left to
 `.ci/run`, which runs it in a fresh virtual environment; the `auditor`
 commands chained after it run here."""
@@ -32,8 +33,9 @@ from auditor.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("sample_logs", "rulesets", "docs")
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-EXITS = re.compile(r"\s+#\s*exits\s+(\d+)\s*$")
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+         ROOT / "sample_logs" / "README.md", ROOT / "rulesets" / "cases" / "README.md"]
+EXITS = re.compile(r"\s+#[^#\n]*\bexits?\s+(\d+)\s*$")
 SETUP = ("python3 -m venv", ". .venv/bin/activate", "pip install", "python -P -m pytest",
          "python -m pip")
 OUTPUT_OPTIONS = ("--out", "-o", ">")

@@ -1,11 +1,11 @@
-"""The `slow` marker (tests/conftest.py SLOW) names tests that exist: a
+"""The `slow` marker (tests/slow.py SLOW) names tests that exist: a
 renamed file or test would otherwise fall silently into the fast subset."""
 
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import SLOW
+from slow import SLOW
 
 TESTS = Path(__file__).resolve().parent
 
