@@ -4,6 +4,7 @@ now: a command, option, check or parameter changed without regenerating
 them fails here."""
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,26 @@ def test_check_mode_names_a_stale_page(tmp_path, capsys):
     assert GENERATOR.stale(tmp_path) == []
     (tmp_path / "parameters.md").write_text("old\n", encoding="utf-8")
     assert GENERATOR.stale(tmp_path) == ["parameters.md"]
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as -."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_relative_link_reaches_a_file_and_heading(page):
+    text = page.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+://", target):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        assert linked.exists(), f"{page.name}: {target}"
+        if anchor and linked.suffix == ".md":
+            headings = re.findall(r"(?m)^#+ (.+)$", linked.read_text(encoding="utf-8"))
+            assert anchor in {_anchor(h) for h in headings}, f"{page.name}: {target}"
