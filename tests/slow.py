@@ -9,6 +9,7 @@
 SLOW = (
     "test_fuzz.py",
     "test_examples.py",
+    "test_slow_marker.py::test_every_slow_test_named_is_collected_and_marked",
     "test_installed.py",
     "cli/test_pre_commit.py",
     "cli/test_limits.py",

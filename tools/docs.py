@@ -47,10 +47,14 @@ def _commands() -> list[tuple[list[str], click.Command]]:
 
 def _help(path: list[str], command: click.Command) -> str:
     """`auditor ... --help` as a terminal WIDTH columns wide shows it."""
-    ctx = None
+    ctx, group = None, main
     for i, name in enumerate(path):
-        ctx = click.Context(command if i == len(path) - 1 else main, info_name=name, parent=ctx,
-                            terminal_width=WIDTH, max_content_width=WIDTH)
+        current = command if i == len(path) - 1 else group
+        settings = {"terminal_width": WIDTH, "max_content_width": WIDTH,
+                    **current.context_settings}
+        ctx = click.Context(current, info_name=name, parent=ctx, **settings)
+        if i + 1 < len(path) - 1:
+            group = group.get_command(ctx, path[i + 1])
     return command.get_help(ctx).rstrip()
 
 
