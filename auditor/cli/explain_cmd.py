@@ -51,3 +51,5 @@ def explain_command(code, list_codes):
             " (`auditor explain --list` lists every code, e.g. shooter.ineligible)"
         raise click.BadParameter(f"unknown code {code!r}{hint}", param_hint="CODE")
     click.echo(describe.describe_code(code, describe.load_shipped()))
+    click.echo(f"\nThe violation catalogue (every code, the clauses per jurisdiction): "
+               f"{catalogue_path()}")

@@ -29,6 +29,13 @@ def test_list_names_every_code_once_in_catalogue_order_with_its_meaning():
     assert lines[-1] == f"{len(CODES)} codes; the catalogue: {catalogue_path()}"
 
 
+def test_explaining_a_code_names_the_shipped_catalogue_last():
+    result = _explain("dice.set_size")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == (
+        f"The violation catalogue (every code, the clauses per jurisdiction): {catalogue_path()}")
+
+
 def test_list_and_a_code_together_are_refused():
     result = _explain("--list", "dice.set_size")
     assert result.exit_code == 2 and "not both" in result.output
