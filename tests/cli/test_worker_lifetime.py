@@ -33,6 +33,16 @@ def children(pid: int) -> set[int]:
     return out
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used (0 when gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().split(")")[-1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -45,7 +55,7 @@ def alive(pid: int) -> bool:
 def logs(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("logs")
     for i in (1, 2):
-        subprocess.run([*AUDITOR, "generate", "--tables", "2", "--rolls", "1500",
+        subprocess.run([*AUDITOR, "generate", "--tables", "2", "--rolls", "3000",
                         "--seed", str(i), "--first-table", str(2 * i),
                         "--out", str(folder / f"n{i}.csv")], check=True, capture_output=True)
     return folder
@@ -58,11 +68,14 @@ def test_workers_die_with_a_killed_parent_and_free_the_report_folder(logs, tmp_p
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     workers: set[int] = set()
     try:
-        for _ in range(3000):  # until both workers are seen (or the audit ends)
+        # Until both workers are seen at work (CPU used: past their start,
+        # where a worker arranges to die with its parent), or the audit ends.
+        for _ in range(6000):
             workers = {c for c in children(parent.pid) if alive(c)}
-            if len(workers) >= 2 or parent.poll() is not None:
+            if len(workers) >= 2 and all(cpu_seconds(w) >= 0.03 for w in workers) \
+                    or parent.poll() is not None:
                 break
-            time.sleep(0.01)
+            time.sleep(0.005)
         assert workers and parent.poll() is None, "the audit ended before its workers were seen"
         for w in workers:
             os.kill(w, signal.SIGSTOP)
