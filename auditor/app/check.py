@@ -16,7 +16,7 @@ from auditor.errors import EngineError, OutputError
 from auditor.escape import one_line
 from auditor.logs.discover import discover_logs
 from auditor.logs.identity import check_events
-from auditor.logs.load import small_pages
+from auditor.logs.memory import small_pages
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, ReadOptions, inflate_limits
 from auditor.logs.site import path_sites
 from auditor.report import html

@@ -82,8 +82,8 @@ from auditor.game.state import UNDECIDED, ReplayState, sparse
 from auditor.game.table_state import TableState
 from auditor.game.wagers import bet_name
 from auditor.logs.arrays import code_counts
-from auditor.logs.load import table_runs
 from auditor.logs.schema import EVENTS, NO_ROLL_CONDITIONS
+from auditor.logs.tables import table_runs
 
 #: The replay's modules compiled by Cython (setup.py builds each from its
 #: `.py` with its `.pxd`), this one last.

@@ -20,7 +20,8 @@ from auditor.checks.registry import Hits
 from auditor.findings import LOCATION_COLUMNS, evidence_jsons, finalize, paused_gc
 from auditor.game import replay as replay_module
 from auditor.game.state import ReplayState
-from auditor.logs.load import LoadedLogs, load_logs, table_runs
+from auditor.logs.load import LoadedLogs, load_logs
+from auditor.logs.tables import table_runs
 from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.caveat import caveats
 from auditor.run.collect import Collector
