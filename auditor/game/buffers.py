@@ -46,15 +46,6 @@ class IntBuffer:
         self.data = self.array
         self.size = 0
 
-    # (no index check: `size` is below the length, the buffer grown first)
-    @cython.boundscheck(False)
-    @cython.initializedcheck(False)
-    def append(self, value: int) -> None:
-        if self.size == self.data.shape[0]:
-            self.grow()
-        self.data[self.size] = value
-        self.size += 1
-
     def grow(self) -> None:
         """Twice the room (apart from `append`, which stays a few machine
         instructions once compiled)."""
@@ -80,4 +71,20 @@ class IntBuffer:
     def values(self) -> np.ndarray:
         """The values so far, in place (a view of the buffer)."""
         return self.array[:self.size]
+
+
+def _append(self: IntBuffer, value: int) -> None:
+    """`IntBuffer.append`: `value` at the end. Compiled, `append` is
+    `buffers.pxd`'s inline method, these same lines typed: the modules
+    appending (each a C extension of its own) then inline it, where a call
+    into this one would cost the replay several per cent (tests/game/
+    test_replay_compiled.py proves both derive the same state)."""
+    if self.size == self.data.shape[0]:
+        self.grow()
+    self.data[self.size] = value
+    self.size += 1
+
+
+if not cython.compiled:
+    IntBuffer.append = _append
 

@@ -10,3 +10,6 @@ def boundscheck(flag: bool):
 
 
 initializedcheck = boundscheck
+
+#: Never compiled where this stands in for Cython.
+compiled = False
