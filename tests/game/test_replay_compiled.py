@@ -156,7 +156,7 @@ def test_an_uncompiled_replay_is_said_on_the_terminal(tmp_path, monkeypatch):
 
     from builder import run_cli
 
-    from auditor.run import core
+    from auditor.audit import core
 
     sample = ROOT / "sample_logs" / "nz-table-games"
     compiled = run_cli("check", sample, "--ruleset", "nz-table-games", "--out", tmp_path / "a")
