@@ -12,6 +12,10 @@ either is used; nothing is merged across folders. Keys (each optional):
     out = "reports"
     waivers = "waivers.toml"
     baseline = "baseline.json"
+    keep_going = true               # as --keep-going
+    exclude = ["*roster*", "casino-c/old/*"]   # as --exclude, each a glob
+    [columns]                       # an exporter's column names -> the spec's
+    flag = "flags"
 
 A path (out, waivers, baseline, and a ruleset naming an existing file) is
 relative to the configuration file's folder. A command-line option wins
@@ -31,7 +35,8 @@ CONFIG_FILE = "auditor.toml"
 PYPROJECT = "pyproject.toml"
 #: key -> what it must be
 KEYS = {"ruleset": "text", "formats": "list", "fail-on": "text", "out": "path",
-        "waivers": "path", "baseline": "path"}
+        "waivers": "path", "baseline": "path", "keep_going": "bool", "exclude": "globs",
+        "columns": "names"}
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,20 @@ def load_config(path: Path) -> ProjectConfig:
     values: dict = {}
     for key, value in data.items():
         kind = KEYS[key]
-        if kind == "list":
+        if kind == "bool":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{source}: {key} must be true or false")
+        elif kind == "globs":
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{source}: {key} must be a glob or a list of them")
+            value = tuple(value)
+        elif kind == "names":
+            if not isinstance(value, dict) or not all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+                raise ConfigError(f"{source}: {key} must be a table of column names "
+                                  "(name in the file = \"name in event-log-v1\")")
+        elif kind == "list":
             value = [value] if isinstance(value, str) else value
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{source}: {key} must be a format name or a list of them")

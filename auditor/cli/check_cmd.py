@@ -46,7 +46,8 @@ class FormatSpec(click.ParamType):
 STDOUT = "-"
 #: the options a project configuration may set: option name -> key in the file
 CONFIGURABLE = {"ruleset_ref": "ruleset", "formats": "formats", "fail_on": "fail-on",
-                "out_dir": "out", "waivers_file": "waivers", "baseline_file": "baseline"}
+                "out_dir": "out", "waivers_file": "waivers", "baseline_file": "baseline",
+                "keep_going": "keep_going", "exclude": "exclude"}
 
 
 def read_options(command):
@@ -112,13 +113,20 @@ def read_options(command):
               help="Each file's site is the first folder below the path given (PATHS "
                    "exports/ with exports/casino-a/, exports/casino-b/): tables are kept "
                    "apart by (site, table_id) and every report gains a `site` column.")
+@click.option("--keep-going", is_flag=True,
+              help="Audit every file that can be read when others cannot (cannot be "
+                   "decompressed or parsed, not an event log): those are reported as NOT "
+                   "AUDITED, with the reason, and the run exits 2.")
+@click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
+              help="Leave out files whose name, or path below the folder given, matches "
+                   "GLOB (repeatable); they are listed as excluded in the provenance.")
 @click.pass_context
 def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
                   baseline_file=None, waivers_file=None, jobs=1, engine="local",
                   scheduler=None, sarif_max_results=MAX_RESULTS, color=None,
                   config_file=None, no_config=False, encoding=None, assume_offset=None,
                   require_complete=False, site_from_path=False,
-                  inflate=DEFAULT_INFLATE_LIMITS):
+                  inflate=DEFAULT_INFLATE_LIMITS, keep_going=False, exclude=()):
     """Audit logs against a ruleset and write the findings.
 
     PATHS are log files or folders (searched recursively for .csv, .jsonl,
@@ -128,8 +136,9 @@ def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, qui
 
     \b
     Exit codes: 0 no findings at or above --fail-on (always under --fail-on
-    none); 1 findings at or above it; 2 the audit could not run (or, with
-    --require-complete, some rule could not be evaluated).
+    none); 1 findings at or above it; 2 the audit could not run, or (reports
+    written) some file could not be read under --keep-going, or, with
+    --require-complete, some rule could not be evaluated.
 
     \b
     Example:
@@ -140,7 +149,8 @@ def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, qui
         auditor check export/ -r nz-table-games --format sarif --format github:-
     """
     given = {"ruleset_ref": ruleset_ref, "formats": formats, "fail_on": fail_on,
-             "out_dir": out_dir, "waivers_file": waivers_file, "baseline_file": baseline_file}
+             "out_dir": out_dir, "waivers_file": waivers_file, "baseline_file": baseline_file,
+             "keep_going": keep_going, "exclude": tuple(exclude)}
     config = None if no_config else (
         load_config(Path(config_file)) if config_file else _found_config())
     if config is not None:
@@ -170,7 +180,8 @@ def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, qui
                            encoding=encoding, assume_offset=assume_offset,
                            require_complete=require_complete, streams=streams,
                            sarif_max_results=sarif_max_results, color=color,
-                           site_from_path=site_from_path, inflate=inflate)
+                           site_from_path=site_from_path, inflate=inflate,
+                           keep_going=given["keep_going"], exclude=tuple(given["exclude"]))
     # Progress on standard error (a terminal only, never with --quiet), fed
     # by the engines; ended (finally) before anything else is printed, error
     # or summary.
@@ -253,8 +264,9 @@ def validate_command(paths, encoding=None, assume_offset=None, inflate=DEFAULT_I
 
     Prints one located line per problem (file:line, table and seq where they
     could be read, what is wrong): malformed rows, seq gaps, repeated or
-    backward seq and ts. Exit 1 when there is any problem, 0 when none, 2
-    when a file cannot be read as a log at all.
+    backward seq and ts; every file that cannot be read as a log at all is
+    listed too (and the others validated). Exit 1 when there is any
+    problem, 0 when none, 2 when a file cannot be read as a log at all.
 
     \b
     Example:
@@ -262,13 +274,17 @@ def validate_command(paths, encoding=None, assume_offset=None, inflate=DEFAULT_I
     """
     validation = validate(list(paths), ReadOptions(encoding, assume_offset), inflate)
     findings, logs = validation.problems, validation.logs
+    for path, why in validation.unreadable.items():
+        click.echo(one_line(f"{path}: [not a log] cannot be read as a log: {why}"))
     for row in findings.itertuples(index=False):
         where = f"{row.source_file}:{row.source_line}"
         ident = f" {row.table_id} seq {row.seq}" if row.table_id is not None and \
             row.seq is not None and str(row.seq) != "<NA>" else ""
         click.echo(one_line(f"{where}:{ident} [{row.code}] {row.message}"))
     n = len(findings)
-    click.echo(f"{len(logs.inputs)} file(s), {logs.rows_read} row(s) read, "
+    bad = len(validation.unreadable)
+    unread = f"{bad} file(s) not a log, " if bad else ""
+    click.echo(f"{len(logs.inputs)} file(s), {unread}{logs.rows_read} row(s) read, "
                f"{logs.rows_quarantined} quarantined: "
                + (f"{n} problem(s)" if n else "no problems"), err=True)
-    raise SystemExit(1 if n else 0)
+    raise SystemExit(2 if bad else 1 if n else 0)
