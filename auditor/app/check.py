@@ -23,7 +23,7 @@ from auditor.logs.site import path_sites
 from auditor.report import html
 from auditor.report.formats import WRITES_NO_FILE, check_out_dir, write_and_render
 from auditor.report.manifest import OWN_NAMES, write_manifest
-from auditor.report.provenance import provenance
+from auditor.report.provenance import provenance, suspect_line
 from auditor.report.sarif import MAX_RESULTS
 from auditor.report.summary import summary_text
 from auditor.rules.ruleset import load_ruleset
@@ -71,6 +71,8 @@ class CheckRequest:
     keep_going: bool = False
     #: Globs of files left out on purpose (`--exclude`), listed as excluded.
     exclude: tuple[str, ...] = ()
+    #: Columns renamed on read (the configuration's `columns`: file -> spec name).
+    columns: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -96,6 +98,10 @@ class CheckOutcome:
         # (a file not audited sets the verdict's own exit code to 2)
         return 2 if self.incomplete else self.meta["verdict"]["exit_code"]
 
+    def warnings(self) -> list[str]:
+        """A line per column that looks like a typo of a spec column."""
+        return [suspect_line(e) for e in self.meta.get("suspect_columns", [])]
+
     def summary(self) -> str:
         """The terminal summary: the audit, then what triage made of it."""
         failing = self.meta["verdict"]["failing"]  # new findings only
@@ -117,7 +123,7 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
 
 
 def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
-    read = ReadOptions(request.encoding, request.assume_offset)
+    read = ReadOptions(request.encoding, request.assume_offset, tuple(request.columns))
     family = resolve_family(request.ruleset)  # `nz` -> nz@*.toml, each version validated
     ruleset = family.latest if family else load_ruleset(request.ruleset)
     accepted = load_accepted(request.baseline, request.waivers, ruleset,

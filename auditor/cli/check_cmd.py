@@ -17,6 +17,7 @@ from auditor.cli.options import inflate_options
 from auditor.cli.progress import Progress
 from auditor.codes import FAIL_ON_CHOICES
 from auditor.escape import one_line
+from auditor.logs.columns import suspect_columns
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, ReadOptions
 from auditor.report.formats import FORMATS, STREAMABLE
 from auditor.report.sarif import MAX_RESULTS
@@ -181,7 +182,9 @@ def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, qui
                            require_complete=require_complete, streams=streams,
                            sarif_max_results=sarif_max_results, color=color,
                            site_from_path=site_from_path, inflate=inflate,
-                           keep_going=given["keep_going"], exclude=tuple(given["exclude"]))
+                           keep_going=given["keep_going"], exclude=tuple(given["exclude"]),
+                           columns=tuple(sorted((config.values.get("columns") or {}).items()))
+                           if config is not None else ())
     # Progress on standard error (a terminal only, never with --quiet), fed
     # by the engines; ended (finally) before anything else is printed, error
     # or summary.
@@ -191,6 +194,9 @@ def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, qui
         outcome = check(request, progress)
     finally:
         progress.finish()
+    if not quiet:
+        for line in outcome.warnings():
+            click.echo(one_line(f"warning: {line}"), err=True)
     try:
         _print(outcome, streams, quiet)
     except BrokenPipeError:  # `auditor check ... | head`: the reader has had enough
@@ -274,6 +280,12 @@ def validate_command(paths, encoding=None, assume_offset=None, inflate=DEFAULT_I
     """
     validation = validate(list(paths), ReadOptions(encoding, assume_offset), inflate)
     findings, logs = validation.problems, validation.logs
+    suspects = 0
+    for f in logs.inputs:
+        for name, likely in suspect_columns(tuple(f.columns)):
+            suspects += 1
+            click.echo(one_line(f"warning: {f.path}: column `{name}` is not in event-log-v1; "
+                                f"did you mean `{likely}`?"), err=True)
     for path, why in validation.unreadable.items():
         click.echo(one_line(f"{path}: [not a log] cannot be read as a log: {why}"))
     for row in findings.itertuples(index=False):
@@ -286,5 +298,7 @@ def validate_command(paths, encoding=None, assume_offset=None, inflate=DEFAULT_I
     unread = f"{bad} file(s) not a log, " if bad else ""
     click.echo(f"{len(logs.inputs)} file(s), {unread}{logs.rows_read} row(s) read, "
                f"{logs.rows_quarantined} quarantined: "
-               + (f"{n} problem(s)" if n else "no problems"), err=True)
+               + (f"{n} problem(s)" if n else "no problems")
+               + (f" ({suspects} column(s) that look like typos: see the warnings)"
+                  if suspects else ""), err=True)
     raise SystemExit(2 if bad else 1 if n else 0)
