@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,7 @@ from auditor.logs.coerce import Placement, coerce
 from auditor.logs.discover import discover_logs
 from auditor.logs.raw import DEFAULT_READ, RawLog, RawRejected, ReadOptions
 from auditor.logs.read import read_log
+from auditor.logs.sessions import table_marks
 from auditor.logs.site import with_site
 
 
@@ -54,6 +55,9 @@ class InputFile:
     #: the site the file's path gave it (`--site-from-path`), so that
     #: `auditor verify` keys its tables as the audit did
     site: str | None = None
+    #: where each table's log in the file begins and ends, and its rows that
+    #: establish the table's state (`auditor.logs.sessions`); not provenance
+    marks: dict = field(default_factory=dict, compare=False, repr=False)
 
     def as_dict(self) -> dict:
         """What the provenance says of the file: the counts, the spec's
@@ -214,7 +218,8 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
                        len(quarantine), columns,
                        tuple(e for e in schema.EVENTS if e in recorded),
                        options.encoding if raw.fmt != "parquet" else None,
-                       options.assume_offset if assumed else None, tuple(raw.notes), site)
+                       options.assume_offset if assumed else None, tuple(raw.notes), site,
+                       table_marks(events))
     return events, quarantine, loaded
 
 

@@ -28,6 +28,9 @@ def provenance(result: AuditResult, stamp: bool = False) -> dict:
         # there are not in the report); [] when every rule was evaluated
         "not_evaluated": list(result.not_evaluated),
     }
+    partial = getattr(result, "mid_session", None)
+    if partial:  # tables whose log here starts or ends mid-session (only when any)
+        data["mid_session"] = list(partial)
     suspects = suspect_columns(logs.inputs, result.not_evaluated)
     if suspects:  # columns that look like typos of the spec's (only when there are any)
         data["suspect_columns"] = suspects

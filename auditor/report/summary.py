@@ -9,6 +9,7 @@ from auditor.escape import one_line
 from auditor.findings import severity_counts
 from auditor.run.core import AuditResult
 from auditor.run.coverage import coverage_line
+from auditor.run.midsession import mid_session_line
 
 
 def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing: int,
@@ -40,7 +41,7 @@ def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing:
     loosened = loosened_line(getattr(result, "rulesets", [rs]))
     unseen = coverage_line(result.not_evaluated)
     lines = (text, *not_audited_lines(not_audited), excluded_line(meta.get("excluded", [])),
-             unseen, loosened)
+             mid_session_line(getattr(result, "mid_session", [])), unseen, loosened)
     return "\n".join(one_line(line) for line in lines if line)
 
 

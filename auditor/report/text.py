@@ -42,6 +42,7 @@ from auditor.report.summary import (
     verdict_word,
 )
 from auditor.run.coverage import coverage_line
+from auditor.run.midsession import mid_session_line
 
 #: how many findings the table lists
 TOP_FINDINGS = 20
@@ -102,6 +103,7 @@ def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS) -> st
               _paint(word, word, color) + one_line(said[len(word):])]
     lines += not_audited_lines(not_audited)
     lines += [line for line in (excluded_line(meta.get("excluded", [])),
+                                one_line(mid_session_line(meta.get("mid_session", []))),
                                 one_line(coverage_line(unseen))) if line]
     lines.append("")
     loosened = loosened_line(getattr(result, "rulesets", None) or [rs])

@@ -25,6 +25,7 @@ from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.caveat import caveats
 from auditor.run.collect import Collector
 from auditor.run.coverage import drop_unjudged, not_evaluated
+from auditor.run.midsession import mid_session
 
 
 @dataclass
@@ -43,6 +44,10 @@ class AuditResult:
         rulesets = getattr(self, "rulesets", None) or [self.ruleset]
         self.not_evaluated = not_evaluated(rulesets, self.logs.inputs)
         self.findings = drop_unjudged(self.findings, self.not_evaluated)
+        # tables whose log here starts or ends mid-session (auditor.run.midsession)
+        self.findings, unknown, self.mid_session = mid_session(
+            rulesets, self.logs.inputs, self.findings)
+        self.not_evaluated += unknown
 
     @property
     def tables(self) -> list[str]:
