@@ -14,13 +14,15 @@ import pyarrow.compute as pc
 
 #: The events that establish some of a table's state (see docs/decisions.md).
 MARKERS = ("table_open", "table_close", "dice_received", "dice_accepted", "player_join")
+#: Frequent events of which only each table's last seq is kept.
+LAST_ONLY = ("roll", "settlement_complete")
 
 
 @dataclass(frozen=True)
 class TableMarks:
     """One table's log in one file: its first and last rows (seq, event) and
     the seqs of its marker events (event -> seqs; `player_join` as
-    (seq, seat) pairs; `roll`: the last roll's only)."""
+    (seq, seat) pairs; those of LAST_ONLY: the last one's only)."""
 
     first: tuple[int, str]
     last: tuple[int, str]
@@ -58,11 +60,12 @@ def table_marks(events: pa.Table) -> dict[str, TableMarks]:
         if e in MARKERS:
             got = markers.setdefault(t, {})
             got.setdefault(e, []).append((s, seat) if e == "player_join" else s)
-    rolls = frame.filter(pc.fill_null(pc.equal(event, "roll"), False)) \
-        .group_by("t").aggregate([("s", "max")])
-    for t, s in zip(rolls.column("t").to_pylist(), rolls.column("s_max").to_pylist()):
-        if t in first:  # (the last roll only: what a procedure pending at the end needs)
-            markers.setdefault(t, {})["roll"] = [s]
+    for name in LAST_ONLY:  # (the last only: what a procedure pending at the end needs)
+        rows = frame.filter(pc.fill_null(pc.equal(event, name), False)) \
+            .group_by("t").aggregate([("s", "max")])
+        for t, s in zip(rows.column("t").to_pylist(), rows.column("s_max").to_pylist()):
+            if t in first:
+                markers.setdefault(t, {})[name] = [s]
     return {t: TableMarks(first[t], last.get(t, first[t]), markers.get(t, {}))
             for t in first}
 

@@ -87,14 +87,14 @@ class TableStart:
         later = [s for s in self.markers.get(event, []) if s >= start]
         return min(later) if later else None
 
-    def pending_at_end(self, code: str, seq: int) -> bool:
-        """Whether a finding of `code` at `seq` was judged at the log's end
-        only: the log ends mid-session, and no row that ends the procedure
-        follows `seq`."""
-        ends = PENDING.get(code)
-        if ends is None or not self.ends_mid_session:
+    def pending_at_end(self, code: str, seq: int, event) -> bool:
+        """Whether a finding of `code` at `seq` (an `event` row) was judged at
+        the log's end only: the log ends mid-session, the finding is of a
+        procedure owed at that row, and no row that ends it follows `seq`."""
+        pending = PENDING.get(code)
+        if pending is None or not self.ends_mid_session or event != pending[0]:
             return False
-        later = ("table_close", "table_open", ends)
+        later = ("table_close", "table_open", *pending[1])
         return not any(s > seq for event in later for s in self.markers.get(event, []))
 
     def established(self, piece: str, seat=None) -> int | None:
@@ -110,11 +110,13 @@ class TableStart:
         return min(known) if known else None
 
 
-#: Codes judged where a procedure ends, and what else than a table_close or
-#: table_open ends it: a finding after which no such row follows in a log
-#: that ends mid-session was judged at the log's end only.
-PENDING = {"dice.not_in_bowl": "roll", "settle.missing": "roll",
-           "dice.lost_die_procedure": "dice_accepted"}
+#: Codes judged where a procedure ends: the event their finding points at
+#: when the procedure was owed, and what else than a table_close or
+#: table_open ends it. Such a finding after which no ending row follows, in
+#: a log that ends mid-session, was judged at the log's end only.
+PENDING = {"dice.not_in_bowl": ("dice_selected", ("roll",)),
+           "settle.missing": ("roll", ("roll", "settlement_complete")),
+           "dice.lost_die_procedure": ("die_lost", ("dice_accepted",))}
 
 
 def table_starts(inputs) -> dict[str, TableStart]:
@@ -145,10 +147,10 @@ def mid_session(rulesets, inputs, findings: pd.DataFrame
                            "reason": f"log ends mid-session at seq {t.last[0]} (no "
                                      "table_close)"})
             for rule in rules.values():
-                ends = PENDING.get(rule.code)
-                if ends is None:
+                pending = PENDING.get(rule.code)
+                if pending is None:
                     continue
-                after = [s for e in ("table_close", "table_open", ends)
+                after = [s for e in ("table_close", "table_open", *pending[1])
                          for s in t.markers.get(e, [])]
                 entries.append({"rule": rule.id, "code": rule.code, "file": t.last_file,
                                 "reason": f"log ends mid-session at seq {t.last[0]}",
@@ -202,6 +204,8 @@ def _dropped(findings: pd.DataFrame, starts: dict[str, TableStart]) -> pd.DataFr
     keyed = joined_sites(findings[[c for c in ("table_id", "site") if c in findings]])
     tables = keyed["table_id"].astype(object).to_numpy()
     codes = findings["code"].astype(object).to_numpy()
+    events = findings["event"].astype(object).to_numpy() if "event" in findings \
+        else np.full(len(findings), None, dtype=object)
     seqs = findings["seq"].astype("Int64").to_numpy(dtype=np.float64, na_value=np.nan)
     seats = findings["seat"].astype("Int64").to_numpy(dtype=np.float64, na_value=np.nan) \
         if "seat" in findings else np.full(len(findings), np.nan)
@@ -211,7 +215,7 @@ def _dropped(findings: pd.DataFrame, starts: dict[str, TableStart]) -> pd.DataFr
         pieces = NEEDS.get(codes[i])
         if t is None or np.isnan(seqs[i]):
             continue
-        if t.pending_at_end(codes[i], seqs[i]):
+        if t.pending_at_end(codes[i], seqs[i], events[i]):
             keep[i] = False
             continue
         if not pieces or not t.starts_mid_session:
