@@ -15,11 +15,13 @@ would rest on an empty table the replay assumed, not on the log. Rules that
 need no earlier state (the call against the dice, throw flags, stick use,
 no-roll calls, roles and authority) are judged as always.
 
-A table whose log ends without `table_close` ends mid-session: a
-procedure still pending at its end (the dice not yet back in the bowl, a
+A table whose log ends without `table_close` ends mid-session (named in
+the provenance): a procedure still pending at its end (the dice not yet back in the bowl, a
 decided wager not yet settled, a lost die's procedure before the next
 shooter) is not judged, not reported as missed; the audit does not know
-what came after. A `table_close` or `table_open` still ends it.
+what came after; such a rule is listed as not evaluated there (reason "log
+ends mid-session at seq N"), and only where something was pending. A
+`table_close` or `table_open` still ends it.
 
 Everything here is read from the marks each file's load takes
 (`auditor.logs.sessions`), so every engine gives the same result: this runs
@@ -146,18 +148,6 @@ def mid_session(rulesets, inputs, findings: pd.DataFrame
             tables.append({"table": t.key, "ends_at": t.last[0], "last_event": t.last[1],
                            "reason": f"log ends mid-session at seq {t.last[0]} (no "
                                      "table_close)"})
-            for rule in rules.values():
-                pending = PENDING.get(rule.code)
-                if pending is None:
-                    continue
-                after = [s for e in ("table_close", "table_open", *pending[1])
-                         for s in t.markers.get(e, [])]
-                entries.append({"rule": rule.id, "code": rule.code, "file": t.last_file,
-                                "reason": f"log ends mid-session at seq {t.last[0]}",
-                                "table": t.key,
-                                "seq_from": max(after, default=t.first[0] - 1) + 1,
-                                "seq_to": t.last[0],
-                                "until": "a procedure pending at the end is not judged"})
         if not t.starts_mid_session:
             continue
         start = t.first[0]
@@ -176,12 +166,26 @@ def mid_session(rulesets, inputs, findings: pd.DataFrame
                             "reason": f"log starts mid-session at seq {start}",
                             "table": t.key, "seq_from": start, "seq_to": until,
                             "until": ", ".join(_SAID[p] for p in pieces)})
-    return _dropped(findings, starts), entries, tables
+    kept, pending = _dropped(findings, starts)
+    # a rule is not evaluated at a log's end only where something was pending there
+    for (key, rule_id), seqs in sorted(pending.items()):
+        t, rule = starts[key], rules.get(rule_id)
+        if rule is None:
+            continue
+        entries.append({"rule": rule.id, "code": rule.code, "file": t.last_file,
+                        "reason": f"log ends mid-session at seq {t.last[0]}",
+                        "table": t.key, "seq_from": min(seqs), "seq_to": t.last[0],
+                        "until": "a procedure pending at the log's end is not judged"})
+        for entry in tables:
+            if entry["table"] == key and "ends_at" in entry:
+                entry["pending"] = True
+    return kept, entries, tables
 
 
 def mid_session_line(tables: list[dict]) -> str:
     """One line for the terminal naming the tables whose log here starts or
     ends mid-session, or ""."""
+    tables = [t for t in tables if "starts_at" in t or t.get("pending")]
     if not tables:
         return ""
     said = [f"{shown_table(t['table'])} starts at seq {t['starts_at']} ({t['first_event']}, "
@@ -195,15 +199,19 @@ def mid_session_line(tables: list[dict]) -> str:
         "it is established again." if starts else ""))
 
 
-def _dropped(findings: pd.DataFrame, starts: dict[str, TableStart]) -> pd.DataFrame:
+def _dropped(findings: pd.DataFrame, starts: dict[str, TableStart]
+             ) -> tuple[pd.DataFrame, dict[tuple[str, str], list[int]]]:
     """`findings` less those of a rule needing a piece of state not yet
-    established at the finding's table, seq and seat."""
+    established at the finding's table, seq and seat, and less those of a
+    procedure pending at a log's end ((table, rule) -> their seqs)."""
+    pending: dict[tuple[str, str], list[int]] = {}
     if not len(findings) or not any(t.starts_mid_session or t.ends_mid_session
                                     for t in starts.values()):
-        return findings
+        return findings, pending
     keyed = joined_sites(findings[[c for c in ("table_id", "site") if c in findings]])
     tables = keyed["table_id"].astype(object).to_numpy()
     codes = findings["code"].astype(object).to_numpy()
+    rule_ids = findings["rule_id"].astype(object).to_numpy()
     events = findings["event"].astype(object).to_numpy() if "event" in findings \
         else np.full(len(findings), None, dtype=object)
     seqs = findings["seq"].astype("Int64").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -217,6 +225,7 @@ def _dropped(findings: pd.DataFrame, starts: dict[str, TableStart]) -> pd.DataFr
             continue
         if t.pending_at_end(codes[i], seqs[i], events[i]):
             keep[i] = False
+            pending.setdefault((t.key, rule_ids[i]), []).append(int(seqs[i]))
             continue
         if not pieces or not t.starts_mid_session:
             continue
@@ -226,4 +235,4 @@ def _dropped(findings: pd.DataFrame, starts: dict[str, TableStart]) -> pd.DataFr
             if since is None or seqs[i] < since:
                 keep[i] = False
                 break
-    return findings if keep.all() else findings[keep].reset_index(drop=True)
+    return (findings if keep.all() else findings[keep].reset_index(drop=True)), pending

@@ -109,9 +109,38 @@ def test_the_first_half_alone_says_t01_ends_mid_session(tmp_path):
                                     "last_event": "dice_to_shooter",
                                     "reason": "log ends mid-session at seq 637 (no "
                                               "table_close)"}]
-    assert {e["rule"] for e in meta["not_evaluated"]} == {
-        "R5.1-5.4-bowl", "R5.7-all-settled", "R6.1-lost-die"}
-    assert "MID-SESSION: T01 ends at seq 637 (no table_close" in res.output
+    assert meta["not_evaluated"] == []  # nothing was pending at seq 637
+    assert "MID-SESSION" not in res.output and "incomplete" not in res.output
+
+
+def test_a_procedure_pending_at_the_end_of_the_first_half_is_not_judged(tmp_path):
+    """The first half cut after T01's seq 604: the 7 Out at seq 602 is
+    called and the dice collected, its wagers not settled yet (the dealer
+    settles them from 605): not reported as missed, the rule not evaluated
+    from there; the same rows with a table_close after them: missed."""
+    first, _, _ = _halves(tmp_path)
+    with open(first, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    cut = [r for r in rows if not (r["table_id"] == "T01" and int(r["seq"]) > 604)]
+    close = {**{k: "" for k in rows[0]}, "table_id": "T01", "seq": "605",
+             "ts": next(r for r in cut if r["seq"] == "604" and r["table_id"] == "T01")["ts"],
+             "event": "table_close", "actor_role": "game_supervisor", "actor_id": "S01"}
+    for name, part in (("cut.csv", cut), ("closed.csv", cut + [close])):
+        with open(tmp_path / name, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(sorted(part, key=lambda r: (r["table_id"], int(r["seq"]))))
+    res, out = _check(tmp_path, "cut", tmp_path / "cut.csv")
+    assert res.exit_code == 0, res.output
+    assert _found(out) == []
+    [entry] = report_provenance(out)["not_evaluated"]
+    assert (entry["rule"], entry["table"], entry["reason"]) == (
+        "R5.7-all-settled", "T01", "log ends mid-session at seq 604")
+    assert entry["seq_from"] == 602 and entry["seq_to"] == 604
+    assert "MID-SESSION: T01 ends at seq 604 (no table_close" in res.output
+    closed, out = _check(tmp_path, "closed", tmp_path / "closed.csv")
+    assert closed.exit_code == 1
+    assert ("settle.missing", "T01", 602) in _found(out)
 
 
 def test_both_halves_together_are_the_whole_night(tmp_path):
