@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from auditor.audit.stamp import stamp_hits
 from auditor.checks import CHECKS
 from auditor.checks.context import CheckContext
 from auditor.errors import LogFileError, UnreadableLogsError
@@ -23,7 +24,6 @@ from auditor.logs.raw import (
 )
 from auditor.logs.screen import unreadable_logs
 from auditor.rules.ruleset import Rule
-from auditor.run.core import stamp_hits
 
 #: The format's own ruleset id, stamped on what validate finds.
 FORMAT = "event-log-v1"

@@ -1,7 +1,7 @@
 """Where each table's log in a file begins and ends, and the rows that
 establish the table's state again: what the audit needs to know whether a
 table's log in this audit starts or ends in the middle of a session
-(`auditor.run.midsession`). Taken as each file is loaded (a few rows per
+(`auditor.audit.midsession`). Taken as each file is loaded (a few rows per
 table: the first, the last and the rare events below), so it travels with
 the file's provenance through every engine."""
 

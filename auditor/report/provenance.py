@@ -7,9 +7,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from auditor import __version__
+from auditor.audit.core import AuditResult
 from auditor.findings import severity_counts
 from auditor.logs.columns import suspect_columns as likely_columns
-from auditor.run.core import AuditResult
 
 
 def provenance(result: AuditResult, stamp: bool = False) -> dict:

@@ -41,8 +41,8 @@ from auditor.report.summary import (
     verdict_line,
     verdict_word,
 )
-from auditor.run.coverage import coverage_line
-from auditor.run.midsession import mid_session_line
+from auditor.audit.coverage import coverage_line
+from auditor.audit.midsession import mid_session_line
 
 #: how many findings the table lists
 TOP_FINDINGS = 20
