@@ -15,7 +15,7 @@ from auditor.errors import EngineError, LogFileError, OutputError, UnreadableLog
 from auditor.escape import one_line
 from auditor.logs.discover import LeftOut, discover_logs, leaving_out
 from auditor.logs.identity import check_events
-from auditor.logs.load import small_pages
+from auditor.logs.memory import small_pages
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, ReadOptions, inflate_limits
 from auditor.logs.screen import not_audited_meta, unreadable_logs
 from auditor.report import html

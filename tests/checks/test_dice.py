@@ -295,7 +295,7 @@ def test_not_in_bowl_fires_when_the_session_ends_before_a_roll(tmp_path, ruleset
     elif end == "table_open":
         reopen(b)
     # A log that ends without table_close ends mid-session: the return still
-    # owed there is not judged (auditor.audit.midsession; decision 90).
+    # owed there is not judged (auditor.audit.midsession; decision 91).
     assert dice_found(b, tmp_path, ruleset) == (
         set() if end == "end of log" else {("dice.not_in_bowl", "T1", select)})
 
@@ -929,7 +929,7 @@ def test_lost_quiet_while_the_shooter_plays_on_with_old_dice(tmp_path, ruleset):
 
 # Seed 000 6.1: the session's end (table_close, the next table_open) with the
 # procedure not done is a breach at the die_lost; a log that ends without
-# table_close ends mid-session, the procedure still pending (decision 90).
+# table_close ends mid-session, the procedure still pending (decision 91).
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.lost_die_procedure"))
 @pytest.mark.parametrize("end", ["table_close", "table_open", "end of log"])
 def test_lost_fires_when_the_session_ends_first(tmp_path, ruleset, end):

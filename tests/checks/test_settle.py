@@ -471,7 +471,7 @@ def test_decision_not_settled_before_the_table_closes_fires(tmp_path, rs, close)
     if close:
         b.add("table_close", role="game_supervisor")
     # A log that ends without table_close ends mid-session: the settlement
-    # still pending there is not judged (decision 90).
+    # still pending there is not judged (decision 91).
     assert fam(b, tmp_path, rs) == ({("settle.missing", T, roll)} if close else set())
 
 
