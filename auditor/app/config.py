@@ -12,6 +12,10 @@ either is used; nothing is merged across folders. Keys (each optional):
     out = "reports"
     waivers = "waivers.toml"
     baseline = "baseline.json"
+    keep_going = true               # as --keep-going
+    exclude = ["*roster*", "casino-c/old/*"]   # as --exclude, each a glob
+    [columns]                       # an exporter's column names -> the spec's
+    flag = "flags"
 
 A path (out, waivers, baseline, and a ruleset given as a path: with a folder
 or ending in .toml) is
@@ -36,7 +40,9 @@ PYPROJECT = "pyproject.toml"
 #: map between the file and the command line
 KEYS = {"ruleset": ("text", "ruleset_ref"), "formats": ("list", "formats"),
         "fail-on": ("text", "fail_on"), "out": ("path", "out"),
-        "waivers": ("path", "waivers"), "baseline": ("path", "baseline")}
+        "waivers": ("path", "waivers"), "baseline": ("path", "baseline"),
+        "keep_going": ("bool", "keep_going"), "exclude": ("globs", "exclude"),
+        "columns": ("names", "columns")}
 
 
 @dataclass(frozen=True)
@@ -82,7 +88,20 @@ def load_config(path: Path) -> ProjectConfig:
     values: dict = {}
     for key, value in data.items():
         kind = KEYS[key][0]
-        if kind == "list":
+        if kind == "bool":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{source}: {key} must be true or false")
+        elif kind == "globs":
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{source}: {key} must be a glob or a list of them")
+            value = tuple(value)
+        elif kind == "names":
+            if not isinstance(value, dict) or not all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+                raise ConfigError(f"{source}: {key} must be a table of column names "
+                                  "(name in the file = \"name in event-log-v1\")")
+        elif kind == "list":
             value = [value] if isinstance(value, str) else value
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{source}: {key} must be a format name or a list of them")
@@ -112,7 +131,8 @@ def merged(options: dict, config: ProjectConfig | None, on_command_line) -> dict
         for key, (_, option) in KEYS.items():
             if key in config.values and not on_command_line(option):
                 value = config.values[key]
-                options[option] = tuple(value) if option == "formats" else value
+                options[option] = tuple(value) if option == "formats" else \
+                    tuple(sorted(value.items())) if option == "columns" else value
     return options
 
 

@@ -36,6 +36,7 @@ from auditor.atomic import commit_together
 from auditor.errors import AuditorError, LogFileError, ReportError, RulesetError
 from auditor.findings import FINDINGS_SCHEMA
 from auditor.logs.load import load_logs
+from auditor.logs.screen import not_audited_meta, still_unreadable
 from auditor.logs.raw import (
     DEFAULT_INFLATE_LIMITS,
     InflateLimits,
@@ -157,6 +158,7 @@ def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_) -
     fresh_meta["statuses"] = triage.as_meta()
     fail_on = (recorded.get("verdict") or {}).get("fail_on", "major")
     fresh_meta["verdict"] = verdict(result.findings, triage.status, fail_on)
+    _check_not_audited(recorded, fresh_meta, inputs_root, verdict_)
     if "generated_at" in recorded:
         fresh_meta["generated_at"] = recorded["generated_at"]
     differing = _differing(recorded, fresh_meta)
@@ -166,6 +168,41 @@ def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_) -
     if manifest is not None:
         triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
         _render_again(manifest, recorded, triaged, files, verdict_)
+
+
+def _check_not_audited(recorded: dict, fresh_meta: dict, root: Path | None,
+                       verdict_: Verdict) -> None:
+    """A keep-going report stands only while each file it did not audit is
+    the same bytes and still unreadable for the same reason; the files it
+    excluded are recorded as they were (a choice, not a finding)."""
+    entries = recorded.get("not_audited") or []
+    everything = list(recorded.get("inputs", [])) + [{"path": e.get("file", "")}
+                                                     for e in entries]
+    where = _locate(everything, root)
+    standing: dict[str, str] = {}
+    shas: dict[str, str | None] = {}
+    read = ReadOptions(**recorded.get("read_options", {}))
+    for e in entries:
+        name = str(e.get("file", ""))
+        path = where.get(name, Path(name))
+        if not path.is_file():
+            verdict_.problems.append(f"not audited {name}: missing")
+            continue
+        digest = sha256_of(path)
+        if digest != e.get("sha256"):
+            verdict_.problems.append(f"not audited {name}: changed (sha256 was "
+                                     f"{e.get('sha256')}, now {digest})")
+            continue
+        why = still_unreadable(path, read)
+        if why != e.get("reason"):
+            verdict_.problems.append(f"not audited {name}: " + (
+                "can be read now" if why is None else f"unreadable now for another reason: {why}"))
+            continue
+        standing[name], shas[name] = why, digest
+    excluded = {str(x.get("file", "")): str(x.get("glob", ""))
+                for x in recorded.get("excluded") or []}
+    not_audited_meta(fresh_meta, standing if len(standing) == len(entries) else {}, excluded,
+                     shas)
 
 
 # --- part 1: the folder -----------------------------------------------------------------------

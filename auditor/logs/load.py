@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +27,7 @@ from auditor.logs.frame import order_events
 from auditor.logs.memory import release_memory, small_pages, use_lean_memory_pool
 from auditor.logs.raw import DEFAULT_READ, RawLog, RawRejected, ReadOptions
 from auditor.logs.read import read_log
+from auditor.logs.sessions import table_marks
 from auditor.logs.site import with_site
 
 
@@ -58,6 +59,9 @@ class InputFile:
     #: events the spec has them filled on (`schema.FILLED_ON`): judged as
     #: absent (`auditor.run.coverage`).
     never_filled: tuple[str, ...] = ()
+    #: where each table's log in the file begins and ends, and its rows that
+    #: establish the table's state (`auditor.logs.sessions`); not provenance
+    marks: dict = field(default_factory=dict, compare=False, repr=False)
 
     def as_dict(self) -> dict:
         """What the provenance says of the file: the counts, the spec's
@@ -177,7 +181,8 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
                        tuple(e for e in schema.EVENTS if e in recorded),
                        options.encoding if raw.fmt != "parquet" else None,
                        options.assume_offset if assumed else None, tuple(raw.notes), site,
-                       _never_filled(events, recorded))
+                       _never_filled(events, recorded),
+                       table_marks(events))
     return events, quarantine, loaded
 
 

@@ -51,8 +51,13 @@ class ReadOptions:
 
     encoding: str | None = None
     assume_offset: str | None = None
+    #: Columns renamed on read (name in the file, name in event-log-v1):
+    #: the project configuration's `columns`, for exporters whose names differ.
+    columns: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self):
+        if isinstance(self.columns, dict):  # (as the provenance records it)
+            object.__setattr__(self, "columns", tuple(sorted(self.columns.items())))
         if self.encoding is not None:
             try:
                 info = codecs.lookup(self.encoding)
@@ -69,8 +74,11 @@ class ReadOptions:
 
     def as_dict(self) -> dict:
         """The options given, for the provenance (empty: read as the spec says)."""
-        return {k: v for k, v in (("encoding", self.encoding),
-                                  ("assume_offset", self.assume_offset)) if v is not None}
+        out = {k: v for k, v in (("encoding", self.encoding),
+                                 ("assume_offset", self.assume_offset)) if v is not None}
+        if self.columns:
+            out["columns"] = dict(self.columns)
+        return out
 
 
 #: Logs read as the spec says.

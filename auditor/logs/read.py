@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from auditor.logs import csv_format, jsonl_format, parquet_format
 from auditor.logs.arrays import dictionary_codes, is_text_type
+from auditor.logs.columns import missing_hint, renamed
 from auditor.logs.discover import format_from_name, not_a_regular_file
 from auditor.logs.raw import (
     CELL_KEEP_CHARS,
@@ -60,13 +61,15 @@ def _read_log(path: Path, options: ReadOptions) -> RawLog:
         digest, (table, lines, rejected) = streamed
     else:
         table, lines, rejected, digest = _read_whole(path, fmt, gz, encoding)
+    table, renames = renamed(table, options.columns, path)
     missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
     if missing:
-        raise LogFileError(path, f"missing required column(s): {', '.join(missing)}")
+        raise LogFileError(path, f"missing required column(s): {', '.join(missing)}"
+                                 + missing_hint(missing, table.column_names))
     _check_event_columns(path, table)
     if table.num_rows == 0 and not rejected.lines:
         raise LogFileError(path, "the file holds no events")
-    notes = parquet_format.time_assumptions(table) if fmt == "parquet" else []
+    notes = renames + (parquet_format.time_assumptions(table) if fmt == "parquet" else [])
     table, cell_problems = _plain_cells(table)
     for row, why in rejected.cell_problems.items():
         cell_problems.setdefault(row, []).extend(why)
@@ -96,7 +99,8 @@ def _check_event_columns(path: Path, table: pa.Table) -> None:
         need = [c for c in EVENT_REQUIRES[event] if c in lacking]
         if counts.get(event) and need:
             raise LogFileError(path, f"no column `{need[0]}`, which the spec requires for "
-                                     f"`{event}` events (the file holds {counts[event]:,})")
+                                     f"`{event}` events (the file holds {counts[event]:,})"
+                                     + missing_hint(need[:1], table.column_names))
 
 
 def _suggest_encoding(path: Path, problems: dict[int, list[str]]) -> None:

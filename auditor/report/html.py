@@ -69,7 +69,7 @@ from auditor.report.html_events import text as _text
 from auditor.report.page import PAGE, TEMPLATES, environment
 from auditor.report.provenance import provenance
 from auditor.report.records import finding_records
-from auditor.report.summary import loosened_line
+from auditor.report.summary import incomplete_text, loosened_line
 
 #: findings listed per table and code; counts and charts always cover them all
 MAX_FINDINGS_PER_TABLE_CODE = 200
@@ -140,6 +140,11 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
     findings = joined_sites(result.findings)  # tables keyed as the events are
 
     verdict = _verdict(findings, meta)
+    # What the audit could not look at stands in the verdict's banner.
+    verdict["incomplete"] = incomplete_text(
+        prov.get("not_evaluated", getattr(result, "not_evaluated", [])),
+        prov.get("not_audited", []))
+    verdict["not_audited"] = bool(prov.get("not_audited"))
 
     asked = per_table_code
     per_table_code = code_cap(_group_sizes(findings), per_table_code, budget)
@@ -172,6 +177,8 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
         },
         "verdict": verdict,
         "not_evaluated": prov.get("not_evaluated", getattr(result, "not_evaluated", [])),
+        "not_audited": prov.get("not_audited", []),
+        "excluded": prov.get("excluded", []),
         "inputs": prov.get("inputs", []),
         "rows": prov.get("rows", {}),
         "balanced": all(f["rows_read"] == f["rows_replayed"] + f["rows_quarantined"]

@@ -51,7 +51,7 @@ def summary(result, meta: dict) -> dict:
     findings = result.findings
     statuses = [s.status for s in finding_statuses(findings)]
     by_code = findings["code"].value_counts()
-    return {
+    out = {
         "schema_version": SCHEMA_VERSION,
         "provenance": meta,
         "counts": {
@@ -65,6 +65,10 @@ def summary(result, meta: dict) -> dict:
         "not_evaluated": meta.get("not_evaluated", getattr(result, "not_evaluated", [])),
         "unused_waivers": (meta.get("statuses") or {}).get("unused_waivers", []),
     }
+    for key in ("not_audited", "excluded"):  # only when some file was left out
+        if meta.get(key):
+            out[key] = meta[key]
+    return out
 
 
 def default_verdict(findings: pd.DataFrame, statuses: list[str]) -> dict:

@@ -9,9 +9,11 @@ from auditor.audit.coverage import coverage_line
 from auditor.codes import REPORT_ONLY
 from auditor.escape import one_line
 from auditor.findings import severity_counts
+from auditor.audit.midsession import mid_session_line
 
 
-def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing: int) -> str:
+def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing: int,
+                 meta: dict | None = None) -> str:
     logs = result.logs
     counts = severity_counts(result.findings)
     by_sev = ", ".join(f"{n} {s}" for s, n in counts.items()) if len(result.findings) else "none"
@@ -19,7 +21,10 @@ def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing:
         if "caveat" in result.findings else 0
     if caveated:  # auditor.audit.caveat
         by_sev += f"; {caveated} of them next to unreadable rows"
-    verdict = verdict_text(fail_on, failing)
+    meta = meta or {}
+    recorded = meta.get("verdict") or {"fail_on": fail_on, "failing": failing}
+    not_audited = meta.get("not_audited", [])
+    verdict = verdict_line(recorded, incomplete_text(result.not_evaluated, not_audited))
     rs = result.ruleset
     against = f"{rs.shown} ({rs.status})"
     if getattr(result, "versions", None) is not None:
@@ -35,7 +40,67 @@ def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing:
     )
     loosened = loosened_line(getattr(result, "rulesets", [rs]))
     unseen = coverage_line(result.not_evaluated)
-    return "\n".join(one_line(line) for line in (text, unseen, loosened) if line)
+    lines = (text, *not_audited_lines(not_audited), excluded_line(meta.get("excluded", [])),
+             mid_session_line(getattr(result, "mid_session", [])), unseen, loosened)
+    return "\n".join(one_line(line) for line in lines if line)
+
+
+def incomplete_text(not_evaluated: list[dict], not_audited: list[dict]) -> str:
+    """What the audit could not look at, in a few words for beside the
+    verdict: "3 file(s) not audited; 7 rule(s) not evaluated (column `flags`
+    absent)", or "" when it looked at everything."""
+    parts = []
+    if not_audited:
+        parts.append(f"{len(not_audited)} file(s) not audited (cannot be read as logs)")
+    if not_evaluated:
+        rules = {e["rule"] for e in not_evaluated}
+        reasons = dict.fromkeys(why for e in not_evaluated for why in e["reason"].split("; "))
+        shown = list(reasons)[:3]
+        more = f"; {len(reasons) - 3} more reason(s)" if len(reasons) > 3 else ""
+        parts.append(f"{len(rules)} rule(s) not evaluated ({'; '.join(shown)}{more})")
+    return "; ".join(parts)
+
+
+def verdict_word(verdict: dict, incomplete: str) -> str:
+    """The verdict's first word, which is also its colour: INCOMPLETE first
+    when a file was not audited (exit 2 whatever --fail-on says), never a
+    plain PASS when something was not evaluated."""
+    fail_on = verdict.get("fail_on", "major")
+    if verdict.get("incomplete"):
+        return "INCOMPLETE"
+    if fail_on == REPORT_ONLY:
+        return "REPORT ONLY"
+    if verdict.get("failing", 0):
+        return "FAIL"
+    return "PASS — incomplete" if incomplete else "PASS"
+
+
+def verdict_line(verdict: dict, incomplete: str) -> str:
+    """The verdict as one line: the plain verdict when the audit looked at
+    everything (as before); else what it could not look at beside it, first
+    when a file was not audited."""
+    said = verdict_text(verdict.get("fail_on", "major"), verdict.get("failing", 0))
+    if not incomplete:
+        return said
+    if verdict.get("incomplete"):
+        return f"INCOMPLETE (exit 2): {incomplete}; {said}"
+    if said.startswith("PASS: "):
+        return f"PASS — incomplete: {incomplete}; {said.removeprefix('PASS: ')}"
+    return f"{said} — incomplete: {incomplete}"
+
+
+def not_audited_lines(not_audited: list[dict]) -> list[str]:
+    """One line per file not audited: its path and why."""
+    return [one_line(f"NOT AUDITED: {e['file']}: {e['reason']}") for e in not_audited]
+
+
+def excluded_line(excluded: list[dict]) -> str:
+    """One line counting the files left out by --exclude, or ""."""
+    if not excluded:
+        return ""
+    globs = ", ".join(dict.fromkeys(e["glob"] for e in excluded))
+    return one_line(f"Excluded: {len(excluded)} file(s) matching {globs} (listed in the "
+                    "provenance).")
 
 
 def verdict_text(fail_on: str, failing: int) -> str:
