@@ -5,7 +5,7 @@ changed file).
 A table whose first row here is not `table_open` starts *unestablished*:
 the auditor does not know the dice at the table, the offer round (the
 shooter, the point) or the wagers at each seat. Each piece is established
-again by its own event (docs/decisions.md 91): all of them by a
+again by its own event (docs/decisions.md 92): all of them by a
 `table_open`; the dice by a `dice_received`; the offer round by a
 `dice_accepted`; a seat's wagers by a `player_join` at that seat. Until
 then, a rule that needs the unknown piece is *not evaluated* at that table
