@@ -31,6 +31,7 @@ from auditor.run import check_engine, run_audit
 from auditor.run.core import AuditResult
 from auditor.run.family import audit_family
 from auditor.run.progress import NoProgress
+from auditor.run.responsible import regulated
 from auditor.run.stream import load_with_progress
 from auditor.triage.baseline import Triage, load_accepted, verdict
 
@@ -141,6 +142,7 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
                                progress=progress, read=read,
                                site_from_path=request.site_from_path,
                                collector=html.COLLECTOR if "html" in request.formats else None)
+        result = regulated(result)  # gaming days, who answers for each finding
         meta = provenance(result, stamp=request.stamp)
         triage = accepted.triage(result.findings)
         meta["statuses"] = triage.as_meta()

@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 from auditor import __version__
 from auditor.atomic import commit_together
 from auditor.errors import AuditorError, LogFileError, ReportError, RulesetError
-from auditor.findings import FINDINGS_SCHEMA
+from auditor.findings import stored_schema
 from auditor.logs.load import load_logs
 from auditor.logs.raw import (
     DEFAULT_INFLATE_LIMITS,
@@ -47,6 +47,7 @@ from auditor.report.formats import write_and_render
 from auditor.report.manifest import MANIFEST_NAME, OWN_NAMES, file_entry
 from auditor.report.parquet import QUARANTINE_SCHEMA
 from auditor.report.provenance import provenance
+from auditor.run.responsible import regulated
 from auditor.rules import ruleset as ruleset_mod
 from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.core import audit_loaded
@@ -143,11 +144,12 @@ def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_) -
         verdict_.problems.append(f"input {exc}: can no longer be read")
         return
     _check_counts(recorded["inputs"], logs.inputs, verdict_)
-    result = audit(logs)
+    result = regulated(audit(logs))
     verdict_.findings, verdict_.quarantined = len(result.findings), len(logs.quarantine)
     if findings is not None:
-        fresh = pa.Table.from_pandas(result.findings, schema=FINDINGS_SCHEMA,
-                                     preserve_index=False)
+        schema = stored_schema(result.findings) if "site" in findings.schema.names \
+            else stored_schema(result.findings.drop(columns=["site"], errors="ignore"))
+        fresh = pa.Table.from_pandas(result.findings, schema=schema, preserve_index=False)
         _compare("finding", findings, fresh, "finding_id", verdict_)
     _check_quarantine(folder, files, logs, manifest, verdict_)
     triage = _triage(recorded, rulesets, result.findings, verdict_)

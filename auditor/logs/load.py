@@ -27,6 +27,7 @@ from auditor.logs.coerce import Placement, coerce
 from auditor.logs.discover import discover_logs
 from auditor.logs.raw import DEFAULT_READ, RawLog, RawRejected, ReadOptions
 from auditor.logs.read import read_log
+from auditor.logs.local_day import open_offsets
 from auditor.logs.site import with_site
 
 
@@ -54,6 +55,10 @@ class InputFile:
     #: the site the file's path gave it (`--site-from-path`), so that
     #: `auditor verify` keys its tables as the audit did
     site: str | None = None
+    #: (table_id as recorded, seq, minutes east of UTC) of each `table_open`:
+    #: the offset its time was written in (`auditor.logs.local_day`), which
+    #: dates the session's gaming day. Not in the provenance.
+    open_offsets: tuple[tuple[str, int, int], ...] = ()
 
     def as_dict(self) -> dict:
         """What the provenance says of the file: the counts, the spec's
@@ -214,7 +219,8 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
                        len(quarantine), columns,
                        tuple(e for e in schema.EVENTS if e in recorded),
                        options.encoding if raw.fmt != "parquet" else None,
-                       options.assume_offset if assumed else None, tuple(raw.notes), site)
+                       options.assume_offset if assumed else None, tuple(raw.notes), site,
+                       open_offsets(raw.table, options.assume_offset))
     return events, quarantine, loaded
 
 

@@ -22,7 +22,7 @@ MANIFEST_VERSION = 1
 #: Every file name a format writes, and the manifest's: what may be in a
 #: report folder (a folder holding anything else is not replaced).
 OWN_NAMES = frozenset({
-    MANIFEST_NAME, "findings.parquet", "quarantine.parquet", "report.html",
+    MANIFEST_NAME, "findings.parquet", "quarantine.parquet", "rollups.parquet", "report.html",
     "findings.jsonl", "summary.json", "junit.xml", "findings.sarif", "findings.csv",
 })
 

@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from auditor.atomic import atomic_path
-from auditor.findings import SITE_FIELD, findings_schema, split_sites
+from auditor.findings import SITE_FIELD, split_sites, stored_schema
+from auditor.report.rollups import ROLLUPS_SCHEMA, rollups_of
 
 QUARANTINE_SCHEMA = pa.schema([
     ("source_file", pa.string()), ("source_line", pa.int64()), ("table_id", pa.string()),
@@ -28,7 +29,7 @@ def write_table(frame: pd.DataFrame, schema: pa.Schema, target: Path, meta: dict
 
 
 def write_findings(findings: pd.DataFrame, target: Path, meta: dict) -> None:
-    write_table(findings, findings_schema(findings), target, meta)
+    write_table(findings, stored_schema(findings), target, meta)
 
 
 def quarantine_table(quarantine: pd.DataFrame) -> tuple[pd.DataFrame, pa.Schema]:
@@ -53,8 +54,17 @@ def read_metadata(path: Path) -> dict:
     return json.loads(md.get(b"auditor", b"{}"))
 
 
+def write_rollups(result, target: Path, meta: dict) -> None:
+    """rollups.parquet: the findings and valid rolls per site, table, gaming
+    day and staff member (`auditor.report.rollups`)."""
+    write_table(rollups_of(result), ROLLUPS_SCHEMA, target, meta)
+
+
 def write(result, meta: dict, out: Path) -> list[str]:
-    """The `parquet` format: findings.parquet and quarantine.parquet."""
+    """The `parquet` format: findings.parquet, quarantine.parquet and
+    rollups.parquet."""
     write_findings(result.findings, out / "findings.parquet", meta)
     write_quarantine(result.logs.quarantine, out / "quarantine.parquet", meta)
-    return [str(out / "findings.parquet"), str(out / "quarantine.parquet")]
+    write_rollups(result, out / "rollups.parquet", meta)
+    return [str(out / "findings.parquet"), str(out / "quarantine.parquet"),
+            str(out / "rollups.parquet")]

@@ -25,6 +25,7 @@ from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.rules.ruleset import Ruleset
 from auditor.run.collect import Collector
 from auditor.run.core import AuditResult
+from auditor.run.exposure import EXPOSURE, Paired, with_exposure
 
 ENGINES: tuple[str, ...] = ("local", "dask")
 
@@ -70,6 +71,14 @@ def run_audit(logs: LoadedLogs | list[str | Path], ruleset: Ruleset, jobs: int =
     `site_from_path`: each file's site is the first folder below the path
     given that holds it (`auditor.logs.site`)."""
     check_engine(engine, scheduler)
+    # Every audit collects its exposure beside the report's own collector.
+    both = EXPOSURE if collector is None else Paired(EXPOSURE, collector)
+    return with_exposure(_run(logs, ruleset, jobs, engine, scheduler, timings, progress, both,
+                              read, site_from_path), collector is not None)
+
+
+def _run(logs, ruleset, jobs, engine, scheduler, timings, progress, collector, read,
+         site_from_path) -> AuditResult:
     if engine == "dask":
         from auditor.run.dask_engine import audit_dask
 

@@ -25,6 +25,7 @@ from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run.caveat import caveats
 from auditor.run.collect import Collector
 from auditor.run.coverage import drop_unjudged, not_evaluated
+from auditor.run.exposure import EXPOSURE
 
 
 @dataclass
@@ -35,6 +36,9 @@ class AuditResult:
     #: The tables audited, when the engine knows them without the events at
     #: hand (the dask engine's workers read the events).
     table_ids: list[str] | None = None
+    #: What the audit dealt (`auditor.run.exposure.Exposure`): the valid rolls
+    #: per session and staff duty; None where no engine collected it.
+    exposure: Any = None
 
     def __post_init__(self):
         """Which rules could not be evaluated in which file (`coverage`);
@@ -69,10 +73,10 @@ def audit_loaded(logs: LoadedLogs, ruleset: Ruleset,
 
     `timings`, when given, receives the seconds spent per stage (`replay`,
     `checks`), added to what it already holds."""
-    parts = audit_parts(logs, ruleset, timings)
+    parts, exposure = audit_taking(logs, ruleset, EXPOSURE, timings)
     with stage(timings, "checks"):
         findings = finalize(parts)
-    return AuditResult(ruleset, logs, findings)
+    return AuditResult(ruleset, logs, findings, exposure=exposure)
 
 
 def audit_parts(logs: LoadedLogs, ruleset: Ruleset,
