@@ -125,6 +125,21 @@ def verify_report(folder: Path, inputs_root: Path | None = None,
     return verdict_
 
 
+def check_folder(folder: Path) -> tuple[dict | None, dict[str, bytes | None], list[str]]:
+    """Part 1 alone (what `auditor trend` checks of each report): the
+    manifest, every file it lists with its size and SHA-256, no report file
+    unlisted. (manifest or None, the folder's files, problems)."""
+    folder = Path(folder)
+    files = _snapshot(folder)
+    verdict_ = Verdict()
+    manifest = _read_manifest(folder, files, verdict_)
+    if manifest is None and not verdict_.problems:
+        verdict_.problems.append(f"{MANIFEST_NAME}: missing (every report folder has one)")
+    if manifest is not None:
+        _check_files(manifest, files, verdict_)
+    return manifest, files, verdict_.problems
+
+
 def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_) -> None:
     """Parts 2 to 4: the audit re-run, compared with the report."""
     located = _check_inputs(recorded["inputs"], verdict_, inputs_root)

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 
 from auditor.atomic import atomic_path
 from auditor.findings import SITE_FIELD, split_sites, stored_schema
-from auditor.report.rollups import ROLLUPS_SCHEMA, rollups_of
+from auditor.report.rollups import ROLLUPS_SCHEMA, rollups_meta, rollups_of
 
 QUARANTINE_SCHEMA = pa.schema([
     ("source_file", pa.string()), ("source_line", pa.int64()), ("table_id", pa.string()),
@@ -20,10 +20,11 @@ QUARANTINE_SCHEMA = pa.schema([
 ])
 
 
-def write_table(frame: pd.DataFrame, schema: pa.Schema, target: Path, meta: dict) -> None:
+def write_table(frame: pd.DataFrame, schema: pa.Schema, target: Path, meta: dict,
+                extra: dict[str, str] | None = None) -> None:
     table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
     table = table.replace_schema_metadata(
-        {"auditor": json.dumps(meta, sort_keys=True, ensure_ascii=False)})
+        {"auditor": json.dumps(meta, sort_keys=True, ensure_ascii=False), **(extra or {})})
     with atomic_path(target) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=True)
 
@@ -57,7 +58,8 @@ def read_metadata(path: Path) -> dict:
 def write_rollups(result, target: Path, meta: dict) -> None:
     """rollups.parquet: the findings and valid rolls per site, table, gaming
     day and staff member (`auditor.report.rollups`)."""
-    write_table(rollups_of(result), ROLLUPS_SCHEMA, target, meta)
+    write_table(rollups_of(result), ROLLUPS_SCHEMA, target, meta,
+                {"auditor_rollups": json.dumps(rollups_meta(result), sort_keys=True)})
 
 
 def write(result, meta: dict, out: Path) -> list[str]:

@@ -198,3 +198,14 @@ def notes(result) -> list[str]:
     if exposure is None or exposure.has_staff:
         return []
     return [NO_STAFF]
+
+
+def rollups_meta(result) -> dict:
+    """What rollups.parquet's metadata says beside the provenance: the
+    audit's period (first and last event time, ISO UTC; what `auditor
+    trend` dates a report by) and the notes."""
+    exposure = getattr(result, "exposure", None)
+    period = exposure.period if exposure is not None else None
+    shown = None if period is None else [
+        pd.Timestamp(us, unit="us", tz="UTC").isoformat() for us in period]
+    return {"period": shown, "notes": notes(result)}

@@ -27,9 +27,10 @@ from auditor.game.state import ReplayState
 from auditor.logs.load import session_starts, table_runs
 
 #: A session: its table key, first and last seq, whether it starts with a
-#: `table_open`, the time (UTC, µs) and file of its first row, its valid rolls.
-SESSION_COLUMNS = ("table", "first_seq", "last_seq", "opened", "open_us", "source_file",
-                   "rolls")
+#: `table_open`, the times (UTC, µs) of its first and last rows, its first
+#: row's file, its valid rolls.
+SESSION_COLUMNS = ("table", "first_seq", "last_seq", "opened", "open_us", "last_us",
+                   "source_file", "rolls")
 #: A duty: table key, session first seq, role, staff id, the seqs it lies
 #: strictly between (the `staff_on` row's and the `staff_off` row's, or
 #: the session's last seq + 1), and the valid rolls in it.
@@ -53,6 +54,13 @@ class Exposure:
     @property
     def rolls(self) -> int:
         return int(self.sessions["rolls"].sum()) if len(self.sessions) else 0
+
+    @property
+    def period(self) -> tuple[int, int] | None:
+        """The first and last event times of the sessions (UTC, µs), or None."""
+        if not len(self.sessions):
+            return None
+        return int(self.sessions["open_us"].min()), int(self.sessions["last_us"].max())
 
     @property
     def has_staff(self) -> bool:
@@ -88,13 +96,14 @@ def exposure_of(events: pd.DataFrame, state: ReplayState) -> Exposure:
     table_of = np.searchsorted(table_starts, starts, side="right") - 1
     seq = events["seq"].to_numpy(dtype=np.int64)
     ts = events["ts"]
-    open_us = ts.iloc[starts].astype("datetime64[us, UTC]").astype("int64").to_numpy() \
-        if len(starts) else np.empty(0, dtype=np.int64)
+    open_us, last_us = (ts.iloc[at].astype("datetime64[us, UTC]").astype("int64").to_numpy()
+                        for at in (starts, stops - 1))
     files = events["source_file"].iloc[starts].astype(object).to_numpy()
     session_tables = np.array([names[t] for t in table_of.tolist()], dtype=object)
     sessions = pd.DataFrame({
         "table": session_tables, "first_seq": seq[starts], "last_seq": seq[stops - 1],
-        "opened": is_open[starts], "open_us": open_us, "source_file": files,
+        "opened": is_open[starts], "open_us": open_us, "last_us": last_us,
+        "source_file": files,
         "rolls": _between(rolls, starts - 1, stops)})
     duties, staff = _duties(events, seq, rolls, starts, stops, session_tables)
     return Exposure(sessions, duties, staff)
