@@ -108,14 +108,14 @@ def rollups(findings: pd.DataFrame, exposure) -> pd.DataFrame:
         if with_sites:
             level("site", f_sites)
         level("table", _shown(f_sites, tables, with_sites).where(tables.notna(), None))
-        level("day", _finding_days(findings, sessions, f_sites, with_sites))
+        level("day", finding_days(findings, sessions, f_sites, with_sites))
         if "responsible_id" in findings:
             who = findings["responsible_id"].astype(object)
             level("staff", _shown(f_sites, who, with_sites).where(who.notna(), None))
     return _rows(found, rolls)
 
 
-def _finding_days(findings, sessions, f_sites, with_sites) -> pd.Series:
+def finding_days(findings, sessions, f_sites, with_sites) -> pd.Series:
     """Each finding's gaming day: its table session's (None without a seq)."""
     out = pd.Series([None] * len(findings), index=findings.index, dtype=object)
     if not len(sessions):
@@ -176,7 +176,13 @@ def rollups_of(result) -> pd.DataFrame:
     exposure = getattr(result, "exposure", None)
     if exposure is None:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in ROLLUP_COLUMNS})
-    return rollups(result.findings, exposure)
+    # made once per result and findings (every format of one report reads them)
+    cached = result.__dict__.get("_rollups")
+    if cached is not None and cached[0] is result.findings:
+        return cached[1]
+    made = rollups(result.findings, exposure)
+    result.__dict__["_rollups"] = (result.findings, made)
+    return made
 
 
 def records(frame: pd.DataFrame, levels=("site", "staff")) -> list[dict]:

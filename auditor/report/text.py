@@ -150,8 +150,12 @@ def _per_site(result, color: bool) -> list[str]:
 
 
 def _rollup_notes(result) -> list[str]:
-    return ["", *(f"Note: {one_line(n)}" for n in rollup_notes(result))] \
-        if rollup_notes(result) else []
+    """The roll-ups' notes, with the per-site table (a report of one casino
+    or none reads as before; summary.json and the HTML say them always)."""
+    frame = rollups_of(result)
+    if not (frame["level"] == "site").any() or not rollup_notes(result):
+        return []
+    return ["", *(f"Note: {one_line(n)}" for n in rollup_notes(result))]
 
 
 def write(result, meta: dict, out: Path, color: bool = False) -> list[str]:

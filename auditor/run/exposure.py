@@ -70,15 +70,46 @@ class Exposure:
 
 def valid_roll_rows(state: ReplayState) -> np.ndarray:
     """The rows of the rolls the replay decided and never voided, ascending."""
-    decided = np.unique(np.asarray(state.rows("roll_counted_total"), dtype=np.int64))
+    decided = np.asarray(state.rows("roll_counted_total"), dtype=np.int64)
+    step = np.diff(decided)
+    # (written in row order, a recount's row again right after it: no sort)
+    decided = decided[np.r_[True, step != 0]] if len(decided) and (step >= 0).all() \
+        else np.unique(decided)
     voided = np.asarray(state.rows("roll_voided"), dtype=np.int64)
     return decided[~np.isin(decided, voided)] if len(voided) else decided
+
+
+class _SeqAt:
+    """`seq[rows]` of the events without copying the whole column."""
+
+    def __init__(self, column: pd.Series):
+        self.column = column
+        self.n = len(column)
+
+    def __getitem__(self, rows) -> np.ndarray:
+        rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+        return self.column.iloc[rows].to_numpy(dtype=np.int64, na_value=-1)
+
+    def __len__(self) -> int:
+        return self.n
 
 
 def _between(rolls: np.ndarray, after: np.ndarray, before: np.ndarray) -> np.ndarray:
     """Per pair, the rolls at rows strictly between `after` and `before`."""
     return np.searchsorted(rolls, before, side="left") - \
         np.searchsorted(rolls, after, side="right")
+
+
+def _event_mask(events: pd.DataFrame, names: tuple[str, ...]) -> np.ndarray:
+    """Rows whose event is one of `names` (on the categorical's codes)."""
+    column = events["event"]
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = np.asarray(column.array.codes)
+        wanted = [i for i, c in enumerate(column.cat.categories) if c in names]
+        if len(wanted) == 1:
+            return codes == wanted[0]
+        return np.isin(codes, np.asarray(wanted, dtype=codes.dtype))
+    return column.isin(names).to_numpy(dtype=bool, na_value=False)
 
 
 def exposure_of(events: pd.DataFrame, state: ReplayState) -> Exposure:
@@ -88,13 +119,12 @@ def exposure_of(events: pd.DataFrame, state: ReplayState) -> Exposure:
         return Exposure()
     rolls = valid_roll_rows(state)
     table_starts, table_ends, names = table_runs(events)
-    event = events["event"]
-    is_open = (event == "table_open").to_numpy(dtype=bool, na_value=False)
+    is_open = _event_mask(events, ("table_open",))
     starts = session_starts(table_starts, np.flatnonzero(is_open))
     stops = np.minimum(np.append(starts[1:], n),
                        table_ends[np.searchsorted(table_starts, starts, side="right") - 1])
     table_of = np.searchsorted(table_starts, starts, side="right") - 1
-    seq = events["seq"].to_numpy(dtype=np.int64)
+    seq = _SeqAt(events["seq"])
     ts = events["ts"]
     open_us, last_us = (ts.iloc[at].astype("datetime64[us, UTC]").astype("int64").to_numpy()
                         for at in (starts, stops - 1))
@@ -114,8 +144,7 @@ def _duties(events: pd.DataFrame, seq: np.ndarray, rolls: np.ndarray, starts: np
     """Who was on duty, from when to when, in each session (a pass over the
     staff rows only: a few per session)."""
     event = events["event"]
-    staff_rows = np.flatnonzero(event.isin(("staff_on", "staff_off")).to_numpy(
-        dtype=bool, na_value=False))
+    staff_rows = np.flatnonzero(_event_mask(events, ("staff_on", "staff_off")))
     if not len(staff_rows):
         return _empty(DUTY_COLUMNS), _empty(STAFF_COLUMNS)
     kinds = event.iloc[staff_rows].astype(object).tolist()
@@ -156,10 +185,10 @@ def _duties(events: pd.DataFrame, seq: np.ndarray, rolls: np.ndarray, starts: np
         "on_seq": seq[on], "off_seq": off_seq, "rolls": _between(rolls, on, off)})
     duties = duties.sort_values(["table", "first_seq", "on_seq", "staff_id", "role"],
                                 kind="stable").reset_index(drop=True)
-    return duties, _staff_rolls(duty, rolls, starts, seq, session_tables)
+    return duties, _staff_rolls(duty, rolls, seq[starts], session_tables)
 
 
-def _staff_rolls(duty, rolls, starts, seq, session_tables) -> pd.DataFrame:
+def _staff_rolls(duty, rolls, first_seqs, session_tables) -> pd.DataFrame:
     """Each staff member's valid rolls per session: their duties' rows
     joined, so a member on in two roles at once is counted once a roll."""
     spans: dict[tuple[int, str], list[tuple[int, int]]] = {}
@@ -174,7 +203,7 @@ def _staff_rolls(duty, rolls, starts, seq, session_tables) -> pd.DataFrame:
             if off > lo + 1:
                 count += int(_between(rolls, np.array([lo]), np.array([off]))[0])
                 end = max(end, off)
-        rows.append((session_tables[s], int(seq[starts[s]]), sid, count))
+        rows.append((session_tables[s], int(first_seqs[s]), sid, count))
     return pd.DataFrame(rows, columns=list(STAFF_COLUMNS))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -131,9 +131,12 @@ def test_a_log_without_staff_events_lays_nothing_at_anyone(tmp_path):
     log = generate(tables=1, rolls=40, seed=4, inject=["shooter.ineligible"]).table
     frame = log.to_pandas()
     frame = frame[~frame["event"].isin(["staff_on", "staff_off"])]
-    frame.to_csv(tmp_path / "n.csv", index=False)
-    rollups, findings, summary, res = _audit(tmp_path / "n.csv", tmp_path / "o",
-                                             "--format", "text")
+    for site in ("alpha", "beta"):
+        (tmp_path / "logs" / site).mkdir(parents=True)
+        frame.to_csv(tmp_path / "logs" / site / "n.csv", index=False)
+    rollups, findings, summary, res = _audit(tmp_path / "logs", tmp_path / "o",
+                                             "--site-from-path", "--format", "text",
+                                             "--format", "html")
     by_player = findings[findings["actor_role"] == "player"]
     assert len(by_player) and findings["responsible_id"].isna().sum() == len(by_player)
     # only a finding whose own event names a staff actor is laid at anyone:
@@ -144,6 +147,8 @@ def test_a_log_without_staff_events_lays_nothing_at_anyone(tmp_path):
     assert (named == findings.loc[named.index, "actor_id"]).all()
     assert summary["rollups_notes"] == [NO_STAFF]
     assert "staff level is empty" in res.output
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert "The logs record no <code>staff_on</code>" in page
 
 
 def test_two_on_duty_in_the_role_is_not_guessed(tmp_path):
@@ -190,7 +195,7 @@ def test_a_shipped_ruleset_hashes_as_before():
         "sha256:0a2b7ded892fa6958273dee1e45b3c38075fbc893bfbbb3f2d6dd2b54d088c30"
 
 
-def _shifted(src: Path, dst: Path, hours: int, open_at: datetime | None = None) -> None:
+def _shifted(src: Path, dst: Path, hours: int) -> None:
     """The log with its times written in UTC+`hours` (the same instants)."""
     tz = timedelta(hours=hours)
     with open(src, newline="") as f, open(dst, "w", newline="") as g:
@@ -199,7 +204,7 @@ def _shifted(src: Path, dst: Path, hours: int, open_at: datetime | None = None) 
         out.writeheader()
         for row in rows:
             at = datetime.fromisoformat(row["ts"]).astimezone(UTC)
-            row["ts"] = at.astimezone(__import__("datetime").timezone(tz)).isoformat()
+            row["ts"] = at.astimezone(timezone(tz)).isoformat()
             out.writerow(row)
 
 
