@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from collections import Counter
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -46,7 +47,8 @@ def three_sites(tmp_path_factory):
         for table in log.valid_rolls:
             for d in range(kw["days"]):
                 days[f"2026-03-0{d + 1}"] += kw["rolls"]
-    rollups, findings, summary, _ = _audit(root / "logs", root / "out", "--site-from-path")
+    rollups, findings, summary, _ = _audit(root / "logs", root / "out", "--site-from-path",
+                                           "--format", "html")
     return dict(root=root, rollups=rollups, findings=findings, summary=summary, valid=valid,
                 days=days)
 
@@ -226,8 +228,7 @@ def test_verify_reproves_the_rollups_and_refuses_an_edit(three_sites, tmp_path):
     out = three_sites["root"] / "out"
     res = run_cli("verify", str(out))
     assert res.exit_code == 0, res.output
-    import shutil
-
+    assert 'id="overview"' in (out / "report.html").read_text()  # re-rendered the same
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     frame = pd.read_parquet(copy / "rollups.parquet")
