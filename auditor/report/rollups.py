@@ -176,6 +176,10 @@ def rollups_of(result) -> pd.DataFrame:
     exposure = getattr(result, "exposure", None)
     if exposure is None:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in ROLLUP_COLUMNS})
+    if "day" not in exposure.sessions:  # a result the library made, never `regulated`
+        from auditor.run.responsible import dated
+
+        exposure.sessions = dated(exposure.sessions, result.logs.inputs)
     # made once per result and findings (every format of one report reads them)
     cached = result.__dict__.get("_rollups")
     if cached is not None and cached[0] is result.findings:
