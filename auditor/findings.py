@@ -56,7 +56,7 @@ def findings_schema(findings: pd.DataFrame) -> pa.Schema:
     return FINDINGS_SCHEMA.insert(FINDINGS_SCHEMA.get_field_index("table_id"), SITE_FIELD)
 
 
-#: Who answers for a finding (issue 29, `auditor.run.responsible`):
+#: Who answers for a finding (issue 29, `auditor.audit.responsible`):
 #: findings.parquet's last columns, when the audit laid its findings at staff.
 #: Not part of a finding's id, nor of the other formats' columns.
 RESPONSIBLE_FIELDS = (pa.field("responsible_id", pa.string()),

@@ -8,7 +8,7 @@ without sites), the gaming day (ISO date) or the staff member (`site/id`,
 or the id without sites); `code` None for the row over every code. Every key
 the audit dealt rolls at has its all-codes row, with zero findings where it
 had none (a lawful night reads 0.0 per 1,000, not nothing). Made from the
-findings and the exposure the audit already holds (`auditor.run.exposure`):
+findings and the exposure the audit already holds (`auditor.audit.exposure`):
 no second read of the logs.
 
 Where a finding counts: its site and table; the gaming day of its table
@@ -177,7 +177,7 @@ def rollups_of(result) -> pd.DataFrame:
     if exposure is None:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in ROLLUP_COLUMNS})
     if "day" not in exposure.sessions:  # a result the library made, never `regulated`
-        from auditor.run.responsible import dated
+        from auditor.audit.responsible import dated
 
         exposure.sessions = dated(exposure.sessions, result.logs.inputs)
     # made once per result and findings (every format of one report reads them)

@@ -12,10 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from builder import audit
+
+from auditor.audit.core import AuditResult
+from auditor.audit.exposure import Exposure
 from auditor.findings import SITE_SEPARATOR, finalize
 from auditor.generate import generate, write_log
-from auditor.run.core import AuditResult, audit
-from auditor.run.exposure import Exposure
 
 CODES = np.array(["call.wrong_total", "dice.stick_not_used", "offer.order", "throw.short"])
 SEVERITIES = np.array(["critical", "major", "minor", "info"])
@@ -63,7 +65,7 @@ def regulator_scale(folder: Path, tables: int = 5000, findings: int = 100_000,
 def regulated_synthetic(result: AuditResult) -> AuditResult:
     """Gaming days as `regulated` gives them; each finding laid at its
     table's stickperson (the synthetic rules name no role)."""
-    from auditor.run.responsible import dated
+    from auditor.audit.responsible import dated
 
     result.exposure.sessions = dated(result.exposure.sessions, [])
     keys = result.findings["site"].astype(str) + SITE_SEPARATOR + \

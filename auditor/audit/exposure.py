@@ -6,8 +6,8 @@ dealing ten times the rolls shows ten times the findings. The replay already
 knows which rolls were valid (decided, never voided); this module counts
 them per table session and per staff duty, and keeps who was on duty in which
 role from when to when, so that a finding can be laid at the staff member on
-duty (`auditor.run.responsible`) and every count made a rate
-(`auditor.report.rollups`). It is an engine collector (`auditor.run.collect`):
+duty (`auditor.audit.responsible`) and every count made a rate
+(`auditor.report.rollups`). It is an engine collector (`auditor.audit.collect`):
 it runs once per batch of tables, where the events are, and what it keeps is
 small (a row per session and per duty), never the events.
 
@@ -208,7 +208,7 @@ def _staff_rolls(duty, rolls, first_seqs, session_tables) -> pd.DataFrame:
 
 
 class ExposureCollector:
-    """The engines' collector (`auditor.run.collect`) of the exposure."""
+    """The engines' collector (`auditor.audit.collect`) of the exposure."""
 
     def take(self, events: pd.DataFrame, findings: pd.DataFrame, state: ReplayState
              ) -> Exposure:

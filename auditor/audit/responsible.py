@@ -4,7 +4,7 @@
 A finding's `responsible_id` / `responsible_role` is the actor of its event
 when that actor is staff and named; otherwise the one staff member on duty in
 the role its rule makes responsible (`Rule.responsible`), at its row
-(`auditor.run.exposure`). When nobody in that role was on duty, or two were
+(`auditor.audit.exposure`). When nobody in that role was on duty, or two were
 (two dealers) and the event does not say which, it stays empty: never
 guessed.
 
@@ -22,7 +22,7 @@ import pandas as pd
 
 from auditor.checks.registry import STAFF_ROLES
 from auditor.findings import SITE_SEPARATOR
-from auditor.run.exposure import Exposure
+from auditor.audit.exposure import Exposure
 
 #: The columns added to the findings, after `caveat` (findings.parquet only).
 RESPONSIBLE_COLUMNS = ("responsible_id", "responsible_role")
