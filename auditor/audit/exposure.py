@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.game.state import ReplayState
-from auditor.logs.load import session_starts, table_runs
+from auditor.logs.tables import session_starts, table_runs
 
 #: A session: its table key, first and last seq, whether it starts with a
 #: `table_open`, the times (UTC, µs) of its first and last rows, its first
