@@ -56,6 +56,23 @@ def findings_schema(findings: pd.DataFrame) -> pa.Schema:
     return FINDINGS_SCHEMA.insert(FINDINGS_SCHEMA.get_field_index("table_id"), SITE_FIELD)
 
 
+#: Who answers for a finding (issue 29, `auditor.audit.responsible`):
+#: findings.parquet's last columns, when the audit laid its findings at staff.
+#: Not part of a finding's id, nor of the other formats' columns.
+RESPONSIBLE_FIELDS = (pa.field("responsible_id", pa.string()),
+                      pa.field("responsible_role", pa.string()))
+
+
+def stored_schema(findings: pd.DataFrame) -> pa.Schema:
+    """findings.parquet's schema: `findings_schema`, then RESPONSIBLE_FIELDS
+    when `findings` has them."""
+    schema = findings_schema(findings)
+    if RESPONSIBLE_FIELDS[0].name in findings:
+        for f in RESPONSIBLE_FIELDS:
+            schema = schema.append(f)
+    return schema
+
+
 def findings_columns(findings: pd.DataFrame) -> tuple[str, ...]:
     return tuple(findings_schema(findings).names)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.atomic import commit_together, report_folder
+from auditor.audit.responsible import regulated
 from auditor.errors import EngineError, LogFileError, OutputError, UnreadableLogsError
 from auditor.escape import one_line
 from auditor.logs.discover import LeftOut, discover_logs, leaving_out
@@ -163,6 +164,7 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
             return run_audit(job, progress=progress)
 
         result = _audit_readable(audit_all, request, read, left, progress)
+        result = regulated(result)  # gaming days, who answers for each finding
         meta = provenance(result, stamp=request.stamp)
         triage = accepted.triage(result.findings)
         meta["statuses"] = triage.as_meta()
@@ -191,7 +193,7 @@ def _audit_readable(audit_all, request: CheckRequest, read: ReadOptions, left: L
     while True:
         try:
             return audit_all()
-        except LogFileError as exc:
+        except LogFileError:
             bad = unreadable_logs(list(request.paths), read)
             if not bad or (len(bad) == 1 and not request.keep_going):
                 raise  # not a file's own fault, or the one such file: the error as it was

@@ -33,8 +33,9 @@ import pyarrow.parquet as pq
 
 from auditor import __version__
 from auditor.atomic import commit_together
+from auditor.audit.responsible import regulated
 from auditor.errors import AuditorError, LogFileError, ReportError, RulesetError
-from auditor.findings import FINDINGS_SCHEMA
+from auditor.findings import stored_schema
 from auditor.logs.load import load_logs
 from auditor.logs.screen import not_audited_meta, still_unreadable
 from auditor.logs.raw import (
@@ -125,6 +126,21 @@ def verify_report(folder: Path, inputs_root: Path | None = None,
     return verdict_
 
 
+def check_folder(folder: Path) -> tuple[dict | None, dict[str, bytes | None], list[str]]:
+    """Part 1 alone (what `auditor trend` checks of each report): the
+    manifest, every file it lists with its size and SHA-256, no report file
+    unlisted. (manifest or None, the folder's files, problems)."""
+    folder = Path(folder)
+    files = _snapshot(folder)
+    verdict_ = Verdict()
+    manifest = _read_manifest(folder, files, verdict_)
+    if manifest is None and not verdict_.problems:
+        verdict_.problems.append(f"{MANIFEST_NAME}: missing (every report folder has one)")
+    if manifest is not None:
+        _check_files(manifest, files, verdict_)
+    return manifest, files, verdict_.problems
+
+
 def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_) -> None:
     """Parts 2 to 4: the audit re-run, compared with the report."""
     located = _check_inputs(recorded["inputs"], verdict_, inputs_root)
@@ -144,11 +160,12 @@ def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_) -
         verdict_.problems.append(f"input {exc}: can no longer be read")
         return
     _check_counts(recorded["inputs"], logs.inputs, verdict_)
-    result = audit(logs)
+    result = regulated(audit(logs))
     verdict_.findings, verdict_.quarantined = len(result.findings), len(logs.quarantine)
     if findings is not None:
-        fresh = pa.Table.from_pandas(result.findings, schema=FINDINGS_SCHEMA,
-                                     preserve_index=False)
+        schema = stored_schema(result.findings) if "site" in findings.schema.names \
+            else stored_schema(result.findings.drop(columns=["site"], errors="ignore"))
+        fresh = pa.Table.from_pandas(result.findings, schema=schema, preserve_index=False)
         _compare("finding", findings, fresh, "finding_id", verdict_)
     _check_quarantine(folder, files, logs, manifest, verdict_)
     triage = _triage(recorded, rulesets, result.findings, verdict_)

@@ -36,6 +36,9 @@ class AuditResult:
     #: The tables audited, when the engine knows them without the events at
     #: hand (the dask engine's workers read the events).
     table_ids: list[str] | None = None
+    #: What the audit dealt (`auditor.audit.exposure.Exposure`): the valid
+    #: rolls per session and staff duty; None where no engine collected it.
+    exposure: Any = None
 
     def __post_init__(self):
         """Which rules could not be evaluated in which file (`coverage`);

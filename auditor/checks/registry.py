@@ -17,7 +17,7 @@ import pandas as pd
 
 from auditor.checks.parameters import PARAMETERS
 from auditor.findings import paused_gc
-from auditor.logs.schema import COLUMN_NAMES, EVENTS
+from auditor.logs.schema import COLUMN_NAMES, EVENTS, ROLES
 
 
 @dataclass
@@ -83,6 +83,12 @@ class Check:
     needs: Needs = Needs()
 
     @property
+    def responsible_role(self) -> str | None:
+        """The staff role answerable for this check's breach by default
+        (`RESPONSIBLE_ROLES`); a ruleset's rule may name another."""
+        return RESPONSIBLE_ROLES[self.name]
+
+    @property
     def doc(self) -> str:
         return (self.func.__doc__ or "").strip()
 
@@ -93,6 +99,40 @@ class Check:
 
 
 CHECKS: dict[str, Check] = {}
+
+# --- who answers for a breach (issue 29) -------------------------------------------------------
+#: The roles a finding can be laid at: staff, never a player or the system.
+STAFF_ROLES: tuple[str, ...] = tuple(r for r in ROLES if r not in ("player", "system"))
+#: Each check's default responsible role: the staff member on duty in it
+#: answers for a breach whose event has no staff actor (`auditor.run.
+#: responsible`). None: the breach is the record's, nobody's on the floor
+#: (a gap in the log). A ruleset's rule overrides with `responsible_role`.
+RESPONSIBLE_ROLES: dict[str, str | None] = {
+    # the stickperson calls, handles the dice at the layout and offers them
+    "total_called": "stickperson", "called_total_correct": "stickperson",
+    "caller_role": "stickperson", "stick_used": "stickperson",
+    "dice_returned_to_bowl": "stickperson", "shooter_selection": "stickperson",
+    "dice_set_size": "stickperson", "settle_before_pass": "stickperson",
+    "offer_order": "stickperson", "offer_line_bettors_only": "stickperson",
+    "offer_complete_set": "stickperson", "offer_role": "stickperson",
+    "line_bet_at_roll": "stickperson", "shooter_accepted_dice": "stickperson",
+    "pass_after_seven_out": "stickperson", "stickperson_throw_allowed": "stickperson",
+    "marker_off_throw_allowed": "stickperson", "one_hand_throw": "stickperson",
+    "simultaneous_release": "stickperson", "far_end_throw": "stickperson",
+    "mandatory_no_roll": "stickperson", "no_roll_chips_contact": "stickperson",
+    "no_roll_timing": "stickperson", "no_roll_role": "stickperson",
+    # the dealers settle the wagers
+    "line_bet_outcome": "dealer", "line_bet_settled": "dealer",
+    "no_settlement_on_void_roll": "dealer",
+    # the game supervisor (boxperson) keeps the dice's integrity and rules
+    "dice_inspected_before_use": "game_supervisor", "failed_die_unused": "game_supervisor",
+    "known_dice_only": "game_supervisor", "off_table_procedure": "game_supervisor",
+    "lost_die_procedure": "game_supervisor", "dispute_ruling_role": "game_supervisor",
+    "overrule_authority": "game_supervisor", "order_to_pass_authority": "game_supervisor",
+    # the record itself
+    "sequence_gap": None, "sequence_order": None, "row_malformed": None,
+    "unknown_reference": None,
+}
 
 
 def check(name: str, code: str, params: tuple[str, ...] = (), needs: Needs = Needs()):
@@ -107,6 +147,8 @@ def check(name: str, code: str, params: tuple[str, ...] = (), needs: Needs = Nee
     def register(func):
         if name in CHECKS:
             raise ValueError(f"check {name} registered twice")
+        if name not in RESPONSIBLE_ROLES:
+            raise ValueError(f"check {name}: no responsible role in RESPONSIBLE_ROLES")
         family = func.__module__.rsplit(".", 1)[-1]
         CHECKS[name] = Check(name, code, family, tuple(params), _gc_paused(func), needs)
         return func

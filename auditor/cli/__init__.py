@@ -183,6 +183,7 @@ COMMANDS = {
     "explain": "auditor.cli.explain_cmd:explain_command",
     "generate": "auditor.cli.generate_cmd:generate_command",
     "rulesets": "auditor.cli.rulesets_cmd:rulesets_group",
+    "trend": "auditor.cli.trend_cmd:trend_command",
     "validate": "auditor.cli.check_cmd:validate_command",
     "verify": "auditor.cli.verify_cmd:verify_command",
 }

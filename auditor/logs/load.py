@@ -27,6 +27,7 @@ from auditor.logs.frame import order_events
 from auditor.logs.memory import release_memory, small_pages, use_lean_memory_pool
 from auditor.logs.raw import DEFAULT_READ, RawLog, RawRejected, ReadOptions
 from auditor.logs.read import read_log
+from auditor.logs.local_day import open_offsets
 from auditor.logs.sessions import table_marks
 from auditor.logs.site import with_site
 
@@ -62,6 +63,10 @@ class InputFile:
     #: where each table's log in the file begins and ends, and its rows that
     #: establish the table's state (`auditor.logs.sessions`); not provenance
     marks: dict = field(default_factory=dict, compare=False, repr=False)
+    #: (table_id as recorded, seq, minutes east of UTC) of each `table_open`:
+    #: the offset its time was written in (`auditor.logs.local_day`), which
+    #: dates the session's gaming day. Not in the provenance.
+    open_offsets: tuple[tuple[str, int, int], ...] = ()
 
     def as_dict(self) -> dict:
         """What the provenance says of the file: the counts, the spec's
@@ -182,7 +187,8 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
                        options.encoding if raw.fmt != "parquet" else None,
                        options.assume_offset if assumed else None, tuple(raw.notes), site,
                        _never_filled(events, recorded),
-                       table_marks(events))
+                       table_marks(events),
+                       open_offsets(raw.table, options.assume_offset))
     return events, quarantine, loaded
 
 

@@ -59,7 +59,7 @@ class ReportFormat:
 #: Every format, in the order `--format` lists them.
 REPORT_FORMATS: dict[str, ReportFormat] = {f.name: f for f in (
     ReportFormat("parquet", "auditor.report.parquet",
-                 ("findings.parquet", "quarantine.parquet"), streamable=False),
+                 ("findings.parquet", "quarantine.parquet", "rollups.parquet"), streamable=False),
     ReportFormat("html", "auditor.report.html", ("report.html",), streamable=False),
     ReportFormat("json", "auditor.report.json_format", ("findings.jsonl", "summary.json"),
                  streamable=True),

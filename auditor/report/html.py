@@ -49,7 +49,7 @@ from auditor.codes import CODES, SEVERITIES, SEVERITY_RANK
 from auditor.findings import at_or_above, joined_sites, severity_counts
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.logs.site import shown_table
-from auditor.report import html_charts
+from auditor.report import html_charts, html_overview
 from auditor.report.html_events import (
     CONTEXT_EVENTS,
     NO_TIME,
@@ -156,7 +156,13 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
     unlisted = _unlisted(findings, listed)
 
     rs = prov.get("ruleset", {})
+    entries = _finding_entries(result, events, listed)
+    regulator = html_overview.overview(result)  # None: the page as before
+    if regulator is not None:
+        for entry, site, staff in zip(entries, *html_overview.entry_keys(listed)):
+            entry["site"], entry["staff"] = site, staff
     return {
+        "overview": regulator,
         "version": prov.get("auditor_version", ""),
         "generated_at": meta.get("generated_at"),
         "ruleset": {
@@ -191,7 +197,7 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
             [(row["code"], row["counts"]) for row in by_code]),
         "timelines": _timelines(events, findings, tables, anchors),
         "timeline_note": _timeline_note(tables),
-        "findings": _finding_entries(result, events, listed),
+        "findings": entries,
         "lazy": len(listed) > MAX_FINDINGS_EMBEDDED,
         "listed_total": len(listed),
         "capped": [row for row in by_code if row["listed"] < row["total"]],

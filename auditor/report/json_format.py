@@ -19,6 +19,9 @@ from auditor.atomic import write_text
 from auditor.codes import SEVERITY_RANK
 from auditor.escape import html_safe_json
 from auditor.findings import STATUSES, severity_counts
+from auditor.report.rollups import notes as rollup_notes
+from auditor.report.rollups import records as rollup_records
+from auditor.report.rollups import rollups_of
 from auditor.report.json_text import dumps_indented
 from auditor.report.records import finding_records, finding_statuses
 
@@ -64,6 +67,9 @@ def summary(result, meta: dict) -> dict:
         # what the audit could not look at (also in the provenance)
         "not_evaluated": meta.get("not_evaluated", getattr(result, "not_evaluated", [])),
         "unused_waivers": (meta.get("statuses") or {}).get("unused_waivers", []),
+        # the site and staff roll-ups (rollups.parquet holds every level)
+        "rollups": rollup_records(rollups_of(result)),
+        "rollups_notes": rollup_notes(result),
     }
     for key in ("not_audited", "excluded"):  # only when some file was left out
         if meta.get(key):

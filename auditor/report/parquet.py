@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from auditor.atomic import atomic_path
-from auditor.findings import SITE_FIELD, findings_schema, split_sites
+from auditor.findings import SITE_FIELD, split_sites, stored_schema
+from auditor.report.rollups import ROLLUPS_SCHEMA, rollups_meta, rollups_of
 
 QUARANTINE_SCHEMA = pa.schema([
     ("source_file", pa.string()), ("source_line", pa.int64()), ("table_id", pa.string()),
@@ -19,16 +20,17 @@ QUARANTINE_SCHEMA = pa.schema([
 ])
 
 
-def write_table(frame: pd.DataFrame, schema: pa.Schema, target: Path, meta: dict) -> None:
+def write_table(frame: pd.DataFrame, schema: pa.Schema, target: Path, meta: dict,
+                extra: dict[str, str] | None = None) -> None:
     table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
     table = table.replace_schema_metadata(
-        {"auditor": json.dumps(meta, sort_keys=True, ensure_ascii=False)})
+        {"auditor": json.dumps(meta, sort_keys=True, ensure_ascii=False), **(extra or {})})
     with atomic_path(target) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=True)
 
 
 def write_findings(findings: pd.DataFrame, target: Path, meta: dict) -> None:
-    write_table(findings, findings_schema(findings), target, meta)
+    write_table(findings, stored_schema(findings), target, meta)
 
 
 def quarantine_table(quarantine: pd.DataFrame) -> tuple[pd.DataFrame, pa.Schema]:
@@ -53,8 +55,18 @@ def read_metadata(path: Path) -> dict:
     return json.loads(md.get(b"auditor", b"{}"))
 
 
+def write_rollups(result, target: Path, meta: dict) -> None:
+    """rollups.parquet: the findings and valid rolls per site, table, gaming
+    day and staff member (`auditor.report.rollups`)."""
+    write_table(rollups_of(result), ROLLUPS_SCHEMA, target, meta,
+                {"auditor_rollups": json.dumps(rollups_meta(result), sort_keys=True)})
+
+
 def write(result, meta: dict, out: Path) -> list[str]:
-    """The `parquet` format: findings.parquet and quarantine.parquet."""
+    """The `parquet` format: findings.parquet, quarantine.parquet and
+    rollups.parquet."""
     write_findings(result.findings, out / "findings.parquet", meta)
     write_quarantine(result.logs.quarantine, out / "quarantine.parquet", meta)
-    return [str(out / "findings.parquet"), str(out / "quarantine.parquet")]
+    write_rollups(result, out / "rollups.parquet", meta)
+    return [str(out / "findings.parquet"), str(out / "quarantine.parquet"),
+            str(out / "rollups.parquet")]

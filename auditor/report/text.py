@@ -29,10 +29,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from auditor.codes import SEVERITY_RANK
+from auditor.codes import SEVERITIES, SEVERITY_RANK
 from auditor.escape import one_line
 from auditor.findings import severity_counts
 from auditor.report.records import finding_records, finding_statuses, table_label
+from auditor.report.rollups import notes as rollup_notes
+from auditor.report.rollups import rollups_of
 from auditor.report.summary import (
     excluded_line,
     incomplete_text,
@@ -109,9 +111,10 @@ def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS) -> st
     loosened = loosened_line(getattr(result, "rulesets", None) or [rs])
     if loosened:
         lines += [one_line(loosened), ""]
+    lines += _per_site(result, color)
     if not records:
         lines.append("Findings: none")
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + _rollup_notes(result)) + "\n"
 
     by_sev = ", ".join(f"{n} {s}" for s, n in severity_counts(findings).items())
     lines.append(f"Findings: {len(records):,} ({by_sev})")
@@ -146,7 +149,32 @@ def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS) -> st
                    f"most severe first):")]
     lines += aligned(("SEVERITY", "TABLE", "SEQ", "CODE", "CLAUSE", "MESSAGE"), rows, color,
                      right=(2,), paint_column=0)
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _rollup_notes(result)) + "\n"
+
+
+# --- the regulator's view (issue 29) ---------------------------------------------------------
+
+def _per_site(result, color: bool) -> list[str]:
+    """A short table of each site's rolls, findings and rate (only with sites)."""
+    frame = rollups_of(result)
+    sites = frame[(frame["level"] == "site") & frame["code"].isna()]
+    if not len(sites):
+        return []
+    rows = [(one_line(r["key"]), f"{int(r['rolls']):,}", f"{int(r['findings']):,}",
+             *(f"{int(r[s]):,}" for s in SEVERITIES),
+             "-" if r["per_1000_rolls"] != r["per_1000_rolls"] else f"{r['per_1000_rolls']:.2f}")
+            for r in sites.to_dict("records")]
+    return aligned(("SITE", "ROLLS", "FINDINGS", *(s.upper() for s in SEVERITIES),
+                    "PER 1,000 ROLLS"), rows, color, right=tuple(range(1, 8))) + [""]
+
+
+def _rollup_notes(result) -> list[str]:
+    """The roll-ups' notes, with the per-site table (a report of one casino
+    or none reads as before; summary.json and the HTML say them always)."""
+    frame = rollups_of(result)
+    if not (frame["level"] == "site").any() or not rollup_notes(result):
+        return []
+    return ["", *(f"Note: {one_line(n)}" for n in rollup_notes(result))]
 
 
 def write(result, meta: dict, out: Path, color: bool = False) -> list[str]:

@@ -41,7 +41,8 @@ RULESET_KEYS = {
 #: [ruleset] keys a file states for itself: never inherited through `extends`.
 OWN_KEYS = ("effective_from", "effective_to")
 SOURCE_KEYS = {"document", "edition", "published", "url", "notes"}
-RULE_KEYS = {"id", "check", "code", "clause", "summary", "severity", "enabled", "params"}
+RULE_KEYS = {"id", "check", "code", "clause", "summary", "severity", "enabled", "params",
+             "responsible_role"}
 STATUSES = ("verified", "provisional")
 #: What a ruleset id is made of: it names a file (`<id>.toml`) and may carry
 #: a version after `@` (`nz@2010`, see `auditor.rules.versions`).
@@ -75,6 +76,29 @@ class Rule:
     summary: str
     severity: str
     params: dict[str, Any]
+    #: The staff role the rule makes answerable for a breach when it names
+    #: one (`responsible_role`); else the check's default (`responsible`).
+    responsible_role: str | None = None
+
+    @property
+    def responsible(self) -> str | None:
+        """The staff role answerable for a breach: the rule's, else its
+        check's default (`auditor.checks.registry.RESPONSIBLE_ROLES`)."""
+        if self.responsible_role is not None:
+            return self.responsible_role
+        from auditor.checks import CHECKS
+
+        check = CHECKS.get(self.check)
+        return check.responsible_role if check is not None else None
+
+    @property
+    def stated(self) -> dict:
+        """The rule as data for the content hash: `responsible_role` only
+        when the rule names one (every other ruleset hashes as before)."""
+        data = dict(self.__dict__)
+        if data.get("responsible_role") is None:
+            data.pop("responsible_role", None)
+        return data
 
 
 @dataclass
@@ -116,7 +140,7 @@ class Ruleset:
             "id": self.id, "title": self.title, "jurisdiction": self.jurisdiction,
             "authority": self.authority, "status": self.status, "notes": self.notes,
             "source": self.source, "parameters": self.parameters,
-            "rules": [r.__dict__ for r in self.rules],
+            "rules": [r.stated for r in self.rules],
         }
         for k in OWN_KEYS:
             if getattr(self, k) is not None:
@@ -442,6 +466,7 @@ def _iso_date(value: Any, path: str, key: str) -> date:
 
 def _build(merged: dict, files: list[str], disabled: list[str]) -> Ruleset:
     from auditor.checks import CHECKS
+    from auditor.checks.registry import STAFF_ROLES
 
     path = files[-1]
     for k in ("id", "title", "status"):
@@ -491,8 +516,12 @@ def _build(merged: dict, files: list[str], disabled: list[str]) -> Ruleset:
                 params[name] = validate_value(name, value)
             except ParameterError as exc:
                 raise RulesetError(where, str(exc), rule=rid, key=f"params.{name}") from None
+        role = raw.get("responsible_role")
+        if role is not None and role not in STAFF_ROLES:
+            raise RulesetError(where, f"should be one of {', '.join(STAFF_ROLES)}",
+                               rule=rid, key="responsible_role")
         rules.append(Rule(rid, chk.name, code, raw["clause"].strip(),
-                          raw.get("summary", "").strip(), raw["severity"], params))
+                          raw.get("summary", "").strip(), raw["severity"], params, role))
     rules.extend(_log_rules(rules))
     return Ruleset(
         id=merged["id"], title=merged["title"], jurisdiction=merged.get("jurisdiction", ""),

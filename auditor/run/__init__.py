@@ -20,7 +20,10 @@ jobs.
 
 from __future__ import annotations
 
+import dataclasses
+
 from auditor.audit.core import AuditResult
+from auditor.audit.exposure import EXPOSURE, Paired, with_exposure
 from auditor.errors import EngineError
 from auditor.logs.load import LoadedLogs
 from auditor.run.job import AuditJob
@@ -61,6 +64,14 @@ def run_audit(job: AuditJob, timings: dict[str, float] | None = None, progress=N
     dask task before its events and state are dropped; the result is the
     logs' `digest`."""
     check_engine(job.engine, job.scheduler)
+    # Every audit collects its exposure (issue 29) beside the report's collector.
+    paired = job.collector is not None
+    job = dataclasses.replace(job, collector=Paired(EXPOSURE, job.collector) if paired
+                              else EXPOSURE)
+    return with_exposure(_run(job, timings, progress, loaded), paired)
+
+
+def _run(job: AuditJob, timings, progress, loaded: LoadedLogs | None) -> AuditResult:
     if job.engine == "dask":
         from auditor.run.dask_engine import audit_dask
 

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.audit.core import AuditResult
+from auditor.audit.exposure import EXPOSURE
 from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
@@ -39,16 +40,18 @@ def audit_family(logs: LoadedLogs, family: Family,
     caller uses for a single ruleset) and merge the findings."""
     pairs = assign(family, sessions(logs.events))
     parts = split_by_version(logs, pairs)
-    found = [audit_fn(p.logs, p.ruleset).findings for p in parts]
+    results = [audit_fn(p.logs, p.ruleset) for p in parts]
+    found = [r.findings for r in results]
     findings = finalize(found + seam_findings(logs, parts, audit_fn, found))
+    exposure = EXPOSURE.join([r.exposure for r in results])
     used = [v for v in family.versions if any(p.ruleset.id == v.id for p in parts)]
     versions: dict[str, list[dict]] = {}
     for s, v in sorted(pairs, key=lambda x: (x[0].table, x[0].first_seq)):
         versions.setdefault(s.table, []).append(
             {"id": v.id, "content_hash": v.content_hash, "first_seq": s.first_seq,
              "date": s.day.isoformat()})
-    return VersionedAuditResult(used[-1], logs, findings, family=family.name, rulesets=used,
-                                versions=versions)
+    return VersionedAuditResult(used[-1], logs, findings, exposure=exposure,
+                                family=family.name, rulesets=used, versions=versions)
 
 
 #: The log rules that compare an event with the one before it in its table:

@@ -31,6 +31,7 @@ from pathlib import Path
 from auditor.atomic import release_inherited_locks
 from auditor.audit.collect import Collector
 from auditor.audit.core import AuditResult, add_work, audit_tables, stage
+from auditor.audit.exposure import EXPOSURE
 from auditor.compat import die_with_parent, pool_processes
 from auditor.errors import LogFileError
 from auditor.findings import finalize
@@ -83,10 +84,10 @@ def audit_in_process(logs: LoadedLogs, ruleset: Ruleset,
     """The audit of loaded `logs` in this process, as they are (no identity
     check, no progress): what `auditor verify`, the ruleset cases and each
     version of a family audited again use."""
-    parts = audit_tables(logs, ruleset, timings=timings).parts
+    parts, exposure = audit_tables(logs, ruleset, EXPOSURE, timings=timings)
     with stage(timings, "checks"):
         findings = finalize(parts)
-    return AuditResult(ruleset, logs, findings)
+    return AuditResult(ruleset, logs, findings, exposure=exposure)
 
 
 def audit_local(logs: LoadedLogs, job: AuditJob, timings: dict[str, float] | None = None,

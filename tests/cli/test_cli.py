@@ -10,7 +10,7 @@ from builder import lawful_table, report_findings, report_provenance
 from builder import run_cli as run
 
 from auditor import __version__
-from auditor.findings import FINDING_COLUMNS
+from auditor.findings import FINDING_COLUMNS, RESPONSIBLE_FIELDS
 
 
 def _lawful(tmp_path):
@@ -50,7 +50,7 @@ def test_clean_log_exits_0_and_writes_findings(tmp_path):
     assert res.exit_code == 0, res.output
     assert "PASS" in res.output and str(out / "findings.parquet") in res.output
     table = pq.read_table(out / "findings.parquet")
-    assert tuple(table.column_names) == FINDING_COLUMNS
+    assert tuple(table.column_names) == (*FINDING_COLUMNS, *(r.name for r in RESPONSIBLE_FIELDS))
     assert table.num_rows == 0
 
 

@@ -18,7 +18,7 @@ from builder import run_cli as run
 from auditor.cli.progress import Progress
 from auditor.codes import CODES
 from auditor.escape import escape_data, escape_property
-from auditor.findings import FINDING_COLUMNS
+from auditor.findings import FINDING_COLUMNS, RESPONSIBLE_FIELDS
 from auditor.report.formats import FORMAT_MODULES, FORMATS
 from auditor.rules.ruleset import load_ruleset
 
@@ -100,7 +100,7 @@ def test_the_log_has_every_severity(audited):
     assert set(f["severity"]) == {"critical", "major", "minor", "info"}
     assert "log.malformed" in set(f["code"])
     assert PLAYER in set(f["actor_id"]) and STAFF in set(f["actor_id"])
-    assert tuple(f.columns) == FINDING_COLUMNS
+    assert tuple(f.columns) == (*FINDING_COLUMNS, *(r.name for r in RESPONSIBLE_FIELDS))
 
 
 # --- json ---------------------------------------------------------------------------

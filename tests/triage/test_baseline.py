@@ -12,7 +12,7 @@ from builder import lawful_table, report_findings, report_provenance
 from builder import run_cli as run
 
 from auditor.errors import BaselineError
-from auditor.findings import FINDING_COLUMNS, STATUS_COLUMNS
+from auditor.findings import FINDING_COLUMNS, RESPONSIBLE_FIELDS, STATUS_COLUMNS
 from auditor.triage.baseline import (
     Baseline,
     Waiver,
@@ -103,7 +103,9 @@ def test_baseline_that_knows_every_finding_passes(tmp_path):
     assert "PASS" in res.output
     assert "Known (in baseline): 3, waived: 0" in res.output
     f = findings(tmp_path)
-    assert tuple(f.columns) == FINDING_COLUMNS and len(f) == 3  # the table is unchanged
+    # the table is unchanged (who answers for each finding: issue 29's columns)
+    assert tuple(f.columns) == (*FINDING_COLUMNS, *(r.name for r in RESPONSIBLE_FIELDS)) \
+        and len(f) == 3
     st = meta(tmp_path)["statuses"]
     assert st["counts"] == {"new": 0, "known": 3, "waived": 0}
     assert st["known"] == sorted(f["finding_id"])

@@ -20,12 +20,16 @@
   parts.pop();  // (what follows the last finding)
   var total = source ? parts.length : items.length;
   var built = source ? 0 : total;
-  var meta = [];  // each finding's severity, code and table, built or not
+  var meta = [];  // each finding's severity, code, table, site and staff, built or not
   for (var m = 0; m < total; m += 1) {
     meta.push(source ? [attribute(parts[m], "data-severity"), attribute(parts[m], "data-code"),
-      attribute(parts[m], "data-table")] : [items[m].getAttribute("data-severity"),
-      items[m].getAttribute("data-code"), items[m].getAttribute("data-table")]);
+      attribute(parts[m], "data-table"), attribute(parts[m], "data-site"),
+      attribute(parts[m], "data-staff")] : [items[m].getAttribute("data-severity"),
+      items[m].getAttribute("data-code"), items[m].getAttribute("data-table"),
+      items[m].getAttribute("data-site") || "", items[m].getAttribute("data-staff") || ""]);
   }
+  // The overview's links filter by site and staff member too (#site=, #staff=).
+  var site = null, staff = null;
   var wanted = function () { return true; };  // the filter in force
   var notes = Array.prototype.slice.call(document.querySelectorAll("li.cap-note[data-code]"));
   var boxes = Array.prototype.slice.call(form.querySelectorAll("input[name=severity]"));
@@ -36,7 +40,9 @@
 
   // The value of an attribute of a finding's markup, as the DOM reads it.
   function attribute(markup, name) {
-    var at = markup.indexOf(" " + name + "=\"") + name.length + 3;
+    var found = markup.indexOf(" " + name + "=\"");
+    if (found < 0) { return ""; }
+    var at = found + name.length + 3;
     var value = markup.slice(at, markup.indexOf("\"", at));
     if (value.indexOf("&") < 0) { return value; }
     var reader = document.createElement("textarea");
@@ -114,6 +120,8 @@
     var c = chosen(code), t = chosen(table);
     if (c) { parts.push("code=" + encodeURIComponent(c.value)); }
     if (t) { parts.push("table=" + encodeURIComponent(t.value)); }
+    if (site !== null) { parts.push("site=" + encodeURIComponent(site)); }
+    if (staff !== null) { parts.push("staff=" + encodeURIComponent(staff)); }
     return parts.join("&");
   }
 
@@ -131,6 +139,8 @@
     boxes.forEach(function (box) { box.checked = wanted === null || wanted.indexOf(box.value) >= 0; });
     select(code, params.code === undefined ? null : params.code);
     select(table, params.table === undefined ? null : params.table);
+    site = params.site === undefined ? null : params.site;
+    staff = params.staff === undefined ? null : params.staff;
     return true;
   }
 
@@ -140,7 +150,8 @@
     var c = chosen(code), t = chosen(table), shown = 0;
     var cv = c && c.value, tv = t && t.value;
     wanted = function (f) {
-      return severities[f[0]] === true && (c === null || f[1] === cv) && (t === null || f[2] === tv);
+      return severities[f[0]] === true && (c === null || f[1] === cv) && (t === null || f[2] === tv) &&
+        (site === null || f[3] === site) && (staff === null || f[4] === staff);
     };
     for (var i = 0; i < total; i += 1) {
       var show = wanted(meta[i]);
@@ -150,7 +161,8 @@
     notes.forEach(function (note) {
       note.hidden = c !== null && note.getAttribute("data-code") !== cv;
     });
-    count.textContent = shown + " of " + total + " listed finding(s) shown";
+    count.textContent = shown + " of " + total + " listed finding(s) shown" +
+      (site !== null ? "; site " + site : "") + (staff !== null ? "; staff member " + staff : "");
     var missing = t ? Number(t.getAttribute("data-unlisted")) : 0;
     unlistedNote.textContent = missing ? "Table " + t.value + ": " + missing + " of its " +
       t.getAttribute("data-total") + " finding(s) not listed (in the download above)" : "";
@@ -180,6 +192,8 @@
     boxes.forEach(function (box) { box.checked = true; });
     code.selectedIndex = 0;
     table.selectedIndex = 0;
+    site = null;
+    staff = null;
     changed();
   });
   document.getElementById("open-all").addEventListener("click", function () { openAll(true); });

@@ -1,0 +1,77 @@
+"""The UTC offset a log wrote each `table_open` in: what dates a table
+session's gaming day (issue 29, docs/decisions.md "Gaming day").
+
+The events hold every time as UTC (the spec stores them so); the offset a
+recorder wrote (`2026-03-01T20:00:00+13:00`) is gone once a time is typed.
+A session's gaming day is the date of its `table_open` where the casino
+stands, so the offset is kept here, for those rows only: a few per table,
+read off the file's raw cells before they are typed (no second read, no
+column as long as the log).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+#: A recorded time's UTC offset at its end: `Z`, `+HH`, `+HHMM`, `+HH:MM`.
+_OFFSET = re.compile(r"(?:([zZ])|([+-])([0-9]{2}):?([0-9]{2})?)$")
+
+
+def open_offsets(table: pa.Table, assume_offset: str | None = None
+                 ) -> tuple[tuple[str, int, int], ...]:
+    """(table_id as recorded, seq, offset in minutes east of UTC) of every
+    `table_open` row of a raw (untyped) log whose table, seq and time can be
+    read: the offset its time was written in; a time without one, the
+    offset it was read as (`--assume-offset`, else UTC); a Parquet time
+    column, its zone's offset at that instant (none: UTC)."""
+    names = table.column_names
+    if not all(c in names for c in ("table_id", "seq", "ts", "event")):
+        return ()
+    event = table.column("event")
+    if pa.types.is_dictionary(event.type):
+        event = event.cast(pa.string())
+    if not pa.types.is_string(event.type) and not pa.types.is_large_string(event.type):
+        return ()
+    opens = pc.equal(pc.utf8_trim_whitespace(event), "table_open")
+    picked = table.select(["table_id", "seq", "ts"]).filter(pc.fill_null(opens, False))
+    if not picked.num_rows:
+        return ()
+    assumed = _minutes(assume_offset) if assume_offset else 0
+    ts_type = picked.schema.field("ts").type
+    out = []
+    for tid, seq, ts in zip(*(picked.column(c).to_pylist() for c in ("table_id", "seq", "ts"))):
+        try:
+            seq = int(str(seq).strip())
+        except ValueError:
+            continue
+        if tid is None or ts is None:
+            continue
+        if isinstance(ts, datetime):
+            minutes = _zone_minutes(ts, ts_type, assumed)
+        else:
+            found = _OFFSET.search(str(ts).strip())
+            minutes = assumed if found is None else _minutes(found.group(0))
+        out.append((str(tid).strip(), seq, minutes))
+    return tuple(out)
+
+
+def _minutes(offset: str) -> int:
+    """`+HH:MM` (or `Z`, `+HH`, `+HHMM`) in minutes east of UTC."""
+    found = _OFFSET.search(offset.strip())
+    if found is None or found.group(1):
+        return 0
+    sign = -1 if found.group(2) == "-" else 1
+    return sign * (int(found.group(3)) * 60 + int(found.group(4) or 0))
+
+
+def _zone_minutes(ts: datetime, ts_type: pa.DataType, assumed: int) -> int:
+    """A typed time's offset: its column's zone at that instant; a column
+    without a zone, the assumed offset (UTC unless one was given)."""
+    if not pa.types.is_timestamp(ts_type) or ts.tzinfo is None:
+        return assumed
+    offset = ts.utcoffset() or timedelta(0)
+    return int(offset.total_seconds() // 60)

@@ -1,0 +1,221 @@
+"""Roll-ups: the findings counted per site, table, gaming day and staff
+member, beside the valid rolls each dealt, so that every count is also a
+rate per 1,000 valid rolls (issue 29; docs/regulators.md).
+
+One row per (`level`, `key`, `code`): `level` is `site`, `table`, `day` or
+`staff`; `key` the site, the table (`site/table_id`, or the table id
+without sites), the gaming day (ISO date) or the staff member (`site/id`,
+or the id without sites); `code` None for the row over every code. Every key
+the audit dealt rolls at has its all-codes row, with zero findings where it
+had none (a lawful night reads 0.0 per 1,000, not nothing). Made from the
+findings and the exposure the audit already holds (`auditor.audit.exposure`):
+no second read of the logs.
+
+Where a finding counts: its site and table; the gaming day of its table
+session (a finding at a row with no seq, a quarantined row, has none); the
+staff member it is laid at (`responsible_id`). Where a roll counts: its
+session's site, table and day; each staff member on duty at it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from auditor.codes import SEVERITIES
+from auditor.findings import SITE_SEPARATOR
+
+LEVELS: tuple[str, ...] = ("site", "table", "day", "staff")
+#: rollups.parquet's schema.
+ROLLUPS_SCHEMA = pa.schema([
+    ("level", pa.string()), ("key", pa.string()), ("code", pa.string()),
+    ("findings", pa.int64()), *((s, pa.int64()) for s in SEVERITIES),
+    ("rolls", pa.int64()), ("per_1000_rolls", pa.float64()),
+])
+ROLLUP_COLUMNS: tuple[str, ...] = tuple(ROLLUPS_SCHEMA.names)
+#: What the report says when no log said who was on duty.
+NO_STAFF = ("no staff_on events with a staff id in the logs: nobody is known to have been "
+            "on duty, so no finding is laid at a staff member and the staff level is empty")
+
+
+def rate(findings, rolls):
+    """Findings per 1,000 valid rolls (None where no roll was dealt), to 6 places."""
+    findings = np.asarray(findings, dtype=np.float64)
+    rolls = np.asarray(rolls, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.round(findings * 1000.0 / rolls, 6)
+    return np.where(rolls > 0, out, np.nan)
+
+
+def _split(keys: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """(site or None, id as recorded) of exposure keys (`site` + separator + id)."""
+    keys = keys.astype(object)
+    has = keys.map(lambda k: isinstance(k, str) and SITE_SEPARATOR in k)
+    parts = keys.where(~has, keys.astype(str).str.split(SITE_SEPARATOR, n=1).str[1])
+    sites = pd.Series([None] * len(keys), index=keys.index, dtype=object)
+    if has.any():
+        first = keys[has].astype(str).str.split(SITE_SEPARATOR, n=1).str[0]
+        sites[has] = first.where(first != "", None)
+    return sites, parts
+
+
+def _shown(sites: pd.Series, ids: pd.Series, with_sites: bool) -> pd.Series:
+    if not with_sites:
+        return ids.astype(object)
+    return pd.Series([i if s is None else f"{s}/{i}" for s, i in zip(sites, ids)],
+                     index=ids.index, dtype=object)
+
+
+def rollups(findings: pd.DataFrame, exposure) -> pd.DataFrame:
+    """Every roll-up row, ordered by level, key and code (None first)."""
+    sessions, staff = exposure.sessions, exposure.staff
+    s_sites, s_tables = _split(sessions["table"]) if len(sessions) else \
+        (pd.Series(dtype=object), pd.Series(dtype=object))
+    f_sites = findings["site"].astype(object).where(findings["site"].notna(), None) \
+        if "site" in findings else pd.Series([None] * len(findings), index=findings.index,
+                                             dtype=object)
+    with_sites = bool(f_sites.notna().any() or s_sites.notna().any())
+    # --- the rolls dealt, per level and key
+    dealt = []
+    if len(sessions):
+        table_keys = _shown(s_sites, s_tables, with_sites)
+        if with_sites:
+            dealt.append(pd.DataFrame({"level": "site", "key": s_sites,
+                                       "rolls": sessions["rolls"]}).dropna(subset=["key"]))
+        dealt.append(pd.DataFrame({"level": "table", "key": table_keys,
+                                   "rolls": sessions["rolls"]}))
+        dealt.append(pd.DataFrame({"level": "day", "key": sessions["day"],
+                                   "rolls": sessions["rolls"]}))
+    if len(staff):
+        st_sites, _ = _split(staff["table"])
+        dealt.append(pd.DataFrame({"level": "staff",
+                                   "key": _shown(st_sites, staff["staff_id"], with_sites),
+                                   "rolls": staff["rolls"]}))
+    rolls = pd.concat(dealt, ignore_index=True).groupby(["level", "key"], sort=False)["rolls"] \
+        .sum() if dealt else pd.Series(dtype="int64")
+    # --- the findings, per level and key
+    found = []
+    if len(findings):
+        tables = findings["table_id"].astype(object)
+        code, severity = findings["code"].astype(object), findings["severity"].astype(object)
+
+        def level(name, keys):
+            found.append(pd.DataFrame({"level": name, "key": keys.astype(object),
+                                       "code": code, "severity": severity})
+                         .dropna(subset=["key"]))
+
+        if with_sites:
+            level("site", f_sites)
+        level("table", _shown(f_sites, tables, with_sites).where(tables.notna(), None))
+        level("day", finding_days(findings, sessions, f_sites, with_sites))
+        if "responsible_id" in findings:
+            who = findings["responsible_id"].astype(object)
+            level("staff", _shown(f_sites, who, with_sites).where(who.notna(), None))
+    return _rows(found, rolls)
+
+
+def finding_days(findings, sessions, f_sites, with_sites) -> pd.Series:
+    """Each finding's gaming day: its table session's (None without a seq)."""
+    out = pd.Series([None] * len(findings), index=findings.index, dtype=object)
+    if not len(sessions):
+        return out
+    keys = findings["table_id"].astype(object)
+    if with_sites:
+        keys = pd.Series([t if s is None or t is None else f"{s}{SITE_SEPARATOR}{t}"
+                          for s, t in zip(f_sites, keys)], index=findings.index, dtype=object)
+    seq = findings["seq"]
+    by_table = {t: (g["first_seq"].to_numpy(dtype=np.int64), g["day"].to_numpy(dtype=object))
+                for t, g in sessions.groupby("table", sort=False)}
+    frame = pd.DataFrame({"key": keys, "seq": seq})
+    for t, g in frame[seq.notna()].groupby("key", sort=False):
+        if t not in by_table:
+            continue
+        firsts, days = by_table[t]
+        at = np.searchsorted(firsts, g["seq"].to_numpy(dtype=np.int64), side="right") - 1
+        ok = at >= 0
+        out.loc[g.index[ok]] = days[at[ok]]
+    return out
+
+
+def _rows(found: list[pd.DataFrame], rolls: pd.Series) -> pd.DataFrame:
+    counted = []
+    if found:
+        hits = pd.concat(found, ignore_index=True)
+        for severity in SEVERITIES:
+            hits[severity] = (hits["severity"] == severity).astype(np.int64)
+        hits["findings"] = np.int64(1)
+        sums = ["findings", *SEVERITIES]
+        by_code = hits.groupby(["level", "key", "code"], sort=False)[sums].sum().reset_index()
+        overall = hits.groupby(["level", "key"], sort=False)[sums].sum().reset_index()
+        overall["code"] = None
+        counted = [overall, by_code]
+    keys = pd.DataFrame({"level": [k[0] for k in rolls.index], "key": [k[1] for k in rolls.index],
+                         "code": None}) if len(rolls) else \
+        pd.DataFrame({"level": [], "key": [], "code": []}, dtype=object)
+    rows = pd.concat([keys, *counted], ignore_index=True)
+    rows = rows.drop_duplicates(["level", "key", "code"], keep="last") if counted else rows
+    for c in ("findings", *SEVERITIES):
+        rows[c] = rows[c].fillna(0).astype(np.int64) if c in rows else np.int64(0)
+    dealt = {k: int(v) for k, v in rolls.items()}
+    rows["rolls"] = np.array([dealt.get((lv, k), 0) for lv, k in zip(rows["level"], rows["key"])],
+                             dtype=np.int64)
+    rows["per_1000_rolls"] = rate(rows["findings"], rows["rolls"])
+    rows["order"] = rows["level"].map({lv: i for i, lv in enumerate(LEVELS)})
+    rows["has_code"] = rows["code"].notna()
+    rows["code_key"] = rows["code"].fillna("")
+    rows = rows.sort_values(["order", "key", "has_code", "code_key"], kind="stable")
+    rows = rows[list(ROLLUP_COLUMNS)].reset_index(drop=True)
+    for c in ("level", "key", "code"):
+        rows[c] = rows[c].astype(object).where(rows[c].notna(), None)
+    return rows
+
+
+def rollups_of(result) -> pd.DataFrame:
+    """The roll-ups of an audit (empty without an exposure)."""
+    exposure = getattr(result, "exposure", None)
+    if exposure is None:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in ROLLUP_COLUMNS})
+    if "day" not in exposure.sessions:  # a result the library made, never `regulated`
+        from auditor.audit.responsible import dated
+
+        exposure.sessions = dated(exposure.sessions, result.logs.inputs)
+    # made once per result and findings (every format of one report reads them)
+    cached = result.__dict__.get("_rollups")
+    if cached is not None and cached[0] is result.findings:
+        return cached[1]
+    made = rollups(result.findings, exposure)
+    result.__dict__["_rollups"] = (result.findings, made)
+    return made
+
+
+def records(frame: pd.DataFrame, levels=("site", "staff")) -> list[dict]:
+    """Rows of `levels` as JSON-able dicts (a rate over no rolls: None)."""
+    picked = frame[frame["level"].isin(levels)]
+    out = []
+    for row in picked.to_dict("records"):
+        rate_ = row["per_1000_rolls"]
+        row["per_1000_rolls"] = None if rate_ is None or rate_ != rate_ else float(rate_)
+        for c in ("findings", *SEVERITIES, "rolls"):
+            row[c] = int(row[c])
+        out.append(row)
+    return out
+
+
+def notes(result) -> list[str]:
+    """What the roll-ups could not say, for the reports to say it."""
+    exposure = getattr(result, "exposure", None)
+    if exposure is None or exposure.has_staff:
+        return []
+    return [NO_STAFF]
+
+
+def rollups_meta(result) -> dict:
+    """What rollups.parquet's metadata says beside the provenance: the
+    audit's period (first and last event time, ISO UTC; what `auditor
+    trend` dates a report by) and the notes."""
+    exposure = getattr(result, "exposure", None)
+    period = exposure.period if exposure is not None else None
+    shown = None if period is None else [
+        pd.Timestamp(us, unit="us", tz="UTC").isoformat() for us in period]
+    return {"period": shown, "notes": notes(result)}
