@@ -20,6 +20,8 @@ from auditor.logs.load import small_pages
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, ReadOptions, inflate_limits
 from auditor.logs.site import path_sites
 from auditor.report import html
+from auditor.report.dice_report import DICE_FORMATS, flagged_lines
+from auditor.report.dice_tally import COLLECTOR as DICE_COLLECTOR
 from auditor.report.formats import WRITES_NO_FILE, check_out_dir, write_and_render
 from auditor.report.manifest import OWN_NAMES, write_manifest
 from auditor.report.provenance import provenance
@@ -28,6 +30,7 @@ from auditor.report.summary import summary_text
 from auditor.rules.ruleset import load_ruleset
 from auditor.rules.versions import resolve_family
 from auditor.run import check_engine, run_audit
+from auditor.run.collect import Collectors
 from auditor.run.core import AuditResult
 from auditor.run.family import audit_family
 from auditor.run.progress import NoProgress
@@ -65,6 +68,8 @@ class CheckRequest:
     site_from_path: bool = False
     #: How far a .gz log may inflate before it is refused (exit 2).
     inflate: InflateLimits = DEFAULT_INFLATE_LIMITS
+    #: The level a die is flagged at (`--dice-alpha`; None: the ruleset's).
+    dice_alpha: float | None = None
 
 
 @dataclass
@@ -79,6 +84,7 @@ class CheckOutcome:
     fail_on: str
     require_complete: bool = False
     streamed: list[str] = dataclasses.field(default_factory=list)
+    dice_alpha: float | None = None
 
     @property
     def incomplete(self) -> bool:
@@ -96,6 +102,7 @@ class CheckOutcome:
         return "\n".join(filter(None, (
             summary_text(self.result, self.written, self.fail_on, failing),
             one_line(self.triage.summary_text()) if self.triage.summary_text() else "",
+            *flagged_lines(self.result, self.dice_alpha),
             f"error: --require-complete: {len(rules)} rule(s) not evaluated (the reports "
             f"say where and why)" if self.incomplete else "")))
 
@@ -123,6 +130,9 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
     files = tuple(f for f in dict.fromkeys(request.formats) if f not in WRITES_NO_FILE)
     options = {"sarif": {"max_results": request.sarif_max_results},
                "text": {"color": request.color}}
+    if request.dice_alpha is not None:  # (recorded in the manifest: verify renders the same)
+        for name in DICE_FORMATS:
+            options.setdefault(name, {})["dice_alpha"] = request.dice_alpha
     # The report folder is locked (a second run into it fails now, before any
     # log is read), built aside and swapped in whole when the block ends well.
     folder = report_folder(request.out, OWN_NAMES) if files else contextlib.nullcontext()
@@ -140,7 +150,9 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
                                engine=request.engine, scheduler=request.scheduler,
                                progress=progress, read=read,
                                site_from_path=request.site_from_path,
-                               collector=html.COLLECTOR if "html" in request.formats else None)
+                               collector=Collectors(
+                                   html=html.COLLECTOR if "html" in request.formats else None,
+                                   dice=DICE_COLLECTOR))
         meta = provenance(result, stamp=request.stamp)
         triage = accepted.triage(result.findings)
         meta["statuses"] = triage.as_meta()
@@ -156,7 +168,7 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
             written.append(write_manifest(target.staging, meta, files, options))
             written = [str(request.out / Path(w).name) for w in written]
     return CheckOutcome(result, written, meta, triage, request.fail_on,
-                        request.require_complete, streamed)
+                        request.require_complete, streamed, request.dice_alpha)
 
 
 def _out_apart_from_logs(out: Path, paths) -> None:

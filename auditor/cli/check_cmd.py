@@ -112,13 +112,18 @@ def read_options(command):
               help="Each file's site is the first folder below the path given (PATHS "
                    "exports/ with exports/casino-a/, exports/casino-b/): tables are kept "
                    "apart by (site, table_id) and every report gains a `site` column.")
+@click.option("--dice-alpha", type=click.FloatRange(min=0, max=1, min_open=True,
+                                                   max_open=True), default=None,
+              help="The level a die (or a session's or set's totals) is flagged at, after "
+                   "Holm's adjustment (default: the ruleset's dice_alpha, else 0.01). A flag "
+                   "is a signal for inspection, not a finding (docs/dice-integrity.md).")
 @click.pass_context
 def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
                   baseline_file=None, waivers_file=None, jobs=1, engine="local",
                   scheduler=None, sarif_max_results=MAX_RESULTS, color=None,
                   config_file=None, no_config=False, encoding=None, assume_offset=None,
                   require_complete=False, site_from_path=False,
-                  inflate=DEFAULT_INFLATE_LIMITS):
+                  inflate=DEFAULT_INFLATE_LIMITS, dice_alpha=None):
     """Audit logs against a ruleset and write the findings.
 
     PATHS are log files or folders (searched recursively for .csv, .jsonl,
@@ -170,7 +175,8 @@ def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, qui
                            encoding=encoding, assume_offset=assume_offset,
                            require_complete=require_complete, streams=streams,
                            sarif_max_results=sarif_max_results, color=color,
-                           site_from_path=site_from_path, inflate=inflate)
+                           site_from_path=site_from_path, inflate=inflate,
+                           dice_alpha=dice_alpha)
     # Progress on standard error (a terminal only, never with --quiet), fed
     # by the engines; ended (finally) before anything else is printed, error
     # or summary.

@@ -50,6 +50,7 @@ from auditor.findings import at_or_above, joined_sites, severity_counts
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.logs.site import shown_table
 from auditor.report import html_charts
+from auditor.report.dice_report import html_context as dice_context
 from auditor.report.html_events import (
     CONTEXT_EVENTS,
     NO_TIME,
@@ -68,6 +69,7 @@ from auditor.report.html_events import text as _text
 from auditor.report.page import PAGE, TEMPLATES, environment
 from auditor.report.provenance import provenance
 from auditor.report.records import finding_records
+from auditor.run.collect import taken_by
 from auditor.run.core import replay_state
 
 #: findings listed per table and code; counts and charts always cover them all
@@ -92,19 +94,20 @@ DEFAULT_FAIL_ON = "major"
 REPORT_NAME = "report.html"
 
 
-def write(result, meta: dict, out: Path) -> list[str]:
+def write(result, meta: dict, out: Path, dice_alpha: float | None = None) -> list[str]:
     """The `html` format: OUT/report.html, written atomically."""
     target = Path(out) / REPORT_NAME
-    write_text(target, render_html(result, meta))
+    write_text(target, render_html(result, meta, dice_alpha=dice_alpha))
     return [str(target)]
 
 
 def render_html(result, meta: dict | None = None,
                 per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
-                budget: int = MAX_FINDINGS_LISTED) -> str:
+                budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None) -> str:
     """The whole page as text."""
     template, static = _template()
     context = report_context(result, meta or {}, per_table_code, budget)
+    context["dice"] = dice_context(result, dice_alpha)
     return template.render(**context, **static)
 
 
@@ -197,7 +200,7 @@ def event_digest(result, per_table_code: int) -> EventDigest:
     """What the page needs of the events: gathered where they were audited
     (`auditor.run.collect`) when that covers the findings listed, else taken
     now from the events, replayed once more for the game at each finding."""
-    ready = getattr(result.logs, "digest", None)
+    ready = taken_by(getattr(result.logs, "digest", None), "html", alone=True)
     if ready is not None and ready.per_table_code >= per_table_code:
         return ready
     events = result.logs.events

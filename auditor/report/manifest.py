@@ -24,6 +24,7 @@ MANIFEST_VERSION = 1
 OWN_NAMES = frozenset({
     MANIFEST_NAME, "findings.parquet", "quarantine.parquet", "report.html",
     "findings.jsonl", "summary.json", "junit.xml", "findings.sarif", "findings.csv",
+    "dice_stats.parquet", "dice_totals.parquet",
 })
 
 

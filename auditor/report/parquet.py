@@ -53,8 +53,12 @@ def read_metadata(path: Path) -> dict:
     return json.loads(md.get(b"auditor", b"{}"))
 
 
-def write(result, meta: dict, out: Path) -> list[str]:
-    """The `parquet` format: findings.parquet and quarantine.parquet."""
+def write(result, meta: dict, out: Path, dice_alpha: float | None = None) -> list[str]:
+    """The `parquet` format: findings.parquet and quarantine.parquet, and the
+    dice statistics (`auditor.report.dice_report`)."""
+    from auditor.report.dice_report import write_parquet as write_dice
+
     write_findings(result.findings, out / "findings.parquet", meta)
     write_quarantine(result.logs.quarantine, out / "quarantine.parquet", meta)
-    return [str(out / "findings.parquet"), str(out / "quarantine.parquet")]
+    return [str(out / "findings.parquet"), str(out / "quarantine.parquet"),
+            *write_dice(result, meta, out, dice_alpha)]

@@ -71,7 +71,8 @@ def aligned(header: tuple[str, ...], rows: list[tuple[str, ...]], color: bool,
     return lines
 
 
-def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS) -> str:
+def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS,
+         dice_alpha: float | None = None) -> str:
     findings = result.findings
     records = finding_records(findings)
     statuses = finding_statuses(findings)
@@ -92,7 +93,7 @@ def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS) -> st
         lines += [one_line(loosened), ""]
     if not records:
         lines.append("Findings: none")
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + _dice_lines(result, dice_alpha)) + "\n"
 
     by_sev = ", ".join(f"{n} {s}" for s, n in severity_counts(findings).items())
     lines.append(f"Findings: {len(records):,} ({by_sev})")
@@ -127,11 +128,22 @@ def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS) -> st
                    f"most severe first):")]
     lines += aligned(("SEVERITY", "TABLE", "SEQ", "CODE", "CLAUSE", "MESSAGE"), rows, color,
                      right=(2,), paint_column=0)
+    lines += _dice_lines(result, dice_alpha)
     return "\n".join(lines) + "\n"
 
 
-def write(result, meta: dict, out: Path, color: bool = False) -> list[str]:
+def _dice_lines(result, dice_alpha) -> list[str]:
+    """A line per flagged die (auditor.report.dice_report): signals, not findings."""
+    from auditor.report.dice_report import flagged_lines
+
+    flagged = flagged_lines(result, dice_alpha)
+    return ["", "Dice integrity (signals for inspection, not findings):", *flagged] \
+        if flagged else []
+
+
+def write(result, meta: dict, out: Path, color: bool = False,
+          dice_alpha: float | None = None) -> list[str]:
     """The `text` format: the report on standard output; no file."""
-    sys.stdout.write(text(result, meta, color=color))
+    sys.stdout.write(text(result, meta, color=color, dice_alpha=dice_alpha))
     sys.stdout.flush()
     return []
