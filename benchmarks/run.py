@@ -133,7 +133,13 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
         else:
             params = inspect.signature(run_audit).parameters
             extra = {}
-            if "collector" in params and "html" in reports:
+            try:  # what `auditor check` hands the engine (the dice tally beside the page's)
+                from auditor.app.check import collector_for
+            except ImportError:
+                collector_for = None
+            if collector_for is not None:
+                extra = {"collector": collector_for(reports)}
+            elif "collector" in params and "html" in reports:
                 from auditor.report.html import COLLECTOR
                 extra = {"collector": COLLECTOR}
             elif "html_digest" in params:  # an older checkout's flag for the same

@@ -150,9 +150,7 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
                                engine=request.engine, scheduler=request.scheduler,
                                progress=progress, read=read,
                                site_from_path=request.site_from_path,
-                               collector=Collectors(
-                                   html=html.COLLECTOR if "html" in request.formats else None,
-                                   dice=DICE_COLLECTOR))
+                               collector=collector_for(request.formats))
         meta = provenance(result, stamp=request.stamp)
         triage = accepted.triage(result.findings)
         meta["statuses"] = triage.as_meta()
@@ -169,6 +167,13 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
             written = [str(request.out / Path(w).name) for w in written]
     return CheckOutcome(result, written, meta, triage, request.fail_on,
                         request.require_complete, streamed, request.dice_alpha)
+
+
+def collector_for(formats) -> Collectors:
+    """What the engine keeps of each batch's events for these reports: the
+    dice tally always (the terminal names flagged dice whatever the
+    formats), the HTML page's rows when it is written."""
+    return Collectors(html=html.COLLECTOR if "html" in formats else None, dice=DICE_COLLECTOR)
 
 
 def _out_apart_from_logs(out: Path, paths) -> None:

@@ -169,15 +169,17 @@ def html_context(result, dice_alpha: float | None = None) -> dict:
         counts = [int(getattr(r, f)) for f in FACES]
         fair = r.rolls / 6
         top = max(max(counts), fair) or 1
+        scale = 100 / top  # bars up to 100 units tall, their feet at y = 120
         mine = _of_die(where, r.site, r.serial)
         kept = _of_die(custody, r.site, r.serial)
         flagged.append({
             "die": f"{r.site}/{r.serial}" if r.site is not None else r.serial,
             "rolls": int(r.rolls), "p_value": f"{r.p_value:.3g}",
             "p_adjusted": f"{r.p_adjusted:.3g}",
-            "bars": [{"face": k + 1, "count": c, "height": round(100 * c / top, 1)}
+            "bars": [{"face": k + 1, "count": c, "x": 12 + 39 * k,
+                      "y": round(120 - c * scale, 2), "height": round(c * scale, 2)}
                      for k, c in enumerate(counts)],
-            "fair": round(fair, 1), "fair_height": round(100 * fair / top, 1),
+            "fair": round(fair, 1), "fair_y": round(120 - fair * scale, 2),
             "tables": sorted(set(mine["table_id"])),
             "sessions": [f"{t} from seq {s}" for t, s in
                          sorted(set(zip(mine["table_id"], mine["session_seq"].tolist())))],

@@ -106,8 +106,7 @@ def render_html(result, meta: dict | None = None,
                 budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None) -> str:
     """The whole page as text."""
     template, static = _template()
-    context = report_context(result, meta or {}, per_table_code, budget)
-    context["dice"] = dice_context(result, dice_alpha)
+    context = report_context(result, meta or {}, per_table_code, budget, dice_alpha)
     return template.render(**context, **static)
 
 
@@ -135,7 +134,7 @@ def _csp_hash(text: str) -> str:
 
 
 def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
-                   budget: int = MAX_FINDINGS_LISTED) -> dict:
+                   budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None) -> dict:
     """Everything the template shows, as plain data."""
     needed = ("auditor_version", "ruleset", "inputs", "rows")
     prov = dict(meta) if all(k in meta for k in needed) else {**provenance(result), **meta}
@@ -193,6 +192,7 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
         "context_events": CONTEXT_EVENTS,
         "filter_tables": _filter_tables(findings, listed),
         "SEVERITIES": SEVERITIES,
+        "dice": dice_context(result, dice_alpha),  # auditor.report.dice_report
     }
 
 

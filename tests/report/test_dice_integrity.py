@@ -195,3 +195,34 @@ def test_a_ruleset_sets_the_level_without_changing_shipped_hashes(tmp_path):
                    '[ruleset.parameters]\ndice_alpha = 0.05\ndice_min_rolls = 200\n')
     rs = load_ruleset(str(own))
     assert rs.parameters["dice_alpha"] == 0.05 and rs.parameters["dice_min_rolls"] == 200
+
+
+# --- every engine counts the same ----------------------------------------------------
+
+def _two_site_folder(tmp_path):
+    root = tmp_path / "exports"
+    for site, seed in (("casino-a", 4), ("casino-b", 5)):
+        (root / site).mkdir(parents=True)
+        write_log(generate(1, 1200, seed, ["dice.face_bias"], die_lean=0.6).table,
+                  root / site / "night.parquet")
+    return root
+
+
+def _dice_table(tmp_path, root, name, *extra):
+    out = tmp_path / name
+    result = CliRunner().invoke(main, ["check", str(root), "-r", "nz-table-games", "--out",
+                                       str(out), "--site-from-path", *extra])
+    assert result.exit_code == 0, result.output
+    return pq.read_table(out / "dice_stats.parquet")
+
+
+def test_a_die_is_its_site_and_serial_and_every_engine_counts_alike(tmp_path):
+    root = _two_site_folder(tmp_path)
+    one = _dice_table(tmp_path, root, "one")
+    frame = one.to_pandas()
+    flagged = frame[frame["flagged"]]
+    assert list(zip(flagged["site"], flagged["serial"])) == [("casino-a", "A1"),
+                                                            ("casino-b", "A1")]
+    assert frame["rolls"].sum() == 2 * 2 * 1200
+    two = _dice_table(tmp_path, root, "two", "--jobs", "2")
+    assert two.equals(one)
