@@ -100,12 +100,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rolls", default="500,2000", help="valid rolls per night")
     ap.add_argument("--leans", default="0.2,0.4,0.6",
                     help="strengths of the leaning die (chance it shows the higher of two "
-                         "draws)")
+                         "draws); empty: fair nights only")
     ap.add_argument("--alpha", type=float, default=0.01)
     ap.add_argument("--out", type=Path, default=HERE / "dice_power.json")
     args = ap.parse_args(argv)
     rows = measure(args.seeds, [int(r) for r in args.rolls.split(",")],
-                   [float(x) for x in args.leans.split(",")], args.alpha)
+                   [float(x) for x in args.leans.split(",") if x.strip()], args.alpha)
     args.out.write_text(json.dumps(rows, indent=2) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)
 

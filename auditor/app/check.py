@@ -173,7 +173,7 @@ def collector_for(formats) -> Collectors:
     """What the engine keeps of each batch's events for these reports: the
     dice tally always (the terminal names flagged dice whatever the
     formats), the HTML page's rows when it is written."""
-    return Collectors(html=html.COLLECTOR if "html" in formats else None, dice=DICE_COLLECTOR)
+    return html.COLLECTOR if "html" in formats else Collectors(dice=DICE_COLLECTOR)
 
 
 def _out_apart_from_logs(out: Path, paths) -> None:

@@ -32,7 +32,7 @@ from auditor.report.dice_stats import (
     dice_stats,
     level_of,
 )
-from auditor.report.dice_tally import FACES, DiceTally, tally
+from auditor.report.dice_tally import FACES, DiceTally, natural_order, tally
 from auditor.report.shared import shared
 from auditor.run.collect import taken_by
 from auditor.run.core import replay_state
@@ -163,15 +163,16 @@ def html_context(result, dice_alpha: float | None = None) -> dict:
     die its bar chart (face counts beside the fair line), where it was
     thrown and its custody record."""
     stats = stats_of(result, dice_alpha)
-    where, custody = stats.tally.where, stats.tally.custody
+    tally_ = stats.tally
     flagged = []
     for r in stats.flagged.itertuples(index=False):
         counts = [int(getattr(r, f)) for f in FACES]
         fair = r.rolls / 6
         top = max(max(counts), fair) or 1
         scale = 100 / top  # bars up to 100 units tall, their feet at y = 120
-        mine = _of_die(where, r.site, r.serial)
-        kept = _of_die(custody, r.site, r.serial)
+        sessions = _of_die(tally_.sessions_of, r.site, r.serial)
+        shooters = _of_die(tally_.shooters_of, r.site, r.serial)
+        kept = _of_die(tally_.custody, r.site, r.serial)
         flagged.append({
             "die": f"{r.site}/{r.serial}" if r.site is not None else r.serial,
             "rolls": int(r.rolls), "p_value": f"{r.p_value:.3g}",
@@ -180,11 +181,13 @@ def html_context(result, dice_alpha: float | None = None) -> dict:
                       "y": round(120 - c * scale, 2), "height": round(c * scale, 2)}
                      for k, c in enumerate(counts)],
             "fair": round(fair, 1), "fair_y": round(120 - fair * scale, 2),
-            "tables": sorted(set(mine["table_id"])),
-            "sessions": [f"{t} from seq {s}" for t, s in
-                         sorted(set(zip(mine["table_id"], mine["session_seq"].tolist())))],
-            "shooters": [f"{s or '(stickperson)'}: {n}" for s, n in
-                         mine.groupby("shooter", sort=True)["rolls"].sum().items()],
+            "tables": sorted(set(sessions["table_id"]), key=natural_order),
+            "sessions": [f"{t} from seq {s}: {n}" for t, s, n in sorted(
+                zip(sessions["table_id"], sessions["session_seq"].tolist(),
+                    sessions["rolls"].tolist()), key=lambda x: (natural_order(x[0]), x[1]))],
+            "shooters": [f"{s or '(not recorded)'}: {n}" for s, n in sorted(
+                zip(shooters["shooter"], shooters["rolls"].tolist()),
+                key=lambda x: natural_order(x[0]))],
             "custody": [{"table": c.table_id, "seq": int(c.seq), "event": c.event,
                          "role": c.actor_role or "", "actor": c.actor_id or "",
                          "outcome": c.outcome or ""}

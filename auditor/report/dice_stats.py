@@ -124,12 +124,12 @@ def dice_stats(tally: DiceTally, level: DiceLevel) -> DiceStats:
 
 
 def _order(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    from auditor.report.dice_tally import _natural
+    from auditor.report.dice_tally import natural_order
 
     if not len(frame):
         return frame.reset_index(drop=True)
     sort = sorted(range(len(frame)), key=lambda i: tuple(
-        (v is None or v != v, _natural(str(v)) if isinstance(v, str) else v)
+        (v is None or v != v, natural_order(str(v)) if isinstance(v, str) else v)
         for v in (frame[k].iat[i] for k in keys)))
     return frame.iloc[sort].reset_index(drop=True)
 

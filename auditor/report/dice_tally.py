@@ -21,6 +21,7 @@ The statistics are worked out from the joined tally (`auditor.report.dice_stats`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,8 +34,8 @@ from auditor.game.state import ReplayState
 FACES = tuple(f"face_{k}" for k in range(1, 7))
 TOTALS = tuple(f"total_{k}" for k in range(2, 13))
 #: The custody events a die's record lists.
-CUSTODY_EVENTS = ("dice_received", "dice_inspected", "dice_to_bowl", "die_off_table",
-                  "die_retrieved", "die_lost", "dice_removed")
+CUSTODY_EVENTS = ("dice_received", "dice_inspected", "die_off_table", "die_retrieved",
+                  "die_lost", "dice_removed")
 #: At most this many custody events are kept per die (the first ones).
 CUSTODY_KEPT = 40
 
@@ -51,22 +52,24 @@ def site_and_table(key: str) -> tuple[str | None, str]:
 class DiceTally:
     """What the dice statistics need of some tables' events.
 
-    `dice`: per die (table key's site, serial) the count of each counted
-    face; `where`: per die, table, session and shooter, the rolls it was
-    thrown in; `sessions` / `sets`: the counted totals per table session and
-    per dice set; `custody`: each die's custody events; `unread`: valid
-    rolls whose dice or faces could not be counted."""
+    `dice`: per die (site, serial) the count of each counted face;
+    `sessions_of` / `shooters_of`: per die, the table sessions and the
+    shooters it was thrown in, with its rolls there; `sessions` / `sets`:
+    the counted totals per table session and per dice set; `custody`: each
+    die's custody events (the first CUSTODY_KEPT); `unread`: valid rolls
+    whose dice or faces could not be counted."""
 
     dice: pd.DataFrame = field(default_factory=lambda: _empty(("site", "serial", *FACES)))
-    where: pd.DataFrame = field(default_factory=lambda: _empty(
-        ("site", "serial", "table_id", "session_seq", "shooter", "rolls")))
+    sessions_of: pd.DataFrame = field(default_factory=lambda: _empty(
+        ("site", "serial", "table_id", "session_seq", "rolls")))
+    shooters_of: pd.DataFrame = field(default_factory=lambda: _empty(
+        ("site", "serial", "shooter", "rolls")))
     sessions: pd.DataFrame = field(default_factory=lambda: _empty(
         ("site", "table_id", "session_seq", *TOTALS)))
     sets: pd.DataFrame = field(default_factory=lambda: _empty(
         ("site", "table_id", "session_seq", "set", "dice", *TOTALS)))
     custody: pd.DataFrame = field(default_factory=lambda: _empty(
-        ("site", "serial", "table_id", "seq", "ts", "event", "actor_role", "actor_id",
-         "outcome")))
+        ("site", "serial", "table_id", "seq", "event", "actor_role", "actor_id", "outcome")))
     unread: int = 0
 
 
@@ -101,247 +104,322 @@ def join(tallies: list[DiceTally]) -> DiceTally:
     def cat(name):
         return pd.concat([getattr(t, name) for t in tallies], ignore_index=True)
 
-    dice = cat("dice")
-    if len(dice):
-        dice = dice.groupby(["site", "serial"], dropna=False, sort=False,
-                            as_index=False)[list(FACES)].sum()
-    where = cat("where")
-    if len(where):
-        where = where.groupby(["site", "serial", "table_id", "session_seq", "shooter"],
-                              dropna=False, sort=False, as_index=False)["rolls"].sum()
-    return DiceTally(dice, where, cat("sessions"), cat("sets"), cat("custody"),
+    def summed(name, keys, values):
+        frame = cat(name)
+        if not len(frame):
+            return frame
+        return frame.groupby(keys, dropna=False, sort=False, as_index=False)[values].sum()
+
+    return DiceTally(summed("dice", ["site", "serial"], list(FACES)), cat("sessions_of"),
+                     summed("shooters_of", ["site", "serial", "shooter"], ["rolls"]),
+                     cat("sessions"), cat("sets"), cat("custody"),
                      sum(t.unread for t in tallies))
+
+
+class _Serials:
+    """Serial names and their ids, and what each distinct `dice` value names
+    (split once per distinct value met)."""
+
+    def __init__(self, categories: np.ndarray):
+        self.categories = categories
+        self.names: list[str] = []
+        self.ids: dict[str, int] = {}
+
+    def id(self, name: str) -> int:
+        got = self.ids.get(name)
+        if got is None:
+            got = self.ids[name] = len(self.names)
+            self.names.append(name)
+        return got
+
+    def named(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
+        """For `codes` (of the `dice` column): the distinct codes, the index
+        of each code among them, and per distinct code its serial ids."""
+        distinct, inverse = np.unique(codes, return_inverse=True)
+        split = [[] if c < 0 else str(self.categories[c]).split(",") for c in distinct.tolist()]
+        flat = [x for names in split for x in names]
+        ids = self.ids
+        for x in dict.fromkeys(flat):
+            if x not in ids:
+                ids[x] = len(self.names)
+                self.names.append(x)
+        got = iter([ids[x] for x in flat])
+        return distinct, inverse, [[next(got) for _ in names] for names in split]
 
 
 def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
     """The `DiceTally` of `events` (whole tables, ordered by table and seq)
-    and their replay `state`."""
-    if not len(events) or "event" not in events:
+    and their replay `state`: numpy over the valid rolls, Python only per
+    distinct value, per recount and per receipt."""
+    if not len(events) or "event" not in events or "dice" not in events:
         return DiceTally()
-    shared = Shared(events, state)
-    rolls = shared.event_rows("roll")
-    voided = state.rows("roll_voided")
-    valid = rolls[~np.isin(rolls, voided)] if len(voided) else rolls
-    first, second, ok = _serial_pair(shared, valid)
-    face1 = shared.int_at("die1", valid)
-    face2 = shared.int_at("die2", valid)
-    _recount(shared, valid, first, second, face1, face2)
-    ok &= (face1 >= 1) & (face1 <= 6) & (face2 >= 1) & (face2 <= 6)
-    # one id per distinct serial (`dice_named` lists each dice text's serials)
-    serials, serial_id = np.unique(np.array(shared.dice_named[0] or [""], dtype=object),
-                                   return_inverse=True)
-    serials = serials.tolist()
-    first, second = serial_id[first], serial_id[second]
-    tables = shared.codes("table_id")
-    table_names = shared.categories("table_id")
+    sh = Shared(events, state)
+    rolls = sh.event_rows("roll")
+    valid = _valid(rolls, np.asarray(state.rows("roll_voided"), dtype=np.int64))
+    serials = _Serials(sh.categories("dice"))
+    _, inverse, named = serials.named(sh.codes("dice")[valid])
+    pairs = np.array([(x[0], x[1]) if len(x) == 2 else (-1, -1) for x in named],
+                     dtype=np.int64).reshape(-1, 2)
+    first, second = pairs[inverse, 0], pairs[inverse, 1]
+    face1, face2 = sh.int_at("die1", valid), sh.int_at("die2", valid)
+    _recount(sh, serials, rolls, valid, first, second, face1, face2)
+    ok = (first >= 0) & (face1 >= 1) & (face1 <= 6) & (face2 >= 1) & (face2 <= 6)
+    unread = int(len(valid) - ok.sum())
     rows, first, second = valid[ok], first[ok], second[ok]
     face1, face2 = face1[ok], face2[ok]
-    table_of = tables[rows]
-    sites = [site_and_table(t)[0] for t in table_names[:-1]] + [None]
-    session = shared.session_start(rows)
-    session_seq = shared.seq[session]
-    out = DiceTally(unread=int(len(valid) - len(rows)))
-    # Per die: the serial of each throw, and the site of its table.
-    die_serial = np.concatenate([first, second])
-    die_face = np.concatenate([face1, face2])
-    die_site = np.concatenate([table_of, table_of])
-    site_names = sorted({s for s in sites if s is not None})
-    site_code = np.array([-1 if s is None else site_names.index(s) for s in sites],
-                         dtype=np.int64)[die_site]
-    key = (site_code + 1) * len(serials) + die_serial
-    uniq, inverse = np.unique(key, return_inverse=True)
-    counts = np.bincount(inverse * 6 + (die_face - 1), minlength=6 * len(uniq)).reshape(-1, 6)
-    out.dice = pd.DataFrame({
-        "site": [None if k // len(serials) == 0 else site_names[k // len(serials) - 1]
-                 for k in uniq.tolist()],
-        "serial": [serials[k % len(serials)] for k in uniq.tolist()],
-        **{f: counts[:, j].astype(np.int64) for j, f in enumerate(FACES)}})
-    out.where = _where(shared, rows, inverse, uniq, out.dice, table_of, table_names,
-                       session_seq)
-    totals = face1 + face2
-    out.sessions = _totals_by(table_of, session_seq, totals, table_names, sites)
-    out.sets = _sets(shared, state, rows, [serials[k] for k in first.tolist()], table_of,
-                     session, session_seq, totals, table_names, sites)
-    out.custody = _custody(shared, events, table_names, sites)
-    return out
+    # Where: the site of each table, the session of each roll.
+    tables = sh.categories("table_id")
+    split = [site_and_table(t) for t in tables[:-1].tolist()]
+    site_names = sorted({s for s, _ in split if s is not None})
+    table_site = np.array([0 if s is None else site_names.index(s) + 1 for s, _ in split],
+                          dtype=np.int64)
+    site_of = [None, *site_names]
+    table_of = [t for _, t in split]
+    starts = sh.session_starts
+    session = np.searchsorted(starts, rows, side="right") - 1
+    session_table = sh.codes("table_id")[starts]
+    session_seq = sh.seq[starts]
+    n_serials = max(len(serials.names), 1)
+    site = table_site[session_table[session]]
+    # Faces per die (site, serial).
+    die = np.concatenate([site * n_serials + first, site * n_serials + second])
+    face = np.concatenate([face1, face2])
+    present, die_index = np.unique(die, return_inverse=True)
+    counts = np.bincount(die_index * 6 + face - 1, minlength=6 * len(present)).reshape(-1, 6)
+    site_names_of = np.array(site_of, dtype=object)
+    serial_names = np.array(serials.names or [""], dtype=object)
+    die_site = site_names_of[present // n_serials]
+    die_serial = serial_names[present % n_serials]
+    out = {"unread": unread}
+    out["dice"] = pd.DataFrame({"site": _objects(die_site), "serial": _objects(die_serial),
+                                **{f: counts[:, j] for j, f in enumerate(FACES)}})
+    # Runs of rolls by the same pair, session and shooter: what is looked up per run.
+    shooter, shooter_names = _shooters(sh, rows)
+    change = np.ones(len(rows), dtype=bool)
+    if len(rows) > 1:
+        change[1:] = ((first[1:] != first[:-1]) | (second[1:] != second[:-1])
+                      | (session[1:] != session[:-1]) | (shooter[1:] != shooter[:-1]))
+    run = np.flatnonzero(change)
+    length = np.diff(np.append(run, len(rows)))
+    run_die = np.concatenate([die_index[:len(rows)][run], die_index[len(rows):][run]])
+    run_len = np.concatenate([length, length])
+
+    def per_die(key: np.ndarray, width: int):
+        keys, where = np.unique(run_die * width + key, return_inverse=True)
+        return keys // width, keys % width, np.bincount(where, weights=run_len).astype(np.int64)
+
+    table_names = np.array(table_of or [""], dtype=object)
+    d, s, n = per_die(np.concatenate([session[run], session[run]]), len(starts))
+    out["sessions_of"] = pd.DataFrame({
+        "site": _objects(die_site[d]), "serial": _objects(die_serial[d]),
+        "table_id": _objects(table_names[session_table[s]]),
+        "session_seq": session_seq[s], "rolls": n})
+    d, p, n = per_die(np.concatenate([shooter[run], shooter[run]]), len(shooter_names))
+    out["shooters_of"] = pd.DataFrame({
+        "site": _objects(die_site[d]), "serial": _objects(die_serial[d]),
+        "shooter": _objects(np.array(shooter_names, dtype=object)[p]), "rolls": n})
+    # Totals per session, and per set (the set of each run's first die).
+    total = face1 + face2 - 2
+    out["sessions"] = _totals(session, total, len(starts), session_table, session_seq, site_of,
+                           table_site, table_of)
+    run_set = _set_of(state, serials, rows[run], first[run], starts[session[run]])
+    set_of = np.repeat(run_set, length)
+    width = int(set_of.max()) + 2 if len(set_of) else 1
+    keys, where = np.unique(session * width + set_of + 1, return_inverse=True)
+    out["sets"] = _totals(where, total, len(keys), session_table[keys // width],
+                       session_seq[keys // width], site_of, table_site, table_of,
+                       sets=keys % width - 1)
+    names = _set_names(sh, state, starts, keys // width, keys % width - 1)
+    out["sets"].insert(out["sets"].columns.get_loc("set") + 1, "dice", _objects(names))
+    out["custody"] = _custody(sh, serials, table_site, site_names_of, table_names)
+    return DiceTally(**out)
 
 
-def _serial_pair(shared: Shared, rows: np.ndarray):
-    """The two serials each roll names (indexes of `shared.dice_named[0]`)
-    and whether it names exactly two."""
-    _, starts, counts = shared.dice_named
-    codes = shared.codes("dice")[rows]
-    codes = np.where(codes < 0, len(counts) - 1, codes)
-    ok = counts[codes] == 2
-    first = np.where(ok, starts[codes], 0)
-    return first, np.where(ok, first + 1, 0), ok
+def _objects(values) -> pd.Series:
+    """Text as a column of Python objects (no str dtype inferred: cheaper,
+    and None stays None)."""
+    return pd.Series(np.asarray(values, dtype=object), dtype=object, copy=False)
 
 
-def _recount(shared: Shared, valid: np.ndarray, first: np.ndarray, second: np.ndarray,
-             face1: np.ndarray, face2: np.ndarray) -> None:
+def _valid(rolls: np.ndarray, voided: np.ndarray) -> np.ndarray:
+    """The rolls not voided (both ascending)."""
+    if not len(voided) or not len(rolls):
+        return rolls
+    keep = np.ones(len(rolls), dtype=bool)
+    at = np.searchsorted(rolls, voided)
+    inside = at < len(rolls)
+    at, hit = at[inside], voided[inside]
+    keep[at[rolls[at] == hit]] = False
+    return rolls[keep]
+
+
+def _recount(sh: Shared, serials: _Serials, rolls: np.ndarray, valid: np.ndarray,
+             first: np.ndarray, second: np.ndarray, face1: np.ndarray,
+             face2: np.ndarray) -> None:
     """The faces that count, in place: each `die_cocked` (7 - the resting
     face) and `ruling` face_determined (the disputed die's face) of a valid
     roll, in order, as the replay recounts them (`TableReplay.recount`)."""
-    events = shared.event_rows("die_cocked", "ruling", "dispute")
+    events = sh.event_rows("die_cocked", "ruling", "dispute")
     if not len(events) or not len(valid):
         return
-    rolls = shared.event_rows("roll")
-    last = shared.latest(rolls, events, shared.event_rows("table_open"))
-    serials, starts, counts = shared.dice_named
-    names = shared.categories("event")
-    ev_codes = shared.codes("event")
-    reason_at = shared.values_at("reason", events) if "reason" in shared.events else \
+    last = sh.latest(rolls, events, sh.event_rows("table_open"))
+    kinds = sh.values_at("event", events)
+    reasons = sh.values_at("reason", events) if "reason" in sh.events else \
         np.full(len(events), None, dtype=object)
-    die1 = shared.int_at("die1", events)
-    dice_codes = shared.codes("dice")
-    disputed: dict[int, str | None] = {}
+    die1 = sh.int_at("die1", events)
+    _, inverse, named = serials.named(sh.codes("dice")[events])
     at = np.searchsorted(valid, last)
-    for j, (row, roll) in enumerate(zip(events.tolist(), last.tolist())):
+    disputed: dict[int, int] = {}
+    for j, roll in enumerate(last.tolist()):
         if roll < 0:
             continue
-        code = dice_codes[row]
-        named = serials[starts[code]] if code >= 0 and counts[code] else None
-        kind = names[ev_codes[row]]
+        target = named[inverse[j]][0] if named[inverse[j]] else -1
+        kind = kinds[j]
         if kind == "dispute":
-            disputed[roll] = named
+            disputed[roll] = target
             continue
         if kind == "die_cocked":
-            target, counted = named, (7 - die1[j]) if die1[j] else 0
-        elif reason_at[j] == "face_determined":
-            target, counted = disputed.get(roll), die1[j]
+            counted = 7 - die1[j] if die1[j] else 0
+        elif reasons[j] == "face_determined":
+            target, counted = disputed.get(roll, -1), die1[j]
         else:
             continue
         k = at[j]
-        if not counted or k >= len(valid) or valid[k] != roll:
+        if not counted or target < 0 or k >= len(valid) or valid[k] != roll:
             continue  # a voided roll, or nothing counted
-        if target == serials[first[k]]:
+        if target == first[k]:
             face1[k] = counted
-        elif target == serials[second[k]]:
+        elif target == second[k]:
             face2[k] = counted
 
 
-def _where(shared, rows, inverse, uniq, dice, table_of, table_names, session_seq):
-    """Per die, table, session and shooter: the rolls it was thrown in."""
-    n = len(rows)
-    shooter = shared.values_at("player_id", rows) if "player_id" in shared.events else \
-        np.full(n, None, dtype=object)
-    if "actor_id" in shared.events:
-        actor = shared.values_at("actor_id", rows)
-        missing = pd.isna(shooter)
-        shooter = np.where(missing, actor, shooter)
-    shooter = np.where(pd.isna(shooter), "", shooter).astype(object)
-    frame = pd.DataFrame({
-        "die": inverse, "table": np.concatenate([table_of, table_of]),
-        "session_seq": np.concatenate([session_seq, session_seq]),
-        "shooter": np.concatenate([shooter, shooter])})
-    grouped = frame.groupby(["die", "table", "session_seq", "shooter"], sort=True).size()
-    index = grouped.index.to_frame(index=False)
-    return pd.DataFrame({
-        "site": dice["site"].to_numpy(dtype=object)[index["die"].to_numpy()],
-        "serial": dice["serial"].to_numpy(dtype=object)[index["die"].to_numpy()],
-        "table_id": [site_and_table(table_names[t])[1] for t in index["table"].tolist()],
-        "session_seq": index["session_seq"].to_numpy(dtype=np.int64),
-        "shooter": index["shooter"].to_numpy(dtype=object),
-        "rolls": grouped.to_numpy(dtype=np.int64)})
+def _shooters(sh: Shared, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Who threw each roll (the player, else the actor: a stickperson), as
+    codes into the names returned ("" for nobody recorded)."""
+    player = sh.codes("player_id")[rows] if "player_id" in sh.events else \
+        np.full(len(rows), -1, dtype=np.int64)
+    actor = sh.codes("actor_id")[rows] if "actor_id" in sh.events else \
+        np.full(len(rows), -1, dtype=np.int64)
+    players = sh.categories("player_id")[:-1].tolist() if "player_id" in sh.events else []
+    actors = sh.categories("actor_id")[:-1].tolist() if "actor_id" in sh.events else []
+    code = np.where(player >= 0, player,
+                    np.where(actor >= 0, len(players) + actor, len(players) + len(actors)))
+    return code.astype(np.int64), [*map(str, players), *map(str, actors), ""]
 
 
-def _totals_by(table_of, session_seq, totals, table_names, sites, extra=None) -> pd.DataFrame:
-    keys = {"table": table_of, "session_seq": session_seq, **(extra or {})}
-    frame = pd.DataFrame({**keys, "total": totals})
-    counts = frame.groupby([*keys, "total"], sort=True).size().unstack("total", fill_value=0)
-    counts = counts.reindex(columns=range(2, 13), fill_value=0)
-    index = counts.index.to_frame(index=False)
-    out = pd.DataFrame({
-        "site": [sites[t] for t in index["table"].tolist()],
-        "table_id": [site_and_table(table_names[t])[1] for t in index["table"].tolist()],
-        "session_seq": index["session_seq"].to_numpy(dtype=np.int64)})
-    for name in extra or {}:
-        out[name] = index[name].to_numpy()
-    for k in range(2, 13):
-        out[f"total_{k}"] = counts[k].to_numpy(dtype=np.int64)
-    return out
+def _totals(group: np.ndarray, total: np.ndarray, groups: int, table_code: np.ndarray,
+            seq: np.ndarray, site_of, table_site, table_of, sets=None) -> pd.DataFrame:
+    """The counted totals per group (those with rolls)."""
+    counts = np.bincount(group * 11 + total, minlength=11 * groups).reshape(-1, 11)
+    if sets is None:  # sessions: only those with rolls
+        used = np.flatnonzero(counts.sum(axis=1))
+        table_code, seq, counts = table_code[used], seq[used], counts[used]
+    table_code = np.asarray(table_code, dtype=np.int64)
+    columns = {"site": _objects(np.array(site_of, dtype=object)[table_site[table_code]]),
+               "table_id": _objects(np.array(table_of or [""], dtype=object)[table_code]),
+               "session_seq": np.asarray(seq, dtype=np.int64)}
+    if sets is not None:
+        columns["set"] = np.asarray(sets, dtype=np.int64)
+    columns.update({TOTALS[k]: counts[:, k] for k in range(11)})
+    return pd.DataFrame(columns)
 
 
-def _sets(shared, state, rows, first: list[str], table_of, session, session_seq, totals,
-          table_names, sites) -> pd.DataFrame:
-    """Totals per dice set: a roll's set is its first die's (the set of its
-    session that die came with, `DiceMoves.set_id`); -1 where that die was
-    never received in the session."""
+RECEIVED = 0  # `DIE_LOCATIONS.index("new")`: a receipt (or a die found again)
+
+
+def _set_of(state: ReplayState, serials: _Serials, rows, die_serial, session_start):
+    """The set each die (serial id) at `rows` came with: the set of its last
+    receipt in the session before the row (-1: none)."""
     moves = state.dice_moves
-    index = {s: i for i, s in enumerate(moves.serials)}
-    die = np.array([index.get(s, -1) for s in first], dtype=np.int64)
-    set_of = np.full(len(rows), -1, dtype=np.int64)
-    if len(moves.rows):
-        order = np.lexsort((moves.rows, moves.die))
-        mkey = moves.die[order] * (shared.n + 1) + moves.rows[order]
-        at = np.searchsorted(mkey, die * (shared.n + 1) + rows, side="right") - 1
-        found = (at >= 0) & (die >= 0)
-        at = np.maximum(at, 0)
-        same = found & (moves.die[order][at] == die) & (moves.rows[order][at] >= session)
-        set_of = np.where(same, moves.set_id[order][at], -1)
-    out = _totals_by(table_of, session_seq, totals, table_names, sites, {"set": set_of})
-    # each set named by its dice: the serials of the moves with its id in its session
-    names = _set_names(shared, moves)
-    out.insert(out.columns.get_loc("set") + 1, "dice", _names_for(out, names))
+    out = np.full(len(rows), -1, dtype=np.int64)
+    if not len(moves.rows) or not len(rows):
+        return out
+    got = np.flatnonzero(moves.where == RECEIVED)
+    ids = {s: i for i, s in enumerate(moves.serials)}
+    move_id = np.array([ids.get(x, -1) for x in serials.names] or [-1], dtype=np.int64)
+    die = move_id[die_serial]
+    width = len(rows) and (int(max(moves.rows.max(), rows.max())) + 1)
+    key = moves.die[got] * width + moves.rows[got]
+    order = np.argsort(key, kind="stable")
+    key, got = key[order], got[order]
+    at = np.searchsorted(key, die * width + rows, side="right") - 1
+    hit = (at >= 0) & (die >= 0)
+    at = np.maximum(at, 0)
+    hit &= (key[at] // width == die) & (moves.rows[got[at]] >= session_start)
+    out[hit] = moves.set_id[got[at[hit]]]
     return out
 
 
-def _set_names(shared, moves) -> dict:
-    """{(table id as written, session seq, set id): the set's serials}."""
-    if not len(moves.rows):
-        return {}
-    rows = moves.rows
-    session = shared.seq[shared.session_start(rows)]
-    tables = shared.codes("table_id")[rows]
-    names = shared.categories("table_id")
-    found: dict[tuple, set] = {}
-    for t, s, k, d in zip(tables.tolist(), session.tolist(), moves.set_id.tolist(),
-                          moves.die.tolist()):
-        found.setdefault((site_and_table(names[t]), s, k), set()).add(moves.serials[d])
-    return {key: ",".join(sorted(v, key=_natural)) for key, v in found.items()}
+def _set_names(sh: Shared, state: ReplayState, starts: np.ndarray, sessions: np.ndarray,
+               sets: np.ndarray) -> np.ndarray:
+    """Each set (by session index and set id) named as its first receipt
+    names its dice ("" for -1, no set)."""
+    moves = state.dice_moves
+    got = np.flatnonzero(moves.where == RECEIVED)
+    out = np.full(len(sessions), "", dtype=object)
+    if not len(got):
+        return out
+    width = int(moves.set_id[got].max()) + 2
+    session = np.searchsorted(starts, moves.rows[got], side="right") - 1
+    key, first = np.unique(session * width + moves.set_id[got] + 1, return_index=True)
+    wanted = sessions * width + sets + 1
+    at = np.minimum(np.searchsorted(key, wanted), len(key) - 1)
+    hit = key[at] == wanted
+    texts = sh.values_at("dice", moves.rows[got[first[at[hit]]]])
+    out[hit] = [t if isinstance(t, str) else "" for t in texts.tolist()]
+    return out
 
 
-def _names_for(out: pd.DataFrame, names: dict) -> list[str]:
-    return [names.get(((site, table), s, k), "")
-            for site, table, s, k in zip(out["site"], out["table_id"], out["session_seq"],
-                                         out["set"])]
-
-
-def _natural(text: str):
-    import re
-
+def natural_order(text: str):
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text)]
 
 
-def _custody(shared, events, table_names, sites) -> pd.DataFrame:
+def _custody(sh: Shared, serials: _Serials, table_site: np.ndarray, site_names: np.ndarray,
+             table_names: np.ndarray) -> pd.DataFrame:
     """Every custody event naming a die, one row per die named (the first
-    CUSTODY_KEPT of each die)."""
-    rows = shared.event_rows(*CUSTODY_EVENTS)
+    CUSTODY_KEPT of each die); the events' own text columns taken as they
+    are held (categoricals: no text is copied)."""
+    rows = sh.event_rows(*CUSTODY_EVENTS)
     if not len(rows):
         return DiceTally().custody
-    serials, starts, counts = shared.dice_named
-    codes = shared.codes("dice")[rows]
-    codes = np.where(codes < 0, len(counts) - 1, codes)
-    repeat = counts[codes]
-    row_of = np.repeat(rows, repeat)
-    serial_at = np.concatenate([np.arange(s, s + c) for s, c in
-                                zip(starts[codes].tolist(), repeat.tolist())]) \
-        if repeat.sum() else np.empty(0, dtype=np.int64)
-    table = shared.codes("table_id")[row_of]
+    _, inverse, named = serials.named(sh.codes("dice")[rows])
+    sizes = np.array([len(x) for x in named], dtype=np.int64)
+    flat = np.array([i for x in named for i in x], dtype=np.int64)
+    many = sizes[inverse]
+    row_of = np.repeat(rows, many)
+    serial = flat[np.repeat((np.cumsum(sizes) - sizes)[inverse], many) + _ranks(many)] \
+        if len(row_of) else np.empty(0, dtype=np.int64)
+    table = sh.codes("table_id")[row_of]
+    n_serials = max(len(serials.names), 1)
+    keep = _ranks_by(table_site[table] * n_serials + serial) < CUSTODY_KEPT
+    row_of, table, serial = row_of[keep], table[keep], serial[keep]
+    columns = {"site": _objects(site_names[table_site[table]]),
+               "serial": _objects(np.array(serials.names, dtype=object)[serial]),
+               "table_id": _objects(table_names[table]), "seq": sh.seq[row_of]}
+    for name in ("event", "actor_role", "actor_id", "outcome"):
+        columns[name] = sh.events[name].array.take(row_of) if name in sh.events else \
+            _objects([None] * len(row_of))
+    return pd.DataFrame(columns)
 
-    def text(name):
-        if name not in events:
-            return np.full(len(row_of), None, dtype=object)
-        values = shared.values_at(name, row_of)
-        return np.where(pd.isna(values), None, values).astype(object)
 
-    frame = pd.DataFrame({
-        "site": [sites[t] for t in table.tolist()],
-        "serial": [serials[k] for k in serial_at.tolist()],
-        "table_id": [site_and_table(table_names[t])[1] for t in table.tolist()],
-        "seq": shared.seq[row_of],
-        "ts": events["ts"].array.take(row_of) if "ts" in events else None,
-        "event": text("event"), "actor_role": text("actor_role"),
-        "actor_id": text("actor_id"), "outcome": text("outcome")})
-    return frame.groupby(["site", "serial"], dropna=False, sort=False).head(CUSTODY_KEPT) \
-        .reset_index(drop=True)
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    """0, 1, ... counts[i]-1 for each i, end to end."""
+    total = int(counts.sum())
+    if not total:
+        return np.empty(0, dtype=np.int64)
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(total, dtype=np.int64) - starts
+
+
+def _ranks_by(key: np.ndarray) -> np.ndarray:
+    """Each element's rank among the earlier elements of the same key."""
+    if not len(key):
+        return np.empty(0, dtype=np.int64)
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = sorted_key[1:] != sorted_key[:-1]
+    group_start = np.maximum.accumulate(np.where(first, np.arange(len(key)), 0))
+    out = np.empty(len(key), dtype=np.int64)
+    out[order] = np.arange(len(key)) - group_start
+    return out

@@ -69,13 +69,15 @@ from auditor.report.html_events import text as _text
 from auditor.report.page import PAGE, TEMPLATES, environment
 from auditor.report.provenance import provenance
 from auditor.report.records import finding_records
-from auditor.run.collect import taken_by
+from auditor.report.dice_tally import COLLECTOR as DICE_COLLECTOR
+from auditor.run.collect import Collectors, taken_by
 from auditor.run.core import replay_state
 
 #: findings listed per table and code; counts and charts always cover them all
 MAX_FINDINGS_PER_TABLE_CODE = 200
-#: What the engines keep of each batch's events for this page (`auditor.run.collect`).
-COLLECTOR = EventCollector(MAX_FINDINGS_PER_TABLE_CODE)
+#: What the engines keep of each batch's events for this page (`auditor.run.collect`):
+#: the rows around its findings and the dice tally of its dice section.
+COLLECTOR = Collectors(html=EventCollector(MAX_FINDINGS_PER_TABLE_CODE), dice=DICE_COLLECTOR)
 #: findings listed in all: when many codes each pass the per-code cap, the
 #: cap is lowered evenly for every code so the page stays quick to open
 MAX_FINDINGS_LISTED = 2000

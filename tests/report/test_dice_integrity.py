@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
@@ -23,7 +24,7 @@ from auditor.report.dice_stats import (
 from auditor.report.dice_tally import tally
 from auditor.rules.ruleset import load_ruleset
 from auditor.run.core import audit, replay_state
-from builder import cocked, lawful_table, no_roll
+from builder import cocked, dispute, lawful_table, no_roll, ruling
 
 
 # --- the arithmetic ------------------------------------------------------------------
@@ -70,6 +71,19 @@ def test_a_cocked_die_counts_the_face_opposite_the_resting_one(tmp_path):
     t = _tally_of(b, tmp_path)
     assert _faces(t, "A1") == [1, 0, 1, 0, 0, 0]
     assert _faces(t, "A2") == [0, 0, 0, 1, 0, 1]
+
+
+def test_a_ruling_fixes_the_disputed_die_and_a_void_ruling_drops_the_roll(tmp_path):
+    b = lawful_table()
+    b.roll(2, 3, 4)
+    dispute(b, "A2")
+    ruling(b, "game_supervisor", face=6)  # A2 counts 6, not 4
+    b.roll(2, 5, 5)
+    dispute(b, "A1")
+    ruling(b, "game_supervisor", reason="void")
+    t = _tally_of(b, tmp_path)
+    assert _faces(t, "A1") == [0, 0, 1, 0, 0, 0]
+    assert _faces(t, "A2") == [0, 0, 0, 0, 0, 1]
 
 
 def test_a_voided_roll_is_not_counted_and_its_valid_twin_is(tmp_path):
@@ -226,3 +240,24 @@ def test_a_die_is_its_site_and_serial_and_every_engine_counts_alike(tmp_path):
     assert frame["rolls"].sum() == 2 * 2 * 1200
     two = _dice_table(tmp_path, root, "two", "--jobs", "2")
     assert two.equals(one)
+
+
+def test_the_faces_counted_add_up_to_the_totals_the_replay_decided(tmp_path):
+    """Every counted roll's two faces make the total the game counted
+    (after cocked dice), and each session's totals add up to its rolls."""
+    log = generate(2, 400, 9)
+    path = tmp_path / "n.parquet"
+    write_log(log.table, path)
+    logs = load_logs([path])
+    state = replay_state(logs.events, load_ruleset("nz-table-games"))
+    t = tally(logs.events, state)
+    rows, totals = state.arrays("roll_counted_total")
+    decided = dict(zip(rows.tolist(), totals.tolist()))  # (the last decision of a roll)
+    voided = set(state.rows("roll_voided").tolist())
+    valid = [r for r in decided if r not in voided]
+    counted = np.bincount([decided[r] - 2 for r in valid], minlength=11)
+    sessions = t.sessions[[f"total_{k}" for k in range(2, 13)]].to_numpy().sum(axis=0)
+    assert sessions.tolist() == counted.tolist()
+    assert t.dice[[f"face_{k}" for k in range(1, 7)]].to_numpy().sum() == 2 * len(valid)
+    assert int(t.sets[[f"total_{k}" for k in range(2, 13)]].to_numpy().sum()) == len(valid)
+    assert (t.sets["set"] >= 1).all() and (t.sets["dice"] != "").all()
