@@ -32,7 +32,7 @@ from auditor.report.dice_stats import (
     dice_stats,
     level_of,
 )
-from auditor.report.dice_tally import FACES, DiceTally, natural_order, tally
+from auditor.report.dice_tally import FACES, DiceTally, custody_of, natural_order, tally
 from auditor.report.shared import shared
 from auditor.run.collect import taken_by
 from auditor.run.core import replay_state
@@ -172,7 +172,7 @@ def html_context(result, dice_alpha: float | None = None) -> dict:
         scale = 100 / top  # bars up to 100 units tall, their feet at y = 120
         sessions = _of_die(tally_.sessions_of, r.site, r.serial)
         shooters = _of_die(tally_.shooters_of, r.site, r.serial)
-        kept = _of_die(tally_.custody, r.site, r.serial)
+        kept = custody_of(tally_.custody, r.site, r.serial)
         flagged.append({
             "die": f"{r.site}/{r.serial}" if r.site is not None else r.serial,
             "rolls": int(r.rolls), "p_value": f"{r.p_value:.3g}",
@@ -188,9 +188,9 @@ def html_context(result, dice_alpha: float | None = None) -> dict:
             "shooters": [f"{s or '(not recorded)'}: {n}" for s, n in sorted(
                 zip(shooters["shooter"], shooters["rolls"].tolist()),
                 key=lambda x: natural_order(x[0]))],
-            "custody": [{"table": c.table_id, "seq": int(c.seq), "event": c.event,
-                         "role": c.actor_role or "", "actor": c.actor_id or "",
-                         "outcome": c.outcome or ""}
+            "custody": [{"table": c.table_id, "seq": int(c.seq), "event": _text(c.event),
+                         "role": _text(c.actor_role), "actor": _text(c.actor_id),
+                         "outcome": _text(c.outcome)}
                         for c in kept.itertuples(index=False)],
         })
     dice = stats.dice
@@ -210,6 +210,10 @@ def html_context(result, dice_alpha: float | None = None) -> dict:
             "p_adjusted": f"{r.p_adjusted:.3g}"}
             for r in stats.totals_flagged.itertuples(index=False)],
     }
+
+
+def _text(value) -> str:
+    return "" if value is None or value != value else str(value)
 
 
 def _of_die(frame: pd.DataFrame, site, serial) -> pd.DataFrame:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from auditor.report.dice_tally import FACES, TOTALS, DiceTally
+from auditor.report.dice_tally import FACES, TOTALS, DiceTally, natural_order
 
 DEFAULT_ALPHA = 0.01
 DEFAULT_MIN_ROLLS = 100
@@ -123,71 +123,74 @@ def dice_stats(tally: DiceTally, level: DiceLevel) -> DiceStats:
     return DiceStats(_dice(tally.dice, level), _totals(tally, level), level, tally.unread, tally)
 
 
-def _order(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    from auditor.report.dice_tally import natural_order
+def _order(columns: list[list]) -> np.ndarray:
+    """The row order of the natural order of `columns` (their values row by
+    row; none last; "T2" before "T10")."""
+    def key(i):
+        return tuple((v is None or v != v, natural_order(v) if isinstance(v, str) else v)
+                     for v in (c[i] for c in columns))
 
-    if not len(frame):
-        return frame.reset_index(drop=True)
-    sort = sorted(range(len(frame)), key=lambda i: tuple(
-        (v is None or v != v, natural_order(str(v)) if isinstance(v, str) else v)
-        for v in (frame[k].iat[i] for k in keys)))
-    return frame.iloc[sort].reset_index(drop=True)
+    n = len(columns[0]) if columns else 0
+    return np.array(sorted(range(n), key=key), dtype=np.int64)
 
 
-def _tested(counts: np.ndarray, chances: np.ndarray, minimum: int, sf):
+def _tested(counts: np.ndarray, chances: np.ndarray, minimum: int, sf, alpha: float) -> dict:
+    """The test columns of `counts` (a row a die, session or set)."""
     rolls = counts.sum(axis=1).astype(np.int64)
     statistic = chi_square(counts, chances) if len(counts) else np.empty(0)
     enough = rolls >= minimum
     p = np.array([sf(x) if ok else np.nan for x, ok in zip(statistic.tolist(),
                                                            enough.tolist())], dtype=np.float64)
-    statistic = np.where(enough, statistic, np.nan)
-    return rolls, statistic, p, enough
+    adjusted = holm(p)
+    flagged = enough & (np.nan_to_num(adjusted, nan=1.0) < alpha)
+    status = np.where(~enough, "too few rolls",
+                      np.where(flagged, "flagged", "consistent with fair")).astype(object)
+    return {"statistic": np.where(enough, statistic, np.nan), "p_value": p,
+            "p_adjusted": adjusted, "flagged": flagged,
+            "status": pd.Series(status, dtype=object, copy=False)}
+
+
+def _objects(values) -> pd.Series:
+    return pd.Series(np.asarray(values, dtype=object), dtype=object, copy=False)
 
 
 def _dice(frame: pd.DataFrame, level: DiceLevel) -> pd.DataFrame:
-    frame = _order(frame, ["site", "serial"])
-    counts = frame[list(FACES)].to_numpy(dtype=np.int64).reshape(-1, 6)
-    rolls, statistic, p, enough = _tested(counts, np.full(6, 1 / 6), level.min_rolls, chi2_sf_5)
-    adjusted = holm(p)
-    out = pd.DataFrame({"site": frame["site"].astype(object).to_numpy(),
-                        "serial": frame["serial"].astype(object).to_numpy(),
-                        "rolls": rolls})
-    for j, f in enumerate(FACES):
-        out[f] = counts[:, j]
-    out["statistic"] = statistic
-    out["p_value"] = p
-    out["p_adjusted"] = adjusted
-    out["flagged"] = enough & (np.nan_to_num(adjusted, nan=1.0) < level.alpha)
-    out["status"] = np.where(~enough, "too few rolls",
-                             np.where(out["flagged"], "flagged", "consistent with fair"))
-    return out
+    site, serial = frame["site"].tolist(), frame["serial"].tolist()
+    order = _order([site, serial])
+    counts = frame[list(FACES)].to_numpy(dtype=np.int64).reshape(-1, 6)[order]
+    columns = {"site": _objects(site)[order].reset_index(drop=True),
+               "serial": _objects(serial)[order].reset_index(drop=True),
+               "rolls": counts.sum(axis=1).astype(np.int64),
+               **{f: counts[:, j] for j, f in enumerate(FACES)},
+               **_tested(counts, np.full(6, 1 / 6), level.min_rolls, chi2_sf_5, level.alpha)}
+    return pd.DataFrame(columns)
 
 
 def _totals(tally: DiceTally, level: DiceLevel) -> pd.DataFrame:
-    sessions = tally.sessions.assign(kind="session", set=-1, dice="")
-    sets = tally.sets.assign(kind="set")
-    frame = pd.concat([sessions, sets], ignore_index=True) if len(sets) or len(sessions) \
-        else sessions
-    columns = ["kind", "site", "table_id", "session_seq", "set", "dice"]
-    frame = _order(frame, ["site", "table_id", "session_seq", "kind", "set"]) \
-        if len(frame) else frame
-    counts = frame[list(TOTALS)].to_numpy(dtype=np.int64).reshape(-1, 11)
-    rolls, statistic, p, enough = _tested(counts, TOTAL_CHANCES, TOTALS_MIN_ROLLS, chi2_sf_10)
-    adjusted = holm(p)
-    out = pd.DataFrame({c: frame[c].to_numpy(dtype=object) if len(frame) else
-                        np.empty(0, dtype=object) for c in columns})
-    out["session_seq"] = out["session_seq"].astype(np.int64)
-    out["set"] = out["set"].astype(np.int64)
-    out["rolls"] = rolls
-    for j, t in enumerate(TOTALS):
-        out[t] = counts[:, j]
-    out["statistic"] = statistic
-    out["p_value"] = p
-    out["p_adjusted"] = adjusted
-    out["flagged"] = enough & (np.nan_to_num(adjusted, nan=1.0) < level.alpha)
-    out["status"] = np.where(~enough, "too few rolls",
-                             np.where(out["flagged"], "flagged", "consistent with fair"))
-    return out
+    sessions, sets = tally.sessions, tally.sets
+    n, m = len(sessions), len(sets)
+    values = {
+        "kind": ["session"] * n + ["set"] * m,
+        "site": sessions["site"].tolist() + sets["site"].tolist(),
+        "table_id": sessions["table_id"].tolist() + sets["table_id"].tolist(),
+        "session_seq": sessions["session_seq"].tolist() + sets["session_seq"].tolist(),
+        "set": [-1] * n + sets["set"].tolist(),
+        "dice": [""] * n + sets["dice"].tolist(),
+    }
+    order = _order([values[k] for k in ("site", "table_id", "session_seq", "kind", "set")])
+    counts = np.concatenate([sessions[list(TOTALS)].to_numpy(dtype=np.int64).reshape(-1, 11),
+                             sets[list(TOTALS)].to_numpy(dtype=np.int64).reshape(-1, 11)])
+    counts = counts[order]
+    columns = {k: _objects(values[k])[order].reset_index(drop=True)
+               for k in ("kind", "site", "table_id", "dice")}
+    columns = {"kind": columns["kind"], "site": columns["site"],
+               "table_id": columns["table_id"],
+               "session_seq": np.asarray(values["session_seq"], dtype=np.int64)[order],
+               "set": np.asarray(values["set"], dtype=np.int64)[order],
+               "dice": columns["dice"], "rolls": counts.sum(axis=1).astype(np.int64),
+               **{t: counts[:, j] for j, t in enumerate(TOTALS)},
+               **_tested(counts, TOTAL_CHANCES, TOTALS_MIN_ROLLS, chi2_sf_10, level.alpha)}
+    return pd.DataFrame(columns)
 
 
 DICE_SCHEMA = pa.schema([

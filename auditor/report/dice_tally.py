@@ -21,6 +21,7 @@ The statistics are worked out from the joined tally (`auditor.report.dice_stats`
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -29,6 +30,7 @@ import pandas as pd
 
 from auditor.checks.common import Shared
 from auditor.findings import SITE_SEPARATOR
+from auditor.logs.load import session_starts
 from auditor.game.state import ReplayState
 
 FACES = tuple(f"face_{k}" for k in range(1, 7))
@@ -69,7 +71,7 @@ class DiceTally:
     sets: pd.DataFrame = field(default_factory=lambda: _empty(
         ("site", "table_id", "session_seq", "set", "dice", *TOTALS)))
     custody: pd.DataFrame = field(default_factory=lambda: _empty(
-        ("site", "serial", "table_id", "seq", "event", "actor_role", "actor_id", "outcome")))
+        ("site", "table_id", "seq", "dice", "event", "actor_role", "actor_id", "outcome")))
     unread: int = 0
 
 
@@ -135,7 +137,12 @@ class _Serials:
     def named(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
         """For `codes` (of the `dice` column): the distinct codes, the index
         of each code among them, and per distinct code its serial ids."""
-        distinct, inverse = np.unique(codes, return_inverse=True)
+        # (the distinct codes by counting, not sorting: codes are small)
+        seen = np.bincount(codes + 1, minlength=len(self.categories) + 1)
+        distinct = np.flatnonzero(seen) - 1
+        lookup = np.zeros(len(seen), dtype=np.int64)
+        lookup[distinct + 1] = np.arange(len(distinct))
+        inverse = lookup[codes + 1]
         split = [[] if c < 0 else str(self.categories[c]).split(",") for c in distinct.tolist()]
         flat = [x for names in split for x in names]
         ids = self.ids
@@ -154,7 +161,9 @@ def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
     if not len(events) or "event" not in events or "dice" not in events:
         return DiceTally()
     sh = Shared(events, state)
-    rolls = sh.event_rows("roll")
+    found = _rows_of(sh, {"roll": ("roll",), "recount": ("die_cocked", "ruling", "dispute"),
+                          "open": ("table_open",), "custody": CUSTODY_EVENTS})
+    rolls = found["roll"]
     valid = _valid(rolls, np.asarray(state.rows("roll_voided"), dtype=np.int64))
     serials = _Serials(sh.categories("dice"))
     _, inverse, named = serials.named(sh.codes("dice")[valid])
@@ -162,7 +171,8 @@ def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
                      dtype=np.int64).reshape(-1, 2)
     first, second = pairs[inverse, 0], pairs[inverse, 1]
     face1, face2 = sh.int_at("die1", valid), sh.int_at("die2", valid)
-    _recount(sh, serials, rolls, valid, first, second, face1, face2)
+    _recount(sh, serials, rolls, found["recount"], found["open"], valid, first, second, face1,
+             face2)
     ok = (first >= 0) & (face1 >= 1) & (face1 <= 6) & (face2 >= 1) & (face2 <= 6)
     unread = int(len(valid) - ok.sum())
     rows, first, second = valid[ok], first[ok], second[ok]
@@ -175,7 +185,7 @@ def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
                           dtype=np.int64)
     site_of = [None, *site_names]
     table_of = [t for _, t in split]
-    starts = sh.session_starts
+    starts = session_starts(sh.table_starts, found["open"])
     session = np.searchsorted(starts, rows, side="right") - 1
     session_table = sh.codes("table_id")[starts]
     session_seq = sh.seq[starts]
@@ -184,8 +194,13 @@ def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
     # Faces per die (site, serial).
     die = np.concatenate([site * n_serials + first, site * n_serials + second])
     face = np.concatenate([face1, face2])
-    present, die_index = np.unique(die, return_inverse=True)
-    counts = np.bincount(die_index * 6 + face - 1, minlength=6 * len(present)).reshape(-1, 6)
+    domain = len(site_of) * n_serials
+    counts = np.bincount(die * 6 + face - 1, minlength=6 * domain).reshape(-1, 6)
+    present = np.flatnonzero(counts.any(axis=1))
+    counts = counts[present]
+    index_of = np.full(domain, -1, dtype=np.int64)
+    index_of[present] = np.arange(len(present))
+    die_index = index_of[die]
     site_names_of = np.array(site_of, dtype=object)
     serial_names = np.array(serials.names or [""], dtype=object)
     die_site = site_names_of[present // n_serials]
@@ -222,16 +237,17 @@ def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
     total = face1 + face2 - 2
     out["sessions"] = _totals(session, total, len(starts), session_table, session_seq, site_of,
                            table_site, table_of)
-    run_set = _set_of(state, serials, rows[run], first[run], starts[session[run]])
+    receipts = np.flatnonzero(state.dice_moves.where == RECEIVED)
+    run_set = _set_of(state, receipts, serials, rows[run], first[run], starts[session[run]])
     set_of = np.repeat(run_set, length)
     width = int(set_of.max()) + 2 if len(set_of) else 1
     keys, where = np.unique(session * width + set_of + 1, return_inverse=True)
     out["sets"] = _totals(where, total, len(keys), session_table[keys // width],
                        session_seq[keys // width], site_of, table_site, table_of,
                        sets=keys % width - 1)
-    names = _set_names(sh, state, starts, keys // width, keys % width - 1)
+    names = _set_names(sh, state, receipts, starts, keys // width, keys % width - 1)
     out["sets"].insert(out["sets"].columns.get_loc("set") + 1, "dice", _objects(names))
-    out["custody"] = _custody(sh, serials, table_site, site_names_of, table_names)
+    out["custody"] = _custody(sh, found["custody"], table_site, site_names_of, table_names)
     return DiceTally(**out)
 
 
@@ -253,43 +269,68 @@ def _valid(rolls: np.ndarray, voided: np.ndarray) -> np.ndarray:
     return rolls[keep]
 
 
-def _recount(sh: Shared, serials: _Serials, rolls: np.ndarray, valid: np.ndarray,
+def _rows_of(sh: Shared, groups: dict[str, tuple[str, ...]]) -> dict[str, np.ndarray]:
+    """The rows (ascending) of each group of event types, in one pass over
+    the events."""
+    names = {str(c): i for i, c in enumerate(sh.categories("event")[:-1].tolist())}
+    lut = np.zeros(len(names) + 1, dtype=np.int8)  # (the last slot: code -1, nothing)
+    for g, kinds in enumerate(groups.values(), start=1):
+        for kind in kinds:
+            if kind in names:
+                lut[names[kind]] = g
+    kind = lut[sh.codes("event")]
+    hit = np.flatnonzero(kind)
+    of = kind[hit]
+    return {name: hit[of == g].astype(np.int64) for g, name in enumerate(groups, start=1)}
+
+
+def _recount(sh: Shared, serials: _Serials, rolls: np.ndarray, events: np.ndarray,
+             opens: np.ndarray, valid: np.ndarray,
              first: np.ndarray, second: np.ndarray, face1: np.ndarray,
              face2: np.ndarray) -> None:
     """The faces that count, in place: each `die_cocked` (7 - the resting
     face) and `ruling` face_determined (the disputed die's face) of a valid
-    roll, in order, as the replay recounts them (`TableReplay.recount`)."""
-    events = sh.event_rows("die_cocked", "ruling", "dispute")
+    roll, in the order recorded, as the replay recounts them
+    (`TableReplay.recount`). Cocked dice at once; a roll with a ruling
+    after its roll's recounts one by one."""
     if not len(events) or not len(valid):
         return
-    last = sh.latest(rolls, events, sh.event_rows("table_open"))
+    last = sh.latest(rolls, events, opens)
+    at = np.minimum(np.searchsorted(valid, last), len(valid) - 1)
+    on_valid = (last >= 0) & (valid[at] == last)
+    events, at = events[on_valid], at[on_valid]
     kinds = sh.values_at("event", events)
+    _, inverse, named = serials.named(sh.codes("dice")[events])
+    target = np.array([x[0] if x else -1 for x in named] or [-1], dtype=np.int64)[inverse]
+    die1 = sh.int_at("die1", events)
+    cocked = (kinds == "die_cocked") & (die1 >= 1) & (die1 <= 6) & (target >= 0)
+    k, face = at[cocked], 7 - die1[cocked]
+    is_first, is_second = target[cocked] == first[k], target[cocked] == second[k]
+    face1[k[is_first]] = face[is_first]  # (a roll cocked twice: the later one wins)
+    face2[k[is_second & ~is_first]] = face[is_second & ~is_first]
+    other = np.flatnonzero(~cocked & (kinds != "die_cocked"))
+    if not len(other):
+        return
+    ruled = set(at[other].tolist())  # rolls with a dispute or ruling: again, in order
     reasons = sh.values_at("reason", events) if "reason" in sh.events else \
         np.full(len(events), None, dtype=object)
-    die1 = sh.int_at("die1", events)
-    _, inverse, named = serials.named(sh.codes("dice")[events])
-    at = np.searchsorted(valid, last)
     disputed: dict[int, int] = {}
-    for j, roll in enumerate(last.tolist()):
-        if roll < 0:
-            continue
-        target = named[inverse[j]][0] if named[inverse[j]] else -1
-        kind = kinds[j]
+    for j in np.flatnonzero(np.isin(at, list(ruled))).tolist():
+        k, kind = int(at[j]), kinds[j]
         if kind == "dispute":
-            disputed[roll] = target
+            disputed[k] = int(target[j])
             continue
         if kind == "die_cocked":
-            counted = 7 - die1[j] if die1[j] else 0
+            die, counted = int(target[j]), 7 - int(die1[j]) if 1 <= die1[j] <= 6 else 0
         elif reasons[j] == "face_determined":
-            target, counted = disputed.get(roll, -1), die1[j]
+            die, counted = disputed.get(k, -1), int(die1[j])
         else:
             continue
-        k = at[j]
-        if not counted or target < 0 or k >= len(valid) or valid[k] != roll:
-            continue  # a voided roll, or nothing counted
-        if target == first[k]:
+        if not counted or die < 0:
+            continue
+        if die == first[k]:
             face1[k] = counted
-        elif target == second[k]:
+        elif die == second[k]:
             face2[k] = counted
 
 
@@ -327,18 +368,18 @@ def _totals(group: np.ndarray, total: np.ndarray, groups: int, table_code: np.nd
 RECEIVED = 0  # `DIE_LOCATIONS.index("new")`: a receipt (or a die found again)
 
 
-def _set_of(state: ReplayState, serials: _Serials, rows, die_serial, session_start):
+def _set_of(state: ReplayState, got: np.ndarray, serials: _Serials, rows, die_serial,
+            session_start):
     """The set each die (serial id) at `rows` came with: the set of its last
     receipt in the session before the row (-1: none)."""
     moves = state.dice_moves
     out = np.full(len(rows), -1, dtype=np.int64)
-    if not len(moves.rows) or not len(rows):
+    if not len(got) or not len(rows):
         return out
-    got = np.flatnonzero(moves.where == RECEIVED)
     ids = {s: i for i, s in enumerate(moves.serials)}
     move_id = np.array([ids.get(x, -1) for x in serials.names] or [-1], dtype=np.int64)
     die = move_id[die_serial]
-    width = len(rows) and (int(max(moves.rows.max(), rows.max())) + 1)
+    width = int(max(moves.rows[got].max(), rows.max())) + 1
     key = moves.die[got] * width + moves.rows[got]
     order = np.argsort(key, kind="stable")
     key, got = key[order], got[order]
@@ -350,12 +391,11 @@ def _set_of(state: ReplayState, serials: _Serials, rows, die_serial, session_sta
     return out
 
 
-def _set_names(sh: Shared, state: ReplayState, starts: np.ndarray, sessions: np.ndarray,
-               sets: np.ndarray) -> np.ndarray:
+def _set_names(sh: Shared, state: ReplayState, got: np.ndarray, starts: np.ndarray,
+               sessions: np.ndarray, sets: np.ndarray) -> np.ndarray:
     """Each set (by session index and set id) named as its first receipt
     names its dice ("" for -1, no set)."""
     moves = state.dice_moves
-    got = np.flatnonzero(moves.where == RECEIVED)
     out = np.full(len(sessions), "", dtype=object)
     if not len(got):
         return out
@@ -370,56 +410,36 @@ def _set_names(sh: Shared, state: ReplayState, starts: np.ndarray, sessions: np.
     return out
 
 
-def natural_order(text: str):
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text)]
+@functools.lru_cache(maxsize=1 << 16)
+def natural_order(text: str) -> tuple:
+    """A sort key reading the numbers in `text` as numbers ("A2" < "A10")."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
 
 
-def _custody(sh: Shared, serials: _Serials, table_site: np.ndarray, site_names: np.ndarray,
+def _custody(sh: Shared, rows: np.ndarray, table_site: np.ndarray, site_names: np.ndarray,
              table_names: np.ndarray) -> pd.DataFrame:
-    """Every custody event naming a die, one row per die named (the first
-    CUSTODY_KEPT of each die); the events' own text columns taken as they
-    are held (categoricals: no text is copied)."""
-    rows = sh.event_rows(*CUSTODY_EVENTS)
+    """Every custody event, one row an event with the dice it names (the
+    events' own columns taken as they are held: categoricals, no text
+    copied); `custody_of` picks a die's."""
     if not len(rows):
         return DiceTally().custody
-    _, inverse, named = serials.named(sh.codes("dice")[rows])
-    sizes = np.array([len(x) for x in named], dtype=np.int64)
-    flat = np.array([i for x in named for i in x], dtype=np.int64)
-    many = sizes[inverse]
-    row_of = np.repeat(rows, many)
-    serial = flat[np.repeat((np.cumsum(sizes) - sizes)[inverse], many) + _ranks(many)] \
-        if len(row_of) else np.empty(0, dtype=np.int64)
-    table = sh.codes("table_id")[row_of]
-    n_serials = max(len(serials.names), 1)
-    keep = _ranks_by(table_site[table] * n_serials + serial) < CUSTODY_KEPT
-    row_of, table, serial = row_of[keep], table[keep], serial[keep]
+    table = sh.codes("table_id")[rows]
     columns = {"site": _objects(site_names[table_site[table]]),
-               "serial": _objects(np.array(serials.names, dtype=object)[serial]),
-               "table_id": _objects(table_names[table]), "seq": sh.seq[row_of]}
-    for name in ("event", "actor_role", "actor_id", "outcome"):
-        columns[name] = sh.events[name].array.take(row_of) if name in sh.events else \
-            _objects([None] * len(row_of))
+               "table_id": _objects(table_names[table]), "seq": sh.seq[rows]}
+    for name in ("dice", "event", "actor_role", "actor_id", "outcome"):
+        columns[name] = sh.events[name].array.take(rows) if name in sh.events else \
+            _objects([None] * len(rows))
     return pd.DataFrame(columns)
 
 
-def _ranks(counts: np.ndarray) -> np.ndarray:
-    """0, 1, ... counts[i]-1 for each i, end to end."""
-    total = int(counts.sum())
-    if not total:
-        return np.empty(0, dtype=np.int64)
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    return np.arange(total, dtype=np.int64) - starts
-
-
-def _ranks_by(key: np.ndarray) -> np.ndarray:
-    """Each element's rank among the earlier elements of the same key."""
-    if not len(key):
-        return np.empty(0, dtype=np.int64)
-    order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
-    first = np.ones(len(key), dtype=bool)
-    first[1:] = sorted_key[1:] != sorted_key[:-1]
-    group_start = np.maximum.accumulate(np.where(first, np.arange(len(key)), 0))
-    out = np.empty(len(key), dtype=np.int64)
-    out[order] = np.arange(len(key)) - group_start
-    return out
+def custody_of(custody: pd.DataFrame, site, serial: str) -> pd.DataFrame:
+    """The custody events naming die (`site`, `serial`), the first
+    CUSTODY_KEPT, in the order recorded."""
+    if not len(custody):
+        return custody
+    dice = custody["dice"].astype(object)
+    texts = {t: serial in str(t).split(",") for t in pd.unique(dice) if isinstance(t, str)}
+    names = np.array([texts.get(t, False) for t in dice.tolist()], dtype=bool)
+    same_site = custody["site"].isna().to_numpy() if site is None else \
+        (custody["site"] == site).to_numpy(dtype=bool)
+    return custody[names & same_site].head(CUSTODY_KEPT)

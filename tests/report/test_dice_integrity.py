@@ -21,7 +21,7 @@ from auditor.report.dice_stats import (
     dice_stats,
     holm,
 )
-from auditor.report.dice_tally import tally
+from auditor.report.dice_tally import custody_of, tally
 from auditor.rules.ruleset import load_ruleset
 from auditor.run.core import audit, replay_state
 from builder import cocked, dispute, lawful_table, no_roll, ruling
@@ -101,7 +101,7 @@ def test_custody_lists_receipt_and_inspections_by_whom(tmp_path):
     b = lawful_table()
     b.roll(2, 3, 4)
     t = _tally_of(b, tmp_path)
-    a1 = t.custody[t.custody["serial"] == "A1"]
+    a1 = custody_of(t.custody, None, "A1")
     assert list(a1["event"])[:4] == ["dice_received", "dice_inspected", "dice_inspected",
                                      "dice_inspected"]
     assert list(a1["actor_role"])[1:4] == ["dealer", "game_supervisor", "pit_manager"]
