@@ -261,3 +261,16 @@ def test_the_faces_counted_add_up_to_the_totals_the_replay_decided(tmp_path):
     assert t.dice[[f"face_{k}" for k in range(1, 7)]].to_numpy().sum() == 2 * len(valid)
     assert int(t.sets[[f"total_{k}" for k in range(2, 13)]].to_numpy().sum()) == len(valid)
     assert (t.sets["set"] >= 1).all() and (t.sets["dice"] != "").all()
+
+
+def test_generate_plants_a_leaning_die_and_lists_it(tmp_path):
+    out = tmp_path / "night.csv"
+    result = CliRunner().invoke(main, ["generate", "--rolls", "300", "--seed", "3", "--out",
+                                       str(out), "--inject", "dice.face_bias",
+                                       "--die-lean", "0.5"])
+    assert result.exit_code == 0, result.output
+    planted = json.loads((tmp_path / "night.csv.planted.json").read_text())
+    assert [(p["code"], p["table_id"]) for p in planted] == [("dice.face_bias", "T01")]
+    assert "die A1 leans" in planted[0]["note"]
+    bad = CliRunner().invoke(main, ["generate", "--out", str(out), "--inject", "dice.bogus"])
+    assert bad.exit_code == 2 and "dice.face_bias" in bad.output
