@@ -2,7 +2,8 @@
 (docs/dice-integrity.md). Not a test: nothing is asserted; the table it
 prints is the one in the docs.
 
-    python benchmarks/dice_power.py                         # the docs' table
+    python benchmarks/dice_power.py                         # the docs' table (200 seeds)
+    python benchmarks/dice_power.py --seeds 1000 --leans "" --out benchmarks/dice_power_fair.json
     python benchmarks/dice_power.py --seeds 400 --alpha 0.05
     python benchmarks/dice_power.py --leans 0.2,0.4 --rolls 500,1000,2000
 
