@@ -32,6 +32,8 @@ import pyarrow as pa
 
 from auditor.report.dice_tally import FACES, TOTALS, DiceTally, natural_order
 
+#: The ruleset parameters the dice statistics read (`level_of`).
+PARAMETERS_READ = ("dice_alpha", "dice_min_rolls")
 DEFAULT_ALPHA = 0.01
 DEFAULT_MIN_ROLLS = 100
 #: Totals of two dice are tested from this many rolls (5 expected 2s and 12s).
