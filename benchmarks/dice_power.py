@@ -40,7 +40,7 @@ def night_stats(seed: int, rolls: int, lean: float | None, alpha: float, folder:
     from auditor.report.dice_stats import DiceLevel, dice_stats
     from auditor.report.dice_tally import tally
     from auditor.rules.ruleset import load_ruleset
-    from auditor.run.core import replay_state
+    from auditor.audit.core import replay_state
 
     inject = ["dice.face_bias"] if lean is not None else []
     log = generate(1, rolls, seed, inject, die_lean=lean if lean is not None else 0.0)

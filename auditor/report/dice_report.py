@@ -23,6 +23,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from auditor.atomic import atomic_path
+from auditor.audit.collect import taken_by
+from auditor.audit.core import replay_state
 from auditor.escape import one_line
 from auditor.report.dice_stats import (
     DICE_SCHEMA,
@@ -34,11 +36,7 @@ from auditor.report.dice_stats import (
 )
 from auditor.report.dice_tally import FACES, DiceTally, custody_of, natural_order, tally
 from auditor.report.shared import shared
-from auditor.run.collect import taken_by
-from auditor.run.core import replay_state
 
-#: The formats that show the dice statistics (each takes `dice_alpha`).
-DICE_FORMATS = ("parquet", "json", "html", "text")
 DICE_FILE = "dice_stats.parquet"
 TOTALS_FILE = "dice_totals.parquet"
 #: What a flag means, in the reports' own words.

@@ -14,7 +14,7 @@ What counts (docs/dice-integrity.md, docs/decisions.md):
   casino); a roll whose `dice` does not name exactly two serials, or whose
   faces are not 1..6, is not counted, and `unread` says how many.
 
-`DiceCollector` is a collector (`auditor.run.collect`): it takes a
+`DiceCollector` is a collector (`auditor.audit.collect`): it takes a
 `DiceTally` of each batch, group of tables or dask task; `join` adds them.
 The statistics are worked out from the joined tally (`auditor.report.dice_stats`).
 """
@@ -81,7 +81,7 @@ def _empty(columns) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class DiceCollector:
-    """The dice statistics' collector (`auditor.run.collect`)."""
+    """The dice statistics' collector (`auditor.audit.collect`)."""
 
     def take(self, events: pd.DataFrame, findings: pd.DataFrame,
              state: ReplayState) -> DiceTally:

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from auditor.audit.core import replay_state
 from auditor.cli import main
 from auditor.generate import generate, write_log
 from auditor.logs.load import load_logs
@@ -23,8 +24,7 @@ from auditor.report.dice_stats import (
 )
 from auditor.report.dice_tally import custody_of, tally
 from auditor.rules.ruleset import load_ruleset
-from auditor.run.core import audit, replay_state
-from builder import cocked, dispute, lawful_table, no_roll, ruling
+from builder import audit, cocked, dispute, lawful_table, no_roll, ruling
 
 
 # --- the arithmetic ------------------------------------------------------------------
