@@ -49,6 +49,9 @@ class Collectors:
 
     def __init__(self, **named: Collector | None):
         self.named = tuple((k, c) for k, c in named.items() if c is not None)
+        #: whether any of them reads the findings (`audit_tables` orders them
+        #: only then)
+        self.needs_findings = any(getattr(c, "needs_findings", True) for _, c in self.named)
 
     def take(self, events: pd.DataFrame, findings: pd.DataFrame, state: ReplayState) -> Taken:
         return Taken({k: c.take(events, findings, state) for k, c in self.named})
