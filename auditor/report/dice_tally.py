@@ -30,7 +30,7 @@ import pandas as pd
 
 from auditor.checks.common import Shared
 from auditor.findings import SITE_SEPARATOR
-from auditor.logs.load import session_starts
+from auditor.logs.tables import session_starts
 from auditor.game.state import ReplayState
 
 FACES = tuple(f"face_{k}" for k in range(1, 7))
