@@ -285,7 +285,23 @@ def report_folder(out: Path, own_names=frozenset()):
         if created and not swapped:
             with suppress(OSError):  # (not empty: something else put files there)
                 out.rmdir()
+        HELD_LOCKS.discard(lock)
         os.close(lock)
+
+
+#: The report folders' locks this process holds (their descriptors): what a
+#: forked worker closes at its start (`release_inherited_locks`).
+HELD_LOCKS: set[int] = set()
+
+
+def release_inherited_locks() -> None:
+    """In a forked worker: close the report folder locks it inherited, so
+    that only the audit that took a lock holds it (the lock is the open
+    file's: a worker outliving its parent would hold it)."""
+    for fd in list(HELD_LOCKS):
+        with suppress(OSError):
+            os.close(fd)
+    HELD_LOCKS.clear()
 
 
 def _check_replaceable(out: Path) -> None:
@@ -319,6 +335,7 @@ def _lock(out: Path) -> int:
                               f"for it to end, or choose another --out") from None
         here, locked = _same_folder(out, fd)
         if here:
+            HELD_LOCKS.add(fd)
             return fd
         os.close(fd)
         if not locked:

@@ -10,6 +10,8 @@ library release drops one, the fallback gives the same output, only slower
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -81,3 +83,32 @@ def pool_processes(pool: ProcessPoolExecutor) -> list:
     stop can end them at once; [] when it is gone, and each worker ends
     only after the batch it is running."""
     return list((getattr(pool, "_processes", None) or {}).values())
+
+
+def die_with_parent(parent: int) -> None:
+    """In a worker process: end when `parent` (the process that started it)
+    ends, however it ends (a CI job's SIGKILL included), so no orphan keeps
+    working, holding memory and what it inherited (the report folder's
+    lock). On Linux the kernel sends SIGKILL (prctl PR_SET_PDEATHSIG);
+    elsewhere a thread looks for the parent every half second."""
+    import ctypes
+    import signal
+    import threading
+    import time
+
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) == 0:  # 1: PR_SET_PDEATHSIG
+                if os.getppid() != parent:  # (it died before the call)
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()

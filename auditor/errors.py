@@ -75,3 +75,16 @@ class ConfigError(AuditorError):
     """A project configuration (`auditor.toml`, `[tool.auditor]` in
     pyproject.toml) that cannot be used: unreadable, not TOML, an unknown
     key or a value of the wrong kind."""
+
+
+class UnreadableLogsError(AuditorError):
+    """Files that cannot be read as logs, every one found in one run (not
+    only the first), each with its reason: `unreadable` maps file -> reason."""
+
+    def __init__(self, unreadable: dict[str, str], everything: bool = False):
+        self.unreadable = dict(unreadable)
+        listed = "; ".join(f"{path}: {why}" for path, why in self.unreadable.items())
+        hint = ("no file could be read" if everything else
+                "--keep-going audits the others and reports these as not audited")
+        super().__init__(f"{len(self.unreadable)} file(s) cannot be read as logs "
+                         f"({hint}): {listed}")

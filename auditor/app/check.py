@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.atomic import commit_together, report_folder
-from auditor.errors import EngineError, OutputError
+from auditor.errors import EngineError, LogFileError, OutputError, UnreadableLogsError
 from auditor.escape import one_line
+from auditor.logs.discover import LeftOut, discover_logs, leaving_out
 from auditor.logs.identity import check_events
 from auditor.logs.memory import small_pages
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, ReadOptions, inflate_limits
+from auditor.logs.screen import not_audited_meta, unreadable_logs
 from auditor.report import html
 from auditor.report.dice_report import flagged_lines
 from auditor.report.dice_tally import COLLECTOR as DICE_COLLECTOR
@@ -27,7 +29,7 @@ from auditor.report.formats import (
 )
 from auditor.audit.core import AuditResult
 from auditor.report.manifest import OWN_NAMES, write_manifest
-from auditor.report.provenance import provenance
+from auditor.report.provenance import provenance, suspect_line
 from auditor.report.sarif import MAX_RESULTS
 from auditor.report.summary import summary_text
 from auditor.rules.ruleset import load_ruleset
@@ -75,6 +77,13 @@ class CheckRequest:
     inflate: InflateLimits = DEFAULT_INFLATE_LIMITS
     #: The level a die is flagged at (`--dice-alpha`; None: the ruleset's).
     dice_alpha: float | None = None
+    #: Audit every file that can be read when others cannot (`--keep-going`):
+    #: those are reported as not audited and the run exits 2.
+    keep_going: bool = False
+    #: Globs of files left out on purpose (`--exclude`), listed as excluded.
+    exclude: tuple[str, ...] = ()
+    #: Columns renamed on read (the configuration's `columns`: file -> spec name).
+    columns: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -98,14 +107,19 @@ class CheckOutcome:
 
     @property
     def exit_code(self) -> int:
+        # (a file not audited sets the verdict's own exit code to 2)
         return 2 if self.incomplete else self.meta["verdict"]["exit_code"]
+
+    def warnings(self) -> list[str]:
+        """A line per column that looks like a typo of a spec column."""
+        return [suspect_line(e) for e in self.meta.get("suspect_columns", [])]
 
     def summary(self) -> str:
         """The terminal summary: the audit, then what triage made of it."""
         failing = self.meta["verdict"]["failing"]  # new findings only
         rules = {e["rule"] for e in self.meta.get("not_evaluated", [])}
         return "\n".join(filter(None, (
-            summary_text(self.result, self.written, self.fail_on, failing),
+            summary_text(self.result, self.written, self.fail_on, failing, self.meta),
             one_line(self.triage.summary_text()) if self.triage.summary_text() else "",
             *flagged_lines(self.result, self.dice_alpha),
             f"error: --require-complete: {len(rules)} rule(s) not evaluated (the reports "
@@ -122,7 +136,7 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
 
 
 def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
-    read = ReadOptions(request.encoding, request.assume_offset)
+    read = ReadOptions(request.encoding, request.assume_offset, tuple(request.columns))
     family = resolve_family(request.ruleset_ref)  # `nz` -> nz@*.toml, each version validated
     ruleset = family.latest if family else load_ruleset(request.ruleset_ref)
     accepted = load_accepted(request.baseline, request.waivers, ruleset,
@@ -138,22 +152,28 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
     # log is read), built aside and swapped in whole when the block ends well.
     folder = report_folder(request.out, OWN_NAMES) if files else contextlib.nullcontext()
     # Fresh memory in small pages, the audit and its reports (see small_pages).
-    with folder as target, small_pages():
-        job = AuditJob.of(request.paths, ruleset, jobs=request.jobs, engine=request.engine,
-                          scheduler=request.scheduler, read=read,
-                          site_from_path=request.site_from_path,
-                          collector=None if family else collector_for(request.formats))
-        if family:  # each version audits its own table sessions: loaded at once
-            logs = load_with_progress(list(job.files), progress, read, job.sites)
-            check_events(logs.events)
-            result = audit_family(logs, family, lambda logs, version: run_audit(
-                dataclasses.replace(job, ruleset=version), progress=progress, loaded=logs))
-        else:
-            result = run_audit(job, progress=progress)
+    left = LeftOut(globs=tuple(request.exclude))
+    with folder as target, small_pages(), leaving_out(left):
+        def audit_all():
+            # (the files discovered again on each try: those found unreadable are left out)
+            job = AuditJob.of(request.paths, ruleset, jobs=request.jobs,
+                              engine=request.engine, scheduler=request.scheduler, read=read,
+                              site_from_path=request.site_from_path,
+                              collector=None if family else collector_for(request.formats))
+            if family:  # each version audits its own table sessions: loaded at once
+                logs = load_with_progress(list(job.files), progress, read, job.sites)
+                check_events(logs.events)
+                return audit_family(logs, family, lambda logs, version: run_audit(
+                    dataclasses.replace(job, ruleset=version), progress=progress,
+                    loaded=logs))
+            return run_audit(job, progress=progress)
+
+        result = _audit_readable(audit_all, request, read, left, progress)
         meta = provenance(result, stamp=request.stamp)
         triage = accepted.triage(result.findings)
         meta["statuses"] = triage.as_meta()
         meta["verdict"] = verdict(result.findings, triage.status, request.fail_on)
+        not_audited_meta(meta, left.unreadable, left.excluded)
         progress.stage("writing")
         # The formats read each finding's status from its columns, not from meta.
         triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
@@ -173,6 +193,29 @@ def collector_for(formats) -> Collectors:
     dice tally always (the terminal names flagged dice whatever the
     formats), the HTML page's rows when it is written."""
     return html.COLLECTOR if "html" in formats else Collectors(dice=DICE_COLLECTOR)
+
+
+def _audit_readable(audit_all, request: CheckRequest, read: ReadOptions, left: LeftOut,
+                    progress: NoProgress):
+    """`audit_all()`; when a file cannot be read as a log, every such file
+    is found (one more read of each, only then): without --keep-going the
+    run stops naming them all, with it they are left out and the rest is
+    audited again from the start."""
+    while True:
+        try:
+            return audit_all()
+        except LogFileError as exc:
+            bad = unreadable_logs(list(request.paths), read)
+            if not bad or (len(bad) == 1 and not request.keep_going):
+                raise  # not a file's own fault, or the one such file: the error as it was
+            if not request.keep_going:
+                raise UnreadableLogsError(bad) from None
+            left.unreadable.update(bad)
+            try:
+                discover_logs(list(request.paths))
+            except LogFileError:
+                raise UnreadableLogsError(left.unreadable, everything=True) from None
+            progress.start()
 
 
 def _out_apart_from_logs(out: Path, paths) -> None:

@@ -12,21 +12,27 @@ either is used; nothing is merged across folders. Keys (each optional):
     out = "reports"
     waivers = "waivers.toml"
     baseline = "baseline.json"
+    keep_going = true               # as --keep-going
+    exclude = ["*roster*", "casino-c/old/*"]   # as --exclude, each a glob
+    [columns]                       # an exporter's column names -> the spec's
+    flag = "flags"
 
-A path (out, waivers, baseline, and a ruleset naming an existing file) is
+A path (out, waivers, baseline, and a ruleset given as a path: with a folder
+or ending in .toml) is
 relative to the configuration file's folder. A command-line option wins
 over the file.
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.codes import FAIL_ON_CHOICES
 from auditor.errors import ConfigError
+from auditor.guarded import load_toml
 from auditor.report.formats import parse_format
+from auditor.rules.ruleset import looks_like_path
 
 CONFIG_FILE = "auditor.toml"
 PYPROJECT = "pyproject.toml"
@@ -34,7 +40,9 @@ PYPROJECT = "pyproject.toml"
 #: map between the file and the command line
 KEYS = {"ruleset": ("text", "ruleset_ref"), "formats": ("list", "formats"),
         "fail-on": ("text", "fail_on"), "out": ("path", "out"),
-        "waivers": ("path", "waivers"), "baseline": ("path", "baseline")}
+        "waivers": ("path", "waivers"), "baseline": ("path", "baseline"),
+        "keep_going": ("bool", "keep_going"), "exclude": ("globs", "exclude"),
+        "columns": ("names", "columns")}
 
 
 @dataclass(frozen=True)
@@ -80,7 +88,20 @@ def load_config(path: Path) -> ProjectConfig:
     values: dict = {}
     for key, value in data.items():
         kind = KEYS[key][0]
-        if kind == "list":
+        if kind == "bool":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{source}: {key} must be true or false")
+        elif kind == "globs":
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{source}: {key} must be a glob or a list of them")
+            value = tuple(value)
+        elif kind == "names":
+            if not isinstance(value, dict) or not all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+                raise ConfigError(f"{source}: {key} must be a table of column names "
+                                  "(name in the file = \"name in event-log-v1\")")
+        elif kind == "list":
             value = [value] if isinstance(value, str) else value
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{source}: {key} must be a format name or a list of them")
@@ -93,7 +114,8 @@ def load_config(path: Path) -> ProjectConfig:
             raise ConfigError(f"{source}: {key} must be a string")
         if key == "fail-on" and value not in FAIL_ON_CHOICES:
             raise ConfigError(f"{source}: fail-on must be one of {', '.join(FAIL_ON_CHOICES)}")
-        if kind == "path" or key == "ruleset" and (path.parent / value).is_file():
+        if kind == "path" or key == "ruleset" and looks_like_path(value):
+            # (a bare ruleset id names a shipped ruleset, never a file beside this one)
             value = str(path.parent / value)
         values[key] = value
     return ProjectConfig(path, source, values)
@@ -109,7 +131,8 @@ def merged(options: dict, config: ProjectConfig | None, on_command_line) -> dict
         for key, (_, option) in KEYS.items():
             if key in config.values and not on_command_line(option):
                 value = config.values[key]
-                options[option] = tuple(value) if option == "formats" else value
+                options[option] = tuple(value) if option == "formats" else \
+                    tuple(sorted(value.items())) if option == "columns" else value
     return options
 
 
@@ -134,11 +157,13 @@ def _has_auditor_table(pyproject: Path) -> bool:
     return isinstance(tool, dict) and "auditor" in tool
 
 
+#: The largest configuration file read (auditor.toml, or a pyproject.toml
+#: holding [tool.auditor]): written by hand, like a ruleset.
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def _read(path: Path) -> dict:
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    """The file under the one guarded reader (`auditor.guarded`: a regular
+    file of at most MAX_CONFIG_BYTES, its dotted keys and nesting bounded)."""
+    return load_toml(path, MAX_CONFIG_BYTES, "a configuration file",
+                     lambda problem: ConfigError(f"{path}: {problem}"))

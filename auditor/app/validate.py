@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from auditor.audit.stamp import stamp_hits
 from auditor.checks import CHECKS
 from auditor.checks.context import CheckContext
+from auditor.errors import LogFileError, UnreadableLogsError
 from auditor.findings import finalize
+from auditor.logs.discover import LeftOut, leaving_out
 from auditor.logs.load import LoadedLogs, load_logs
 from auditor.logs.raw import (
     DEFAULT_INFLATE_LIMITS,
@@ -19,7 +22,7 @@ from auditor.logs.raw import (
     ReadOptions,
     inflate_limits,
 )
-from auditor.audit.stamp import stamp_hits
+from auditor.logs.screen import unreadable_logs
 from auditor.rules.ruleset import Rule
 
 #: The format's own ruleset id, stamped on what validate finds.
@@ -33,6 +36,8 @@ class Validation:
     logs: LoadedLogs
     #: every problem, in file and line order
     problems: pd.DataFrame
+    #: the files that cannot be read as logs at all: file -> reason
+    unreadable: dict[str, str] = field(default_factory=dict)
 
 
 def format_rule(check_name: str) -> Rule:
@@ -46,10 +51,24 @@ def validate(paths: list[str | Path], read: ReadOptions = DEFAULT_READ,
              inflate: InflateLimits = DEFAULT_INFLATE_LIMITS) -> Validation:
     """The format problems of the logs under `paths`, read as `read` says
     (a .gz one within `inflate`)."""
+    unreadable: dict[str, str] = {}
     with inflate_limits(inflate):
-        logs = load_logs(list(paths), options=read)
+        try:
+            logs = load_logs(list(paths), options=read)
+        except LogFileError as exc:
+            # every file that cannot be a log is listed, and the others validated
+            unreadable = unreadable_logs(list(paths), read)
+            if not unreadable:
+                raise
+            with leaving_out(LeftOut(unreadable=unreadable)):
+                try:
+                    logs = load_logs(list(paths), options=read)
+                except LogFileError:
+                    if len(unreadable) == 1:  # the one file given: the error as it was
+                        raise exc from None
+                    raise UnreadableLogsError(unreadable, everything=True) from None
     ctx = CheckContext(logs.events, None, logs.quarantine)
     parts = [stamp_hits(ctx, CHECKS[name].func(ctx, {}), format_rule(name), FORMAT)
              for name in FORMAT_CHECKS]
     problems = finalize(parts).sort_values(["source_file", "source_line"], kind="stable")
-    return Validation(logs, problems)
+    return Validation(logs, problems, unreadable)

@@ -36,6 +36,7 @@ from auditor.atomic import commit_together
 from auditor.errors import AuditorError, LogFileError, ReportError, RulesetError
 from auditor.findings import FINDINGS_SCHEMA
 from auditor.logs.load import load_logs
+from auditor.logs.screen import not_audited_meta, still_unreadable
 from auditor.logs.raw import (
     DEFAULT_INFLATE_LIMITS,
     InflateLimits,
@@ -157,6 +158,7 @@ def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_) -
     fresh_meta["statuses"] = triage.as_meta()
     fail_on = (recorded.get("verdict") or {}).get("fail_on", "major")
     fresh_meta["verdict"] = verdict(result.findings, triage.status, fail_on)
+    _check_not_audited(recorded, fresh_meta, inputs_root, verdict_)
     if "generated_at" in recorded:
         fresh_meta["generated_at"] = recorded["generated_at"]
     differing = _differing(recorded, fresh_meta)
@@ -166,6 +168,41 @@ def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_) -
     if manifest is not None:
         triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
         _render_again(manifest, recorded, triaged, files, verdict_)
+
+
+def _check_not_audited(recorded: dict, fresh_meta: dict, root: Path | None,
+                       verdict_: Verdict) -> None:
+    """A keep-going report stands only while each file it did not audit is
+    the same bytes and still unreadable for the same reason; the files it
+    excluded are recorded as they were (a choice, not a finding)."""
+    entries = recorded.get("not_audited") or []
+    everything = list(recorded.get("inputs", [])) + [{"path": e.get("file", "")}
+                                                     for e in entries]
+    where = _locate(everything, root)
+    standing: dict[str, str] = {}
+    shas: dict[str, str | None] = {}
+    read = ReadOptions(**recorded.get("read_options", {}))
+    for e in entries:
+        name = str(e.get("file", ""))
+        path = where.get(name, Path(name))
+        if not path.is_file():
+            verdict_.problems.append(f"not audited {name}: missing")
+            continue
+        digest = sha256_of(path)
+        if digest != e.get("sha256"):
+            verdict_.problems.append(f"not audited {name}: changed (sha256 was "
+                                     f"{e.get('sha256')}, now {digest})")
+            continue
+        why = still_unreadable(path, read)
+        if why != e.get("reason"):
+            verdict_.problems.append(f"not audited {name}: " + (
+                "can be read now" if why is None else f"unreadable now for another reason: {why}"))
+            continue
+        standing[name], shas[name] = why, digest
+    excluded = {str(x.get("file", "")): str(x.get("glob", ""))
+                for x in recorded.get("excluded") or []}
+    not_audited_meta(fresh_meta, standing if len(standing) == len(entries) else {}, excluded,
+                     shas)
 
 
 # --- part 1: the folder -----------------------------------------------------------------------
@@ -191,6 +228,12 @@ def _snapshot(folder: Path) -> dict[str, bytes | None]:
     raise ReportError(f"{folder}: its report kept changing while it was read")
 
 
+#: What the snapshot holds for a file of the user's in the report folder
+#: (a name no run writes, `OWN_NAMES`): never read, whatever its size (a
+#: 4 GiB file kept beside a report must not make it "no report").
+NOT_READ = b""
+
+
 def _read_entries(fd: int) -> dict[str, bytes | None]:
     import stat
 
@@ -199,6 +242,9 @@ def _read_entries(fd: int) -> dict[str, bytes | None]:
         st = os.stat(name, dir_fd=fd, follow_symlinks=False)
         if not stat.S_ISREG(st.st_mode):
             entries[name] = None
+            continue
+        if name not in OWN_NAMES:
+            entries[name] = NOT_READ
             continue
         try:
             handle = os.open(name, os.O_RDONLY, dir_fd=fd)
@@ -261,7 +307,10 @@ def _check_files(manifest: dict, files: dict, verdict_: Verdict) -> None:
         name = str(entry["name"])
         listed.add(name)
         data = files.get(name)
-        if name not in files:
+        if name not in OWN_NAMES:
+            verdict_.problems.append(f"{name}: listed in the manifest, but no run of the "
+                                     f"auditor writes a file of that name")
+        elif name not in files:
             verdict_.problems.append(f"{name}: missing (listed in the manifest)")
         elif data is None:
             verdict_.problems.append(f"{name}: not a readable file")

@@ -15,6 +15,7 @@ import pandas as pd
 
 from auditor.audit.collect import Collector
 from auditor.audit.coverage import drop_unjudged, not_evaluated
+from auditor.audit.midsession import mid_session
 from auditor.audit.stamp import stamp_all
 from auditor.checks import CHECKS
 from auditor.checks.context import CheckContext
@@ -43,6 +44,10 @@ class AuditResult:
         rulesets = getattr(self, "rulesets", None) or [self.ruleset]
         self.not_evaluated = not_evaluated(rulesets, self.logs.inputs)
         self.findings = drop_unjudged(self.findings, self.not_evaluated)
+        # tables whose log here starts or ends mid-session (auditor.audit.midsession)
+        self.findings, unknown, self.mid_session = mid_session(
+            rulesets, self.logs.inputs, self.findings)
+        self.not_evaluated += unknown
 
     @property
     def tables(self) -> list[str]:

@@ -27,7 +27,8 @@ def not_evaluated(rulesets, inputs) -> list[dict]:
     judged: dict[tuple, list[tuple]] = {}
     out = []
     for f in inputs:
-        key = (frozenset(f.columns), frozenset(f.events))
+        key = (frozenset(f.columns), frozenset(f.events),
+               frozenset(getattr(f, "never_filled", ())))
         if key not in judged:
             judged[key] = [(rule, why) for rule in rules.values()
                            if (why := CHECKS[rule.check].needs.missing(*key))]

@@ -211,8 +211,10 @@ def dice_returned_to_bowl(ctx, params) -> Hits:
 
     Fires on: `dice_selected` of two dice, then a roll with no `dice_to_bowl`
     of the other three; or the session ends (`table_close`, the next
-    `table_open`, the end of the table's log) with them still out: the return
-    is owed on the choice (seed 000 5.4), whether or not a roll follows.
+    `table_open`) with them still out: the return is owed on the choice (seed
+    000 5.4), whether or not a roll follows. A log that ends without
+    `table_close` ends mid-session: a return still owed there is not judged
+    (`auditor.audit.midsession`).
     Quiet on: the other three returned with `dice_to_bowl` before the roll.
     Points at: the `dice_selected` after which the rest were not returned.
     """
@@ -443,8 +445,9 @@ def lost_die_procedure(ctx, params) -> Hits:
     calls for a new set).
     Fires on: `die_lost`, the shooter sevens out, and the next shooter rolls
     with no `dice_received` of a new set, or with old-set dice; or the session
-    ends (`table_close`, the next `table_open`, the end of the table's log)
-    with no new set placed or the old dice still on the table.
+    ends (`table_close`, the next `table_open`) with no new set placed or the
+    old dice still on the table (a log that ends without `table_close` ends
+    mid-session: the procedure still pending there is not judged).
     Quiet on: a new set received and inspected, the old remaining dice removed,
     while the shooter finishes with the old dice until the 7 Out.
     Points at: the `die_lost` (new set / removal missing), or the roll that

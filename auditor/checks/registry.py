@@ -58,10 +58,13 @@ class Needs:
     columns: tuple[str, ...] = ()
     events: tuple[str, ...] = ()
 
-    def missing(self, columns, events) -> list[str]:
+    def missing(self, columns, events, never_filled=()) -> list[str]:
         """Why a file with these columns and recorded event types leaves the
-        check unable to judge (one reason per column or event), or []."""
-        why = [f"column `{c}` absent" for c in self.columns if c not in columns]
+        check unable to judge (one reason per column or event), or []. A
+        column present but `never_filled` is as good as absent."""
+        why = [f"column `{c}` absent" if c not in columns else
+               f"column `{c}` empty on every row" for c in self.columns
+               if c not in columns or c in never_filled]
         recorded = [e for e in self.events if e in events]
         if recorded:
             why += [f"event `{e}` never recorded (the file records "

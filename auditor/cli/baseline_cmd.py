@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from auditor.app.baseline import create_baseline
+from auditor.escape import one_line
 
 
 @click.group("baseline")
@@ -43,5 +44,6 @@ def create_command(source, out):
         auditor baseline create --from reports/findings.parquet --out baseline.json
     """
     document = create_baseline(Path(source), Path(out))  # a BaselineError: exit 2
-    click.echo(f"wrote {len(document['findings'])} finding(s) of ruleset "
-               f"{document['ruleset']['id']} to {out}")
+    # (the ruleset id comes from a received file's provenance: one line, escaped)
+    click.echo(one_line(f"wrote {len(document['findings'])} finding(s) of ruleset "
+                        f"{document['ruleset']['id']} to {out}"))

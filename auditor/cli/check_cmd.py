@@ -17,6 +17,7 @@ from auditor.cli.options import inflate_options
 from auditor.cli.progress import Progress
 from auditor.codes import FAIL_ON_CHOICES
 from auditor.escape import one_line
+from auditor.logs.columns import suspect_columns
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, ReadOptions
 from auditor.report.formats import FORMATS, parse_format
 from auditor.report.sarif import MAX_RESULTS
@@ -108,6 +109,13 @@ def read_options(command):
               help="The level a die (or a session's or set's totals) is flagged at, after "
                    "Holm's adjustment (default: the ruleset's dice_alpha, else 0.01). A flag "
                    "is a signal for inspection, not a finding (docs/dice-integrity.md).")
+@click.option("--keep-going", is_flag=True,
+              help="Audit every file that can be read when others cannot (cannot be "
+                   "decompressed or parsed, not an event log): those are reported as NOT "
+                   "AUDITED, with the reason, and the run exits 2.")
+@click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
+              help="Leave out files whose name, or path below the folder given, matches "
+                   "GLOB (repeatable); they are listed as excluded in the provenance.")
 @click.pass_context
 def check_command(ctx, paths, quiet, config_file, no_config, **options):
     """Audit logs against a ruleset and write the findings.
@@ -119,8 +127,9 @@ def check_command(ctx, paths, quiet, config_file, no_config, **options):
 
     \b
     Exit codes: 0 no findings at or above --fail-on (always under --fail-on
-    none); 1 findings at or above it; 2 the audit could not run (or, with
-    --require-complete, some rule could not be evaluated).
+    none); 1 findings at or above it; 2 the audit could not run, or (reports
+    written) some file could not be read under --keep-going, or, with
+    --require-complete, some rule could not be evaluated.
 
     \b
     Example:
@@ -161,6 +170,9 @@ def check_command(ctx, paths, quiet, config_file, no_config, **options):
         outcome = check(request, progress)
     finally:
         progress.finish()
+    if not quiet:
+        for line in outcome.warnings():
+            click.echo(one_line(f"warning: {line}"), err=True)
     try:
         _print(outcome, streams, quiet)
     except BrokenPipeError:  # `auditor check ... | head`: the reader has had enough
@@ -224,8 +236,9 @@ def validate_command(paths, encoding=None, assume_offset=None, inflate=DEFAULT_I
 
     Prints one located line per problem (file:line, table and seq where they
     could be read, what is wrong): malformed rows, seq gaps, repeated or
-    backward seq and ts. Exit 1 when there is any problem, 0 when none, 2
-    when a file cannot be read as a log at all.
+    backward seq and ts; every file that cannot be read as a log at all is
+    listed too (and the others validated). Exit 1 when there is any
+    problem, 0 when none, 2 when a file cannot be read as a log at all.
 
     \b
     Example:
@@ -234,13 +247,25 @@ def validate_command(paths, encoding=None, assume_offset=None, inflate=DEFAULT_I
     """
     validation = validate(list(paths), ReadOptions(encoding, assume_offset), inflate)
     findings, logs = validation.problems, validation.logs
+    suspects = 0
+    for f in logs.inputs:
+        for name, likely in suspect_columns(tuple(f.columns)):
+            suspects += 1
+            click.echo(one_line(f"warning: {f.path}: column `{name}` is not in event-log-v1; "
+                                f"did you mean `{likely}`?"), err=True)
+    for path, why in validation.unreadable.items():
+        click.echo(one_line(f"{path}: [not a log] cannot be read as a log: {why}"))
     for row in findings.itertuples(index=False):
         where = f"{row.source_file}:{row.source_line}"
         ident = f" {row.table_id} seq {row.seq}" if row.table_id is not None and \
             row.seq is not None and str(row.seq) != "<NA>" else ""
         click.echo(one_line(f"{where}:{ident} [{row.code}] {row.message}"))
     n = len(findings)
-    click.echo(f"{len(logs.inputs)} file(s), {logs.rows_read} row(s) read, "
+    bad = len(validation.unreadable)
+    unread = f"{bad} file(s) not a log, " if bad else ""
+    click.echo(f"{len(logs.inputs)} file(s), {unread}{logs.rows_read} row(s) read, "
                f"{logs.rows_quarantined} quarantined: "
-               + (f"{n} problem(s)" if n else "no problems"), err=True)
-    raise SystemExit(1 if n else 0)
+               + (f"{n} problem(s)" if n else "no problems")
+               + (f" ({suspects} column(s) that look like typos: see the warnings)"
+                  if suspects else ""), err=True)
+    raise SystemExit(2 if bad else 1 if n else 0)

@@ -10,10 +10,10 @@ order mark, text that is not UTF-8, gzip) is read whole (`read_csv`).
 from __future__ import annotations
 
 import codecs
-import contextlib
 import csv
 import hashlib
 import io
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -25,7 +25,7 @@ import pyarrow.csv as pa_csv
 
 from auditor.errors import LogFileError
 from auditor.logs.arrays import dictionary_codes, per_row, text_offsets_and_bytes
-from auditor.logs.raw import MAX_CELL_BYTES, RawRejected, arrow_message, clip
+from auditor.logs.raw import MAX_CELL_BYTES, RawRejected, arrow_message, clip, too_many_columns
 from auditor.logs.schema import COLUMN_NAMES
 
 
@@ -58,9 +58,13 @@ def read_csv_streamed(path: Path):
     blank or holds no whole header, any error): that read then gives what
     it always gave, error or rows."""
     try:
-        size = path.stat().st_size
-        with contextlib.ExitStack() as opened:
-            sources = [_CheckedReader(opened.enter_context(open(path, "rb")))]
+        fh = open(path, "rb")  # ONE open: the bytes hashed are the bytes parsed
+    except OSError:
+        return None  # (the whole read tells what is wrong)
+    with fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            sources = [_CheckedReader(fh)]
             first = sources[0].peek(CSV_BLOCK_BYTES)
             end = _header_end(first)
             if end >= len(first) or first.isspace() or first.startswith(_BYTE_ORDER_MARKS):
@@ -70,27 +74,27 @@ def read_csv_streamed(path: Path):
             tries = []
 
             def source_to_parse() -> _CheckedReader:
-                """The file as peeked, then read again from its start for
-                each larger block tried."""
+                """The file as peeked, then read again from its start (the
+                same opened file) for each larger block tried."""
                 if tries:
-                    opened.close()
-                    sources.append(_CheckedReader(opened.enter_context(open(path, "rb"))))
+                    fh.seek(0)
+                    sources.append(_CheckedReader(fh))
                 tries.append(len(tries))
                 return sources[-1]
 
-            table, collected = _parse_growing(path, source_to_parse, size, names, header_lines)
+            table, collected = _parse_growing(path, source_to_parse, size, names,
+                                              header_lines)
             source = sources[-1]
             source.finish()
-    except (LogFileError, OSError, ValueError, pa.ArrowException, _NotUtf8):
-        return None  # (the whole read tells what is wrong, as it always has)
-    return source.hexdigest(), _csv_rows(table, collected, names, header_lines, source.quoted,
-                                         lambda size: _file_tail(path, size))
+        except (LogFileError, OSError, ValueError, pa.ArrowException, _NotUtf8):
+            return None  # (the whole read tells what is wrong, as it always has)
+        return source.hexdigest(), _csv_rows(table, collected, names, header_lines,
+                                             source.quoted, lambda n: _file_tail(fh, n))
 
 
-def _file_tail(path: Path, size: int) -> bytes:
-    with open(path, "rb") as fh:
-        fh.seek(max(0, path.stat().st_size - size))
-        return fh.read(size)
+def _file_tail(fh, size: int) -> bytes:
+    fh.seek(max(0, os.fstat(fh.fileno()).st_size - size))
+    return fh.read(size)
 
 
 _BYTE_ORDER_MARKS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
@@ -182,6 +186,8 @@ def _csv_names(path: Path, header: bytes) -> tuple[list[str], int]:
         names = []
     except csv.Error as exc:
         raise LogFileError(path, f"the header is not a CSV record: {exc}", line=1) from None
+    if (problem := too_many_columns(len(names))) is not None:
+        raise LogFileError(path, f"the header has {problem}", line=1)
     if len(set(names)) != len(names):
         dupes = sorted(n for n, k in Counter(names).items() if k > 1)[:20]
         raise LogFileError(path, f"duplicate column(s) in header: {', '.join(dupes)}", line=1)

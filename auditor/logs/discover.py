@@ -4,7 +4,11 @@ announces, a folder searched recursively, in a stable order."""
 from __future__ import annotations
 
 import errno
+import fnmatch
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import LogFileError
@@ -36,11 +40,15 @@ def discover(paths: list[str | Path]) -> list[Path]:
             for p in sorted(path.rglob("*")):
                 if not format_from_name(p) or (p.is_dir() and not p.is_symlink()):
                     continue  # (a folder named like a log is searched like any other)
+                if _left_out(p, path):
+                    continue
                 problem = not_a_regular_file(p)
                 if problem:
                     raise LogFileError(p, f"{problem} (named like a log, so not skipped: "
                                        "remove or rename it)")
                 found.append(p)
+            continue
+        if _left_out(path, None):
             continue
         problem = not_a_regular_file(path)
         if problem:
@@ -55,6 +63,63 @@ def discover(paths: list[str | Path]) -> list[Path]:
     for p in found:
         unique.setdefault(str(p.resolve()), p)
     return list(unique.values())
+
+
+@dataclass
+class LeftOut:
+    """Files an audit leaves out on purpose, and says so: those matching an
+    `--exclude` glob (`excluded`: file -> the glob, as found) and those
+    `--keep-going` found unreadable (`unreadable`: file as found -> reason).
+    Discovery skips both, in every engine and every re-read of the logs
+    (forked workers inherit the setting)."""
+
+    globs: tuple[str, ...] = ()
+    unreadable: dict[str, str] = field(default_factory=dict)
+    excluded: dict[str, str] = field(default_factory=dict)
+
+
+_LEFT_OUT: LeftOut | None = None
+
+
+@contextmanager
+def leaving_out(left: LeftOut) -> Iterator[LeftOut]:
+    """Discover logs without the files `left` names or matches, within the
+    block; `left.excluded` gathers the files its globs left out."""
+    global _LEFT_OUT
+    before, _LEFT_OUT = _LEFT_OUT, left
+    try:
+        yield left
+    finally:
+        _LEFT_OUT = before
+
+
+def excluded_by(path: Path, root: Path | None, globs: tuple[str, ...]) -> str | None:
+    """The first glob matching `path`'s name or its path below `root` (the
+    folder given; `*` crosses folders there, as in `casino-c/*`), or None."""
+    rel = path.as_posix()
+    if root is not None:
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            pass
+    for glob in globs:
+        if fnmatch.fnmatchcase(path.name, glob) or fnmatch.fnmatchcase(rel, glob) \
+                or fnmatch.fnmatchcase(path.as_posix(), glob):
+            return glob
+    return None
+
+
+def _left_out(path: Path, root: Path | None) -> bool:
+    left = _LEFT_OUT
+    if left is None:
+        return False
+    if str(path) in left.unreadable:
+        return True
+    glob = excluded_by(path, root, left.globs) if left.globs else None
+    if glob is not None:
+        left.excluded.setdefault(str(path), glob)
+        return True
+    return False
 
 
 def not_a_regular_file(path: Path) -> str | None:

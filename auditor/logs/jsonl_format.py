@@ -13,7 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-from auditor.logs.raw import RawRejected, clip
+from auditor.errors import LogFileError
+from auditor.logs.raw import RawRejected, clip, too_many_columns
 from auditor.logs.schema import COLUMN_NAMES
 
 #: Nesting deeper than this quarantines the JSON line. A log cell holds no
@@ -27,6 +28,12 @@ MAX_JSON_DEPTH = 512
 #: nesting of lists, stays small).
 MAX_FAST_JSON_BRACKETS = 256
 
+#: More colons than this per line on average (a line of the spec's columns
+#: has about 20) sends a file to the line-by-line read, which counts the
+#: columns as it goes (Arrow's reader would build every column first).
+FAST_JSON_COLONS = 64
+
+
 def read_jsonl(path: Path, data: bytes):
     """Fast path: pyarrow's reader when every line is a plain object and each
     column keeps one type. Otherwise a line-by-line read that locates and keeps
@@ -34,7 +41,7 @@ def read_jsonl(path: Path, data: bytes):
     text_lines = data.split(b"\n")
     filled = sum(1 for ln in text_lines if ln)
     simple = b"\n\n" not in data and not data.startswith(b"\n") and b"\r" not in data \
-        and _few_brackets(data, filled)
+        and _few_brackets(data, filled) and data.count(b":") <= filled * FAST_JSON_COLONS
     if simple:
         try:
             table = pa_json.read_json(io.BytesIO(data))
@@ -82,6 +89,8 @@ def _read_jsonl_slow(path: Path, text_lines: list[bytes]):
     rejected = RawRejected()
     rows: list[dict] = []
     lines: list[int] = []
+    names: list[str] = []
+    seen: set[str] = set()
     for number, raw in enumerate(text_lines, start=1):
         if not raw.strip():
             continue
@@ -95,13 +104,12 @@ def _read_jsonl_slow(path: Path, text_lines: list[bytes]):
             rejected.cell_problems[len(rows)] = reasons
         rows.append(row)
         lines.append(number)
-    names: list[str] = []
-    seen: set[str] = set()
-    for row in rows:
         for key in row:
             if key not in seen:
                 seen.add(key)
                 names.append(key)
+        if (problem := too_many_columns(len(names))) is not None:
+            raise LogFileError(path, f"the lines up to here name {problem}", line=number)
     columns = {}
     for name in names:
         columns[name] = pa.array([row.get(name) for row in rows], type=pa.string())
@@ -116,7 +124,10 @@ def _json_row(raw: bytes) -> tuple[dict[str, str | None] | None, list[str]]:
     if too_deep(raw):
         return None, [f"nested more than {MAX_JSON_DEPTH} levels deep"]
     try:
-        obj = json.loads(raw.decode("utf-8"))
+        obj = json.loads(raw.decode("utf-8"), object_pairs_hook=_refusing_twice)
+    except _KeyTwice as exc:
+        return None, [f"key {_shown_key(exc.key)} appears twice in the line (which value "
+                      "was meant cannot be known)"]
     except UnicodeDecodeError:
         return None, ["the line is not UTF-8 text"]
     except RecursionError:
@@ -139,6 +150,33 @@ def _json_row(raw: bytes) -> tuple[dict[str, str | None] | None, list[str]]:
             problems.append(f"{key} is not text: it holds a lone surrogate {_escaped(bad[0])}")
             cells[key] = _SURROGATE.sub(lambda m: _escaped(m[0]), value)
     return cells, problems
+
+
+class _KeyTwice(ValueError):
+    """A JSON object naming one key twice: `{"outcome":"lose","outcome":"win"}`."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _refusing_twice(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's pairs as a dict, refusing a key given twice (json's
+    own dict keeps the last value silently: a row would be judged on one of
+    two values its line records). Arrow's reader refuses such a line too, so
+    the file is read here, line by line."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _KeyTwice(key)
+            seen.add(key)
+    return obj
+
+
+def _shown_key(key: str) -> str:
+    return repr(key) if len(key) <= 80 else f"{key[:80]!r}… ({len(key)} characters)"
 
 
 def _escaped(surrogate: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +27,7 @@ from auditor.logs.frame import order_events
 from auditor.logs.memory import release_memory, small_pages, use_lean_memory_pool
 from auditor.logs.raw import DEFAULT_READ, RawLog, RawRejected, ReadOptions
 from auditor.logs.read import read_log
+from auditor.logs.sessions import table_marks
 from auditor.logs.site import with_site
 
 
@@ -54,6 +55,13 @@ class InputFile:
     #: the site the file's path gave it (`--site-from-path`), so that
     #: `auditor verify` keys its tables as the audit did
     site: str | None = None
+    #: Columns present but empty on every row, though the file records
+    #: events the spec has them filled on (`schema.FILLED_ON`): judged as
+    #: absent (`auditor.run.coverage`).
+    never_filled: tuple[str, ...] = ()
+    #: where each table's log in the file begins and ends, and its rows that
+    #: establish the table's state (`auditor.logs.sessions`); not provenance
+    marks: dict = field(default_factory=dict, compare=False, repr=False)
 
     def as_dict(self) -> dict:
         """What the provenance says of the file: the counts, the spec's
@@ -172,8 +180,19 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
                        len(quarantine), columns,
                        tuple(e for e in schema.EVENTS if e in recorded),
                        options.encoding if raw.fmt != "parquet" else None,
-                       options.assume_offset if assumed else None, tuple(raw.notes), site)
+                       options.assume_offset if assumed else None, tuple(raw.notes), site,
+                       _never_filled(events, recorded),
+                       table_marks(events))
     return events, quarantine, loaded
+
+
+def _never_filled(events: pa.Table, recorded: set[str]) -> tuple[str, ...]:
+    """The columns of `schema.FILLED_ON` this file holds but never fills,
+    though it records an event they are filled on."""
+    n = events.num_rows
+    return tuple(c for c, on in schema.FILLED_ON.items()
+                 if c in events.column_names and recorded & set(on)
+                 and events.column(c).null_count == n)
 
 
 #: What to say after the reason every row of a file was quarantined for.

@@ -3,7 +3,10 @@ at a time; a row is located by its 1-based row number."""
 
 from __future__ import annotations
 
+import hashlib
 import io
+import mmap
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -13,11 +16,45 @@ import pyarrow.parquet as pq
 
 from auditor.errors import LogFileError
 from auditor.logs.arrays import is_text_type
-from auditor.logs.raw import RawRejected, arrow_message, read_bytes
+from auditor.logs.raw import RawRejected, arrow_message, read_bytes, too_many_columns
 
 
-def read_parquet(path: Path):
-    source = io.BytesIO(read_bytes(path)) if path.name.lower().endswith(".gz") else path
+def open_hashed(path: Path):
+    """A Parquet file mapped from ONE open, as the reader's source, and its
+    SHA-256 (of exactly the bytes mapped)."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size == 0:
+                return io.BytesIO(b""), hashlib.sha256(b"").hexdigest()
+            mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as exc:
+        raise LogFileError(path, f"cannot be read: {getattr(exc, 'strerror', None) or exc}") \
+            from None
+    digest = hashlib.sha256()
+    view = memoryview(mapped)
+    for at in range(0, len(view), 1 << 24):
+        digest.update(view[at:at + (1 << 24)])
+    view.release()
+    return pa.BufferReader(pa.py_buffer(mapped)), digest.hexdigest()
+
+
+def read_parquet(path: Path, source=None):
+    """The file's table; `source`: the file as already opened (`open_hashed`,
+    or a .gz file's inflated bytes). Running out of memory while reading is
+    said as such: a readable file is not unreadable evidence."""
+    if source is None:
+        source = io.BytesIO(read_bytes(path)) if path.name.lower().endswith(".gz") else path
+    try:
+        return _read_parquet(path, source)
+    except MemoryError:  # (pyarrow's ArrowMemoryError is one)
+        raise LogFileError(path, "ran out of memory while reading it (the file may be "
+                                 "sound: give the audit more memory, or split the file)") \
+            from None
+
+
+def _read_parquet(path: Path, source):
+    _refuse_wide(path, source)
     try:
         try:
             # Text columns as Parquet stores them, dictionary-encoded: no
@@ -27,15 +64,19 @@ def read_parquet(path: Path):
             names = pf.schema_arrow.names
             if len(set(names)) == len(names):
                 table = _parquet_columns(pf, names)
+        except MemoryError:
+            raise
         except (pa.ArrowException, OSError, UnicodeDecodeError):
             # A damaged file: read as before, so its error (or its rows) are
             # exactly what the plain reader gives.
-            if isinstance(source, io.BytesIO):
+            if hasattr(source, "seek"):
                 source.seek(0)
             pf = pq.ParquetFile(source)
             names = pf.schema_arrow.names
             if len(set(names)) == len(names):
                 table = _parquet_columns(pf, names)
+    except MemoryError:
+        raise
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise LogFileError(path, f"not a readable Parquet file: {arrow_message(exc)}") from None
     if len(set(names)) != len(names):
@@ -43,6 +84,20 @@ def read_parquet(path: Path):
         raise LogFileError(path, f"duplicate column(s): {', '.join(dupes)}")
     # Parquet has no lines; a row is located by its 1-based row number.
     return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
+
+
+def _refuse_wide(path: Path, source) -> None:
+    """LogFileError for a file of more than MAX_COLUMNS columns, from its
+    footer alone (a footer that cannot be read: the reader says why)."""
+    try:
+        count = len(pq.read_schema(source).names)
+    except (pa.ArrowException, OSError, UnicodeDecodeError):
+        return
+    finally:
+        if hasattr(source, "seek"):
+            source.seek(0)
+    if (problem := too_many_columns(count)) is not None:
+        raise LogFileError(path, f"the file has {problem}")
 
 
 def time_assumptions(table: pa.Table) -> list[str]:
@@ -62,7 +117,7 @@ def time_assumptions(table: pa.Table) -> list[str]:
 def _text_columns(source) -> list[str]:
     """The top-level text and binary columns of a Parquet file."""
     schema = pq.read_schema(source)
-    if isinstance(source, io.BytesIO):
+    if hasattr(source, "seek"):
         source.seek(0)
     return [f.name for f in schema if is_text_type(f.type)]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import codecs
 import gzip
 import hashlib
+import os
 import re
 import zlib
 from contextlib import contextmanager
@@ -23,6 +24,21 @@ from auditor.errors import LogFileError, ReadOptionError
 #: its row (the reason names the column and the size) and is kept in the
 #: quarantine only as its first CELL_KEEP_CHARS characters.
 MAX_CELL_BYTES = 1 << 20
+
+#: The most columns a log file may have (the spec has 17; a site and a few
+#: of an exporter's own are welcome). Every column costs Arrow's parsers
+#: memory per row whatever the cells hold: 50,000 empty columns in a 117 MB
+#: CSV abort the process (std::bad_alloc) under 2 GiB. A file with more
+#: stops the run (exit 2), named, before any row is parsed.
+MAX_COLUMNS = 1024
+
+
+def too_many_columns(count: int) -> str | None:
+    """The problem of a file with `count` columns, or None."""
+    if count <= MAX_COLUMNS:
+        return None
+    return (f"{count:,} columns; a log may have at most {MAX_COLUMNS:,} (the spec has 17; "
+            f"drop the columns that are no log's before auditing)")
 CELL_KEEP_CHARS = 200
 
 
@@ -35,13 +51,20 @@ class ReadOptions:
 
     encoding: str | None = None
     assume_offset: str | None = None
+    #: Columns renamed on read (name in the file, name in event-log-v1):
+    #: the project configuration's `columns`, for exporters whose names differ.
+    columns: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self):
+        if isinstance(self.columns, dict):  # (as the provenance records it)
+            object.__setattr__(self, "columns", tuple(sorted(self.columns.items())))
         if self.encoding is not None:
             try:
-                codecs.lookup(self.encoding)
+                info = codecs.lookup(self.encoding)
+                if not getattr(info, "_is_text_encoding", True):
+                    raise LookupError  # (rot13, base64, zlib: codecs, not text encodings)
             except LookupError:
-                raise ReadOptionError(f"--encoding {self.encoding}: not an encoding Python "
+                raise ReadOptionError(f"--encoding {self.encoding}: not a text encoding Python "
                                       f"knows (e.g. cp1252, latin-1, utf-16)") from None
         if self.assume_offset is not None:
             m = re.fullmatch(r"([+-])([0-9]{2}):([0-9]{2})", self.assume_offset)
@@ -51,8 +74,11 @@ class ReadOptions:
 
     def as_dict(self) -> dict:
         """The options given, for the provenance (empty: read as the spec says)."""
-        return {k: v for k, v in (("encoding", self.encoding),
-                                  ("assume_offset", self.assume_offset)) if v is not None}
+        out = {k: v for k, v in (("encoding", self.encoding),
+                                 ("assume_offset", self.assume_offset)) if v is not None}
+        if self.columns:
+            out["columns"] = dict(self.columns)
+        return out
 
 
 #: Logs read as the spec says.
@@ -145,15 +171,54 @@ def read_bytes(path: Path) -> bytes:
         raise LogFileError(path, f"cannot be read: {exc}") from None
 
 
-def _inflated(path: Path, limits: InflateLimits) -> bytes:
+def read_bytes_hashed(path: Path) -> tuple[bytes, str]:
+    """A file's content (a .gz file's inflated, under the limits) and the
+    SHA-256 of the bytes on disk, from ONE opened file: a file renamed over
+    between a hash's open and a parser's would otherwise put one file's
+    hash beside another file's rows."""
+    try:
+        with open(path, "rb") as fh:
+            hashed = _HashedReader(fh)
+            if path.name.lower().endswith(".gz"):
+                data = _inflated(path, _inflate_limits, hashed)
+                hashed.drain()
+            else:
+                data = hashed.read()
+        return data, hashed.digest.hexdigest()
+    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+        raise LogFileError(path, f"cannot be read: {exc}") from None
+
+
+class _HashedReader:
+    """An opened file, hashed as it is read."""
+
+    def __init__(self, fh):
+        self._fh = fh
+        self.digest = hashlib.sha256()
+        self.size = os.fstat(fh.fileno()).st_size
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._fh.read(size)
+        self.digest.update(data)
+        return data
+
+    def drain(self) -> None:
+        while self.read(1 << 20):
+            pass
+
+
+def _inflated(path: Path, limits: InflateLimits, source=None) -> bytes:
     """A .gz file's content, inflated a block at a time and refused
     (LogFileError) as soon as it passes `limits`: a 1 MB file inflating to
-    1 GiB costs at most the limit, never the gigabyte."""
-    packed = path.stat().st_size
+    1 GiB costs at most the limit, never the gigabyte. `source`: the file
+    already opened (`read_bytes_hashed`)."""
+    packed = source.size if source is not None else path.stat().st_size
     by_ratio = max(limits.max_ratio * packed, INFLATE_ALWAYS_BYTES)
     cap = min(limits.max_bytes, by_ratio)
     blocks, total = [], 0
-    with gzip.open(path, "rb") as fh:
+    opened = gzip.GzipFile(fileobj=source, mode="rb") if source is not None \
+        else gzip.open(path, "rb")
+    with opened as fh:
         while block := fh.read(1 << 20):
             total += len(block)
             if total > cap:

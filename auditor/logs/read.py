@@ -12,7 +12,7 @@ on is made plain here (`_plain_cells`).
 
 from __future__ import annotations
 
-import hashlib
+import io
 import json
 from pathlib import Path
 
@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from auditor.logs import csv_format, jsonl_format, parquet_format
 from auditor.logs.arrays import dictionary_codes, is_text_type
+from auditor.logs.columns import missing_hint, renamed
 from auditor.logs.discover import format_from_name, not_a_regular_file
 from auditor.logs.raw import (
     CELL_KEEP_CHARS,
@@ -31,13 +32,23 @@ from auditor.logs.raw import (
     RawLog,
     ReadOptions,
     read_bytes,
-    sha256_of,
+    read_bytes_hashed,
 )
 from auditor.logs.schema import EVENT_REQUIRES, EVENTS, REQUIRED_COLUMNS
 
 
 def read_log(path: Path, options: ReadOptions = DEFAULT_READ) -> RawLog:
-    """Read one file; raise LogFileError when it cannot be a log."""
+    """Read one file; raise LogFileError when it cannot be a log, or when
+    memory ran out reading it (said as such: not unreadable evidence)."""
+    try:
+        return _read_log(path, options)
+    except MemoryError:  # (pyarrow's ArrowMemoryError is one)
+        raise LogFileError(path, "ran out of memory while reading it (the file may be "
+                                 "sound: give the audit more memory, or split the file)") \
+            from None
+
+
+def _read_log(path: Path, options: ReadOptions) -> RawLog:
     problem = not_a_regular_file(path)  # (a pipe or a device: never opened)
     if problem:
         raise LogFileError(path, problem)
@@ -50,13 +61,15 @@ def read_log(path: Path, options: ReadOptions = DEFAULT_READ) -> RawLog:
         digest, (table, lines, rejected) = streamed
     else:
         table, lines, rejected, digest = _read_whole(path, fmt, gz, encoding)
+    table, renames = renamed(table, options.columns, path)
     missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
     if missing:
-        raise LogFileError(path, f"missing required column(s): {', '.join(missing)}")
+        raise LogFileError(path, f"missing required column(s): {', '.join(missing)}"
+                                 + missing_hint(missing, table.column_names))
     _check_event_columns(path, table)
     if table.num_rows == 0 and not rejected.lines:
         raise LogFileError(path, "the file holds no events")
-    notes = parquet_format.time_assumptions(table) if fmt == "parquet" else []
+    notes = renames + (parquet_format.time_assumptions(table) if fmt == "parquet" else [])
     table, cell_problems = _plain_cells(table)
     for row, why in rejected.cell_problems.items():
         cell_problems.setdefault(row, []).extend(why)
@@ -86,7 +99,8 @@ def _check_event_columns(path: Path, table: pa.Table) -> None:
         need = [c for c in EVENT_REQUIRES[event] if c in lacking]
         if counts.get(event) and need:
             raise LogFileError(path, f"no column `{need[0]}`, which the spec requires for "
-                                     f"`{event}` events (the file holds {counts[event]:,})")
+                                     f"`{event}` events (the file holds {counts[event]:,})"
+                                     + missing_hint(need[:1], table.column_names))
 
 
 def _suggest_encoding(path: Path, problems: dict[int, list[str]]) -> None:
@@ -109,20 +123,16 @@ def _read_whole(path: Path, fmt: str, gz: bool, encoding: str | None = None):
     """A file read whole (the one way for Parquet, JSON Lines and gzip; for
     a CSV file the streamed read cannot take): its table, lines, rejected
     rows and SHA-256."""
-    whole = None  # a plain text file's bytes: read once, hashed as read
-    try:
-        if fmt == "parquet" or gz:
-            digest = sha256_of(path)
-        else:
-            whole = path.read_bytes()
-            digest = hashlib.sha256(whole).hexdigest()
-    except OSError as exc:
-        raise LogFileError(path, f"cannot be read: {exc.strerror or exc}") from None
+    # One opened file gives both the SHA-256 and the bytes parsed (a file
+    # renamed over between two opens must not pair one file's hash with
+    # another's rows): a Parquet file is mapped, the rest read.
+    if fmt == "parquet" and not gz:
+        source, digest = parquet_format.open_hashed(path)
+        return (*parquet_format.read_parquet(path, source), digest)
+    data, digest = read_bytes_hashed(path)
     if fmt == "parquet":
-        return (*parquet_format.read_parquet(path), digest)
-    data = read_bytes(path) if whole is None else whole
+        return (*parquet_format.read_parquet(path, io.BytesIO(data)), digest)
     data = _utf8(path, data) if encoding is None else _decoded(path, data, encoding)
-    del whole
     if not data or data.isspace():  # (not data.strip(): no copy of a large file)
         raise LogFileError(path, "the file is empty")
     read = csv_format.read_csv if fmt == "csv" else jsonl_format.read_jsonl

@@ -185,6 +185,13 @@ FLAGS: dict[str, tuple[str, ...]] = {
     "marker": ("dont_pass_line",),
 }
 
+#: Columns the spec has filled on every event of these types: a file that
+#: records such events but leaves the column empty on every row has not
+#: recorded it, as if the column were absent (`auditor.run.coverage`).
+FILLED_ON: dict[str, tuple[str, ...]] = {
+    "flags": ("roll", "dice_collected", "dice_to_shooter", "no_roll"),
+}
+
 #: Numbers a come or don't come bet can travel to.
 POINT_NUMBERS: tuple[int, ...] = (4, 5, 6, 8, 9, 10)
 

@@ -26,6 +26,7 @@ import io
 from pathlib import Path
 
 from auditor.atomic import atomic_path
+from auditor.escape import one_line
 from auditor.findings import FINDING_COLUMNS, findings_columns
 from auditor.report.records import INT_COLUMNS, finding_records, finding_statuses, plain
 
@@ -47,7 +48,10 @@ def _number(value) -> str:
     return "" if value is None else str(int(value))
 
 
-def findings_csv(result) -> str:
+def findings_csv(result, cell=None) -> str:
+    """The findings as CSV text; `cell` makes each text cell (default
+    `cell_text`)."""
+    made = cell or cell_text
     findings = result.findings
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
@@ -56,18 +60,23 @@ def findings_csv(result) -> str:
     evidence = findings["evidence"].tolist()
     for rec, st, text in zip(finding_records(findings), finding_statuses(findings),
                              evidence):
-        row = [_number(rec[c]) if c in INT_COLUMNS else cell_text(rec[c])
+        row = [_number(rec[c]) if c in INT_COLUMNS else made(rec[c])
                for c in columns if c != "evidence"]
-        row.insert(columns.index("evidence"), cell_text(plain(text) or None))
+        row.insert(columns.index("evidence"), made(plain(text) or None))
         waiver = st.waiver or {}
-        row += [cell_text(st.status), _number(waiver.get("number")),
-                cell_text(waiver.get("reason"))]
+        row += [made(st.status), _number(waiver.get("number")),
+                made(waiver.get("reason"))]
         writer.writerow(row)
     return buffer.getvalue()
 
 
 def text(result, meta: dict) -> str:
-    return findings_csv(result)
+    """findings.csv for standard output (`--format csv:-`): each cell on one
+    line (`one_line`: a line break in a value as a visible `\\n`), so no value
+    from a log starts a line of a terminal or a CI log; the file keeps the
+    value whole, quoted."""
+    return findings_csv(result, cell=lambda value: "" if value is None
+                        else one_line(cell_text(value)))
 
 
 def write(result, meta: dict, out: Path) -> list[str]:

@@ -53,7 +53,10 @@ def annotations(result, meta: dict) -> list[str]:
         f"::warning file={escape_property(e['file'])},title="
         f"{escape_property('not evaluated ' + e['rule'])}::"
         + escape_data(f"rule {e['rule']} ({e['code']}) not evaluated: {e['reason']}")
-        for e in meta.get("not_evaluated", getattr(result, "not_evaluated", []))]
+        for e in meta.get("not_evaluated", getattr(result, "not_evaluated", []))] + [
+        f"::error file={escape_property(e['file'])},title=not audited::"
+        + escape_data(f"{e['file']} not audited (cannot be read as a log): {e['reason']}")
+        for e in meta.get("not_audited", [])]
 
 
 def text(result, meta: dict) -> str:

@@ -72,6 +72,7 @@ from auditor.report.html_events import text as _text
 from auditor.report.page import PAGE, TEMPLATES, environment
 from auditor.report.provenance import provenance
 from auditor.report.records import finding_records
+from auditor.report.summary import incomplete_text, loosened_line
 
 #: findings listed per table and code; counts and charts always cover them all
 MAX_FINDINGS_PER_TABLE_CODE = 200
@@ -143,6 +144,11 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
     findings = joined_sites(result.findings)  # tables keyed as the events are
 
     verdict = _verdict(findings, meta)
+    # What the audit could not look at stands in the verdict's banner.
+    verdict["incomplete"] = incomplete_text(
+        prov.get("not_evaluated", getattr(result, "not_evaluated", [])),
+        prov.get("not_audited", []))
+    verdict["not_audited"] = bool(prov.get("not_audited"))
 
     asked = per_table_code
     per_table_code = code_cap(_group_sizes(findings), per_table_code, budget)
@@ -163,6 +169,10 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
             "status": rs.get("status", result.ruleset.status),
             "content_hash": rs.get("content_hash", result.ruleset.content_hash),
             "disabled_rules": rs.get("disabled_rules", []),
+            # what an overlay or a file not the shipped ruleset loosened
+            "loosened_line": loosened_line(getattr(result, "rulesets", None)
+                                           or [result.ruleset]),
+            "shown": result.ruleset.shown,
             "jurisdiction": result.ruleset.jurisdiction,
             "authority": result.ruleset.authority,
             "notes": result.ruleset.notes,
@@ -171,6 +181,8 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
         },
         "verdict": verdict,
         "not_evaluated": prov.get("not_evaluated", getattr(result, "not_evaluated", [])),
+        "not_audited": prov.get("not_audited", []),
+        "excluded": prov.get("excluded", []),
         "inputs": prov.get("inputs", []),
         "rows": prov.get("rows", {}),
         "balanced": all(f["rows_read"] == f["rows_replayed"] + f["rows_quarantined"]

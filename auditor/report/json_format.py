@@ -52,7 +52,7 @@ def summary(result, meta: dict, dice_alpha: float | None = None) -> dict:
     findings = result.findings
     statuses = [s.status for s in finding_statuses(findings)]
     by_code = findings["code"].value_counts()
-    return {
+    out = {
         "schema_version": SCHEMA_VERSION,
         "provenance": meta,
         "counts": {
@@ -68,6 +68,10 @@ def summary(result, meta: dict, dice_alpha: float | None = None) -> dict:
         # dice integrity: statistical signals, not findings (auditor.report.dice_report)
         "dice": summary_section(result, dice_alpha),
     }
+    for key in ("not_audited", "excluded"):  # only when some file was left out
+        if meta.get(key):
+            out[key] = meta[key]
+    return out
 
 
 def default_verdict(findings: pd.DataFrame, statuses: list[str]) -> dict:

@@ -31,6 +31,7 @@ from auditor.atomic import atomic_path
 from auditor.codes import REPORT_ONLY, SEVERITY_RANK
 from auditor.escape import xml_text
 from auditor.report.json_format import inert_json
+from auditor.report.summary import incomplete_text, verdict_line
 from auditor.report.records import (
     FindingStatus,
     finding_records,
@@ -43,6 +44,11 @@ NO_TABLE = "(no table)"
 
 
 def _detail(rec: dict, status: str, waiver: dict | None) -> str:
+    """A finding as lines of `key: value`; a line break in a value written
+    as a visible `\\n` (as `one_line` does; `xml_text` then writes every
+    other invisible character), so no value (a table id holding a line
+    break) starts a line of its own in the XML's text, which a CI log
+    prints as it is (`--format junit:-`)."""
     actor = " ".join(str(v) for v in (rec["actor_role"], rec["actor_id"]) if v) or "-"
     lines = [
         f"status: {status}",
@@ -60,7 +66,7 @@ def _detail(rec: dict, status: str, waiver: dict | None) -> str:
     ]
     if waiver:
         lines.append(f"waiver: {waiver['number']}: {waiver['reason']}")
-    return "\n".join(lines)
+    return "\n".join(line.replace("\n", "\\n") for line in lines)  # (the rest: xml_text)
 
 
 def failure_message(rec: dict) -> str:
@@ -99,6 +105,14 @@ def junit_tree(result, meta: dict) -> ET.Element:
                         ("fail_on", fail_on),
                         ("tables", str(len(result.tables)))):
         ET.SubElement(props, "property", {"name": name, "value": xml_text(value)})
+    incomplete = incomplete_text(meta.get("not_evaluated", getattr(result, "not_evaluated", [])),
+                                 meta.get("not_audited", []))
+    if incomplete:  # beside the verdict, as on the terminal
+        ET.SubElement(props, "property", {"name": "incomplete", "value": xml_text(
+            verdict_line(meta.get("verdict") or {"fail_on": fail_on}, incomplete))})
+    for e in meta.get("not_audited", []):
+        ET.SubElement(props, "property", {"name": "not_audited",
+                                          "value": xml_text(f"{e['file']}: {e['reason']}")})
     unseen: dict[str, list[str]] = {}
     for e in meta.get("not_evaluated", getattr(result, "not_evaluated", [])):
         unseen.setdefault(e["rule"], []).append(f"{e['file']}: {e['reason']}")
@@ -138,6 +152,13 @@ def junit_tree(result, meta: dict) -> ET.Element:
             out = ET.SubElement(case, "system-out")
             out.text = xml_text(_not_failing_header(other, fail_on) + "\n\n" + "\n\n".join(
                 _detail(rec, st.status, st.waiver) for rec, st in other))
+    for e in meta.get("not_audited", []):  # a file not read is an error, not a pass
+        case = ET.SubElement(suite, "testcase", {"classname": suite_name,
+                                                 "name": xml_text(f"not audited {e['file']}")})
+        ET.SubElement(case, "error", {"type": "not_audited", "message": xml_text(
+            f"{e['file']}: not audited: {e['reason']}")})
+        counts["tests"] += 1
+        counts["errors"] += 1
     for key, n in counts.items():
         suite.set(key, str(n))
         root.set(key, str(n))

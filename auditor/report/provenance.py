@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from auditor import __version__
 from auditor.audit.core import AuditResult
 from auditor.findings import severity_counts
+from auditor.logs.columns import suspect_columns as likely_columns
 
 
 def provenance(result: AuditResult, stamp: bool = False) -> dict:
@@ -27,6 +28,12 @@ def provenance(result: AuditResult, stamp: bool = False) -> dict:
         # there are not in the report); [] when every rule was evaluated
         "not_evaluated": list(result.not_evaluated),
     }
+    partial = getattr(result, "mid_session", None)
+    if partial:  # tables whose log here starts or ends mid-session (only when any)
+        data["mid_session"] = list(partial)
+    suspects = suspect_columns(logs.inputs, result.not_evaluated)
+    if suspects:  # columns that look like typos of the spec's (only when there are any)
+        data["suspect_columns"] = suspects
     read = getattr(logs, "read", None)
     if read is not None and read.as_dict():
         data["read_options"] = read.as_dict()  # --encoding, --assume-offset
@@ -40,6 +47,27 @@ def provenance(result: AuditResult, stamp: bool = False) -> dict:
     if stamp:
         data["generated_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     return data
+
+
+def suspect_columns(inputs, not_evaluated: list[dict]) -> list[dict]:
+    """Per file, each column that is not in event-log-v1 but looks like a
+    typo of a spec column the file lacks: {file, column, likely, rules},
+    `rules` the rules not evaluated there for want of that column."""
+    out = []
+    for f in inputs:
+        for name, likely in likely_columns(tuple(f.columns)):
+            needing = {e["rule"] for e in not_evaluated
+                       if e["file"] == f.path and f"column `{likely}`" in e["reason"]}
+            out.append({"file": f.path, "column": name, "likely": likely,
+                        "rules": len(needing)})
+    return out
+
+
+def suspect_line(entry: dict) -> str:
+    """The warning for one suspect column."""
+    need = f" {entry['rules']} rule(s) need it." if entry.get("rules") else ""
+    return (f"{entry['file']}: column `{entry['column']}` is not in event-log-v1; did you "
+            f"mean `{entry['likely']}`?{need}")
 
 
 def ruleset_block(rs) -> dict:
@@ -56,4 +84,7 @@ def ruleset_block(rs) -> dict:
     for k in ("effective_from", "effective_to"):
         if getattr(rs, k, None) is not None:
             block[k] = getattr(rs, k).isoformat()
+    if getattr(rs, "not_shipped", None) is not None:
+        # a file declaring a shipped ruleset's id without being it
+        block["not_shipped"] = dict(rs.not_shipped)
     return block

@@ -162,7 +162,8 @@ def _document(result, meta: dict, rules: list[dict], results: list[dict],
                            "ruleset_hash": result.ruleset.content_hash},
         }},
     }
-    invocation = _invocation(meta.get("not_evaluated", getattr(result, "not_evaluated", [])))
+    invocation = _invocation(meta.get("not_evaluated", getattr(result, "not_evaluated", [])),
+                             meta.get("not_audited", []))
     if omitted:
         total = len(results) + omitted["total"]
         invocation["toolExecutionNotifications"].append({
@@ -182,10 +183,15 @@ def _document(result, meta: dict, rules: list[dict], results: list[dict],
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 
-def _invocation(not_evaluated: list[dict]) -> dict:
-    """The run's invocation: a warning notification per rule and file the
-    audit could not evaluate (what a dashboard shows beside the results)."""
-    return {"executionSuccessful": True, "toolExecutionNotifications": [
+def _invocation(not_evaluated: list[dict], not_audited: list[dict] = ()) -> dict:
+    """The run's invocation: an error notification per file not audited (the
+    run is then not successful), a warning notification per rule and file
+    the audit could not evaluate (what a dashboard shows beside the results)."""
+    unread = [{"level": "error", "descriptor": {"id": "not_audited"},
+               "message": {"text": f"{e['file']} not audited: {e['reason']}"},
+               "locations": [{"physicalLocation": {"artifactLocation": {
+                   "uri": artifact_uri(e["file"])}}}]} for e in not_audited]
+    return {"executionSuccessful": not not_audited, "toolExecutionNotifications": unread + [
         {"level": "warning", "descriptor": {"id": "not_evaluated"},
          "associatedRule": {"id": e["rule"]},
          "message": {"text": f"rule {e['rule']} ({e['code']}) not evaluated in "

@@ -29,18 +29,28 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from auditor.codes import REPORT_ONLY, SEVERITY_RANK
+from auditor.codes import SEVERITY_RANK
 from auditor.escape import one_line
 from auditor.findings import severity_counts
-from auditor.report.records import finding_records, finding_statuses
-from auditor.report.summary import loosened_line, verdict_text
+from auditor.report.records import finding_records, finding_statuses, table_label
+from auditor.report.summary import (
+    excluded_line,
+    incomplete_text,
+    loosened_line,
+    not_audited_lines,
+    verdict_line,
+    verdict_word,
+)
+from auditor.audit.coverage import coverage_line
+from auditor.audit.midsession import mid_session_line
 
 #: how many findings the table lists
 TOP_FINDINGS = 20
 RESET = "\x1b[0m"
 COLOURS = {"critical": "\x1b[1;31m", "major": "\x1b[31m", "minor": "\x1b[33m",
            "info": "\x1b[36m", "FAIL": "\x1b[1;31m", "PASS": "\x1b[1;32m",
-           "REPORT ONLY": "\x1b[1;33m", "heading": "\x1b[1m"}
+           "REPORT ONLY": "\x1b[1;33m", "INCOMPLETE": "\x1b[1;33m",
+           "PASS — incomplete": "\x1b[1;33m", "heading": "\x1b[1m"}
 
 
 def _paint(text: str, key: str, color: bool) -> str:
@@ -79,15 +89,24 @@ def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS,
     logs = result.logs
     rs = result.ruleset
     verdict = meta.get("verdict") or {}
-    fail_on = verdict.get("fail_on", "major")
-    failing = verdict.get("failing", 0)
+    unseen = meta.get("not_evaluated", getattr(result, "not_evaluated", []))
+    not_audited = meta.get("not_audited", [])
     lines = [one_line(
-        f"auditor: {rs.id} ({rs.status}); {len(logs.inputs)} file(s), "
+        f"auditor: {rs.shown} ({rs.status}); {len(logs.inputs)} file(s), "
         f"{len(result.tables)} table(s), {logs.rows_replayed:,} event(s) replayed of "
         f"{logs.rows_read:,} read ({logs.rows_quarantined:,} quarantined)"), ""]
-    word = "REPORT ONLY" if fail_on == REPORT_ONLY else ("FAIL" if failing else "PASS")
-    said = verdict_text(fail_on, failing)
-    lines += [_paint(word, word, color) + one_line(said[len(word):]), ""]
+    # What was not looked at stands beside the verdict, in its colour: never
+    # a plain green PASS over files not audited or rules not evaluated.
+    incomplete = incomplete_text(unseen, not_audited)
+    word = verdict_word(verdict, incomplete)
+    said = verdict_line(verdict, incomplete)
+    lines += [_paint(one_line(said), word, color) if incomplete else
+              _paint(word, word, color) + one_line(said[len(word):])]
+    lines += not_audited_lines(not_audited)
+    lines += [line for line in (excluded_line(meta.get("excluded", [])),
+                                one_line(mid_session_line(meta.get("mid_session", []))),
+                                one_line(coverage_line(unseen))) if line]
+    lines.append("")
     loosened = loosened_line(getattr(result, "rulesets", None) or [rs])
     if loosened:
         lines += [one_line(loosened), ""]
@@ -122,7 +141,7 @@ def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS,
         message = rec["message"] or rec["code"]
         if st.status != "new":
             message += f" [{st.status}]"
-        rows.append((rec["severity"], one_line(rec["table_id"]), one_line(rec["seq"]),
+        rows.append((rec["severity"], one_line(table_label(rec)), one_line(rec["seq"]),
                      one_line(rec["code"]), one_line(rec["clause"]), one_line(message)))
     lines += ["", (f"Top findings ({len(rows):,} of {len(records):,}, new first, "
                    f"most severe first):")]

@@ -19,10 +19,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import re
-import stat
-import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -31,14 +29,10 @@ from typing import Any
 from auditor.checks.parameters import PARAMETERS, ParameterError, validate_value
 from auditor.codes import CODES, LOG_CODES, SEVERITIES, SEVERITY_RANK
 from auditor.errors import RulesetError
+from auditor.guarded import MAX_KEY_CHARS, MAX_KEY_PARTS, load_toml  # noqa: F401 (re-exported)
 
 MAX_EXTENDS_DEPTH = 16
 MAX_RULESET_BYTES = 1 << 20
-#: A dotted key (`rule.params.x`) may have at most this many parts and this
-#: many characters: Python's TOML parser takes time and memory quadratic in
-#: the parts (20,000 in a 40 KB file: gigabytes), so they are counted first.
-MAX_KEY_PARTS = 16
-MAX_KEY_CHARS = 1024
 
 RULESET_KEYS = {
     "id", "title", "jurisdiction", "authority", "source", "status", "notes", "extends",
@@ -101,6 +95,18 @@ class Ruleset:
     loosened: list[dict] = field(default_factory=list)
     effective_from: date | None = None
     effective_to: date | None = None
+    #: Set when the file declares the id of a shipped ruleset but is not it
+    #: (`_compare_with_shipped`): {"id", "file", "shipped_hash", "rules",
+    #: "dropped", "changed"}; such a ruleset is never shown as the shipped one.
+    not_shipped: dict | None = None
+
+    @property
+    def shown(self) -> str:
+        """The ruleset as a report names it: its id, and for a file that
+        declares a shipped ruleset's id without being it, whose file it is."""
+        if self.not_shipped is None:
+            return self.id
+        return f"{self.id} from {self.not_shipped['file']}, not the shipped {self.id}"
 
     @property
     def content(self) -> dict:
@@ -144,104 +150,84 @@ def shipped_ids() -> list[str]:
     return sorted(p.stem for p in shipped_dir().glob("*.toml"))
 
 
+def looks_like_path(ref: str) -> bool:
+    """Whether a ruleset reference names a file: it holds a folder separator
+    or ends in `.toml`. Anything else is an id, and an id names only a
+    shipped ruleset or family, never a file that happens to lie in the
+    current folder (`./nz-table-games` must be written so)."""
+    seps = {"/", os.sep, os.altsep} - {None}
+    return any(sep in ref for sep in seps) or ref.lower().endswith(".toml")
+
+
 def resolve_path(ref: str, relative_to: Path | None = None) -> Path:
-    """A ruleset reference is a file path (relative to the referring file) or
-    the id of a shipped ruleset."""
-    candidate = Path(ref)
-    if relative_to is not None and not candidate.is_absolute():
-        near = relative_to.parent / candidate
-        if near.suffix == ".toml" or near.is_file():
-            return near
-    if candidate.suffix == ".toml" or candidate.is_file():
+    """The one resolver of a ruleset reference: a path (`looks_like_path`;
+    relative to the referring file when there is one) or the id of a
+    shipped ruleset. RulesetError for an id no shipped ruleset has."""
+    if looks_like_path(ref):
+        candidate = Path(ref).expanduser()
+        if relative_to is not None and not candidate.is_absolute():
+            return relative_to.parent / candidate
         return candidate
     # Only an id names a shipped ruleset: `../../x` must not reach outside.
     shipped = shipped_dir() / f"{ref}.toml"
     if is_ruleset_id(ref) and shipped.is_file():
         return shipped
     known = ", ".join(shipped_ids()) or "none"
-    raise RulesetError(ref, f"no such ruleset (shipped ids: {known}; or give a .toml path)")
+    stray = (f"; the file {_shown(ref)} here is not read for an id: name it as a path, "
+             f"./{ref}" if Path(ref).is_file() and not relative_to else "")
+    raise RulesetError(ref, f"no such ruleset: no shipped ruleset of that id (shipped ids: "
+                            f"{known}; or give a path: a .toml file, or one with a folder)"
+                            f"{stray}")
 
 
 def load_ruleset(ref: str) -> Ruleset:
     """Load a ruleset by id or path, resolving `extends`, and validate it."""
     path = resolve_path(ref)
     merged, files, disabled = _load_merged(path, chain=[])
-    return _build(merged, files, disabled)
+    rs = _build(merged, files, disabled)
+    _compare_with_shipped(rs, path)
+    return rs
 
 
-def read_guarded(path: Path, limit: int, what: str, fail: Callable[[str], Exception]) -> bytes:
-    """The bytes of a file the auditor is told to read beside the logs (a
-    ruleset, a baseline, a waiver file): a regular file of at most `limit`
-    bytes, or `fail(problem)` raised (a device or a pipe could be read
-    forever or block; the file may grow after it is looked at)."""
+def _compare_with_shipped(rs: Ruleset, path: Path) -> None:
+    """A ruleset whose id is a shipped ruleset's but whose file is not that
+    ruleset's (a copy with rules cut, an overlay keeping its parent's id) is
+    never presented as the shipped one: `rs.not_shipped` says whose file it
+    is and which of the shipped rules it drops or changes, and the rules it
+    makes looser join `rs.loosened` (by: the file). A file whose merged
+    content is the shipped ruleset's exactly is that ruleset."""
+    shipped_path = shipped_dir() / f"{rs.id}.toml"
+    if not shipped_path.is_file() or _same_file(path, shipped_path):
+        return
+    shipped = load_ruleset(str(shipped_path.resolve()))
+    if shipped.content_hash == rs.content_hash:
+        return
+    mine = {r.id: r for r in rs.rules}
+    rs.not_shipped = {
+        "id": rs.id, "file": str(path), "shipped_hash": shipped.content_hash,
+        "rules": len(shipped.rules),
+        "dropped": [r.id for r in shipped.rules if r.id not in mine],
+        "changed": [r.id for r in shipped.rules if r.id in mine and mine[r.id] != r],
+    }
+    listed = {(x["rule"], x.get("what")) for x in rs.loosened}
+    for r in shipped.rules:
+        if r.id in mine:
+            rs.loosened += [x for x in rule_loosening(r, mine[r.id], str(path))
+                            if (x["rule"], x.get("what")) not in listed]
+    rs.loosened.sort(key=lambda x: (x["rule"], "what" in x))
+
+
+def _same_file(a: Path, b: Path) -> bool:
     try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise fail("no such file") from None
-    except OSError as exc:
-        raise fail(f"cannot be read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise fail("not a regular file")
-    if info.st_size > limit:
-        raise fail(f"file is {info.st_size} bytes; {what} may be at most {limit}")
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
-    except OSError as exc:
-        raise fail(f"cannot be read: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise fail(f"file is over {limit} bytes; {what} may be at most {limit}")
-    return data
+        return a.resolve() == b.resolve() or a.samefile(b)
+    except OSError:
+        return False
 
 
 def _read_toml(path: Path) -> dict:
-    data = read_guarded(path, MAX_RULESET_BYTES, "a ruleset",
-                        lambda problem: RulesetError(str(path), problem))
-    try:
-        text = data.decode("utf-8")
-        _check_dotted_keys(text, path)
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise RulesetError(str(path), f"not valid TOML: {exc}") from None
-    except RecursionError:
-        raise RulesetError(str(path), "not valid TOML: nested too deeply") from None
-    except UnicodeDecodeError as exc:
-        raise RulesetError(str(path), f"cannot be read: {exc}") from None
-
-
-#: TOML strings (multi-line first) and comments: what may hold dots that are
-#: no key's. A string left open runs to the end of its line (of the text, for
-#: a multi-line one): every quote is looked at once, so the scan is linear.
-_TOML_STRING_OR_COMMENT = re.compile(r"""
-      \"\"\"(?:[^\\]|\\.)*?\"\"\" | \"\"\".*
-    | '''.*?''' | '''.*
-    | "(?:[^"\\\n]|\\.)*+" | "[^\n]*
-    | '[^'\n]*' | '[^\n]*
-    | \#[^\n]*
-""", re.DOTALL | re.VERBOSE)
-#: Two or more words joined by dots (a dotted key, or a number such as 1.5),
-#: each word taken whole once (possessive, and only at a word's start).
-_DOTTED = re.compile(r"(?<![\w+-])[\w+-]++(?:[ \t]*+\.[ \t]*+[\w+-]++)+")
-
-
-def _check_dotted_keys(text: str, path: Path) -> None:
-    """Refuse (RulesetError, with the line) a dotted key of more than
-    MAX_KEY_PARTS parts or MAX_KEY_CHARS characters, before the TOML parser
-    sees it. Linear: strings become words of as many characters (line breaks
-    kept), comments blanks, then runs of dotted words are measured."""
-    def blank(m: re.Match) -> str:
-        if m[0].startswith("#"):
-            return " " * len(m[0])
-        return "".join("\n" if c == "\n" else "s" for c in m[0])
-
-    bare = _TOML_STRING_OR_COMMENT.sub(blank, text)
-    for m in _DOTTED.finditer(bare):
-        parts = m[0].count(".") + 1
-        if parts > MAX_KEY_PARTS or len(m[0]) > MAX_KEY_CHARS:
-            line = bare.count("\n", 0, m.start()) + 1
-            raise RulesetError(str(path), f"line {line}: a dotted key of {parts:,} parts and "
-                               f"{len(m[0]):,} characters; a key may have at most "
-                               f"{MAX_KEY_PARTS} parts and {MAX_KEY_CHARS} characters")
+    """A ruleset file under the one guarded reader (`auditor.guarded`)."""
+    return load_toml(path, MAX_RULESET_BYTES, "a ruleset",
+                     lambda problem: RulesetError(str(path), problem))
 
 
 def _load_merged(path: Path, chain: list[str]) -> tuple[dict, list[str], list[str]]:
@@ -298,10 +284,12 @@ def _load_merged(path: Path, chain: list[str]) -> tuple[dict, list[str], list[st
                                    rule=rid, key="enabled")
             disabled.append(rid)
             loosened.pop(rid, None)  # listed as disabled instead
+            loosened.pop(rid + CHECK_KEY, None)
             continue
         if rid in disabled:
             disabled.remove(rid)
         before = _inherited_severity(rules, rule)
+        before_check = rules[rid].get("check") if rid in rules else None
         if rid in rules:
             base = rules[rid]
             params = {**base.get("params", {}), **rule.get("params", {})}
@@ -309,6 +297,7 @@ def _load_merged(path: Path, chain: list[str]) -> tuple[dict, list[str], list[st
         else:
             rules[rid] = {**rule, "_file": str(path)}
         _note_loosening(loosened, rid, before, rules[rid].get("severity"), head["id"])
+        _note_check_swap(loosened, rid, before_check, rules[rid].get("check"), head["id"])
     return merged, [*files, str(path)], disabled
 
 
@@ -345,6 +334,38 @@ def _note_loosening(loosened: dict, rid: str, before: str | None, after: str | N
         loosened[rid] = {"rule": rid, "from": origin, "to": after, "by": by}
     else:
         loosened.pop(rid, None)
+
+
+#: The key under which a rule's swapped check is recorded (beside the rule id,
+#: under which a lowered severity is).
+CHECK_KEY = "#check"
+
+
+def _note_check_swap(loosened: dict, rid: str, before: str | None, after: str | None,
+                     by: str) -> None:
+    """Record a rule an overlay made check something else (same id, another
+    `check`); forget it when a later overlay restores the check. Another
+    check is never provably the same or stricter, so it is loosening: the
+    rule's findings may all vanish while its id and severity stand."""
+    if before is None or after is None:
+        return
+    key = rid + CHECK_KEY
+    origin = loosened[key]["from"] if key in loosened else before
+    if after != origin:
+        loosened[key] = {"rule": rid, "what": "check", "from": origin, "to": after, "by": by}
+    else:
+        loosened.pop(key, None)
+
+
+def rule_loosening(before: Rule, after: Rule, by: str) -> list[dict]:
+    """How `after` is looser than `before` (the same rule id): a lower
+    severity, another check. The one place either is decided, for an
+    overlay (`_load_merged`) and for a file compared with the shipped
+    ruleset whose id it declares (`_compare_with_shipped`)."""
+    found: dict = {}
+    _note_loosening(found, after.id, before.severity, after.severity, by)
+    _note_check_swap(found, after.id, before.check, after.check, by)
+    return [found[k] for k in sorted(found)]
 
 
 def _validate_shape(data: dict, path: str) -> None:

@@ -9,7 +9,8 @@ declaring the id `nz` or `nz@<version>` and the dates it is in force,
 leaves that end open). Periods may leave gaps but must not overlap.
 
 `--ruleset nz` names the family when at least one `nz@*.toml` exists beside
-where `nz` would be looked up; anything else (`nz-1996`, `nz@2010`, a .toml
+where `nz` would be looked up (a bare name: among the shipped rulesets only;
+a name with a folder, `my-rules/nz`: in that folder); anything else (`nz-1996`, `nz@2010`, a .toml
 path) is a plain ruleset that judges every table, whatever its dates.
 
 Sessions. A table session is the table's events from a `table_open` to the
@@ -28,7 +29,6 @@ Everything here is a pure function of rulesets and loaded logs except
 from __future__ import annotations
 
 import itertools
-import os
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -71,10 +71,14 @@ class Session:
 
 def family_files(ref: str) -> tuple[str, list[Path]] | None:
     """(family name, its version files) when `ref` names a family, else None."""
-    if not ref or SEP in ref or ref.endswith(".toml") or Path(ref).is_file():
+    if not ref or SEP in ref or ref.lower().endswith(".toml"):
         return None
-    has_folder = "/" in ref or (os.sep != "/" and os.sep in ref)
-    folder = Path(ref).parent if has_folder else ruleset_mod.shipped_dir()
+    if ruleset_mod.looks_like_path(ref):  # (one resolver: a bare name is shipped)
+        if Path(ref).is_file():
+            return None
+        folder = Path(ref).parent
+    else:
+        folder = ruleset_mod.shipped_dir()
     name = Path(ref).name
     if not name or not folder.is_dir():
         return None

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import copy
 import multiprocessing
+import os
 import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
+from auditor.atomic import release_inherited_locks
 from auditor.audit.collect import Collector
 from auditor.audit.core import AuditResult, add_work, audit_tables, stage
-from auditor.compat import pool_processes
+from auditor.compat import die_with_parent, pool_processes
 from auditor.errors import LogFileError
 from auditor.findings import finalize
 from auditor.logs.identity import check_events
@@ -231,7 +233,8 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
             tell(task, counts)
 
     _REPORT = report
-    pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(work))), mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(work))), mp_context=context,
+                               initializer=_worker_start, initargs=(os.getpid(),))
     try:
         futures = {pool.submit(func, k, item, job): k for k, item in enumerate(work)}
         pending = set(futures)
@@ -256,6 +259,13 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
         if report is not None:
             report.close()
     return [results[k] for k in range(len(work))]
+
+
+def _worker_start(parent: int) -> None:
+    """A worker dies with the audit that started it (a SIGKILL of the
+    parent included) and holds none of its report folder locks."""
+    die_with_parent(parent)
+    release_inherited_locks()
 
 
 def _totals(result) -> list[int]:

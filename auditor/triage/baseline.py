@@ -8,10 +8,17 @@ their stable `finding_id`; a finding whose id is in it is *known*. A
     [[waiver]]
     rule = "R5.7-stick"          # the ruleset's rule id (required)
     table = "T3"                 # optional: every table when left out
+    site = "casino-b"            # the site of the table: required where tables have sites
     seq_from = 100               # optional, inclusive
     seq_to = 250                 # optional, inclusive
     reason = "stick replaced"    # required: why the breach is accepted
     expires = 2026-06-30         # optional: applies up to and including this day (UTC)
+
+A waiver matches only findings at its own `site` (one without `site`, only
+findings whose table has no site): in an audit of several casinos a waiver
+for `T01` never waives another casino's `T01`. A waiver without a site in
+an audit whose findings have sites matches nothing and is listed as unused,
+saying why (docs/decisions.md: "Waivers and sites").
 
 A finding a waiver in force matches is *waived*; any other known finding is
 *known*; the rest are *new*. Only new findings count towards the exit code.
@@ -25,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -37,14 +43,14 @@ from auditor.codes import REPORT_ONLY, SEVERITY_RANK
 from auditor.errors import BaselineError
 from auditor.escape import unicode_escaped
 from auditor.findings import STATUS_COLUMNS, STATUSES
-from auditor.rules.ruleset import read_guarded
+from auditor.guarded import parse_json, parse_toml, read_guarded
 
 SCHEMA_VERSION = "1"
 #: The largest baseline read (about a million findings) and waiver file
 #: (written by hand, like a ruleset): a larger file is refused, exit 2.
 MAX_BASELINE_BYTES = 256 << 20
 MAX_WAIVERS_BYTES = 1 << 20
-WAIVER_KEYS = ("rule", "table", "seq_from", "seq_to", "reason", "expires")
+WAIVER_KEYS = ("rule", "site", "table", "seq_from", "seq_to", "reason", "expires")
 BASELINE_ENTRY_KEYS = ("finding_id", "code", "rule_id", "table_id", "seq")
 
 
@@ -128,11 +134,8 @@ def load_baseline(path: str | Path, ruleset_id: str | tuple[str, ...]) -> Baseli
     the ruleset id, so they could never match)."""
     accepted = (ruleset_id,) if isinstance(ruleset_id, str) else tuple(ruleset_id)
     where = str(path)
-    data = _read_bytes(Path(path), MAX_BASELINE_BYTES, "a baseline")
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise BaselineError(f"{where}: not valid JSON: {exc}") from None
+    data = read_guarded(Path(path), MAX_BASELINE_BYTES, "a baseline", _fail(where))
+    doc = parse_json(data, _fail(where))
     if not isinstance(doc, dict):
         raise BaselineError(f"{where}: should be a JSON object")
     if doc.get("schema_version") != SCHEMA_VERSION:
@@ -174,12 +177,14 @@ class Waiver:
     seq_from: int | None = None
     seq_to: int | None = None
     expires: date | None = None
+    site: str | None = None
 
     def expired(self, today: date) -> bool:
         return self.expires is not None and today > self.expires
 
     def matches(self, findings: pd.DataFrame) -> np.ndarray:
         mask = np.array(findings["rule_id"].astype(object) == self.rule, dtype=bool)
+        mask &= site_is(findings, self.site)
         if self.table is not None:
             mask &= (findings["table_id"].astype(object) == self.table).to_numpy(dtype=bool)
         if self.seq_from is not None or self.seq_to is not None:
@@ -191,9 +196,20 @@ class Waiver:
         return mask
 
     def as_dict(self) -> dict:
-        return {"number": self.number, "rule": self.rule, "table": self.table,
+        site = {"site": self.site} if self.site is not None else {}
+        return {"number": self.number, "rule": self.rule, **site, "table": self.table,
                 "seq_from": self.seq_from, "seq_to": self.seq_to, "reason": self.reason,
                 "expires": self.expires.isoformat() if self.expires else None}
+
+
+def site_is(findings: pd.DataFrame, site: str | None) -> np.ndarray:
+    """Which findings are at `site` (None: at no site)."""
+    if "site" not in findings:
+        return np.full(len(findings), site is None, dtype=bool)
+    sites = findings["site"].astype(object)
+    if site is None:
+        return sites.isna().to_numpy(dtype=bool)
+    return (sites == site).to_numpy(dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -207,13 +223,8 @@ def load_waivers(path: str | Path) -> Waivers:
     """Read and validate a waiver file; every problem names the file, the
     waiver's number and the key."""
     where = str(path)
-    data = _read_bytes(Path(path), MAX_WAIVERS_BYTES, "a waiver file")
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise BaselineError(f"{where}: cannot be read: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise BaselineError(f"{where}: not valid TOML: {exc}") from None
+    data = read_guarded(Path(path), MAX_WAIVERS_BYTES, "a waiver file", _fail(where))
+    doc = parse_toml(data, _fail(where))
     unknown = sorted(set(doc) - {"waiver"})
     if unknown:
         raise BaselineError(f"{where}: key {unknown[0]!r}: unknown key (a waiver file holds "
@@ -243,6 +254,9 @@ def _waiver(where: str, n: int, entry) -> Waiver:
     table = entry.get("table")
     if table is not None and (not isinstance(table, str) or not table):
         fail("table", "should be a non-empty string")
+    site = entry.get("site")
+    if site is not None and (not isinstance(site, str) or not site):
+        fail("site", "should be a non-empty string")
     seqs = {}
     for key in ("seq_from", "seq_to"):
         value = entry.get(key)
@@ -263,7 +277,7 @@ def _waiver(where: str, n: int, entry) -> Waiver:
         elif isinstance(expires, datetime) or not isinstance(expires, date):
             fail("expires", "should be a date (YYYY-MM-DD), not a date and time")
     return Waiver(n, entry["rule"], entry["reason"].strip(), table, seqs["seq_from"],
-                  seqs["seq_to"], expires)
+                  seqs["seq_to"], expires, site)
 
 
 # --- statuses ---------------------------------------------------------------
@@ -381,6 +395,9 @@ def triage(findings: pd.DataFrame, baseline: Baseline | None = None,
             why = f"expired on {w.expires.isoformat()}"
         elif rule_ids is not None and w.rule not in rule_ids:
             why = "the ruleset has no rule with this id"
+        elif not mask.any() and w.site is None and _has_sites(findings):
+            why = ("matched no finding: it names no site, and this audit's tables have "
+                   "sites (give the waiver's site = \"...\")")
         elif not mask.any():
             why = "matched no finding"
         if why:
@@ -431,10 +448,14 @@ def verdict(findings: pd.DataFrame, status, fail_on: str) -> dict:
             "result": "fail" if failing else "pass"}
 
 
-def _read_bytes(path: Path, limit: int, what: str) -> bytes:
-    """A baseline's or waiver file's bytes, under the guard every file read
-    beside the logs is under (a regular file, at most `limit` bytes)."""
-    return read_guarded(path, limit, what, lambda problem: BaselineError(f"{path}: {problem}"))
+def _fail(where: str):
+    """The error of a baseline or waiver file the guarded reader refuses
+    (`auditor.guarded`: a regular file, its size, its nesting and keys)."""
+    return lambda problem: BaselineError(f"{where}: {problem}")
+
+
+def _has_sites(findings: pd.DataFrame) -> bool:
+    return "site" in findings and bool(findings["site"].notna().any())
 
 
 def _missing(value) -> bool:

@@ -294,7 +294,10 @@ def test_not_in_bowl_fires_when_the_session_ends_before_a_roll(tmp_path, ruleset
         b.add("table_close", role="game_supervisor")
     elif end == "table_open":
         reopen(b)
-    assert dice_found(b, tmp_path, ruleset) == {("dice.not_in_bowl", "T1", select)}
+    # A log that ends without table_close ends mid-session: the return still
+    # owed there is not judged (auditor.audit.midsession; decision 92).
+    assert dice_found(b, tmp_path, ruleset) == (
+        set() if end == "end of log" else {("dice.not_in_bowl", "T1", select)})
 
 
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.not_in_bowl"))
@@ -924,8 +927,9 @@ def test_lost_quiet_while_the_shooter_plays_on_with_old_dice(tmp_path, ruleset):
     assert dice_found(b, tmp_path, ruleset) == set()
 
 
-# Seed 000 6.1: the session's end (table_close, the next table_open, the end
-# of the table's log) with the procedure not done is a breach at the die_lost.
+# Seed 000 6.1: the session's end (table_close, the next table_open) with the
+# procedure not done is a breach at the die_lost; a log that ends without
+# table_close ends mid-session, the procedure still pending (decision 92).
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.lost_die_procedure"))
 @pytest.mark.parametrize("end", ["table_close", "table_open", "end of log"])
 def test_lost_fires_when_the_session_ends_first(tmp_path, ruleset, end):
@@ -937,7 +941,9 @@ def test_lost_fires_when_the_session_ends_first(tmp_path, ruleset, end):
     elif end == "table_open":
         reopen(b)
         b.play(2, 4, 2)
-    assert dice_found(b, tmp_path, ruleset) == {("dice.lost_die_procedure", "T1", lost)}
+    # (the end of the log ends no session: the procedure pending is not judged)
+    assert dice_found(b, tmp_path, ruleset) == (
+        set() if end == "end of log" else {("dice.lost_die_procedure", "T1", lost)})
 
 
 @pytest.mark.parametrize("ruleset", rulesets_with("dice.lost_die_procedure"))

@@ -295,6 +295,7 @@ def test_come_bet_settled_under_the_wrong_number_fires(tmp_path, rs):
     roll = b.roll(2, 2, 3)
     b.call(5)
     settle = b.settle(5, "come_6", "win", 10)  # it is on 5, not 6
+    b.complete()  # (settlement said complete: the come_5 is missed, not pending)
     assert fam(b, tmp_path, rs) == expected(
         rs, ("settle.wrong_outcome", T, settle), ("settle.missing", T, roll))
 
@@ -469,7 +470,9 @@ def test_decision_not_settled_before_the_table_closes_fires(tmp_path, rs, close)
     b.call(7)
     if close:
         b.add("table_close", role="game_supervisor")
-    assert fam(b, tmp_path, rs) == {("settle.missing", T, roll)}
+    # A log that ends without table_close ends mid-session: the settlement
+    # still pending there is not judged (decision 92).
+    assert fam(b, tmp_path, rs) == ({("settle.missing", T, roll)} if close else set())
 
 
 @pytest.mark.parametrize("rs", MISSING_RS)

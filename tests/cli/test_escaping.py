@@ -11,6 +11,7 @@ from builder import lawful_table
 from builder import run_cli as run
 
 from auditor.escape import one_line
+from auditor.report.formats import STREAMABLE
 
 FORGED = "\n::error ::forged\u202e\r"
 TABLE = "T1" + FORGED
@@ -63,8 +64,8 @@ def test_validate(night):
     assert "night\\n::error ::forged\\u202e\\x0d.csv:" in res.output
 
 
-@pytest.mark.parametrize("formats", [(), ("--format", "text:-"), ("--format", "github:-"),
-                                     ("--format", "text", "--format", "html")])
+@pytest.mark.parametrize("formats", [(), ("--format", "text", "--format", "html")] + [
+    ("--format", f"{name}:-") for name in STREAMABLE])  # every format standard output takes
 def test_check_outputs(night, formats):
     res = run("check", "logs", "-r", "nz-table-games", "--out", "reports", *formats)
     assert res.exit_code == 1, res.output

@@ -151,7 +151,7 @@ def test_github_annotations_are_printed_only_once_the_report_is_written(tmp_path
 
     b = lawful_table()
     b.roll(2, 3, 4)
-    b.call(7)  # a wrong call: a finding to annotate
+    b.call(6)  # a wrong call: a finding to annotate
     log = b.write_csv(tmp_path / "night.csv")
 
     def disk_full(table, where, **kwargs):

@@ -221,7 +221,10 @@ def test_assume_offset_reads_them_and_the_provenance_says_so(tmp_path):
 
 @pytest.mark.parametrize("option, value, said", [
     ("--assume-offset", "13:00", "--assume-offset 13:00: write a UTC offset as +HH:MM"),
-    ("--encoding", "klingon", "--encoding klingon: not an encoding Python knows")])
+    ("--encoding", "klingon", "--encoding klingon: not a text encoding Python knows")] + [
+    # codecs that are not text encodings (issue 28: were `internal error: LookupError`)
+    ("--encoding", name, f"--encoding {name}: not a text encoding Python knows")
+    for name in ("rot13", "base64", "zlib")])
 def test_a_read_option_that_cannot_be_used_stops_the_run(tmp_path, option, value, said):
     res, _ = audit(tmp_path, PLANTED, option, value)
     assert res.exit_code == 2

@@ -1,0 +1,133 @@
+"""Memory follows the input's size (issue 28): a log file with more columns
+than a log has (MAX_COLUMNS) stops the run before any row is parsed, exit 2
+and one line naming the file and the limit, under a 2 GiB address-space
+cap (`resource.setrlimit`) where Arrow's CSV parser aborted the process;
+running out of memory while reading a readable file is said as such, never
+as unreadable evidence. Each beside its lawful twin."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from builder import run_cli as run
+
+from auditor.logs.raw import MAX_COLUMNS
+
+ROOT = Path(__file__).resolve().parents[2]
+CLEAN = ROOT / "sample_logs" / "nz-table-games" / "night-clean.csv"
+CAP = 2 << 30
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="caps memory with RLIMIT_AS")
+
+
+def capped(tmp_path: Path, log: Path) -> subprocess.CompletedProcess:
+    args = ["check", str(log), "--ruleset", "nz-table-games", "--out", str(tmp_path / "out"),
+            "--format", "parquet"]
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, "
+            f"({CAP}, {CAP})); from auditor.__main__ import run; "
+            f"sys.argv = ['auditor'] + {args!r}; run()")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+
+
+def clean_rows(n: int = 300) -> tuple[list[str], list[list[str]]]:
+    with open(CLEAN, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    return rows[0], rows[1:n + 1]
+
+
+def wide_csv(path: Path, extra: int) -> Path:
+    header, rows = clean_rows()
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header + [f"x{i}" for i in range(extra)])
+        writer.writerows(r + [""] * extra for r in rows)
+    return path
+
+
+def one_line_refusal(res: subprocess.CompletedProcess, *parts: str) -> None:
+    assert res.returncode == 2, res.stdout + res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    for part in parts:
+        assert part in lines[0], (part, lines[0])
+
+
+def test_a_csv_with_50000_empty_extra_columns_stops_naming_the_file_and_limit(tmp_path):
+    log = wide_csv(tmp_path / "wide.csv", 50_000)
+    one_line_refusal(capped(tmp_path, log), f"{log}:1: the header has 50,017 columns; a log "
+                                            f"may have at most {MAX_COLUMNS:,}")
+
+
+def test_a_csv_with_a_few_columns_of_the_exporters_own_is_audited(tmp_path):
+    log = wide_csv(tmp_path / "extra.csv", 3)
+    res = capped(tmp_path, log)
+    assert res.returncode in (0, 1), res.stderr
+    assert (tmp_path / "out" / "findings.parquet").is_file()
+
+
+def jsonl(path: Path, extra: int) -> Path:
+    header, rows = clean_rows(50)
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in rows:
+            obj = {k: v for k, v in zip(header, r) if v}
+            obj.update({f"x{i}": 1 for i in range(extra)})
+            fh.write(json.dumps(obj) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("extra", [MAX_COLUMNS + 1, 2])
+def test_a_json_lines_file_naming_too_many_columns_stops(tmp_path, extra):
+    log = jsonl(tmp_path / "wide.jsonl", extra)
+    res = capped(tmp_path, log)
+    if extra > MAX_COLUMNS:
+        one_line_refusal(res, f"{log}:1: the lines up to here name")
+    else:
+        assert res.returncode in (0, 1), res.stderr
+
+
+@pytest.mark.parametrize("extra", [2_000, 2])
+def test_a_parquet_file_of_too_many_columns_stops_from_its_footer(tmp_path, extra):
+    header, rows = clean_rows(50)
+    columns = {name: pa.array([r[i] for r in rows]) for i, name in enumerate(header)}
+    columns.update({f"x{i}": pa.nulls(len(rows), pa.string()) for i in range(extra)})
+    log = tmp_path / "wide.parquet"
+    pq.write_table(pa.table(columns), log)
+    res = capped(tmp_path, log)
+    if extra > MAX_COLUMNS:
+        one_line_refusal(res, f"{log}: the file has 2,017 columns")
+    else:
+        assert res.returncode in (0, 1), res.stderr
+
+
+def test_running_out_of_memory_reading_a_parquet_file_is_not_unreadable(tmp_path,
+                                                                        monkeypatch):
+    """Arrow's allocator failing (ArrowMemoryError) while the file's
+    columns are read: the run stops naming the file and the cause."""
+    header, rows = clean_rows(50)
+    log = tmp_path / "night.parquet"
+    pq.write_table(pa.table({n: pa.array([r[i] for r in rows]) for i, n in enumerate(header)}),
+                   log)
+    from auditor.logs import parquet_format
+
+    def out_of_memory(*args, **kwargs):
+        raise pa.ArrowMemoryError("malloc of size 4800000000 failed")
+
+    monkeypatch.setattr(parquet_format, "_parquet_columns", out_of_memory)
+    res = run("check", log, "--ruleset", "nz-table-games", "--out", tmp_path / "out")
+    assert res.exit_code == 2
+    assert res.output.strip() == (f"error: {log}: ran out of memory while reading it (the file "
+                                  "may be sound: give the audit more memory, or split the "
+                                  "file)")
+    assert "not a readable Parquet file" not in res.output
+    monkeypatch.undo()
+    assert run("check", log, "--ruleset", "nz-table-games", "--out",
+               tmp_path / "o2").exit_code in (0, 1)

@@ -1,0 +1,113 @@
+"""`--jobs` workers die with the audit that started them (issue 28): the
+main process killed with SIGKILL (a CI hard timeout) leaves no worker
+behind holding memory or the report folder's lock, and the next audit
+into that folder runs. The workers are stopped (SIGSTOP) before the parent
+is killed, so that none can end on its own: only dying with the parent
+ends them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="reads /proc to find the workers")
+
+AUDITOR = [sys.executable, "-m", "auditor"]
+
+
+def children(pid: int) -> set[int]:
+    out = set()
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                out |= {int(x) for x in fh.read().split()}
+    except OSError:
+        pass
+    return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used (0 when gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().split(")")[-1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("logs")
+    for i in (1, 2):
+        subprocess.run([*AUDITOR, "generate", "--tables", "2", "--rolls", "3000",
+                        "--seed", str(i), "--first-table", str(2 * i),
+                        "--out", str(folder / f"n{i}.csv")], check=True, capture_output=True)
+    return folder
+
+
+def test_workers_die_with_a_killed_parent_and_free_the_report_folder(logs, tmp_path):
+    out = tmp_path / "out"
+    parent = subprocess.Popen([*AUDITOR, "check", str(logs), "--ruleset", "nz-table-games",
+                               "--jobs", "2", "--out", str(out), "--format", "parquet"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: set[int] = set()
+    try:
+        # Until both workers are seen at work (CPU used: past their start,
+        # where a worker arranges to die with its parent), or the audit ends.
+        for _ in range(6000):
+            workers = {c for c in children(parent.pid) if alive(c)}
+            if len(workers) >= 2 and all(cpu_seconds(w) >= 0.03 for w in workers) \
+                    or parent.poll() is not None:
+                break
+            time.sleep(0.005)
+        assert workers and parent.poll() is None, "the audit ended before its workers were seen"
+        for w in workers:
+            os.kill(w, signal.SIGSTOP)
+        parent.kill()
+        parent.wait()
+        for _ in range(500):
+            if not any(alive(w) for w in workers):
+                break
+            time.sleep(0.02)
+        left = [w for w in workers if alive(w)]
+        assert left == [], f"workers outlived their parent: {left}"
+    finally:
+        for w in workers:
+            if alive(w):
+                os.kill(w, signal.SIGKILL)
+    again = subprocess.run([*AUDITOR, "check", str(logs), "--ruleset", "nz-table-games",
+                            "--out", str(out), "--format", "parquet"], capture_output=True,
+                           text=True)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "another audit is writing" not in again.stderr
+
+
+def test_an_audit_with_workers_left_alone_ends_whole(logs, tmp_path):
+    """The twin: the same audit, not killed, writes its report and leaves
+    no worker."""
+    run = subprocess.Popen([*AUDITOR, "check", str(logs), "--ruleset", "nz-table-games",
+                            "--jobs", "2", "--out", str(tmp_path / "out"), "--format",
+                            "parquet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen: set[int] = set()
+    while run.poll() is None:
+        seen |= children(run.pid)
+        time.sleep(0.01)
+    assert run.returncode == 0, run.stderr.read()
+    assert (tmp_path / "out" / "findings.parquet").is_file()
+    assert not any(alive(w) for w in seen)
