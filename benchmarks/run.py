@@ -140,8 +140,14 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
                 from auditor.report.html import COLLECTOR
                 from auditor.run import AuditJob
 
+                try:  # what `auditor check` hands the engine (the dice tally too)
+                    from auditor.app.check import collector_for
+                except ImportError:  # an older checkout
+                    collector = COLLECTOR if "html" in reports else None
+                else:
+                    collector = collector_for(reports)
                 job = AuditJob.of([path], ruleset, jobs=jobs, engine=engine,
-                                  collector=COLLECTOR if "html" in reports else None)
+                                  collector=collector)
                 result = run_audit(job, timings=timings)
             else:  # an older checkout: the options one by one
                 if "collector" in params and "html" in reports:

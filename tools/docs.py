@@ -110,6 +110,8 @@ def _cell(text: str) -> str:
 
 
 def render_parameters() -> str:
+    from auditor.report.dice_stats import PARAMETERS_READ as DICE_PARAMETERS
+
     out = [HEADER.format(source="auditor/checks/parameters.py"),
            "# Jurisdiction parameters\n\n",
            "What really differs between jurisdictions. A ruleset sets them once under "
@@ -121,7 +123,8 @@ def render_parameters() -> str:
     for name, p in PARAMETERS.items():
         readers = sorted(c.name for c in CHECKS.values() if name in c.params)
         kind = p.kind + (": " + ", ".join(f"`{c}`" for c in p.choices) if p.choices else "")
-        read_by = ", ".join(f"`{r}`" for r in readers) or "the replay"
+        read_by = ", ".join(f"`{r}`" for r in readers) or (
+            "the dice statistics" if name in DICE_PARAMETERS else "the replay")
         out.append(f"| `{name}` | {_cell(kind)} | `{describe.format_value(p.default)}` | "
                    f"{_cell(p.doc)} | {read_by} |\n")
     loaded = [(rid, rs) for rid, rs in describe.load_shipped() if not isinstance(rs, Exception)]

@@ -20,6 +20,8 @@ from auditor.logs.memory import small_pages
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, ReadOptions, inflate_limits
 from auditor.logs.screen import not_audited_meta, unreadable_logs
 from auditor.report import html
+from auditor.report.dice_report import flagged_lines
+from auditor.report.dice_tally import COLLECTOR as DICE_COLLECTOR
 from auditor.report.formats import (
     REPORT_FORMATS,
     check_out_dir,
@@ -33,6 +35,7 @@ from auditor.report.sarif import MAX_RESULTS
 from auditor.report.summary import summary_text
 from auditor.rules.ruleset import load_ruleset
 from auditor.rules.versions import resolve_family
+from auditor.audit.collect import Collectors
 from auditor.run import AuditJob, check_engine, run_audit
 from auditor.run.family import audit_family
 from auditor.run.progress import NoProgress
@@ -73,6 +76,8 @@ class CheckRequest:
     site_from_path: bool = False
     #: How far a .gz log may inflate before it is refused (exit 2).
     inflate: InflateLimits = DEFAULT_INFLATE_LIMITS
+    #: The level a die is flagged at (`--dice-alpha`; None: the ruleset's).
+    dice_alpha: float | None = None
     #: Audit every file that can be read when others cannot (`--keep-going`):
     #: those are reported as not audited and the run exits 2.
     keep_going: bool = False
@@ -94,6 +99,7 @@ class CheckOutcome:
     fail_on: str
     require_complete: bool = False
     streamed: list[str] = dataclasses.field(default_factory=list)
+    dice_alpha: float | None = None
 
     @property
     def incomplete(self) -> bool:
@@ -116,6 +122,7 @@ class CheckOutcome:
         return "\n".join(filter(None, (
             summary_text(self.result, self.written, self.fail_on, failing, self.meta),
             one_line(self.triage.summary_text()) if self.triage.summary_text() else "",
+            *flagged_lines(self.result, self.dice_alpha),
             f"error: --require-complete: {len(rules)} rule(s) not evaluated (the reports "
             f"say where and why)" if self.incomplete else "")))
 
@@ -153,8 +160,7 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
             job = AuditJob.of(request.paths, ruleset, jobs=request.jobs,
                               engine=request.engine, scheduler=request.scheduler, read=read,
                               site_from_path=request.site_from_path,
-                              collector=None if family or "html" not in request.formats
-                              else html.COLLECTOR)
+                              collector=None if family else collector_for(request.formats))
             if family:  # each version audits its own table sessions: loaded at once
                 logs = load_with_progress(list(job.files), progress, read, job.sites)
                 check_events(logs.events)
@@ -181,7 +187,14 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
             written.append(write_manifest(target.staging, meta, files, options))
             written = [str(request.out / Path(w).name) for w in written]
     return CheckOutcome(result, written, meta, triage, request.fail_on,
-                        request.require_complete, streamed)
+                        request.require_complete, streamed, request.dice_alpha)
+
+
+def collector_for(formats) -> Collectors:
+    """What the engine keeps of each batch's events for these reports: the
+    dice tally always (the terminal names flagged dice whatever the
+    formats), the HTML page's rows when it is written."""
+    return html.COLLECTOR if "html" in formats else Collectors(dice=DICE_COLLECTOR)
 
 
 def _audit_readable(audit_all, request: CheckRequest, read: ReadOptions, left: LeftOut,

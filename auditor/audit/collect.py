@@ -28,3 +28,34 @@ class Collector(Protocol):
 
     def join(self, taken: list[Any]) -> Any:
         """The batches' takings (of different tables) as one."""
+
+
+class Taken(dict):
+    """What several collectors took (`Collectors`), by name."""
+
+
+def taken_by(digest: Any, name: str, alone: bool = False) -> Any:
+    """What the collector named `name` took, from a logs' `digest`: its
+    part of a `Taken`, or (`alone`: the digest of that collector given on
+    its own) the digest itself; None when it took nothing."""
+    if isinstance(digest, Taken):
+        return digest.get(name)
+    return digest if alone else None
+
+
+class Collectors:
+    """Several reports' collectors as one: each takes and joins its own, and
+    the digest is a `Taken` holding each one's under its name."""
+
+    def __init__(self, **named: Collector | None):
+        self.named = tuple((k, c) for k, c in named.items() if c is not None)
+        #: whether any of them reads the findings (`audit_tables` orders them
+        #: only then)
+        self.needs_findings = any(getattr(c, "needs_findings", True) for _, c in self.named)
+
+    def take(self, events: pd.DataFrame, findings: pd.DataFrame, state: ReplayState) -> Taken:
+        return Taken({k: c.take(events, findings, state) for k, c in self.named})
+
+    def join(self, taken: list[Any]) -> Taken:
+        return Taken({k: c.join([t[k] for t in taken if t is not None])
+                      for k, c in self.named})

@@ -92,8 +92,11 @@ def audit_tables(logs: LoadedLogs, ruleset: Ruleset, collector: Collector | None
     # at 10M events, for garbage made of none of them).
     with paused_gc():
         parts, state = _replayed_parts(logs, ruleset, timings, on_stage)
-        taken = None if collector is None else \
-            collector.take(logs.events, finalize(parts), state)
+        # (a collector that reads no findings, `needs_findings` False, is
+        # spared their ordering while the state is held: the dice tally)
+        taken = None if collector is None else collector.take(
+            logs.events, finalize(parts) if getattr(collector, "needs_findings", True)
+            else pd.DataFrame(), state)
         del state
     return AuditedTables(parts, taken)
 

@@ -19,10 +19,13 @@ from auditor.logs.schema import NO_ROLL_CONDITIONS, ROLES
 @dataclass(frozen=True)
 class Parameter:
     name: str
-    kind: str  # int | bool | choice | roles | role_groups | role_map | conditions
+    kind: str  # int | probability | bool | choice | roles | role_groups | role_map | conditions
     default: Any
     doc: str
     choices: tuple = ()
+    #: In a ruleset's parameters only where it sets it (so adding it to the
+    #: catalogue changes no ruleset's content hash).
+    stated_only: bool = False
 
 
 PARAMETERS: dict[str, Parameter] = {
@@ -79,6 +82,13 @@ PARAMETERS: dict[str, Parameter] = {
                   "Roll conditions that make the roll void whether or not a no roll is called."),
         Parameter("lost_dice_for_new_set", "int", 1,
                   "How many dice of a set must be lost before a new set is required."),
+        Parameter("dice_alpha", "probability", 0.01,
+                  "Dice integrity (not a rule): the level, after Holm's adjustment across the "
+                  "dice tested, below which a die's faces (or a session's or set's totals) "
+                  "are flagged for inspection; `--dice-alpha` overrides it.", stated_only=True),
+        Parameter("dice_min_rolls", "int", 100,
+                  "Dice integrity (not a rule): the fewest valid rolls a die is tested on; "
+                  "fewer is reported as too few rolls, not as a pass.", stated_only=True),
         Parameter("include_voided_rolls", "bool", False,
                   "Whether a throw fault counts on a roll that was voided by a no roll (by "
                   "default the no roll is taken as the table dealing with the fault)."),
@@ -136,6 +146,11 @@ def validate_value(name: str, value: Any) -> Any:
         if name != "bar_number" and value < 1:
             raise ParameterError(f"parameter {name!r} should be 1 or more")
         return value
+    if kind == "probability":
+        if isinstance(value, bool) or not isinstance(value, int | float) or \
+                not 0 < value < 1:
+            raise ParameterError(f"parameter {name!r} should be a number between 0 and 1")
+        return float(value)
     if kind == "bool":
         if not isinstance(value, bool):
             raise ParameterError(f"parameter {name!r} should be true or false")

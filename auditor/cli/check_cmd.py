@@ -104,6 +104,11 @@ def read_options(command):
               help="Each file's site is the first folder below the path given (PATHS "
                    "exports/ with exports/casino-a/, exports/casino-b/): tables are kept "
                    "apart by (site, table_id) and every report gains a `site` column.")
+@click.option("--dice-alpha", type=click.FloatRange(min=0, max=1, min_open=True,
+                                                   max_open=True), default=None,
+              help="The level a die (or a session's or set's totals) is flagged at, after "
+                   "Holm's adjustment (default: the ruleset's dice_alpha, else 0.01). A flag "
+                   "is a signal for inspection, not a finding (docs/dice-integrity.md).")
 @click.option("--keep-going", is_flag=True,
               help="Audit every file that can be read when others cannot (cannot be "
                    "decompressed or parsed, not an event log): those are reported as NOT "

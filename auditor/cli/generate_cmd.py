@@ -9,7 +9,16 @@ from pathlib import Path
 import click
 
 from auditor.atomic import atomic_open
-from auditor.generate import INJECTABLE, OFFER_ROLES, check_codes, generate, log_format, write_log
+from auditor.generate import (
+    DEFAULT_LEAN,
+    INJECTABLE,
+    OFFER_ROLES,
+    SIGNALS,
+    check_codes,
+    generate,
+    log_format,
+    write_log,
+)
 
 
 def _parse_inject(ctx, param, values: tuple[str, ...]) -> list[str]:
@@ -18,9 +27,10 @@ def _parse_inject(ctx, param, values: tuple[str, ...]) -> list[str]:
     try:
         return check_codes(codes)
     except ValueError:
-        bad = next(c.strip() for c in codes if c.strip() not in INJECTABLE)
+        allowed = (*INJECTABLE, *SIGNALS)
+        bad = next(c.strip() for c in codes if c.strip() not in allowed)
         raise click.BadParameter(
-            f"unknown code {bad!r}; allowed: {', '.join(INJECTABLE)}", ctx, param) from None
+            f"unknown code {bad!r}; allowed: {', '.join(allowed)}", ctx, param) from None
 
 
 def _check_out(ctx, param, value: str) -> str:
@@ -52,8 +62,12 @@ def _check_out(ctx, param, value: str) -> str:
 @click.option("--days", type=click.IntRange(min=1), default=1, show_default=True,
               help="Sessions per table, one a day (each opened and closed; --rolls and "
                    "--inject per session): a table kept open for days.")
+@click.option("--die-lean", type=click.FloatRange(0, 1), default=DEFAULT_LEAN,
+              show_default=True,
+              help="With --inject dice.face_bias: the chance that die A1 shows the higher "
+                   "of two fair draws (0 is fair; 0.6: a 5 or 6 in 47%% of its rolls).")
 def generate_command(tables: int, rolls: int, seed: int, out: str, inject: list[str],
-                     offer_role: str, first_table: int, days: int) -> None:
+                     offer_role: str, first_table: int, days: int, die_lean: float) -> None:
     """Generate a realistic, lawful craps event log (event-log v1), with
     optional planted violations.
 
@@ -69,7 +83,7 @@ def generate_command(tables: int, rolls: int, seed: int, out: str, inject: list[
         auditor generate --tables 2 --rolls 100 --days 7 --out week.parquet
     """
     log = generate(tables, rolls, seed, inject, offer_role=offer_role, first_table=first_table,
-                   days=days)
+                   days=days, die_lean=die_lean)
     write_log(log.table, out)
     click.echo(f"wrote {log.table.num_rows} events of {tables} table(s) to {out}")
     if log.planted or inject:

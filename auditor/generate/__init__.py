@@ -75,6 +75,16 @@ class GeneratedLog:
     valid_rolls: dict[str, int] = field(default_factory=dict)
 
 
+#: What the generator can plant that is no violation: a leaning die
+#: (`dice.face_bias`, strength `die_lean`), for the dice statistics
+#: (docs/dice-integrity.md). Listed in the planted list like the codes.
+SIGNALS: tuple[str, ...] = ("dice.face_bias",)
+#: The die that leans, in every table (the first of its first set).
+LEAN_DIE = "A1"
+#: 0.6: the die shows 5 or 6 in about 47% of its rolls, not a third.
+DEFAULT_LEAN = 0.6
+
+
 def check_codes(inject: str | Iterable[str]) -> list[str]:
     """The requested codes, deduplicated in order; a comma-separated string
     is accepted. ValueError names an unknown code and lists the allowed."""
@@ -84,23 +94,29 @@ def check_codes(inject: str | Iterable[str]) -> list[str]:
     for code in (c.strip() for c in inject):
         if not code or code in codes:
             continue
-        if code not in INJECTABLE:
-            raise ValueError(f"unknown injection code {code!r}; allowed: {', '.join(INJECTABLE)}")
+        if code not in INJECTABLE and code not in SIGNALS:
+            raise ValueError(f"unknown injection code {code!r}; allowed: "
+                             f"{', '.join((*INJECTABLE, *SIGNALS))}")
         codes.append(code)
     return codes
 
 
 def generate(tables: int, rolls: int, seed: int, inject: Sequence[str] = (),
              start: datetime = DEFAULT_START, offer_role: str = "stickperson",
-             first_table: int = 1, days: int = 1) -> GeneratedLog:
+             first_table: int = 1, days: int = 1, die_lean: float = DEFAULT_LEAN) -> GeneratedLog:
     """Play `tables` tables of `rolls` valid rolls each and return the log,
     with each code of `inject` planted once per table. With `offer_role`
     "dealer" the offers after a relinquishment are made by a dealer (NZ 1996
     5.9); the start-of-play offer stays the stickperson's. Tables are named
     T01, T02, ... from `first_table`, so logs meant to be audited together can
     hold different tables. `days` sessions per table: see the module
-    docstring."""
+    docstring. With `dice.face_bias` in `inject`, die A1 of every table
+    leans: with chance `die_lean` (0 would be fair) it shows the higher of
+    two fair draws, its partner untouched; the game plays the totals so
+    thrown (calls and settlements lawful), and the table keeps its first set."""
     codes = check_codes(inject)
+    if not 0 <= die_lean <= 1:
+        raise ValueError("die_lean must be between 0 and 1")
     if offer_role not in OFFER_ROLES:
         raise ValueError(f"offer_role must be one of {', '.join(OFFER_ROLES)}, not {offer_role!r}")
     if tables < 1 or rolls < 0 or first_table < 1 or days < 1:
@@ -113,7 +129,7 @@ def generate(tables: int, rolls: int, seed: int, inject: Sequence[str] = (),
     with _no_cyclic_gc():
         for number in range(first_table, first_table + tables):
             sessions = [_play(number, rolls, _session_seed(seed, day), codes, offer_role,
-                              player_numbers) for day in range(days)]
+                              player_numbers, die_lean) for day in range(days)]
             table, table_planted = _to_arrow(sessions, number, seed, codes,
                                              base_us + (number - first_table) * TABLE_OFFSET_US)
             parts.append(table)
@@ -146,11 +162,13 @@ def _session_seed(seed: int, day: int) -> int | str:
 
 
 def _play(number: int, rolls: int, seed: int | str, codes: list[str], offer_role: str,
-          player_numbers) -> tuple[TableSim, list]:
+          player_numbers, die_lean: float = DEFAULT_LEAN) -> tuple[TableSim, list]:
     """Play one table; plan and apply the row edits of the planted codes.
     Returns the finished session (its `rows` edited) and [(plan, row index)]."""
     row_codes = [c for c in codes if c in PLANTERS]
     sim = TableSim(number, seed, offer_role, player_numbers, record_sites=bool(row_codes))
+    if "dice.face_bias" in codes:
+        sim.lean_die, sim.lean = LEAN_DIE, die_lean
     sim.open()
     sim.run(rolls)
     plans: list = []
@@ -166,10 +184,28 @@ def _play(number: int, rolls: int, seed: int | str, codes: list[str], offer_role
         _inject.nudge(sim, missing)
         sim.run(sim.valid_rolls + 25)
     sim.close()
-    if not plans:
-        return sim, []
-    sim.rows, pointed = _inject.apply(sim.rows, plans)
+    if plans:
+        sim.rows, pointed = _inject.apply(sim.rows, plans)
+    else:
+        pointed = []
+    if sim.lean_die is not None:
+        pointed = [*pointed, _lean_planted(sim)]
     return sim, pointed
+
+
+@dataclass
+class _Signal:
+    code: str
+    note: str
+
+
+def _lean_planted(sim: TableSim) -> tuple[_Signal, int]:
+    """The planted entry of a leaning die: at its first roll."""
+    first = next((i for i, row in enumerate(sim.rows)
+                  if row[0] == "roll" and sim.lean_die in str(row[5]).split(",")), 0)
+    return _Signal("dice.face_bias", f"die {sim.lean_die} leans: in {sim.lean:.0%} of its "
+                   f"rolls it shows the higher of two fair draws (fair: 0%); no finding, a "
+                   f"dice_stats flag"), first
 
 
 def _to_arrow(sessions: list[tuple[TableSim, list]], number: int, seed: int,

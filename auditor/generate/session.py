@@ -226,6 +226,12 @@ class TableSim:
         self.force_replace = False
         self.force_decline = False
         self.min_players = 2
+        # A leaning die (`dice.face_bias`): with chance `lean` (fair: 0) it
+        # shows the higher of two fair draws, its partner untouched (the
+        # total is what the game then plays); the set is replaced only when
+        # an injection forces it, so the die serves the whole session.
+        self.lean_die: str | None = None
+        self.lean = 0.0
 
     # --- small writers for the cold paths ---------------------------------
 
@@ -408,6 +414,12 @@ class TableSim:
         """The shooter throws the pair; returns the faces."""
         rnd = self.rng.random
         d1, d2 = int(rnd() * 6) + 1, int(rnd() * 6) + 1
+        if self.lean_die is not None and self.lean_die in self.pair and rnd() < self.lean:
+            again = int(rnd() * 6) + 1
+            if self.pair[0] == self.lean_die:
+                d1 = max(d1, again)
+            else:
+                d2 = max(d2, again)
         seat = self.shooter
         pid = self.seats[seat]
         self.rows.append(("roll", "player", pid, seat, pid, self.pair_text, d1, d2, None, None,
@@ -584,7 +596,7 @@ class TableSim:
             self._join()
         while len(order) < self.min_players:
             self._join()
-        if self.force_replace or rng.random() < P_REPLACE:
+        if self.force_replace or (rng.random() < P_REPLACE and self.lean_die is None):
             self.force_replace = False
             self._replace_set()
         self._line_bets_for_all()

@@ -56,20 +56,26 @@ class ReportFormat:
         return importlib.import_module(self.module)
 
 
+#: The formats that show the dice statistics take `--dice-alpha` (unset: the
+#: ruleset's level; an option left unset is not passed nor recorded).
+DICE_OPTION = (("dice_alpha", "dice_alpha"),)
+
 #: Every format, in the order `--format` lists them.
 REPORT_FORMATS: dict[str, ReportFormat] = {f.name: f for f in (
     ReportFormat("parquet", "auditor.report.parquet",
-                 ("findings.parquet", "quarantine.parquet", "rollups.parquet"), streamable=False),
-    ReportFormat("html", "auditor.report.html", ("report.html",), streamable=False),
+                 ("findings.parquet", "quarantine.parquet", "rollups.parquet", "dice_stats.parquet",
+                  "dice_totals.parquet"), streamable=False, options=DICE_OPTION),
+    ReportFormat("html", "auditor.report.html", ("report.html",), streamable=False,
+                 options=DICE_OPTION),
     ReportFormat("json", "auditor.report.json_format", ("findings.jsonl", "summary.json"),
-                 streamable=True),
+                 streamable=True, options=DICE_OPTION),
     ReportFormat("junit", "auditor.report.junit", ("junit.xml",), streamable=True),
     ReportFormat("sarif", "auditor.report.sarif", ("findings.sarif",), streamable=True,
                  options=(("max_results", "sarif_max_results"),)),
     ReportFormat("github", "auditor.report.github", (), streamable=True),
     ReportFormat("csv", "auditor.report.csv_format", ("findings.csv",), streamable=True),
     ReportFormat("text", "auditor.report.text", (), streamable=True,
-                 options=(("color", "color"),)),
+                 options=(("color", "color"), *DICE_OPTION)),
 )}
 #: format name -> module implementing it
 FORMAT_MODULES: dict[str, str] = {f.name: f.module for f in REPORT_FORMATS.values()}
@@ -100,7 +106,8 @@ def parse_format(spec: str) -> tuple[str, bool]:
 def format_options(values) -> dict[str, dict]:
     """Each format's keyword options, read from `values` (an object with
     the `auditor check` options as attributes, e.g. `CheckRequest`)."""
-    return {f.name: {kw: getattr(values, field) for kw, field in f.options}
+    return {f.name: {kw: getattr(values, field) for kw, field in f.options
+                     if getattr(values, field, None) is not None}
             for f in REPORT_FORMATS.values() if f.options}
 
 

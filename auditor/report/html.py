@@ -45,11 +45,14 @@ import pandas as pd
 from markupsafe import Markup
 
 from auditor.atomic import write_text
+from auditor.audit.collect import Collectors, taken_by
 from auditor.codes import CODES, SEVERITIES, SEVERITY_RANK
 from auditor.findings import at_or_above, joined_sites, severity_counts
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.logs.site import shown_table
 from auditor.report import html_charts, html_overview
+from auditor.report.dice_report import html_context as dice_context
+from auditor.report.dice_tally import COLLECTOR as DICE_COLLECTOR
 from auditor.report.html_events import (
     CONTEXT_EVENTS,
     NO_TIME,
@@ -73,8 +76,9 @@ from auditor.report.summary import incomplete_text, loosened_line
 
 #: findings listed per table and code; counts and charts always cover them all
 MAX_FINDINGS_PER_TABLE_CODE = 200
-#: What the engines keep of each batch's events for this page (`auditor.audit.collect`).
-COLLECTOR = EventCollector(MAX_FINDINGS_PER_TABLE_CODE)
+#: What the engines keep of each batch's events for this page (`auditor.audit.collect`):
+#: the rows around its findings and the dice tally of its dice section.
+COLLECTOR = Collectors(html=EventCollector(MAX_FINDINGS_PER_TABLE_CODE), dice=DICE_COLLECTOR)
 #: findings listed in all: when many codes each pass the per-code cap, the
 #: cap is lowered evenly for every code so the page stays quick to open
 MAX_FINDINGS_LISTED = 2000
@@ -93,19 +97,19 @@ DEFAULT_FAIL_ON = "major"
 REPORT_NAME = "report.html"
 
 
-def write(result, meta: dict, out: Path) -> list[str]:
+def write(result, meta: dict, out: Path, dice_alpha: float | None = None) -> list[str]:
     """The `html` format: OUT/report.html, written atomically."""
     target = Path(out) / REPORT_NAME
-    write_text(target, render_html(result, meta))
+    write_text(target, render_html(result, meta, dice_alpha=dice_alpha))
     return [str(target)]
 
 
 def render_html(result, meta: dict | None = None,
                 per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
-                budget: int = MAX_FINDINGS_LISTED) -> str:
+                budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None) -> str:
     """The whole page as text."""
     template, static = _template()
-    context = report_context(result, meta or {}, per_table_code, budget)
+    context = report_context(result, meta or {}, per_table_code, budget, dice_alpha)
     return template.render(**context, **static)
 
 
@@ -133,7 +137,7 @@ def _csp_hash(text: str) -> str:
 
 
 def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
-                   budget: int = MAX_FINDINGS_LISTED) -> dict:
+                   budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None) -> dict:
     """Everything the template shows, as plain data."""
     needed = ("auditor_version", "ruleset", "inputs", "rows")
     prov = dict(meta) if all(k in meta for k in needed) else {**provenance(result), **meta}
@@ -208,6 +212,7 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
         "context_events": CONTEXT_EVENTS,
         "filter_tables": _filter_tables(findings, listed),
         "SEVERITIES": SEVERITIES,
+        "dice": dice_context(result, dice_alpha),  # auditor.report.dice_report
     }
 
 
@@ -215,7 +220,7 @@ def event_digest(result, per_table_code: int) -> EventDigest:
     """What the page needs of the events: gathered where they were audited
     (`auditor.audit.collect`) when that covers the findings listed, else taken
     now from the events, replayed once more for the game at each finding."""
-    ready = getattr(result.logs, "digest", None)
+    ready = taken_by(getattr(result.logs, "digest", None), "html", alone=True)
     if ready is not None and ready.per_table_code >= per_table_code:
         return ready
     events = result.logs.events

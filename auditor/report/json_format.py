@@ -19,6 +19,7 @@ from auditor.atomic import write_text
 from auditor.codes import SEVERITY_RANK
 from auditor.escape import html_safe_json
 from auditor.findings import STATUSES, severity_counts
+from auditor.report.dice_report import summary_section
 from auditor.report.rollups import notes as rollup_notes
 from auditor.report.rollups import records as rollup_records
 from auditor.report.rollups import rollups_of
@@ -50,7 +51,7 @@ def findings_jsonl(result, meta: dict) -> str:
     return "".join(lines)
 
 
-def summary(result, meta: dict) -> dict:
+def summary(result, meta: dict, dice_alpha: float | None = None) -> dict:
     findings = result.findings
     statuses = [s.status for s in finding_statuses(findings)]
     by_code = findings["code"].value_counts()
@@ -70,6 +71,8 @@ def summary(result, meta: dict) -> dict:
         # the site and staff roll-ups (rollups.parquet holds every level)
         "rollups": rollup_records(rollups_of(result)),
         "rollups_notes": rollup_notes(result),
+        # dice integrity: statistical signals, not findings (auditor.report.dice_report)
+        "dice": summary_section(result, dice_alpha),
     }
     for key in ("not_audited", "excluded"):  # only when some file was left out
         if meta.get(key):
@@ -87,13 +90,14 @@ def default_verdict(findings: pd.DataFrame, statuses: list[str]) -> dict:
             "result": "fail" if failing else "pass"}
 
 
-def text(result, meta: dict) -> str:
+def text(result, meta: dict, dice_alpha: float | None = None) -> str:
     """`json:-`: the findings, one JSON object a line (summary.json is a file only)."""
     return findings_jsonl(result, meta)
 
 
-def write(result, meta: dict, out: Path) -> list[str]:
+def write(result, meta: dict, out: Path, dice_alpha: float | None = None) -> list[str]:
     """The `json` format: findings.jsonl and summary.json."""
     write_text(out / "findings.jsonl", findings_jsonl(result, meta))
-    write_text(out / "summary.json", inert_json(summary(result, meta), indent=2) + "\n")
+    write_text(out / "summary.json",
+               inert_json(summary(result, meta, dice_alpha), indent=2) + "\n")
     return [str(out / "findings.jsonl"), str(out / "summary.json")]

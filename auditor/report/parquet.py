@@ -62,11 +62,13 @@ def write_rollups(result, target: Path, meta: dict) -> None:
                 {"auditor_rollups": json.dumps(rollups_meta(result), sort_keys=True)})
 
 
-def write(result, meta: dict, out: Path) -> list[str]:
-    """The `parquet` format: findings.parquet, quarantine.parquet and
-    rollups.parquet."""
+def write(result, meta: dict, out: Path, dice_alpha: float | None = None) -> list[str]:
+    """The `parquet` format: findings.parquet, quarantine.parquet,
+    rollups.parquet, and the dice statistics (`auditor.report.dice_report`)."""
+    from auditor.report.dice_report import write_parquet as write_dice
+
     write_findings(result.findings, out / "findings.parquet", meta)
     write_quarantine(result.logs.quarantine, out / "quarantine.parquet", meta)
     write_rollups(result, out / "rollups.parquet", meta)
     return [str(out / "findings.parquet"), str(out / "quarantine.parquet"),
-            str(out / "rollups.parquet")]
+            str(out / "rollups.parquet"), *write_dice(result, meta, out, dice_alpha)]

@@ -83,7 +83,8 @@ def aligned(header: tuple[str, ...], rows: list[tuple[str, ...]], color: bool,
     return lines
 
 
-def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS) -> str:
+def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS,
+         dice_alpha: float | None = None) -> str:
     findings = result.findings
     records = finding_records(findings)
     statuses = finding_statuses(findings)
@@ -114,7 +115,7 @@ def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS) -> st
     lines += _per_site(result, color)
     if not records:
         lines.append("Findings: none")
-        return "\n".join(lines + _rollup_notes(result)) + "\n"
+        return "\n".join(lines + _rollup_notes(result) + _dice_lines(result, dice_alpha)) + "\n"
 
     by_sev = ", ".join(f"{n} {s}" for s, n in severity_counts(findings).items())
     lines.append(f"Findings: {len(records):,} ({by_sev})")
@@ -149,7 +150,7 @@ def text(result, meta: dict, color: bool = False, top: int = TOP_FINDINGS) -> st
                    f"most severe first):")]
     lines += aligned(("SEVERITY", "TABLE", "SEQ", "CODE", "CLAUSE", "MESSAGE"), rows, color,
                      right=(2,), paint_column=0)
-    return "\n".join(lines + _rollup_notes(result)) + "\n"
+    return "\n".join(lines + _rollup_notes(result) + _dice_lines(result, dice_alpha)) + "\n"
 
 
 # --- the regulator's view (issue 29) ---------------------------------------------------------
@@ -177,8 +178,18 @@ def _rollup_notes(result) -> list[str]:
     return ["", *(f"Note: {one_line(n)}" for n in rollup_notes(result))]
 
 
-def write(result, meta: dict, out: Path, color: bool = False) -> list[str]:
+def _dice_lines(result, dice_alpha) -> list[str]:
+    """A line per flagged die (auditor.report.dice_report): signals, not findings."""
+    from auditor.report.dice_report import flagged_lines
+
+    flagged = flagged_lines(result, dice_alpha)
+    return ["", "Dice integrity (signals for inspection, not findings):", *flagged] \
+        if flagged else []
+
+
+def write(result, meta: dict, out: Path, color: bool = False,
+          dice_alpha: float | None = None) -> list[str]:
     """The `text` format: the report on standard output; no file."""
-    sys.stdout.write(text(result, meta, color=color))
+    sys.stdout.write(text(result, meta, color=color, dice_alpha=dice_alpha))
     sys.stdout.flush()
     return []

@@ -477,7 +477,7 @@ def _build(merged: dict, files: list[str], disabled: list[str]) -> Ruleset:
     if merged["status"] == "provisional" and not merged.get("notes", "").strip():
         raise RulesetError(path, "a provisional ruleset needs a notes line saying why",
                            key="notes")
-    parameters = {name: p.default for name, p in PARAMETERS.items()}
+    parameters = {name: p.default for name, p in PARAMETERS.items() if not p.stated_only}
     for name, value in merged.get("parameters", {}).items():
         try:
             parameters[name] = validate_value(name, value)

@@ -102,7 +102,8 @@ def test_text_is_the_default_on_a_terminal_with_parquet(tmp_path, monkeypatch):
     assert "\x1b[1;31mcritical\x1b[0m" in res.stdout
     assert "Audited 1 file(s)" not in res.output
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [
-        "findings.parquet", "manifest.json", "quarantine.parquet", "rollups.parquet"]
+        "dice_stats.parquet", "dice_totals.parquet", "findings.parquet", "manifest.json",
+        "quarantine.parquet", "rollups.parquet"]
     plain = ANSI.sub("", res.stdout)
     res = run("check", log, "-r", "nz-table-games", "--out", tmp_path / "b", "--no-color")
     assert res.stdout == plain

@@ -26,8 +26,8 @@ from auditor.report.manifest import file_entry
 ALL_FILES = ("--format", "parquet", "--format", "html", "--format", "json", "--format",
              "junit", "--format", "sarif", "--format", "csv")
 REPORT_FILES = ("findings.parquet", "quarantine.parquet", "rollups.parquet", "report.html",
-                "findings.jsonl",
-                "summary.json", "junit.xml", "findings.sarif", "findings.csv")
+                "findings.jsonl", "summary.json", "junit.xml", "findings.sarif", "findings.csv",
+                "dice_stats.parquet", "dice_totals.parquet")
 
 
 def breached_night(folder: Path, table: str = "T1") -> Path:
@@ -101,7 +101,7 @@ def test_a_fresh_report_stands(report):
     res = verify("reports")
     assert res.exit_code == 0, res.output
     assert "report stands: 1 input(s) unchanged, ruleset nz-table-games unchanged" in res.output
-    assert "9 file(s) as listed, every format rendered again the same." in res.output
+    assert "11 file(s) as listed, every format rendered again the same." in res.output
 
 
 # --- tampering ---------------------------------------------------------------------------------
@@ -228,8 +228,8 @@ def test_an_earlier_report_html_does_not_survive_a_parquet_only_run(report):
     res = run("check", "logs", "-r", "nz-table-games", "--out", "reports")
     assert res.exit_code == 1, res.output
     assert sorted(p.name for p in report.iterdir()) == [
-        "findings.parquet", "manifest.json", "quarantine.parquet",
-        "rollups.parquet"]
+        "dice_stats.parquet", "dice_totals.parquet", "findings.parquet", "manifest.json",
+        "quarantine.parquet", "rollups.parquet"]
     assert verify("reports").exit_code == 0
 
 
@@ -278,8 +278,8 @@ def test_a_killed_run_leaves_the_earlier_report_and_the_next_run_cleans_up(repor
     assert res.exit_code == 0, res.output
     assert siblings(report) == []
     assert sorted(p.name for p in report.iterdir()) == [
-        "findings.parquet", "manifest.json", "quarantine.parquet",
-        "rollups.parquet"]
+        "dice_stats.parquet", "dice_totals.parquet", "findings.parquet", "manifest.json",
+        "quarantine.parquet", "rollups.parquet"]
     assert verify("reports").exit_code == 0
 
 

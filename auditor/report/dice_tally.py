@@ -1,0 +1,448 @@
+"""The faces each die showed, counted where the events are: one vectorised
+pass over the valid rolls the replay already found, after it (the replay's
+compiled loop is not touched).
+
+What counts (docs/dice-integrity.md, docs/decisions.md):
+
+- only valid rolls: a roll the replay voided (a `no_roll`, a `ruling` of
+  `void`) is left out: its faces are often unreadable or unread (a die off
+  the table, one die on the other) and the game did not count them;
+- the face that counts: a `die_cocked` makes the face opposite the resting
+  one (7 - `die1`) count for that die, a `ruling` `face_determined` the face
+  it names for the disputed die, as the replay recounts them;
+- a die is its site and serial (a serial names one physical die of a
+  casino); a roll whose `dice` does not name exactly two serials, or whose
+  faces are not 1..6, is not counted, and `unread` says how many.
+
+`DiceCollector` is a collector (`auditor.audit.collect`): it takes a
+`DiceTally` of each batch, group of tables or dask task; `join` adds them.
+The statistics are worked out from the joined tally (`auditor.report.dice_stats`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from auditor.checks.common import Shared
+from auditor.findings import SITE_SEPARATOR
+from auditor.logs.tables import session_starts
+from auditor.game.state import ReplayState
+
+FACES = tuple(f"face_{k}" for k in range(1, 7))
+TOTALS = tuple(f"total_{k}" for k in range(2, 13))
+#: The custody events a die's record lists.
+CUSTODY_EVENTS = ("dice_received", "dice_inspected", "die_off_table", "die_retrieved",
+                  "die_lost", "dice_removed")
+#: At most this many custody events are kept per die (the first ones).
+CUSTODY_KEPT = 40
+
+
+def site_and_table(key: str) -> tuple[str | None, str]:
+    """A table key (`site` + SITE_SEPARATOR + id, or the id) as (site, id)."""
+    if isinstance(key, str) and SITE_SEPARATOR in key:
+        site, table = key.split(SITE_SEPARATOR, 1)
+        return site or None, table
+    return None, key
+
+
+@dataclass
+class DiceTally:
+    """What the dice statistics need of some tables' events.
+
+    `dice`: per die (site, serial) the count of each counted face;
+    `sessions_of` / `shooters_of`: per die, the table sessions and the
+    shooters it was thrown in, with its rolls there; `sessions` / `sets`:
+    the counted totals per table session and per dice set; `custody`: each
+    die's custody events (the first CUSTODY_KEPT); `unread`: valid rolls
+    whose dice or faces could not be counted."""
+
+    dice: pd.DataFrame = field(default_factory=lambda: _empty(("site", "serial", *FACES)))
+    sessions_of: pd.DataFrame = field(default_factory=lambda: _empty(
+        ("site", "serial", "table_id", "session_seq", "rolls")))
+    shooters_of: pd.DataFrame = field(default_factory=lambda: _empty(
+        ("site", "serial", "shooter", "rolls")))
+    sessions: pd.DataFrame = field(default_factory=lambda: _empty(
+        ("site", "table_id", "session_seq", *TOTALS)))
+    sets: pd.DataFrame = field(default_factory=lambda: _empty(
+        ("site", "table_id", "session_seq", "set", "dice", *TOTALS)))
+    custody: pd.DataFrame = field(default_factory=lambda: _empty(
+        ("site", "table_id", "seq", "dice", "event", "actor_role", "actor_id", "outcome")))
+    unread: int = 0
+
+
+def _empty(columns) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series([], dtype=object) for c in columns})
+
+
+@dataclass(frozen=True)
+class DiceCollector:
+    """The dice statistics' collector (`auditor.audit.collect`); it reads
+    no findings."""
+
+    needs_findings = False
+
+    def take(self, events: pd.DataFrame, findings: pd.DataFrame,
+             state: ReplayState) -> DiceTally:
+        return tally(events, state)
+
+    def join(self, taken: list[DiceTally]) -> DiceTally:
+        return join(taken)
+
+
+COLLECTOR = DiceCollector()
+
+
+def join(tallies: list[DiceTally]) -> DiceTally:
+    """Tallies of different tables as one (a serial thrown at tables of two
+    batches adds up)."""
+    tallies = [t for t in tallies if t is not None]
+    if not tallies:
+        return DiceTally()
+    if len(tallies) == 1:
+        return tallies[0]
+
+    def cat(name):
+        return pd.concat([getattr(t, name) for t in tallies], ignore_index=True)
+
+    def summed(name, keys, values):
+        frame = cat(name)
+        if not len(frame):
+            return frame
+        return frame.groupby(keys, dropna=False, sort=False, as_index=False)[values].sum()
+
+    return DiceTally(summed("dice", ["site", "serial"], list(FACES)), cat("sessions_of"),
+                     summed("shooters_of", ["site", "serial", "shooter"], ["rolls"]),
+                     cat("sessions"), cat("sets"), cat("custody"),
+                     sum(t.unread for t in tallies))
+
+
+class _Serials:
+    """Serial names and their ids, and what each distinct `dice` value names
+    (split once per distinct value met)."""
+
+    def __init__(self, categories: np.ndarray):
+        self.categories = categories
+        self.names: list[str] = []
+        self.ids: dict[str, int] = {}
+
+    def id(self, name: str) -> int:
+        got = self.ids.get(name)
+        if got is None:
+            got = self.ids[name] = len(self.names)
+            self.names.append(name)
+        return got
+
+    def named(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
+        """For `codes` (of the `dice` column): the distinct codes, the index
+        of each code among them, and per distinct code its serial ids."""
+        # (the distinct codes by counting, not sorting: codes are small)
+        seen = np.bincount(codes + 1, minlength=len(self.categories) + 1)
+        distinct = np.flatnonzero(seen) - 1
+        lookup = np.zeros(len(seen), dtype=np.int64)
+        lookup[distinct + 1] = np.arange(len(distinct))
+        inverse = lookup[codes + 1]
+        split = [[] if c < 0 else str(self.categories[c]).split(",") for c in distinct.tolist()]
+        flat = [x for names in split for x in names]
+        ids = self.ids
+        for x in dict.fromkeys(flat):
+            if x not in ids:
+                ids[x] = len(self.names)
+                self.names.append(x)
+        got = iter([ids[x] for x in flat])
+        return distinct, inverse, [[next(got) for _ in names] for names in split]
+
+
+def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
+    """The `DiceTally` of `events` (whole tables, ordered by table and seq)
+    and their replay `state`: numpy over the valid rolls, Python only per
+    distinct value, per recount and per receipt."""
+    if not len(events) or "event" not in events or "dice" not in events:
+        return DiceTally()
+    sh = Shared(events, state)
+    found = _rows_of(sh, {"roll": ("roll",), "recount": ("die_cocked", "ruling", "dispute"),
+                          "open": ("table_open",), "custody": CUSTODY_EVENTS})
+    rolls = found["roll"]
+    valid = _valid(rolls, np.asarray(state.rows("roll_voided"), dtype=np.int64))
+    serials = _Serials(sh.categories("dice"))
+    _, inverse, named = serials.named(sh.codes("dice")[valid])
+    pairs = np.array([(x[0], x[1]) if len(x) == 2 else (-1, -1) for x in named],
+                     dtype=np.int64).reshape(-1, 2)
+    first, second = pairs[inverse, 0], pairs[inverse, 1]
+    face1, face2 = sh.int_at("die1", valid), sh.int_at("die2", valid)
+    _recount(sh, serials, rolls, found["recount"], found["open"], valid, first, second, face1,
+             face2)
+    ok = (first >= 0) & (face1 >= 1) & (face1 <= 6) & (face2 >= 1) & (face2 <= 6)
+    unread = int(len(valid) - ok.sum())
+    rows, first, second = valid[ok], first[ok], second[ok]
+    face1, face2 = face1[ok], face2[ok]
+    # Where: the site of each table, the session of each roll.
+    tables = sh.categories("table_id")
+    split = [site_and_table(t) for t in tables[:-1].tolist()]
+    site_names = sorted({s for s, _ in split if s is not None})
+    table_site = np.array([0 if s is None else site_names.index(s) + 1 for s, _ in split],
+                          dtype=np.int64)
+    site_of = [None, *site_names]
+    table_of = [t for _, t in split]
+    starts = session_starts(sh.table_starts, found["open"])
+    session = np.searchsorted(starts, rows, side="right") - 1
+    session_table = sh.codes("table_id")[starts]
+    session_seq = sh.seq[starts]
+    n_serials = max(len(serials.names), 1)
+    site = table_site[session_table[session]]
+    # Faces per die (site, serial).
+    die = np.concatenate([site * n_serials + first, site * n_serials + second])
+    face = np.concatenate([face1, face2])
+    domain = len(site_of) * n_serials
+    counts = np.bincount(die * 6 + face - 1, minlength=6 * domain).reshape(-1, 6)
+    present = np.flatnonzero(counts.any(axis=1))
+    counts = counts[present]
+    index_of = np.full(domain, -1, dtype=np.int64)
+    index_of[present] = np.arange(len(present))
+    die_index = index_of[die]
+    site_names_of = np.array(site_of, dtype=object)
+    serial_names = np.array(serials.names or [""], dtype=object)
+    die_site = site_names_of[present // n_serials]
+    die_serial = serial_names[present % n_serials]
+    out = {"unread": unread}
+    out["dice"] = pd.DataFrame({"site": _objects(die_site), "serial": _objects(die_serial),
+                                **{f: counts[:, j] for j, f in enumerate(FACES)}})
+    # Runs of rolls by the same pair, session and shooter: what is looked up per run.
+    shooter, shooter_names = _shooters(sh, rows)
+    change = np.ones(len(rows), dtype=bool)
+    if len(rows) > 1:
+        change[1:] = ((first[1:] != first[:-1]) | (second[1:] != second[:-1])
+                      | (session[1:] != session[:-1]) | (shooter[1:] != shooter[:-1]))
+    run = np.flatnonzero(change)
+    length = np.diff(np.append(run, len(rows)))
+    run_die = np.concatenate([die_index[:len(rows)][run], die_index[len(rows):][run]])
+    run_len = np.concatenate([length, length])
+
+    def per_die(key: np.ndarray, width: int):
+        keys, where = np.unique(run_die * width + key, return_inverse=True)
+        return keys // width, keys % width, np.bincount(where, weights=run_len).astype(np.int64)
+
+    table_names = np.array(table_of or [""], dtype=object)
+    d, s, n = per_die(np.concatenate([session[run], session[run]]), len(starts))
+    out["sessions_of"] = pd.DataFrame({
+        "site": _objects(die_site[d]), "serial": _objects(die_serial[d]),
+        "table_id": _objects(table_names[session_table[s]]),
+        "session_seq": session_seq[s], "rolls": n})
+    d, p, n = per_die(np.concatenate([shooter[run], shooter[run]]), len(shooter_names))
+    out["shooters_of"] = pd.DataFrame({
+        "site": _objects(die_site[d]), "serial": _objects(die_serial[d]),
+        "shooter": _objects(np.array(shooter_names, dtype=object)[p]), "rolls": n})
+    # Totals per session, and per set (the set of each run's first die).
+    total = face1 + face2 - 2
+    out["sessions"] = _totals(session, total, len(starts), session_table, session_seq, site_of,
+                           table_site, table_of)
+    receipts = np.flatnonzero(state.dice_moves.where == RECEIVED)
+    run_set = _set_of(state, receipts, serials, rows[run], first[run], starts[session[run]])
+    set_of = np.repeat(run_set, length)
+    width = int(set_of.max()) + 2 if len(set_of) else 1
+    keys, where = np.unique(session * width + set_of + 1, return_inverse=True)
+    out["sets"] = _totals(where, total, len(keys), session_table[keys // width],
+                       session_seq[keys // width], site_of, table_site, table_of,
+                       sets=keys % width - 1)
+    names = _set_names(sh, state, receipts, starts, keys // width, keys % width - 1)
+    out["sets"].insert(out["sets"].columns.get_loc("set") + 1, "dice", _objects(names))
+    out["custody"] = _custody(sh, found["custody"], table_site, site_names_of, table_names)
+    return DiceTally(**out)
+
+
+def _objects(values) -> pd.Series:
+    """Text as a column of Python objects (no str dtype inferred: cheaper,
+    and None stays None)."""
+    return pd.Series(np.asarray(values, dtype=object), dtype=object, copy=False)
+
+
+def _valid(rolls: np.ndarray, voided: np.ndarray) -> np.ndarray:
+    """The rolls not voided (both ascending)."""
+    if not len(voided) or not len(rolls):
+        return rolls
+    keep = np.ones(len(rolls), dtype=bool)
+    at = np.searchsorted(rolls, voided)
+    inside = at < len(rolls)
+    at, hit = at[inside], voided[inside]
+    keep[at[rolls[at] == hit]] = False
+    return rolls[keep]
+
+
+def _rows_of(sh: Shared, groups: dict[str, tuple[str, ...]]) -> dict[str, np.ndarray]:
+    """The rows (ascending) of each group of event types, in one pass over
+    the events."""
+    names = {str(c): i for i, c in enumerate(sh.categories("event")[:-1].tolist())}
+    lut = np.zeros(len(names) + 1, dtype=np.int8)  # (the last slot: code -1, nothing)
+    for g, kinds in enumerate(groups.values(), start=1):
+        for kind in kinds:
+            if kind in names:
+                lut[names[kind]] = g
+    kind = lut[sh.codes("event")]
+    hit = np.flatnonzero(kind)
+    of = kind[hit]
+    return {name: hit[of == g].astype(np.int64) for g, name in enumerate(groups, start=1)}
+
+
+def _recount(sh: Shared, serials: _Serials, rolls: np.ndarray, events: np.ndarray,
+             opens: np.ndarray, valid: np.ndarray,
+             first: np.ndarray, second: np.ndarray, face1: np.ndarray,
+             face2: np.ndarray) -> None:
+    """The faces that count, in place: each `die_cocked` (7 - the resting
+    face) and `ruling` face_determined (the disputed die's face) of a valid
+    roll, in the order recorded, as the replay recounts them
+    (`TableReplay.recount`). Cocked dice at once; a roll with a ruling
+    after its roll's recounts one by one."""
+    if not len(events) or not len(valid):
+        return
+    last = sh.latest(rolls, events, opens)
+    at = np.minimum(np.searchsorted(valid, last), len(valid) - 1)
+    on_valid = (last >= 0) & (valid[at] == last)
+    events, at = events[on_valid], at[on_valid]
+    kinds = sh.values_at("event", events)
+    _, inverse, named = serials.named(sh.codes("dice")[events])
+    target = np.array([x[0] if x else -1 for x in named] or [-1], dtype=np.int64)[inverse]
+    die1 = sh.int_at("die1", events)
+    cocked = (kinds == "die_cocked") & (die1 >= 1) & (die1 <= 6) & (target >= 0)
+    k, face = at[cocked], 7 - die1[cocked]
+    is_first, is_second = target[cocked] == first[k], target[cocked] == second[k]
+    face1[k[is_first]] = face[is_first]  # (a roll cocked twice: the later one wins)
+    face2[k[is_second & ~is_first]] = face[is_second & ~is_first]
+    other = np.flatnonzero(~cocked & (kinds != "die_cocked"))
+    if not len(other):
+        return
+    ruled = set(at[other].tolist())  # rolls with a dispute or ruling: again, in order
+    reasons = sh.values_at("reason", events) if "reason" in sh.events else \
+        np.full(len(events), None, dtype=object)
+    disputed: dict[int, int] = {}
+    for j in np.flatnonzero(np.isin(at, list(ruled))).tolist():
+        k, kind = int(at[j]), kinds[j]
+        if kind == "dispute":
+            disputed[k] = int(target[j])
+            continue
+        if kind == "die_cocked":
+            die, counted = int(target[j]), 7 - int(die1[j]) if 1 <= die1[j] <= 6 else 0
+        elif reasons[j] == "face_determined":
+            die, counted = disputed.get(k, -1), int(die1[j])
+        else:
+            continue
+        if not counted or die < 0:
+            continue
+        if die == first[k]:
+            face1[k] = counted
+        elif die == second[k]:
+            face2[k] = counted
+
+
+def _shooters(sh: Shared, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Who threw each roll (the player, else the actor: a stickperson), as
+    codes into the names returned ("" for nobody recorded)."""
+    player = sh.codes("player_id")[rows] if "player_id" in sh.events else \
+        np.full(len(rows), -1, dtype=np.int64)
+    actor = sh.codes("actor_id")[rows] if "actor_id" in sh.events else \
+        np.full(len(rows), -1, dtype=np.int64)
+    players = sh.categories("player_id")[:-1].tolist() if "player_id" in sh.events else []
+    actors = sh.categories("actor_id")[:-1].tolist() if "actor_id" in sh.events else []
+    code = np.where(player >= 0, player,
+                    np.where(actor >= 0, len(players) + actor, len(players) + len(actors)))
+    return code.astype(np.int64), [*map(str, players), *map(str, actors), ""]
+
+
+def _totals(group: np.ndarray, total: np.ndarray, groups: int, table_code: np.ndarray,
+            seq: np.ndarray, site_of, table_site, table_of, sets=None) -> pd.DataFrame:
+    """The counted totals per group (those with rolls)."""
+    counts = np.bincount(group * 11 + total, minlength=11 * groups).reshape(-1, 11)
+    if sets is None:  # sessions: only those with rolls
+        used = np.flatnonzero(counts.sum(axis=1))
+        table_code, seq, counts = table_code[used], seq[used], counts[used]
+    table_code = np.asarray(table_code, dtype=np.int64)
+    columns = {"site": _objects(np.array(site_of, dtype=object)[table_site[table_code]]),
+               "table_id": _objects(np.array(table_of or [""], dtype=object)[table_code]),
+               "session_seq": np.asarray(seq, dtype=np.int64)}
+    if sets is not None:
+        columns["set"] = np.asarray(sets, dtype=np.int64)
+    columns.update({TOTALS[k]: counts[:, k] for k in range(11)})
+    return pd.DataFrame(columns)
+
+
+RECEIVED = 0  # `DIE_LOCATIONS.index("new")`: a receipt (or a die found again)
+
+
+def _set_of(state: ReplayState, got: np.ndarray, serials: _Serials, rows, die_serial,
+            session_start):
+    """The set each die (serial id) at `rows` came with: the set of its last
+    receipt in the session before the row (-1: none)."""
+    moves = state.dice_moves
+    out = np.full(len(rows), -1, dtype=np.int64)
+    if not len(got) or not len(rows):
+        return out
+    ids = {s: i for i, s in enumerate(moves.serials)}
+    move_id = np.array([ids.get(x, -1) for x in serials.names] or [-1], dtype=np.int64)
+    die = move_id[die_serial]
+    width = int(max(moves.rows[got].max(), rows.max())) + 1
+    key = moves.die[got] * width + moves.rows[got]
+    order = np.argsort(key, kind="stable")
+    key, got = key[order], got[order]
+    at = np.searchsorted(key, die * width + rows, side="right") - 1
+    hit = (at >= 0) & (die >= 0)
+    at = np.maximum(at, 0)
+    hit &= (key[at] // width == die) & (moves.rows[got[at]] >= session_start)
+    out[hit] = moves.set_id[got[at[hit]]]
+    return out
+
+
+def _set_names(sh: Shared, state: ReplayState, got: np.ndarray, starts: np.ndarray,
+               sessions: np.ndarray, sets: np.ndarray) -> np.ndarray:
+    """Each set (by session index and set id) named as its first receipt
+    names its dice ("" for -1, no set)."""
+    moves = state.dice_moves
+    out = np.full(len(sessions), "", dtype=object)
+    if not len(got):
+        return out
+    width = int(moves.set_id[got].max()) + 2
+    session = np.searchsorted(starts, moves.rows[got], side="right") - 1
+    key, first = np.unique(session * width + moves.set_id[got] + 1, return_index=True)
+    wanted = sessions * width + sets + 1
+    at = np.minimum(np.searchsorted(key, wanted), len(key) - 1)
+    hit = key[at] == wanted
+    texts = sh.values_at("dice", moves.rows[got[first[at[hit]]]])
+    out[hit] = [t if isinstance(t, str) else "" for t in texts.tolist()]
+    return out
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def natural_order(text: str) -> tuple:
+    """A sort key reading the numbers in `text` as numbers ("A2" < "A10")."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
+
+
+def _custody(sh: Shared, rows: np.ndarray, table_site: np.ndarray, site_names: np.ndarray,
+             table_names: np.ndarray) -> pd.DataFrame:
+    """Every custody event, one row an event with the dice it names (the
+    events' own columns taken as they are held: categoricals, no text
+    copied); `custody_of` picks a die's."""
+    if not len(rows):
+        return DiceTally().custody
+    table = sh.codes("table_id")[rows]
+    columns = {"site": _objects(site_names[table_site[table]]),
+               "table_id": _objects(table_names[table]), "seq": sh.seq[rows]}
+    for name in ("dice", "event", "actor_role", "actor_id", "outcome"):
+        columns[name] = sh.events[name].array.take(rows) if name in sh.events else \
+            _objects([None] * len(rows))
+    return pd.DataFrame(columns)
+
+
+def custody_of(custody: pd.DataFrame, site, serial: str) -> pd.DataFrame:
+    """The custody events naming die (`site`, `serial`), the first
+    CUSTODY_KEPT, in the order recorded."""
+    if not len(custody):
+        return custody
+    dice = custody["dice"].astype(object)
+    texts = {t: serial in str(t).split(",") for t in pd.unique(dice) if isinstance(t, str)}
+    names = np.array([texts.get(t, False) for t in dice.tolist()], dtype=bool)
+    same_site = custody["site"].isna().to_numpy() if site is None else \
+        (custody["site"] == site).to_numpy(dtype=bool)
+    return custody[names & same_site].head(CUSTODY_KEPT)

@@ -1,0 +1,276 @@
+"""Dice integrity (docs/dice-integrity.md): the faces each die showed, tested
+against a fair die; flags are signals, never findings."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from auditor.audit.core import replay_state
+from auditor.cli import main
+from auditor.generate import generate, write_log
+from auditor.logs.load import load_logs
+from auditor.report.dice_report import stats_of
+from auditor.report.dice_stats import (
+    DiceLevel,
+    chi2_sf_5,
+    chi2_sf_10,
+    dice_stats,
+    holm,
+)
+from auditor.report.dice_tally import custody_of, tally
+from auditor.rules.ruleset import load_ruleset
+from builder import audit, cocked, dispute, lawful_table, no_roll, ruling
+
+
+# --- the arithmetic ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("x", "sf"), [(11.0705, 0.05), (15.0863, 0.01), (20.5150, 0.001),
+                                        (4.35146, 0.5)])
+def test_chi_square_5_survival_matches_the_tables(x, sf):
+    assert chi2_sf_5(x) == pytest.approx(sf, rel=1e-4)
+
+
+@pytest.mark.parametrize(("x", "sf"), [(18.3070, 0.05), (23.2093, 0.01), (29.5883, 0.001),
+                                        (9.34182, 0.5)])
+def test_chi_square_10_survival_matches_the_tables(x, sf):
+    assert chi2_sf_10(x) == pytest.approx(sf, rel=1e-4)
+
+
+def test_holm_steps_down_and_keeps_untested_apart():
+    out = holm([0.01, 0.04, float("nan"), 0.03])
+    assert out[0] == pytest.approx(0.03)
+    assert out[3] == pytest.approx(0.06)
+    assert out[1] == pytest.approx(0.06)  # monotone: never below the one before
+    assert out[2] != out[2]
+
+
+# --- what is counted -----------------------------------------------------------------
+
+def _tally_of(builder, tmp_path):
+    path = builder.write_csv(tmp_path / "log.csv")
+    logs = load_logs([path])
+    return tally(logs.events, replay_state(logs.events, load_ruleset("nz-table-games")))
+
+
+def _faces(t, serial):
+    row = t.dice[t.dice["serial"] == serial].iloc[0]
+    return [int(row[f"face_{k}"]) for k in range(1, 7)]
+
+
+def test_a_cocked_die_counts_the_face_opposite_the_resting_one(tmp_path):
+    b = lawful_table()
+    b.roll(2, 3, 4)
+    cocked(b, "A2", 3)  # resting on 3: counts 4; the roll already says 4
+    b.roll(2, 2, 6)
+    cocked(b, "A1", 6)  # resting on 6: A1 counts 1, not 2
+    t = _tally_of(b, tmp_path)
+    assert _faces(t, "A1") == [1, 0, 1, 0, 0, 0]
+    assert _faces(t, "A2") == [0, 0, 0, 1, 0, 1]
+
+
+def test_a_ruling_fixes_the_disputed_die_and_a_void_ruling_drops_the_roll(tmp_path):
+    b = lawful_table()
+    b.roll(2, 3, 4)
+    dispute(b, "A2")
+    ruling(b, "game_supervisor", face=6)  # A2 counts 6, not 4
+    b.roll(2, 5, 5)
+    dispute(b, "A1")
+    ruling(b, "game_supervisor", reason="void")
+    t = _tally_of(b, tmp_path)
+    assert _faces(t, "A1") == [0, 0, 1, 0, 0, 0]
+    assert _faces(t, "A2") == [0, 0, 0, 0, 0, 1]
+
+
+def test_a_voided_roll_is_not_counted_and_its_valid_twin_is(tmp_path):
+    b = lawful_table()
+    b.roll(2, 6, 6)
+    no_roll(b, "discretion")
+    b.roll(2, 1, 2)
+    t = _tally_of(b, tmp_path)
+    assert _faces(t, "A1") == [1, 0, 0, 0, 0, 0]
+    assert _faces(t, "A2") == [0, 1, 0, 0, 0, 0]
+    assert t.unread == 0
+
+
+def test_custody_lists_receipt_and_inspections_by_whom(tmp_path):
+    b = lawful_table()
+    b.roll(2, 3, 4)
+    t = _tally_of(b, tmp_path)
+    a1 = custody_of(t.custody, None, "A1")
+    assert list(a1["event"])[:4] == ["dice_received", "dice_inspected", "dice_inspected",
+                                     "dice_inspected"]
+    assert list(a1["actor_role"])[1:4] == ["dealer", "game_supervisor", "pit_manager"]
+
+
+# --- flags ---------------------------------------------------------------------------
+
+def _night(seed: int, rolls: int, lean: float | None = None):
+    inject = ["dice.face_bias"] if lean is not None else []
+    return generate(1, rolls, seed, inject, die_lean=lean if lean is not None else 0.6)
+
+
+def _stats(log, tmp_path, level=DiceLevel()):
+    path = tmp_path / "night.parquet"
+    write_log(log.table, path)
+    logs = load_logs([path])
+    return dice_stats(tally(logs.events, replay_state(logs.events,
+                                                      load_ruleset("nz-table-games"))), level)
+
+
+def test_fair_nights_flag_no_die_at_the_level(tmp_path):
+    """A fair night's chance of any flag is at most the level (0.01): over
+    eight seeds none may be flagged (one would already be a 1-in-13 event)."""
+    flagged = [seed for seed in range(8)
+               if _stats(_night(seed, 600), tmp_path).dice["flagged"].any()]
+    assert flagged == []
+
+
+def test_a_leaning_die_in_a_2000_roll_night_is_flagged_and_no_other(tmp_path):
+    for seed in (1, 2, 3):
+        stats = _stats(_night(seed, 2000, lean=0.6), tmp_path)
+        assert list(stats.flagged["serial"]) == ["A1"], seed
+
+
+def test_too_few_rolls_is_not_a_pass(tmp_path):
+    stats = _stats(_night(0, 2000, lean=0.6), tmp_path, DiceLevel(min_rolls=10_000))
+    assert not stats.dice["flagged"].any()
+    assert set(stats.dice["status"]) == {"too few rolls"}
+    assert stats.dice["p_value"].isna().all()
+
+
+# --- the reports ---------------------------------------------------------------------
+
+def _check(tmp_path, log, *extra, out_name="out"):
+    path = tmp_path / "night.parquet"
+    write_log(log.table, path)
+    out = tmp_path / out_name
+    result = CliRunner().invoke(main, ["check", str(path), "-r", "nz-table-games", "--out",
+                                       str(out), "--format", "parquet", "--format", "json",
+                                       "--format", "html", *extra])
+    return result, out
+
+
+def test_a_flag_is_no_finding_and_keeps_the_exit_code(tmp_path):
+    result, out = _check(tmp_path, _night(2, 2000, lean=0.6))
+    assert result.exit_code == 0, result.output
+    assert "DICE: die A1 flagged for inspection" in result.output
+    assert pq.read_table(out / "findings.parquet").num_rows == 0
+    dice = pq.read_table(out / "dice_stats.parquet").to_pandas()
+    assert list(dice.columns[:12]) == ["site", "serial", "rolls", "face_1", "face_2", "face_3",
+                                       "face_4", "face_5", "face_6", "statistic", "p_value",
+                                       "p_adjusted"]
+    assert list(dice[dice["flagged"]]["serial"]) == ["A1"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert [d["serial"] for d in summary["dice"]["flagged"]] == ["A1"]
+    assert summary["dice"]["alpha"] == 0.01
+    assert summary["verdict"]["exit_code"] == 0
+    page = (out / "report.html").read_text()
+    assert "Die <code>A1</code>" in page and "dice_received" in page
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {"dice_stats.parquet", "dice_totals.parquet"} <= {f["name"] for f in
+                                                             manifest["files"]}
+    verified = CliRunner().invoke(main, ["verify", str(out)])
+    assert verified.exit_code == 0, verified.output
+
+
+def test_its_fair_twin_is_quiet_and_the_bytes_are_the_same_twice(tmp_path):
+    result, out = _check(tmp_path, _night(2, 2000))
+    assert result.exit_code == 0 and "DICE:" not in result.output
+    first = (out / "dice_stats.parquet").read_bytes()
+    _, out2 = _check(tmp_path, _night(2, 2000), out_name="again")
+    assert (out2 / "dice_stats.parquet").read_bytes() == first
+    assert (out2 / "dice_totals.parquet").read_bytes() == (out / "dice_totals.parquet").read_bytes()
+
+
+def test_dice_alpha_option_sets_the_level_and_verify_renders_it_again(tmp_path):
+    result, out = _check(tmp_path, _night(2, 2000), "--dice-alpha", "0.999")
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["dice"]["alpha"] == 0.999
+    assert CliRunner().invoke(main, ["verify", str(out)]).exit_code == 0
+
+
+def test_the_library_audit_counts_from_the_events(tmp_path):
+    log = _night(3, 2000, lean=0.6)
+    path = tmp_path / "n.parquet"
+    write_log(log.table, path)
+    assert list(stats_of(audit([path], "nz-table-games")).flagged["serial"]) == ["A1"]
+
+
+def test_a_ruleset_sets_the_level_without_changing_shipped_hashes(tmp_path):
+    shipped = load_ruleset("nz-table-games")
+    assert "dice_alpha" not in shipped.parameters
+    own = tmp_path / "mine.toml"
+    own.write_text('[ruleset]\nid = "mine"\ntitle = "t"\nstatus = "provisional"\nextends = "nz-table-games"\n'
+                   '[ruleset.parameters]\ndice_alpha = 0.05\ndice_min_rolls = 200\n')
+    rs = load_ruleset(str(own))
+    assert rs.parameters["dice_alpha"] == 0.05 and rs.parameters["dice_min_rolls"] == 200
+
+
+# --- every engine counts the same ----------------------------------------------------
+
+def _two_site_folder(tmp_path):
+    root = tmp_path / "exports"
+    for site, seed in (("casino-a", 4), ("casino-b", 5)):
+        (root / site).mkdir(parents=True)
+        write_log(generate(1, 1200, seed, ["dice.face_bias"], die_lean=0.6).table,
+                  root / site / "night.parquet")
+    return root
+
+
+def _dice_table(tmp_path, root, name, *extra):
+    out = tmp_path / name
+    result = CliRunner().invoke(main, ["check", str(root), "-r", "nz-table-games", "--out",
+                                       str(out), "--site-from-path", *extra])
+    assert result.exit_code == 0, result.output
+    return pq.read_table(out / "dice_stats.parquet")
+
+
+def test_a_die_is_its_site_and_serial_and_every_engine_counts_alike(tmp_path):
+    root = _two_site_folder(tmp_path)
+    one = _dice_table(tmp_path, root, "one")
+    frame = one.to_pandas()
+    flagged = frame[frame["flagged"]]
+    assert list(zip(flagged["site"], flagged["serial"])) == [("casino-a", "A1"),
+                                                            ("casino-b", "A1")]
+    assert frame["rolls"].sum() == 2 * 2 * 1200
+    two = _dice_table(tmp_path, root, "two", "--jobs", "2")
+    assert two.equals(one)
+
+
+def test_the_faces_counted_add_up_to_the_totals_the_replay_decided(tmp_path):
+    """Every counted roll's two faces make the total the game counted
+    (after cocked dice), and each session's totals add up to its rolls."""
+    log = generate(2, 400, 9)
+    path = tmp_path / "n.parquet"
+    write_log(log.table, path)
+    logs = load_logs([path])
+    state = replay_state(logs.events, load_ruleset("nz-table-games"))
+    t = tally(logs.events, state)
+    rows, totals = state.arrays("roll_counted_total")
+    decided = dict(zip(rows.tolist(), totals.tolist()))  # (the last decision of a roll)
+    voided = set(state.rows("roll_voided").tolist())
+    valid = [r for r in decided if r not in voided]
+    counted = np.bincount([decided[r] - 2 for r in valid], minlength=11)
+    sessions = t.sessions[[f"total_{k}" for k in range(2, 13)]].to_numpy().sum(axis=0)
+    assert sessions.tolist() == counted.tolist()
+    assert t.dice[[f"face_{k}" for k in range(1, 7)]].to_numpy().sum() == 2 * len(valid)
+    assert int(t.sets[[f"total_{k}" for k in range(2, 13)]].to_numpy().sum()) == len(valid)
+    assert (t.sets["set"] >= 1).all() and (t.sets["dice"] != "").all()
+
+
+def test_generate_plants_a_leaning_die_and_lists_it(tmp_path):
+    out = tmp_path / "night.csv"
+    result = CliRunner().invoke(main, ["generate", "--rolls", "300", "--seed", "3", "--out",
+                                       str(out), "--inject", "dice.face_bias",
+                                       "--die-lean", "0.5"])
+    assert result.exit_code == 0, result.output
+    planted = json.loads((tmp_path / "night.csv.planted.json").read_text())
+    assert [(p["code"], p["table_id"]) for p in planted] == [("dice.face_bias", "T01")]
+    assert "die A1 leans" in planted[0]["note"]
+    bad = CliRunner().invoke(main, ["generate", "--out", str(out), "--inject", "dice.bogus"])
+    assert bad.exit_code == 2 and "dice.face_bias" in bad.output
