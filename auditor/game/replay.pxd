@@ -108,7 +108,8 @@ cdef class TableReplay:
     cdef public long pending_roll, offtable_row, lost_row, lost_shooter, lost_set, lost_count
     cdef public long undo_point, undo_seven_out_seat, undo_come_count
     cdef public long long undo_line_bettors
-    cdef public bint undo_stick_decided, undo_made_point
+    cdef public bint undo_stick_decided, undo_made_point, undo_lost_allowance_over
+    cdef public long previous_shooter_seat, undo_previous_shooter_seat
     cdef public dict dice, sets
     cdef public list die_cache
     cdef int64_t[:] die_generation

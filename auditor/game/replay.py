@@ -697,6 +697,9 @@ class TableReplay:
         self.shooter = 0
         self.seven_out_seat = 0
         self.made_point = False  # the shooter has made a point since accepting the dice
+        # SD 20:18:33:08(2)'s "previous shooter": the seat whose hand made the
+        # point, until a 7 Out or another player accepting the dice (0: none).
+        self.previous_shooter_seat = 0
         self.selected: frozenset[str] | None = None
         self.wagers.clear()
         self.snapshot.clear()  # the wagers the undo would restore
@@ -1180,7 +1183,11 @@ class TableReplay:
             self.lost_allowance_over = True
         self.shooter = s
         self.seven_out_seat = 0
-        self.made_point = False
+        # SD 20:18:33:08(2): dice that come back through the offer round to
+        # the shooter who made the point leave them the "previous shooter".
+        self.made_point = s != 0 and s == self.previous_shooter_seat
+        if not self.made_point:
+            self.previous_shooter_seat = 0
         self.selected = None
         self.round_kind = -1
         self.stick_decided = False
@@ -1297,6 +1304,10 @@ class TableReplay:
         self.undo_point, self.undo_line_bettors = self.point, self.line_bettors
         self.undo_seven_out_seat, self.undo_come_count = self.seven_out_seat, self.come_count
         self.undo_stick_decided, self.undo_made_point = self.stick_decided, self.made_point
+        # (a void roll is no 7 Out: it neither ends the lost-die allowance
+        # nor makes a previous shooter; issue 25, seed 000 6.1)
+        self.undo_lost_allowance_over = self.lost_allowance_over
+        self.undo_previous_shooter_seat = self.previous_shooter_seat
         decisions = self.decisions
         codes, key_fam, key_num = decisions.codes, decisions.key_fam, decisions.key_num
         row = decisions.row(point, total)
@@ -1341,8 +1352,10 @@ class TableReplay:
         if self.last_roll_by_player:
             if point != 0 and total == point:
                 self.made_point = True
+                self.previous_shooter_seat = self.shooter
             if seven_out:
                 self.seven_out_seat = self.last_roll_seat
+                self.previous_shooter_seat = 0
                 if self.lost_row >= 0 and self.last_roll_seat == self.lost_shooter:
                     self.lost_allowance_over = True
         elif decision or seven_out:
@@ -1355,6 +1368,8 @@ class TableReplay:
         self.point, self.line_bettors = self.undo_point, self.undo_line_bettors
         self.seven_out_seat, self.come_count = self.undo_seven_out_seat, self.undo_come_count
         self.stick_decided, self.made_point = self.undo_stick_decided, self.undo_made_point
+        self.lost_allowance_over = self.undo_lost_allowance_over
+        self.previous_shooter_seat = self.undo_previous_shooter_seat
         self.wagers.copy_from(self.snapshot)
         self.decided.size = 0
         self.pending_roll = -1
