@@ -109,6 +109,7 @@ cdef class TableReplay:
     cdef public long undo_point, undo_seven_out_seat, undo_come_count
     cdef public long long undo_line_bettors
     cdef public bint undo_stick_decided, undo_made_point, undo_lost_allowance_over
+    cdef public bint come_spent, undo_come_spent
     cdef public long previous_shooter_seat, undo_previous_shooter_seat
     cdef public dict dice, sets
     cdef public list die_cache
@@ -171,7 +172,8 @@ cdef class TableReplay:
     @cython.locals(stick_rows=IntBuffer, total=IntBuffer, any_wager=IntBuffer,
                    willing=IntBuffer, after_decision=IntBuffer, die=Die, d=tuple,
                    s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong,
-                   by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
+                   by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint,
+                   after_point_made=cython.bint)
     cpdef on_roll(self, long i, long k)
     @cython.locals(total=cython.long, point=cython.long, j=cython.long, s=cython.long,
                    start=cython.long, end=cython.long, m=cython.long, key=cython.long,

@@ -700,6 +700,9 @@ class TableReplay:
         # SD 20:18:33:08(2)'s "previous shooter": the seat whose hand made the
         # point, until a 7 Out or another player accepting the dice (0: none).
         self.previous_shooter_seat = 0
+        # (2)'s "remaining come or don't come wagers", those on the layout when
+        # the point was made, have all been decided (or none were left).
+        self.come_spent = False
         self.selected: frozenset[str] | None = None
         self.wagers.clear()
         self.snapshot.clear()  # the wagers the undo would restore
@@ -1257,9 +1260,15 @@ class TableReplay:
             self.roll_line_bet.append(line_bet)
             self.roll_by_shooter.append(by_shooter)
             self.roll_marker_off.append(self.marker_off_dp)
-            self.roll_come_wagers.append(self.come_count)
+            # SD (2): once the remaining come wagers are decided, come bets
+            # placed since leave the previous shooter none to throw for.
+            after_point_made = self.made_point and s == self.shooter
+            if self.come_count == 0:
+                self.come_spent = True
+            self.roll_come_wagers.append(0 if after_point_made and self.come_spent
+                                         else self.come_count)
             self.roll_other_line_bettors.append(self.line_bettors & ~sb != 0)
-            self.roll_after_point_made.append(self.made_point and s == self.shooter)
+            self.roll_after_point_made.append(after_point_made)
         else:
             stick_rows, total, any_wager, willing, after_decision = self.out.stick_rolls
             stick_rows.append(i)
@@ -1308,6 +1317,7 @@ class TableReplay:
         # nor makes a previous shooter; issue 25, seed 000 6.1)
         self.undo_lost_allowance_over = self.lost_allowance_over
         self.undo_previous_shooter_seat = self.previous_shooter_seat
+        self.undo_come_spent = self.come_spent
         decisions = self.decisions
         codes, key_fam, key_num = decisions.codes, decisions.key_fam, decisions.key_num
         row = decisions.row(point, total)
@@ -1342,6 +1352,8 @@ class TableReplay:
                     elif not wagers.holds_line(s):
                         self.line_bettors &= ~bit(s)
         self.pending_roll = i
+        if self.come_count == 0:
+            self.come_spent = True
         seven_out = point != 0 and total == 7
         self.decision_rows.append(i)
         self.decision_totals.append(total)
@@ -1353,6 +1365,8 @@ class TableReplay:
             if point != 0 and total == point:
                 self.made_point = True
                 self.previous_shooter_seat = self.shooter
+                if snapshot.holds_line(self.last_roll_seat):  # the come-out point made
+                    self.come_spent = self.come_count == 0
             if seven_out:
                 self.seven_out_seat = self.last_roll_seat
                 self.previous_shooter_seat = 0
@@ -1370,6 +1384,7 @@ class TableReplay:
         self.stick_decided, self.made_point = self.undo_stick_decided, self.undo_made_point
         self.lost_allowance_over = self.undo_lost_allowance_over
         self.previous_shooter_seat = self.undo_previous_shooter_seat
+        self.come_spent = self.undo_come_spent
         self.wagers.copy_from(self.snapshot)
         self.decided.size = 0
         self.pending_roll = -1

@@ -127,13 +127,17 @@ def one_come_bet_on_a_number(sim) -> bool:
         and int(bets[0][1].rsplit("_", 1)[1]) != sim.point
 
 
+@pytest.mark.parametrize("new_come_bet", [False, True], ids=["", "new come bet"])
 @pytest.mark.parametrize("round_held", [True, False], ids=["round", "kept"])
 @pytest.mark.parametrize("deciding", ["sets a point", "come-out seven"])
-def test_exception_ends_once_the_come_wagers_are_decided(tmp_path, deciding, round_held):
+def test_exception_ends_once_the_come_wagers_are_decided(tmp_path, deciding, round_held,
+                                                         new_come_bet):
     """The previous shooter's marker-off throw decides the last come wager
     (its number, which also sets the table's point; or a come-out 7). The
     next throw without a line bet is outside (2) whatever that roll did to
-    the point; the lawful twin places a line bet before it."""
+    the point, and whatever come bet another player has placed since (not
+    one of the wagers that remained); the lawful twin places a line bet
+    before it."""
     def night(line_bet: bool):
         n = Night(seed=2511)
         n.until(one_come_bet_on_a_number)
@@ -151,6 +155,9 @@ def test_exception_ends_once_the_come_wagers_are_decided(tmp_path, deciding, rou
             n.valid(3, 4, new_wagers=False)
             assert n.sim.point == 0
         assert not come_wagers(n.sim)
+        if new_come_bet:
+            other = n.others_clockwise(seat)[0]
+            n.sim._place(other, "come", 5.0)
         if line_bet:
             n.sim._place(seat, "pass", 10.0)
         throw = n.valid(1, 2, new_wagers=False)
