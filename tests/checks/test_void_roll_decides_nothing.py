@@ -12,10 +12,8 @@ from auditor.generate.session import NORMAL_THROW
 VOID = ("no_roll", "ruling")
 
 
-def other_total(point: int) -> tuple[int, int]:
-    """Faces that neither make `point` nor total 7 (nor set a new point on
-    the come-out: 3, craps)."""
-    return (1, 2) if point else (1, 2)
+#: Faces of a 3: never a 7 nor a point made, and craps on the come-out.
+THREE = (1, 2)
 
 
 # --- seed 000 6.1: the lost-die allowance ends at a 7 Out, not a void 7 -------
@@ -55,11 +53,11 @@ def test_a_void_seven_does_not_end_the_lost_die_allowance(tmp_path, ruleset, how
         n = Night(seed=2501)
         n.until(lambda s: s.point)
         lost, pair = lose_dice(n, LOST[ruleset])
-        n.valid(*other_total(n.sim.point))  # the shooter plays on with the old dice
+        n.valid(*THREE)  # the shooter plays on with the old dice
         seat = n.shooter
         if seven_voided:
             n.void(3, 4, how)  # a 7 with the point on, voided: no 7 Out
-            n.valid(*other_total(n.sim.point))
+            n.valid(*THREE)
             seven = n.valid(3, 4, new_wagers=False, pass_back=False)  # the 7 Out
             n.give_up("seven_out", removed=pair)
             return n, lost, seven
@@ -91,12 +89,12 @@ def test_a_void_seven_is_no_seven_out(tmp_path, ruleset, how):
         seat = n.shooter
         if seven_voided:
             n.void(3, 4, how)
-            again = n.valid(*other_total(n.sim.point))  # the shooter throws on: lawful
+            again = n.valid(*THREE)  # the shooter throws on: lawful
             n.seven_out()
             return n, again
         n.valid(3, 4, new_wagers=False)  # the 7 Out, settled; the dice back to the shooter
         n.sim._place(seat, *n.sim.pref[seat])
-        again = n.valid(*other_total(n.sim.point))
+        again = n.valid(*THREE)
         n.give_up("voluntary")
         return n, again
 
@@ -142,9 +140,10 @@ def test_a_void_roll_of_the_point_makes_no_previous_shooter(tmp_path, how):
 
 # --- seed 000 5.11: a void come-out natural is no determination -----------------
 
-def everyone_declines(n: Night) -> None:
+def everyone_declines(n: Night) -> int:
     """A 7 Out; every other player is offered the dice and declines (the
-    outgoing shooter does not count as available): the stickperson throws."""
+    outgoing shooter does not count as available): the stickperson throws.
+    Returns the outgoing shooter's seat."""
     sim = n.sim
     n.valid(3, 4, new_wagers=False, pass_back=False)
     out = n.shooter
