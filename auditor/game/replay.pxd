@@ -98,7 +98,7 @@ cdef class TableReplay:
     cdef public IntBuffer roll_marker_off, roll_come_wagers, roll_other_line_bettors
     cdef public IntBuffer roll_after_point_made
     cdef public long point, shooter, open_seat, seven_out_seat
-    cdef public long long occupied, line_bettors, round_declined
+    cdef public long long occupied, line_bettors, round_declined, declined_since_accept
     cdef public bint made_point, ever_offered, last_roll_valid, last_roll_called
     cdef public bint marker_off_dp, stick_decided, offtable_offered, lost_allowance_over
     cdef public bint last_roll_by_player

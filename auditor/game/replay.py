@@ -703,6 +703,10 @@ class TableReplay:
         # (2)'s "remaining come or don't come wagers", those on the layout when
         # the point was made, have all been decided (or none were left).
         self.come_spent = False
+        # Seats that declined the dice since the shooter accepted them (in a
+        # round that gave them back to the previous shooter): not players who
+        # would shoot.
+        self.declined_since_accept = 0
         self.selected: frozenset[str] | None = None
         self.wagers.clear()
         self.snapshot.clear()  # the wagers the undo would restore
@@ -1179,6 +1183,7 @@ class TableReplay:
         s = self.seat[k]
         self.round_anchor = s
         self.round_declined |= bit(s)
+        self.declined_since_accept |= bit(s)
 
     def on_dice_accepted(self, i: int, k: int) -> None:
         s = self.seat[k]
@@ -1191,6 +1196,7 @@ class TableReplay:
         self.made_point = s != 0 and s == self.previous_shooter_seat
         if not self.made_point:
             self.previous_shooter_seat = 0
+            self.declined_since_accept = 0
         self.selected = None
         self.round_kind = -1
         self.stick_decided = False
@@ -1267,7 +1273,8 @@ class TableReplay:
                 self.come_spent = True
             self.roll_come_wagers.append(0 if after_point_made and self.come_spent
                                          else self.come_count)
-            self.roll_other_line_bettors.append(self.line_bettors & ~sb != 0)
+            self.roll_other_line_bettors.append(
+                self.line_bettors & ~sb & ~self.declined_since_accept != 0)
             self.roll_after_point_made.append(after_point_made)
         else:
             stick_rows, total, any_wager, willing, after_decision = self.out.stick_rolls

@@ -89,6 +89,30 @@ def test_previous_shooter_back_through_the_offer_round(tmp_path, marker, relinqu
                        ("shooter.marker_off_throw", "T01", throw)}
 
 
+@pytest.mark.parametrize("round_held", [True, False], ids=["round", "kept"])
+def test_a_line_bettor_who_declined_in_the_round_would_not_shoot(tmp_path, round_held):
+    """Another player holds a don't pass bet. Offered the dice in the round
+    and declining, they did not "elect to ... shoot the dice": the previous
+    shooter's marker-off throw is inside (2). Never offered (the shooter
+    kept the dice), they are a player who would shoot: outside (2)."""
+    n = Night(seed=2510)
+    n.until(lambda s: s.point and any(b.startswith(COME) and int(b.rsplit("_", 1)[1]) != s.point
+                                      for _, b in come_wagers(s)))
+    seat = makes_the_point_and_stops_betting(n)
+    n.sim._place(n.others_clockwise(seat)[0], "dont_pass", 10.0)
+    if round_held:
+        offer_round_comes_back(n, seat, relinquished=False)
+    n.ev("marker", "dealer", outcome="off", flags="dont_pass_line")
+    throw = n.valid(1, 2, new_wagers=False)
+    n.give_up("voluntary")
+    got = found_in(n.finish(tmp_path / "night.csv"), SD)
+    if round_held:
+        assert got == set()
+    else:
+        assert got == {("shooter.ineligible", "T01", throw),
+                       ("shooter.marker_off_throw", "T01", throw)}
+
+
 def test_previous_shooter_back_through_the_offer_round_with_no_come_wager_left(tmp_path):
     """The come wagers were taken down before the round: nothing is left to
     decide, so (2) does not let the previous shooter throw, marker or not;
