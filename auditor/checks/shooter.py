@@ -173,7 +173,9 @@ def marker_off_throw_allowed(ctx, params) -> Hits:
     nobody else accepted; any other roll without a line bet is only
     `shooter.ineligible`.
     Fires on: the shooter rolls with no pass/don't pass bet while another
-    player holds a line bet, or no come/don't come wager remains, or the on/off
+    player holds a line bet (and did not decline the dice in the round that
+    gave them back), or no come/don't come wager remains (once the last of
+    those left when the point was made is decided, none does), or the on/off
     marker is not off on the don't pass line.
     Quiet on: marker off on the don't pass line, come wagers left, nobody else
     with a line bet; and every roll by a shooter who holds a line bet.
