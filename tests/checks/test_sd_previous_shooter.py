@@ -39,14 +39,15 @@ def makes_the_point_and_stops_betting(n: Night) -> int:
     return seat
 
 
-def offer_round_comes_back(n: Night, seat: int, relinquished: bool) -> int:
+def offer_round_comes_back(n: Night, seat: int, relinquished: bool,
+                           reason: str = "voluntary") -> int:
     """The dice offered round the table from the left of the previous
     shooter, every other player declining, and accepted again by the
     previous shooter (with or without a `shooter_relinquish` recorded
     first). Returns the seq of the acceptance."""
     sim = n.sim
     if relinquished:
-        n.ev("shooter_relinquish", "player", seat, reason="voluntary")
+        n.ev("shooter_relinquish", "player", seat, reason=reason)
     full = ",".join(sim.dice_set)
     for s in n.others_clockwise(seat):
         n.ev("dice_offered", "stickperson", s, dice=full)
@@ -111,6 +112,31 @@ def test_a_line_bettor_who_declined_in_the_round_would_not_shoot(tmp_path, round
     else:
         assert got == {("shooter.ineligible", "T01", throw),
                        ("shooter.marker_off_throw", "T01", throw)}
+
+
+@pytest.mark.parametrize("hand_ends", ["point made", "7 Out"])
+def test_a_seven_out_leaves_no_previous_shooter(tmp_path, hand_ends):
+    """The dice come back through the round to a shooter who throws with no
+    line bet and no marker: after making the point that breaks (2) and the
+    eligibility rule; after a 7 Out (no point made) only the latter."""
+    n = Night(seed=2510)
+    n.until(lambda s: s.point and any(b.startswith(COME) and int(b.rsplit("_", 1)[1]) != s.point
+                                      for _, b in come_wagers(s)))
+    if hand_ends == "point made":
+        seat = makes_the_point_and_stops_betting(n)
+        offer_round_comes_back(n, seat, relinquished=False)
+    else:
+        seat = n.shooter
+        n.valid(3, 4, new_wagers=False, pass_back=False)
+        offer_round_comes_back(n, seat, relinquished=True, reason="seven_out")
+    throw = n.valid(1, 2, new_wagers=False)
+    n.give_up("voluntary")
+    got = found_in(n.finish(tmp_path / "night.csv"), SD)
+    if hand_ends == "point made":
+        assert got == {("shooter.ineligible", "T01", throw),
+                       ("shooter.marker_off_throw", "T01", throw)}
+    else:
+        assert got == {("shooter.ineligible", "T01", throw)}
 
 
 def test_previous_shooter_back_through_the_offer_round_with_no_come_wager_left(tmp_path):
