@@ -133,13 +133,21 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
         else:
             params = inspect.signature(run_audit).parameters
             extra = {}
-            if "collector" in params and "html" in reports:
+            if "job" in params:  # one AuditJob carries the run's options
                 from auditor.report.html import COLLECTOR
-                extra = {"collector": COLLECTOR}
-            elif "html_digest" in params:  # an older checkout's flag for the same
-                extra = {"html_digest": "html" in reports}
-            result = run_audit([path], ruleset, jobs=jobs, engine=engine, timings=timings,
-                               **extra)
+                from auditor.run import AuditJob
+
+                job = AuditJob.of([path], ruleset, jobs=jobs, engine=engine,
+                                  collector=COLLECTOR if "html" in reports else None)
+                result = run_audit(job, timings=timings)
+            else:  # an older checkout: the options one by one
+                if "collector" in params and "html" in reports:
+                    from auditor.report.html import COLLECTOR
+                    extra = {"collector": COLLECTOR}
+                elif "html_digest" in params:  # an older checkout's flag for the same
+                    extra = {"html_digest": "html" in reports}
+                result = run_audit([path], ruleset, jobs=jobs, engine=engine,
+                                   timings=timings, **extra)
         start = time.perf_counter()
         with tempfile.TemporaryDirectory() as out:
             write_reports(result, provenance(result), Path(out), reports)
@@ -177,7 +185,7 @@ def _audit_staged(path: str, ruleset, timings: dict[str, float]):
     from auditor.findings import finalize
     from auditor.game.replay import replay
     from auditor.logs.load import load_logs
-    from auditor.run.core import AuditResult, stamp_hits
+    from auditor.run.core import AuditResult, stamp_hits  # (an older checkout)
 
     t = time.perf_counter()
     logs = load_logs([path])

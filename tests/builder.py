@@ -11,8 +11,10 @@ import csv
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from auditor.logs.load import load_logs
 from auditor.logs.schema import COLUMN_NAMES
-from auditor.run.core import audit
+from auditor.rules.ruleset import Ruleset, load_ruleset
+from auditor.run.local import audit_in_process
 
 STICK = "stickperson"
 DICE = "A1,A2,A3,A4,A5"
@@ -169,6 +171,15 @@ class LogBuilder:
                 writer.writerow({k: row.get(k, "") for k in COLUMN_NAMES})
         return path
 
+
+
+def audit(paths, ruleset):
+    """Audit every log under `paths` in this process against `ruleset` (a
+    shipped id, a .toml path or a loaded Ruleset): the library's parts as a
+    test wants them in one call."""
+    if not isinstance(ruleset, Ruleset):
+        ruleset = load_ruleset(ruleset)
+    return audit_in_process(load_logs(list(paths)), ruleset)
 
 def reopen(b: LogBuilder, seats=(2, 5, 7), shooter: int = 2) -> None:
     """Close the table and open it again, as `lawful_table` opens it (a new

@@ -182,7 +182,7 @@ class Night:
 
 def found_in(path: Path, ruleset: str) -> set[tuple[str, str, int]]:
     """The audit's findings of the log at `path` as (code, table, seq)."""
-    from auditor.run.core import audit
+    from builder import audit
 
     f = audit([path], ruleset).findings
     return {(c, t, int(s)) for c, t, s in zip(f["code"], f["table_id"], f["seq"])}

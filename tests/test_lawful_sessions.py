@@ -7,7 +7,7 @@ import pytest
 
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.rules.ruleset import load_ruleset
-from auditor.run.core import audit
+from builder import audit
 
 
 @pytest.fixture(scope="module")

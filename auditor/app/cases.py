@@ -78,7 +78,7 @@ class Case:
 @dataclass
 class CaseResult:
     case: Case
-    ruleset: str
+    ruleset_id: str
     missing: list[Key] = field(default_factory=list)
     unexpected: list[tuple[Key, str]] = field(default_factory=list)  # (key, rule id)
 
@@ -207,7 +207,7 @@ def parse_expect(path: Path) -> tuple[list[Expected], list[Problem]]:
 def run_case(case: Case, ruleset: Ruleset, audit_fn=None) -> CaseResult | list[Problem]:
     """Audit one case's log and compare its findings with the expect file."""
     from auditor.logs.load import load_logs
-    from auditor.run.core import audit_loaded
+    from auditor.run.local import audit_in_process
 
     expected, problems = parse_expect(case.expect)
     try:
@@ -231,7 +231,7 @@ def run_case(case: Case, ruleset: Ruleset, audit_fn=None) -> CaseResult | list[P
         want[(e.code, table, e.seq)] += 1
     if problems:
         return problems
-    findings = (audit_fn or audit_loaded)(logs, ruleset).findings
+    findings = (audit_fn or audit_in_process)(logs, ruleset).findings
     got: Counter[Key] = Counter()
     rule_of: dict[Key, str] = {}
     for code, table, seq, rule_id in zip(findings["code"], findings["table_id"],
@@ -295,7 +295,7 @@ def format_result(result: CaseResult) -> list[str]:
         what.append(f"{len(result.missing)} missing")
     if result.unexpected:
         what.append(f"{len(result.unexpected)} unexpected")
-    lines = [f"FAIL  {result.case.label}: {', '.join(what)} (ruleset {result.ruleset})"]
+    lines = [f"FAIL  {result.case.label}: {', '.join(what)} (ruleset {result.ruleset_id})"]
     lines += [f"        missing:    {format_key(k)}" for k in result.missing]
     lines += [f"        unexpected: {format_key(k)}  (rule {rule})"
               for k, rule in result.unexpected]

@@ -7,28 +7,30 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.atomic import commit_together, report_folder
 from auditor.errors import EngineError, OutputError
 from auditor.escape import one_line
-from auditor.logs.discover import discover_logs
 from auditor.logs.identity import check_events
 from auditor.logs.load import small_pages
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, ReadOptions, inflate_limits
-from auditor.logs.site import path_sites
 from auditor.report import html
-from auditor.report.formats import WRITES_NO_FILE, check_out_dir, write_and_render
+from auditor.report.formats import (
+    REPORT_FORMATS,
+    check_out_dir,
+    format_options,
+    write_and_render,
+)
+from auditor.audit.core import AuditResult
 from auditor.report.manifest import OWN_NAMES, write_manifest
 from auditor.report.provenance import provenance
 from auditor.report.sarif import MAX_RESULTS
 from auditor.report.summary import summary_text
 from auditor.rules.ruleset import load_ruleset
 from auditor.rules.versions import resolve_family
-from auditor.run import check_engine, run_audit
-from auditor.run.core import AuditResult
+from auditor.run import AuditJob, check_engine, run_audit
 from auditor.run.family import audit_family
 from auditor.run.progress import NoProgress
 from auditor.run.stream import load_with_progress
@@ -40,8 +42,11 @@ class CheckRequest:
     """What `auditor check` was asked (its options, as the library takes them)."""
 
     paths: tuple[str, ...]
-    ruleset: str
+    #: the ruleset asked for: a shipped id, a .toml file or a family name
+    #: (resolved and loaded by `check`)
+    ruleset_ref: str
     out: Path = Path("reports")
+    #: the formats written into `out` (those that go to standard output are `streams`)
     formats: tuple[str, ...] = ("parquet",)
     fail_on: str = "major"
     stamp: bool = False
@@ -111,8 +116,8 @@ def check(request: CheckRequest, progress: NoProgress | None = None) -> CheckOut
 
 def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
     read = ReadOptions(request.encoding, request.assume_offset)
-    family = resolve_family(request.ruleset)  # `nz` -> nz@*.toml, each version validated
-    ruleset = family.latest if family else load_ruleset(request.ruleset)
+    family = resolve_family(request.ruleset_ref)  # `nz` -> nz@*.toml, each version validated
+    ruleset = family.latest if family else load_ruleset(request.ruleset_ref)
     accepted = load_accepted(request.baseline, request.waivers, ruleset,
                              family.versions if family else ())
     check_out_dir(request.out)
@@ -120,27 +125,25 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
     check_engine(request.engine, request.scheduler)
     if request.engine == "dask" and family:
         raise EngineError("a ruleset family is audited by --engine local")
-    files = tuple(f for f in dict.fromkeys(request.formats) if f not in WRITES_NO_FILE)
-    options = {"sarif": {"max_results": request.sarif_max_results},
-               "text": {"color": request.color}}
+    files = tuple(f for f in dict.fromkeys(request.formats) if REPORT_FORMATS[f].writes_files)
+    options = format_options(request)
     # The report folder is locked (a second run into it fails now, before any
     # log is read), built aside and swapped in whole when the block ends well.
     folder = report_folder(request.out, OWN_NAMES) if files else contextlib.nullcontext()
     # Fresh memory in small pages, the audit and its reports (see small_pages).
     with folder as target, small_pages():
+        job = AuditJob.of(request.paths, ruleset, jobs=request.jobs, engine=request.engine,
+                          scheduler=request.scheduler, read=read,
+                          site_from_path=request.site_from_path,
+                          collector=None if family or "html" not in request.formats
+                          else html.COLLECTOR)
         if family:  # each version audits its own table sessions: loaded at once
-            sites = path_sites(list(request.paths), discover_logs(list(request.paths))) \
-                if request.site_from_path else None
-            logs = load_with_progress(list(request.paths), progress, read, sites)
+            logs = load_with_progress(list(job.files), progress, read, job.sites)
             check_events(logs.events)
-            audit = functools.partial(run_audit, jobs=request.jobs, progress=progress)
-            result = audit_family(logs, family, audit)
+            result = audit_family(logs, family, lambda logs, version: run_audit(
+                dataclasses.replace(job, ruleset=version), progress=progress, loaded=logs))
         else:
-            result = run_audit(list(request.paths), ruleset, jobs=request.jobs,
-                               engine=request.engine, scheduler=request.scheduler,
-                               progress=progress, read=read,
-                               site_from_path=request.site_from_path,
-                               collector=html.COLLECTOR if "html" in request.formats else None)
+            result = run_audit(job, progress=progress)
         meta = provenance(result, stamp=request.stamp)
         triage = accepted.triage(result.findings)
         meta["statuses"] = triage.as_meta()

@@ -26,12 +26,15 @@ from pathlib import Path
 
 from auditor.codes import FAIL_ON_CHOICES
 from auditor.errors import ConfigError
+from auditor.report.formats import parse_format
 
 CONFIG_FILE = "auditor.toml"
 PYPROJECT = "pyproject.toml"
-#: key -> what it must be
-KEYS = {"ruleset": "text", "formats": "list", "fail-on": "text", "out": "path",
-        "waivers": "path", "baseline": "path"}
+#: key -> (what it must be, the `auditor check` option it sets): the one
+#: map between the file and the command line
+KEYS = {"ruleset": ("text", "ruleset_ref"), "formats": ("list", "formats"),
+        "fail-on": ("text", "fail_on"), "out": ("path", "out"),
+        "waivers": ("path", "waivers"), "baseline": ("path", "baseline")}
 
 
 @dataclass(frozen=True)
@@ -76,11 +79,16 @@ def load_config(path: Path) -> ProjectConfig:
                           f"{', '.join(KEYS)})")
     values: dict = {}
     for key, value in data.items():
-        kind = KEYS[key]
+        kind = KEYS[key][0]
         if kind == "list":
             value = [value] if isinstance(value, str) else value
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{source}: {key} must be a format name or a list of them")
+            for spec in value:
+                try:
+                    parse_format(spec)
+                except ValueError as exc:
+                    raise ConfigError(f"{source}: {key}: {exc}") from None
         elif not isinstance(value, str):
             raise ConfigError(f"{source}: {key} must be a string")
         if key == "fail-on" and value not in FAIL_ON_CHOICES:
@@ -89,6 +97,31 @@ def load_config(path: Path) -> ProjectConfig:
             value = str(path.parent / value)
         values[key] = value
     return ProjectConfig(path, source, values)
+
+
+def merged(options: dict, config: ProjectConfig | None, on_command_line) -> dict:
+    """`auditor check`'s options with the configuration's settings in
+    (the one place they are merged): a setting the file holds replaces the
+    option's default, never an option given on the command line
+    (`on_command_line(option)`). The formats become a tuple."""
+    options = dict(options)
+    if config is not None:
+        for key, (_, option) in KEYS.items():
+            if key in config.values and not on_command_line(option):
+                value = config.values[key]
+                options[option] = tuple(value) if option == "formats" else value
+    return options
+
+
+def project_config(config_file: str | Path | None, no_config: bool) -> ProjectConfig | None:
+    """The configuration a run uses: none with `--no-config`, the file
+    `--config` names, else the one found upward from here (or none)."""
+    if no_config:
+        return None
+    if config_file:
+        return load_config(Path(config_file))
+    path = find_config()
+    return load_config(path) if path else None
 
 
 def _has_auditor_table(pyproject: Path) -> bool:

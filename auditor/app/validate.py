@@ -19,8 +19,8 @@ from auditor.logs.raw import (
     ReadOptions,
     inflate_limits,
 )
+from auditor.audit.stamp import stamp_hits
 from auditor.rules.ruleset import Rule
-from auditor.run.core import stamp_hits
 
 #: The format's own ruleset id, stamped on what validate finds.
 FORMAT = "event-log-v1"

@@ -49,7 +49,7 @@ from auditor.report.parquet import QUARANTINE_SCHEMA
 from auditor.report.provenance import provenance
 from auditor.rules import ruleset as ruleset_mod
 from auditor.rules.ruleset import Ruleset, load_ruleset
-from auditor.run.core import audit_loaded
+from auditor.run.local import audit_in_process
 from auditor.triage.baseline import load_accepted, verdict
 
 #: Differences listed one by one before the rest are counted.
@@ -69,7 +69,7 @@ class Verdict:
     inputs: int = 0
     findings: int = 0
     quarantined: int = 0
-    ruleset: str = ""
+    ruleset_id: str = ""
     files: int = 0
 
     @property
@@ -351,7 +351,7 @@ def _check_ruleset(meta: dict, verdict_: Verdict):
     version of its family) is missing or no longer loads. A changed content
     hash is a problem, and the audit still re-runs."""
     block = meta["ruleset"]
-    verdict_.ruleset = str(block.get("id"))
+    verdict_.ruleset_id = str(block.get("id"))
     if block.get("family") and meta.get("ruleset_versions"):
         from auditor.rules.versions import make_family
         from auditor.run.family import audit_family
@@ -364,12 +364,12 @@ def _check_ruleset(meta: dict, verdict_: Verdict):
         except RulesetError as exc:
             verdict_.problems.append(f"ruleset family {block['family']}: {exc}")
             return None
-        return (lambda logs: audit_family(logs, family, audit_loaded)), \
+        return (lambda logs: audit_family(logs, family, audit_in_process)), \
             (family.latest, family.versions)
     ruleset = _load(block, verdict_)
     if ruleset is None:
         return None
-    return (lambda logs: audit_loaded(logs, ruleset)), (ruleset, ())
+    return (lambda logs: audit_in_process(logs, ruleset)), (ruleset, ())
 
 
 def _load(block: dict, verdict_: Verdict) -> Ruleset | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from auditor.errors import AuditorError
 from auditor.logs.schema import NO_ROLL_CONDITIONS, ROLES
 
 
@@ -114,9 +115,10 @@ def position_authority(authority: dict, one_position: bool) -> dict[str, list[st
     return out
 
 
-class ParameterError(ValueError):
-    """A value the catalogue refuses. Not an `AuditorError`: the ruleset
-    loader re-raises it as a RulesetError that names the file, rule and key."""
+class ParameterError(AuditorError, ValueError):
+    """A value the catalogue refuses (still a ValueError, as it always was).
+    The ruleset loader re-raises it as a RulesetError that names the file,
+    rule and key."""
 
 
 def validate_value(name: str, value: Any) -> Any:

@@ -20,9 +20,9 @@ import click
 
 from auditor import __version__
 from auditor.atomic import PENDING_INTERRUPTIONS, commit_together
+from auditor.audit.core import UncompiledReplayWarning
 from auditor.errors import AuditorError
 from auditor.escape import one_line
-from auditor.run.core import UncompiledReplayWarning
 
 
 class Terminated(BaseException):

@@ -11,21 +11,21 @@ import click
 from click.core import ParameterSource
 
 from auditor.app.check import CheckRequest, check
-from auditor.app.config import find_config, load_config
+from auditor.app.config import merged, project_config
 from auditor.app.validate import validate
 from auditor.cli.options import inflate_options
 from auditor.cli.progress import Progress
 from auditor.codes import FAIL_ON_CHOICES
 from auditor.escape import one_line
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, ReadOptions
-from auditor.report.formats import FORMATS, STREAMABLE
+from auditor.report.formats import FORMATS, parse_format
 from auditor.report.sarif import MAX_RESULTS
 from auditor.run import ENGINES
 
 
 class FormatSpec(click.ParamType):
     """`FMT` (the format's files in --out) or `FMT:-` (its text on standard
-    output, for the formats that have one)."""
+    output, for the formats that have one): `auditor.report.formats`."""
 
     name = "format"
 
@@ -33,20 +33,11 @@ class FormatSpec(click.ParamType):
         return "[" + "|".join(FORMATS) + "][:-]"
 
     def convert(self, value, param, ctx):
-        name, _, target = str(value).partition(":")
-        if name not in FORMATS or target not in ("", STDOUT):
-            self.fail(f"{value!r} is not a format ({', '.join(FORMATS)}), optionally "
-                      f"followed by ':-' for standard output", param, ctx)
-        if target and name not in STREAMABLE:
-            self.fail(f"{name} cannot go to standard output (only "
-                      f"{', '.join(STREAMABLE)} can)", param, ctx)
-        return name + (":" + target if target else "")
-
-
-STDOUT = "-"
-#: the options a project configuration may set: option name -> key in the file
-CONFIGURABLE = {"ruleset_ref": "ruleset", "formats": "formats", "fail_on": "fail-on",
-                "out_dir": "out", "waivers_file": "waivers", "baseline_file": "baseline"}
+        try:
+            parse_format(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        return str(value)
 
 
 def read_options(command):
@@ -69,7 +60,7 @@ def read_options(command):
                    "family of dated versions (NAME for NAME@*.toml: each table session is "
                    "judged by the version in force on its date). Required, here or in the "
                    "project configuration.")
-@click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(),
+@click.option("--out", "out", default="reports", show_default=True, type=click.Path(),
               help="Folder the reports are written to.")
 @click.option("--format", "formats", multiple=True, type=FormatSpec(),
               show_default="parquet, and text on a terminal",
@@ -82,9 +73,9 @@ def read_options(command):
 @click.option("--stamp", is_flag=True, help="Record the wall-clock time in the reports "
               "(they are then no longer byte-identical from run to run).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
-@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False),
+@click.option("--baseline", "baseline", type=click.Path(dir_okay=False),
               help="Findings already known (`auditor baseline create`): reported, not failing.")
-@click.option("--waivers", "waivers_file", type=click.Path(dir_okay=False),
+@click.option("--waivers", "waivers", type=click.Path(dir_okay=False),
               help="Accepted breaches (TOML [[waiver]]): reported as waived, not failing.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Audit the tables in N processes (dask: N local workers); same findings.")
@@ -113,12 +104,7 @@ def read_options(command):
                    "exports/ with exports/casino-a/, exports/casino-b/): tables are kept "
                    "apart by (site, table_id) and every report gains a `site` column.")
 @click.pass_context
-def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, quiet,
-                  baseline_file=None, waivers_file=None, jobs=1, engine="local",
-                  scheduler=None, sarif_max_results=MAX_RESULTS, color=None,
-                  config_file=None, no_config=False, encoding=None, assume_offset=None,
-                  require_complete=False, site_from_path=False,
-                  inflate=DEFAULT_INFLATE_LIMITS):
+def check_command(ctx, paths, quiet, config_file, no_config, **options):
     """Audit logs against a ruleset and write the findings.
 
     PATHS are log files or folders (searched recursively for .csv, .jsonl,
@@ -139,38 +125,27 @@ def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, qui
         auditor check export.csv -r nz-table-games --encoding cp1252 --assume-offset +13:00
         auditor check export/ -r nz-table-games --format sarif --format github:-
     """
-    given = {"ruleset_ref": ruleset_ref, "formats": formats, "fail_on": fail_on,
-             "out_dir": out_dir, "waivers_file": waivers_file, "baseline_file": baseline_file}
-    config = None if no_config else (
-        load_config(Path(config_file)) if config_file else _found_config())
-    if config is not None:
-        for option, key in CONFIGURABLE.items():
-            if key in config.values and not _on_command_line(ctx, option):
-                value = config.values[key]
-                given[option] = tuple(FormatSpec().convert(v, None, ctx) for v in value) \
-                    if option == "formats" else value
-        if not quiet:
-            click.echo(one_line(f"config: {config.source}"), err=True)
-    if not given["ruleset_ref"]:
+    config = project_config(config_file, no_config)
+    options = merged(options, config, lambda option: _on_command_line(ctx, option))
+    if config is not None and not quiet:
+        click.echo(one_line(f"config: {config.source}"), err=True)
+    if not options["ruleset_ref"]:
         raise click.UsageError("Missing option '--ruleset' / '-r' (or `ruleset` in the "
                                "project configuration).")
-    specs = given["formats"]
     to_terminal = _stdout_is_terminal()
-    if not specs:  # nothing asked: the Parquet report, and the text on a terminal
-        specs = ("parquet", "text") if to_terminal and not quiet else ("parquet",)
-    files = tuple(s for s in specs if not _streamed(s))
-    streams = tuple(dict.fromkeys(s.partition(":")[0] for s in specs if _streamed(s)))
+    # nothing asked: the Parquet report, and the text on a terminal
+    specs = options.pop("formats") or (
+        ("parquet", "text") if to_terminal and not quiet else ("parquet",))
+    parsed = [parse_format(s) for s in specs]
+    streams = tuple(dict.fromkeys(name for name, to_stdout in parsed if to_stdout))
     if len([s for s in streams if s != "github"]) > 1:
         raise click.UsageError("one format at a time on standard output (besides github)")
-    if color is None:
-        color = to_terminal and not os.environ.get("NO_COLOR")
-    request = CheckRequest(tuple(paths), given["ruleset_ref"], Path(given["out_dir"]),
-                           files, given["fail_on"], stamp, given["baseline_file"],
-                           given["waivers_file"], jobs, engine, scheduler,
-                           encoding=encoding, assume_offset=assume_offset,
-                           require_complete=require_complete, streams=streams,
-                           sarif_max_results=sarif_max_results, color=color,
-                           site_from_path=site_from_path, inflate=inflate)
+    if options["color"] is None:
+        options["color"] = to_terminal and not os.environ.get("NO_COLOR")
+    request = CheckRequest(
+        tuple(paths), formats=tuple(s for s, (_, to_stdout) in zip(specs, parsed)
+                                    if not to_stdout),
+        streams=streams, out=Path(options.pop("out")), **options)
     # Progress on standard error (a terminal only, never with --quiet), fed
     # by the engines; ended (finally) before anything else is printed, error
     # or summary.
@@ -185,11 +160,6 @@ def check_command(ctx, paths, ruleset_ref, out_dir, formats, fail_on, stamp, qui
     except BrokenPipeError:  # `auditor check ... | head`: the reader has had enough
         _silence_stdout()
     raise SystemExit(outcome.exit_code)
-
-
-def _streamed(spec: str) -> bool:
-    """Whether a --format goes to standard output: FMT:-, text, github."""
-    return spec.endswith(":" + STDOUT) or spec in ("text", "github")
 
 
 def _print(outcome, streams: tuple[str, ...], quiet: bool) -> None:
@@ -237,11 +207,6 @@ def _stdout_is_terminal() -> bool:
 
 def _on_command_line(ctx: click.Context, option: str) -> bool:
     return ctx.get_parameter_source(option) is ParameterSource.COMMANDLINE
-
-
-def _found_config():
-    path = find_config()
-    return load_config(path) if path else None
 
 
 @click.command("validate")

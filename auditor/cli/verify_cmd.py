@@ -56,7 +56,7 @@ def verify_command(ctx, folder, inputs_root=None, inflate=DEFAULT_INFLATE_LIMITS
     if verdict.stands:
         files = f"{verdict.files} file(s) as listed, " if verdict.files else ""
         click.echo(one_line(
-            f"report stands: {verdict.inputs} input(s) unchanged, ruleset {verdict.ruleset} "
+            f"report stands: {verdict.inputs} input(s) unchanged, ruleset {verdict.ruleset_id} "
             f"unchanged, {verdict.findings} finding(s) and {verdict.quarantined} quarantined "
             f"row(s) reproduced, {files}every format rendered again the same."))
         ctx.exit(0)

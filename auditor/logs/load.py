@@ -41,7 +41,7 @@ class InputFile:
     rows_replayed: int
     rows_quarantined: int
     #: The file's columns as read, and the event types its rows name: what
-    #: the audit could judge in it (`auditor.run.coverage`).
+    #: the audit could judge in it (`auditor.audit.coverage`).
     columns: tuple[str, ...] = ()
     events: tuple[str, ...] = ()
     #: How the file was read when not as the spec says (`ReadOptions`): the

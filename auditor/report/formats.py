@@ -1,6 +1,9 @@
 """The report formats `auditor check --format` can write, declared in one
-place: FORMAT_MODULES, one line per format (the `--format` choices come from
-it). Adding a format is its module, its line here and its test.
+place: REPORT_FORMATS, one `ReportFormat` per format (its name, module,
+files, whether it can go to standard output, its options); the `--format`
+choices, the files a report folder may hold (`auditor.report.manifest`) and
+the manifest's options all come from it. Adding a format is its module, its
+line here and its test.
 
 Each format is a module with `write(result, meta, out) -> list[str]`: it
 writes its files atomically into the folder `out` (or, for a stream format,
@@ -19,27 +22,86 @@ of one format (`--sarif-max-results`, the text format's colour) reach its
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.errors import OutputError
 from auditor.report.shared import sharing
 
+@dataclass(frozen=True)
+class ReportFormat:
+    """One report format, all it is: its `--format` name, the module that
+    writes it, the files it writes into --out, whether its text can go to
+    standard output, and the options it takes (recorded in the manifest)."""
+
+    name: str
+    #: the module implementing it (`write`, and `text` when it streams)
+    module: str
+    #: the files it writes into --out (none: its `write` prints its text)
+    files: tuple[str, ...]
+    #: its text can go to standard output (`--format FMT:-`)
+    streamable: bool
+    #: its keyword options: keyword -> the `auditor check` option (the
+    #: request's field) that sets it; recorded in the manifest, so that
+    #: `auditor verify` renders it again as it was
+    options: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def writes_files(self) -> bool:
+        """Whether it writes files into --out (and so into the manifest);
+        one that does not (text, github) always prints its text."""
+        return bool(self.files)
+
+    def load(self):
+        return importlib.import_module(self.module)
+
+
+#: Every format, in the order `--format` lists them.
+REPORT_FORMATS: dict[str, ReportFormat] = {f.name: f for f in (
+    ReportFormat("parquet", "auditor.report.parquet",
+                 ("findings.parquet", "quarantine.parquet"), streamable=False),
+    ReportFormat("html", "auditor.report.html", ("report.html",), streamable=False),
+    ReportFormat("json", "auditor.report.json_format", ("findings.jsonl", "summary.json"),
+                 streamable=True),
+    ReportFormat("junit", "auditor.report.junit", ("junit.xml",), streamable=True),
+    ReportFormat("sarif", "auditor.report.sarif", ("findings.sarif",), streamable=True,
+                 options=(("max_results", "sarif_max_results"),)),
+    ReportFormat("github", "auditor.report.github", (), streamable=True),
+    ReportFormat("csv", "auditor.report.csv_format", ("findings.csv",), streamable=True),
+    ReportFormat("text", "auditor.report.text", (), streamable=True,
+                 options=(("color", "color"),)),
+)}
 #: format name -> module implementing it
-FORMAT_MODULES: dict[str, str] = {
-    "parquet": "auditor.report.parquet",
-    "html": "auditor.report.html",
-    "json": "auditor.report.json_format",
-    "junit": "auditor.report.junit",
-    "sarif": "auditor.report.sarif",
-    "github": "auditor.report.github",
-    "csv": "auditor.report.csv_format",
-    "text": "auditor.report.text",
-}
-FORMATS: tuple[str, ...] = tuple(FORMAT_MODULES)
+FORMAT_MODULES: dict[str, str] = {f.name: f.module for f in REPORT_FORMATS.values()}
+FORMATS: tuple[str, ...] = tuple(REPORT_FORMATS)
 #: formats whose text can go to standard output (`FMT:-`)
-STREAMABLE: tuple[str, ...] = ("text", "json", "junit", "sarif", "github", "csv")
+STREAMABLE: tuple[str, ...] = tuple(f.name for f in REPORT_FORMATS.values() if f.streamable)
 #: formats whose `write` puts their text on standard output and no file in --out
-WRITES_NO_FILE: tuple[str, ...] = ("text", "github")
+WRITES_NO_FILE: tuple[str, ...] = tuple(f.name for f in REPORT_FORMATS.values()
+                                        if not f.writes_files)
+#: `FMT:-`: the format's text on standard output
+STDOUT = "-"
+
+
+def parse_format(spec: str) -> tuple[str, bool]:
+    """`FMT` or `FMT:-` -> (format name, whether its text goes to standard
+    output); ValueError saying why for anything else. `text` and `github`
+    always go to standard output (they write no file)."""
+    name, _, target = str(spec).partition(":")
+    if name not in REPORT_FORMATS or target not in ("", STDOUT):
+        raise ValueError(f"{spec!r} is not a format ({', '.join(FORMATS)}), optionally "
+                         f"followed by ':-' for standard output")
+    if target and not REPORT_FORMATS[name].streamable:
+        raise ValueError(f"{name} cannot go to standard output (only "
+                         f"{', '.join(STREAMABLE)} can)")
+    return name, bool(target) or not REPORT_FORMATS[name].writes_files
+
+
+def format_options(values) -> dict[str, dict]:
+    """Each format's keyword options, read from `values` (an object with
+    the `auditor check` options as attributes, e.g. `CheckRequest`)."""
+    return {f.name: {kw: getattr(values, field) for kw, field in f.options}
+            for f in REPORT_FORMATS.values() if f.options}
 
 
 def check_out_dir(out: Path) -> None:
@@ -64,9 +126,9 @@ def write_and_render(result, meta: dict, out: Path, formats, streams=(),
     texts: list[str] = []
     with sharing():  # the finding records, say, derived once for every format
         for name in dict.fromkeys(formats):
-            module = importlib.import_module(FORMAT_MODULES[name])
+            module = REPORT_FORMATS[name].load()
             written += module.write(result, meta, out, **options.get(name, {}))
         for name in dict.fromkeys(streams):
-            module = importlib.import_module(FORMAT_MODULES[name])
+            module = REPORT_FORMATS[name].load()
             texts.append(module.text(result, meta, **options.get(name, {})))
     return written, texts

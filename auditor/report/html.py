@@ -64,15 +64,15 @@ from auditor.report.html_events import (
     utc_ns,
     window_of,
 )
+from auditor.audit.core import replay_state
 from auditor.report.html_events import text as _text
 from auditor.report.page import PAGE, TEMPLATES, environment
 from auditor.report.provenance import provenance
 from auditor.report.records import finding_records
-from auditor.run.core import replay_state
 
 #: findings listed per table and code; counts and charts always cover them all
 MAX_FINDINGS_PER_TABLE_CODE = 200
-#: What the engines keep of each batch's events for this page (`auditor.run.collect`).
+#: What the engines keep of each batch's events for this page (`auditor.audit.collect`).
 COLLECTOR = EventCollector(MAX_FINDINGS_PER_TABLE_CODE)
 #: findings listed in all: when many codes each pass the per-code cap, the
 #: cap is lowered evenly for every code so the page stays quick to open
@@ -195,7 +195,7 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
 
 def event_digest(result, per_table_code: int) -> EventDigest:
     """What the page needs of the events: gathered where they were audited
-    (`auditor.run.collect`) when that covers the findings listed, else taken
+    (`auditor.audit.collect`) when that covers the findings listed, else taken
     now from the events, replayed once more for the game at each finding."""
     ready = getattr(result.logs, "digest", None)
     if ready is not None and ready.per_table_code >= per_table_code:
@@ -550,7 +550,7 @@ def _pretty(value, depth: int) -> str:
 
 def _unreadable_around(quarantine: pd.DataFrame, listed: pd.DataFrame,
                        windows: list) -> dict[int, list[dict]]:
-    """For each listed finding with a caveat (`auditor.run.caveat`): the
+    """For each listed finding with a caveat (`auditor.audit.caveat`): the
     quarantined rows of its table whose seq lies within the rows shown
     around it, in seq order (a quarantined row is no event, so the rows
     around it leave it out)."""

@@ -110,7 +110,7 @@ def digest(events: pd.DataFrame, findings: pd.DataFrame, per_table_code: int,
 
 @dataclass(frozen=True)
 class EventCollector:
-    """The HTML report's collector (`auditor.run.collect`): each batch's
+    """The HTML report's collector (`auditor.audit.collect`): each batch's
     digest, with the rows around every critical finding and the first
     `per_table_code` others of each table and code, joined on the client."""
 

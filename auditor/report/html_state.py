@@ -2,7 +2,7 @@
 what the HTML report shows beside the rows around it, so a reader sees why
 the row is a breach without replaying the log in their head.
 
-Taken where the events and the replay's state are (`auditor.run.collect`),
+Taken where the events and the replay's state are (`auditor.audit.collect`),
 for the findings the page lists only, and by numpy over all of them at once:
 
 - the shooter, point and line bettors are the replay's dense state at the

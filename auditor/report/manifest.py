@@ -16,15 +16,14 @@ import json
 from pathlib import Path
 
 from auditor import __version__
+from auditor.report.formats import REPORT_FORMATS
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
 #: Every file name a format writes, and the manifest's: what may be in a
 #: report folder (a folder holding anything else is not replaced).
-OWN_NAMES = frozenset({
-    MANIFEST_NAME, "findings.parquet", "quarantine.parquet", "report.html",
-    "findings.jsonl", "summary.json", "junit.xml", "findings.sarif", "findings.csv",
-})
+OWN_NAMES = frozenset({MANIFEST_NAME}
+                      | {name for f in REPORT_FORMATS.values() for name in f.files})
 
 
 def file_entry(name: str, data_or_path) -> dict:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from auditor import __version__
+from auditor.audit.core import AuditResult
 from auditor.findings import severity_counts
-from auditor.run.core import AuditResult
 
 
 def provenance(result: AuditResult, stamp: bool = False) -> dict:

@@ -4,11 +4,11 @@ text can never start a line of its own."""
 
 from __future__ import annotations
 
+from auditor.audit.core import AuditResult
+from auditor.audit.coverage import coverage_line
 from auditor.codes import REPORT_ONLY
 from auditor.escape import one_line
 from auditor.findings import severity_counts
-from auditor.run.core import AuditResult
-from auditor.run.coverage import coverage_line
 
 
 def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing: int) -> str:
@@ -17,7 +17,7 @@ def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing:
     by_sev = ", ".join(f"{n} {s}" for s, n in counts.items()) if len(result.findings) else "none"
     caveated = int(result.findings["caveat"].notna().sum()) \
         if "caveat" in result.findings else 0
-    if caveated:  # auditor.run.caveat
+    if caveated:  # auditor.audit.caveat
         by_sev += f"; {caveated} of them next to unreadable rows"
     verdict = verdict_text(fail_on, failing)
     rs = result.ruleset

@@ -318,10 +318,20 @@ def _inherited_severity(rules: dict, rule: dict) -> str | None:
     would otherwise run it at."""
     if rule["id"] in rules:
         return rules[rule["id"]].get("severity")
-    code = rule.get("code")
-    if code in LOG_RULE_DEFAULTS and not any(r.get("code") == code for r in rules.values()):
+    code = _stated_code(rule)
+    if code in LOG_RULE_DEFAULTS and not any(_stated_code(r) == code
+                                             for r in rules.values()):
         return LOG_RULE_DEFAULTS[code][1]
     return None
+
+
+def _stated_code(rule: dict) -> str | None:
+    """A rule's code: as it states it, or else its check's (each check
+    reports one code, so `code` may be left out)."""
+    if rule.get("code"):
+        return rule["code"]
+    chk = CHECKS.get(rule.get("check"))
+    return chk.code if chk is not None else None
 
 
 def _note_loosening(loosened: dict, rid: str, before: str | None, after: str | None,
@@ -430,17 +440,23 @@ def _build(merged: dict, files: list[str], disabled: list[str]) -> Ruleset:
     rules: list[Rule] = []
     for rid, raw in merged["_rules"].items():
         where = raw.get("_file", path)
-        for k in ("check", "code", "clause", "severity"):
+        for k in ("check", "clause", "severity"):
             if not str(raw.get(k, "")).strip():
                 raise RulesetError(where, "required and must not be empty", rule=rid, key=k)
+        if "code" in raw and not str(raw["code"]).strip():
+            raise RulesetError(where, "must not be empty (or leave it out: the check's code "
+                               "is used)", rule=rid, key="code")
         chk = CHECKS.get(raw["check"])
         if chk is None:
             raise RulesetError(where, f"unknown check {raw['check']!r}", rule=rid, key="check")
-        if raw["code"] not in CODES:
-            raise RulesetError(where, f"unknown code {raw['code']!r}", rule=rid, key="code")
-        if raw["code"] != chk.code:
+        # Each check reports one code: `code` may be left out (the check's),
+        # and when stated it must be that one (a reader's cross-check).
+        code = raw.get("code", chk.code)
+        if code not in CODES:
+            raise RulesetError(where, f"unknown code {code!r}", rule=rid, key="code")
+        if code != chk.code:
             raise RulesetError(where, f"check {chk.name!r} reports {chk.code!r}, not "
-                               f"{raw['code']!r}", rule=rid, key="code")
+                               f"{code!r}", rule=rid, key="code")
         if raw["severity"] not in SEVERITIES:
             raise RulesetError(where, f"should be one of {', '.join(SEVERITIES)}",
                                rule=rid, key="severity")
@@ -454,7 +470,7 @@ def _build(merged: dict, files: list[str], disabled: list[str]) -> Ruleset:
                 params[name] = validate_value(name, value)
             except ParameterError as exc:
                 raise RulesetError(where, str(exc), rule=rid, key=f"params.{name}") from None
-        rules.append(Rule(rid, chk.name, raw["code"], raw["clause"].strip(),
+        rules.append(Rule(rid, chk.name, code, raw["clause"].strip(),
                           raw.get("summary", "").strip(), raw["severity"], params))
     rules.extend(_log_rules(rules))
     return Ruleset(

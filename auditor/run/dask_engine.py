@@ -4,14 +4,14 @@ The client sends file paths, never data. The workers read and type the files
 (one task per file: the events stay in the workers' memory), each file's
 events are cut by table, and each table is audited by one task that gathers
 its pieces from every file holding it (a table may span files) and runs the
-single-process core (`auditor.run.core.audit_parts`). A long-lived table (its
+single-process core (`auditor.audit.audit_tables`). A long-lived table (its
 sessions open on more than one UTC day) is ordered by one task and then
 audited by one task per day (`auditor.run.partition.day_units`: whole
 sessions, plus the rows the checks read across the cut; each task keeps
 the findings at its own rows). The client gathers the stamped findings and
 merges them with `auditor.findings.finalize`: the same findings, byte for
 byte, as the local engine. What a report's collector keeps of the events
-comes back from the tables' tasks too (`auditor.run.collect`), so the
+comes back from the tables' tasks too (`auditor.audit.collect`), so the
 client never reads the events.
 
 Every worker must see the files at the same absolute paths as the client
@@ -36,7 +36,6 @@ import pyarrow.compute as pc
 
 from auditor.errors import EngineError, LogFileError
 from auditor.findings import finalize
-from auditor.logs.discover import discover_logs
 from auditor.logs.identity import TableIdentityError, check_events, overlapping
 from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
 from auditor.logs.raw import (
@@ -46,11 +45,10 @@ from auditor.logs.raw import (
     current_inflate_limits,
     inflate_limits,
 )
-from auditor.logs.site import path_sites
+from auditor.audit.collect import Collector
+from auditor.audit.core import AuditResult, add_work, audit_tables, replay_state, stage
 from auditor.rules.ruleset import Ruleset
-from auditor.run.collect import Collector
-from auditor.run.core import AuditResult, audit_taking, replay_state, stage
-from auditor.run.local import add_work
+from auditor.run.job import AuditJob
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.run.progress import NoProgress
 from auditor.run.stream import LazyLogs
@@ -88,25 +86,22 @@ class _FileSummary:
     seq_ranges: dict[str, tuple[int, int]] | None = None
 
 
-def audit_dask(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
-               scheduler: str | None = None,
-               timings: dict[str, float] | None = None, progress=None,
-               collector: Collector | None = None,
-               read: ReadOptions = DEFAULT_READ,
-               site_from_path: bool = False) -> AuditResult:
-    """Audit the logs under `paths` (read as `read` says) on the cluster at `scheduler` (an
-    address), or on a LocalCluster of `jobs` worker processes started for it.
-    `progress` is told of each file as a worker has read it and of each
-    table as its task ends. With a `collector`, each table's task also
-    takes what it keeps of its events (as the local engine's batches do), so
-    the client never reads the events."""
+def audit_dask(job: AuditJob, timings: dict[str, float] | None = None,
+               progress=None) -> AuditResult:
+    """Audit `job`'s files (read as `job.read` says) on the cluster at
+    `job.scheduler` (an address), or on a LocalCluster of `job.jobs` worker
+    processes started for it. `progress` is told of each file as a worker
+    has read it and of each table as its task ends. With the job's
+    `collector`, each table's task also takes what it keeps of its events
+    (as the local engine's batches do), so the client never reads the
+    events."""
     distributed = require_dask()
     progress = progress if progress is not None else NoProgress()
-    files = discover_logs(paths)
-    sites = path_sites(paths, files) if site_from_path else {}
+    ruleset, collector, read = job.ruleset, job.collector, job.read
+    paths, files, sites = list(job.paths), list(job.files), job.sites or {}
     progress.expect(files=len(files))
     with ExitStack() as stack:
-        client = stack.enter_context(_client(distributed, scheduler, jobs))
+        client = stack.enter_context(_client(distributed, job.scheduler, job.jobs))
         progress.stage("reading")
         with stage(timings, "load"):
             limits = current_inflate_limits()
@@ -370,7 +365,7 @@ def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Rule
     replayed, what `collector` takes of its events or None)."""
     events = _table_events(pieces)
     timings: dict[str, float] = {}
-    parts, taken = audit_taking(LoadedLogs(events, quarantine, []), ruleset, collector, timings)
+    parts, taken = audit_tables(LoadedLogs(events, quarantine, []), ruleset, collector, timings)
     return parts, timings, len(events), taken
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from auditor.audit.core import AuditResult
 from auditor.findings import finalize
 from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
 from auditor.rules.versions import Family, assign, sessions, split_by_version
-from auditor.run.core import AuditResult
 
 
 @dataclass

@@ -9,7 +9,7 @@ N worker processes, each loading its own. An input loaded at once (one file,
 small, or files all linked by shared tables) has its tables cut into N groups
 of about the same number of events, each replayed and checked in its own
 process. Either way each worker runs the single-process core
-(`auditor.run.core.audit_parts`) and the findings are merged by
+(`auditor.audit.audit_tables`) and the findings are merged by
 `auditor.findings.finalize`: the same order and the same ids, byte for byte,
 as one load audited by `--jobs 1`.
 
@@ -27,19 +27,17 @@ import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
+from auditor.audit.collect import Collector
+from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.compat import pool_processes
 from auditor.errors import LogFileError
 from auditor.findings import finalize
-from auditor.logs.discover import discover_logs
 from auditor.logs.identity import check_events
 from auditor.logs.load import LoadedLogs
-from auditor.logs.raw import DEFAULT_READ, ReadOptions
-from auditor.logs.site import path_sites
 from auditor.rules.ruleset import Ruleset
 from auditor.run import stream
-from auditor.run.collect import Collector
-from auditor.run.core import AuditResult, audit_taking, stage
-from auditor.run.partition import split_tables, table_runs
+from auditor.run.job import AuditJob
+from auditor.run.partition import split_tables, table_spans
 from auditor.run.progress import NoProgress
 
 #: Groups handed to forked workers by position (they inherit this module's
@@ -49,66 +47,70 @@ _GROUPS: list[LoadedLogs] = []
 _REPORT = None
 
 
-def audit_paths(paths: list[str | Path], ruleset: Ruleset, jobs: int = 1,
-                timings: dict[str, float] | None = None, progress=None,
-                collector: Collector | None = None,
-                read: ReadOptions = DEFAULT_READ,
-                site_from_path: bool = False) -> AuditResult:
-    """Audit every log under `paths`, read as `read` says: a batch at a time
+def audit_paths(job: AuditJob, timings: dict[str, float] | None = None,
+                progress=None) -> AuditResult:
+    """Audit every file of `job`, read as `job.read` says: a batch at a time
     when the files allow it (see module docstring), else loaded at once.
-    `collector`: what each batch keeps of its events for a report (see
-    `run_audit`); with `site_from_path`, each file's site is the first
-    folder below the path given."""
+    The job's `collector`: what each batch keeps of its events for a report
+    (see `run_audit`)."""
     progress = progress if progress is not None else NoProgress()
-    files = discover_logs(paths)
-    sites = path_sites(paths, files) if site_from_path else None
+    files = list(job.files)
     progress.expect(files=len(files))
     try:
-        batches = stream.plan(files, progress, read=read)
+        batches = stream.plan(files, progress, read=job.read)
     except LogFileError as exc:
-        raise stream.first_error(files, exc, set(), read) from None
+        raise stream.first_error(files, exc, set(), job.read) from None
     if batches is not None:
         try:
-            return _audit_batches(paths, files, batches, ruleset, jobs, timings, progress,
-                                  collector, read, sites)
+            return _audit_batches(job, batches, timings, progress)
         except stream.TablesCrossBatches:
             progress.start(files=len(files))  # the plan was wrong: start again, at once
             progress.stage("reading")
-    return _audit_at_once(paths, ruleset, jobs, timings, progress, collector, read, sites)
+    return _audit_at_once(job, timings, progress)
 
 
-def _audit_at_once(paths, ruleset, jobs, timings, progress, collector: Collector | None,
-                   read: ReadOptions = DEFAULT_READ, sites=None) -> AuditResult:
+def _audit_at_once(job: AuditJob, timings, progress) -> AuditResult:
     progress.stage("reading")
     with stage(timings, "load"):
-        logs = stream.load_with_progress(list(paths), progress, read, sites)
-    return audit_local(logs, ruleset, jobs=jobs, timings=timings, progress=progress,
-                       collector=collector)
+        logs = stream.load_with_progress(list(job.files), progress, job.read, job.sites)
+    return audit_local(logs, job, timings=timings, progress=progress)
 
 
-def audit_local(logs: LoadedLogs, ruleset: Ruleset, jobs: int = 1,
-                timings: dict[str, float] | None = None, progress=None,
-                collector: Collector | None = None) -> AuditResult:
-    """Audit loaded `logs` in `jobs` processes (1: in this one); refused
+def audit_in_process(logs: LoadedLogs, ruleset: Ruleset,
+                     timings: dict[str, float] | None = None) -> AuditResult:
+    """The audit of loaded `logs` in this process, as they are (no identity
+    check, no progress): what `auditor verify`, the ruleset cases and each
+    version of a family audited again use."""
+    parts = audit_tables(logs, ruleset, timings=timings).parts
+    with stage(timings, "checks"):
+        findings = finalize(parts)
+    return AuditResult(ruleset, logs, findings)
+
+
+def audit_local(logs: LoadedLogs, job: AuditJob, timings: dict[str, float] | None = None,
+                progress=None) -> AuditResult:
+    """Audit loaded `logs` in `job.jobs` processes (1: in this one); refused
     (TableIdentityError) when two files hold one table id in overlapping
-    seq ranges. `collector`: what each group of tables keeps of its events
-    for a report, beside its replay state (the result's `logs.digest`)."""
+    seq ranges. The job's `collector`: what each group of tables keeps of
+    its events for a report, beside its replay state (the result's
+    `logs.digest`)."""
     progress = progress if progress is not None else NoProgress()
+    ruleset, jobs, collector = job.ruleset, job.jobs, job.collector
     check_events(logs.events)
-    runs = table_runs(logs.events)
+    runs = table_spans(logs.events)
     progress.expect(tables=(progress.tables_total or 0) + len({t for t, _, _ in runs}))
     progress.stage("auditing")
     groups = split_tables(logs, jobs) if jobs > 1 else [logs]
     if len(groups) == 1:
         work: dict[str, float] = {}
-        parts, taken = audit_taking(logs, ruleset, collector, work, stream.stage_progress(
+        parts, taken = audit_tables(logs, ruleset, collector, work, stream.stage_progress(
             progress, len(logs.events), len({t for t, _, _ in runs})))
         add_work(timings, [work])
         with stage(timings, "checks"):
             findings = finalize(parts)
         return AuditResult(ruleset, _digested(logs, collector, [taken]), findings)
     with stage(timings, "parallel"):
-        parts, worker_timings, taken = _run_groups(groups, ruleset, progress, collector)
+        parts, worker_timings, taken = _run_groups(groups, job, progress)
     add_work(timings, worker_timings)
     with stage(timings, "checks"):
         findings = finalize(parts)
@@ -125,37 +127,25 @@ def _digested(logs: LoadedLogs, collector: Collector | None, taken: list) -> Loa
     return out
 
 
-def add_work(timings: dict[str, float] | None, workers: list[dict[str, float]]) -> None:
-    """Stage times of work done side by side: the sum over the workers (the
-    work done; the elapsed time of the whole is `timings["parallel"]`)."""
-    if timings is None:
-        return
-    for t in workers:
-        for name, seconds in t.items():
-            timings[name] = timings.get(name, 0.0) + seconds
-
-
 # --- batches ----------------------------------------------------------------------------
 
-def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: Ruleset,
-                   jobs: int, timings, progress,
-                   collector: Collector | None, read: ReadOptions,
-                   sites: dict[str, str] | None) -> AuditResult:
-    """Each batch loaded, audited and dropped in turn (or by `jobs` workers)."""
+def _audit_batches(job: AuditJob, batches: list[list[int]], timings,
+                   progress) -> AuditResult:
+    """Each batch loaded, audited and dropped in turn (or by `job.jobs` workers)."""
+    files, collector, read = list(job.files), job.collector, job.read
     progress.expect(files=len(files))
-    work = [([files[i] for i in b], collector, read, sites) for b in batches]
-    if jobs > 1:
+    work = [[files[i] for i in b] for b in batches]
+    if job.jobs > 1:
         progress.stage("auditing")  # the workers read and audit side by side
         with stage(timings, "parallel"):
-            results = _run_pool(work, _audit_batch_task, ruleset, jobs, progress,
+            results = _run_pool(work, _audit_batch_task, job, job.jobs, progress,
                                 on_error=lambda exc, done: stream.first_error(
                                     files, exc, {i for b in done for i in batches[b]}, read))
     else:
         results = []
-        for k, (batch, *_) in enumerate(work):
+        for k, batch in enumerate(work):
             try:
-                results.append(stream.audit_batch(batch, ruleset, progress, collector, read,
-                                                  sites))
+                results.append(stream.audit_batch(batch, job, progress))
             except LogFileError as exc:
                 done = {i for b in batches[:k] for i in b}
                 raise stream.first_error(files, exc, done, read) from None
@@ -165,49 +155,46 @@ def _audit_batches(paths, files: list[Path], batches: list[list[int]], ruleset: 
     with stage(timings, "checks"):
         findings = finalize(parts)
     digest = collector.join([r.digest for r in results]) if collector is not None else None
-    return AuditResult(ruleset, stream.LazyLogs(list(paths), quarantine, inputs, digest, read,
-                                                sites),
+    return AuditResult(job.ruleset, stream.LazyLogs(list(job.paths), quarantine, inputs, digest,
+                                                    read, job.sites),
                        findings, table_ids=tables)
 
 
-def _audit_batch_task(task: int, batch: tuple, ruleset: Ruleset):
+def _audit_batch_task(task: int, files: list[Path], job: AuditJob):
     """In a worker: one batch audited, or the LogFileError it met (as its
     arguments: the exception itself does not survive pickling)."""
-    files, collector, read, sites = batch
     try:
-        return stream.audit_batch(files, ruleset, _WorkerProgress(task), collector, read, sites)
+        return stream.audit_batch(files, job, _WorkerProgress(task))
     except LogFileError as exc:
         return ("error", exc.path, exc.problem, exc.line)
 
 
 # --- groups of tables of loaded logs -------------------------------------------------------
 
-def _run_groups(groups: list[LoadedLogs], ruleset: Ruleset, progress,
-                collector: Collector | None):
+def _run_groups(groups: list[LoadedLogs], job: AuditJob, progress):
     global _GROUPS
     forked = _fork_context() is not None
     if forked:
         _GROUPS = groups
-        work = [(k, collector) for k in range(len(groups))]
+        work = list(range(len(groups)))
     else:
-        work = [(g, collector) for g in groups]
+        work = list(groups)
     try:
-        done = _run_pool(work, _audit_group, ruleset, len(groups), progress)
+        done = _run_pool(work, _audit_group, job, len(groups), progress)
     finally:
         _GROUPS = []
     parts = [p for group_parts, *_ in done for p in group_parts]
     return parts, [t for _, t, _, _ in done], [d for *_, d in done if d is not None]
 
 
-def _audit_group(task: int, work: tuple[int | LoadedLogs, Collector | None], ruleset: Ruleset):
+def _audit_group(task: int, group: int | LoadedLogs, job: AuditJob):
     """In a worker: the stamped findings of one group, its stage times, its
     totals for the progress (files, events read, tables, events replayed),
-    and what the collector (if any) takes of its events."""
-    group, collector = work
+    and what the job's collector (if any) takes of its events."""
     logs = _GROUPS[group] if isinstance(group, int) else group
-    tables = len({t for t, _, _ in table_runs(logs.events)})
+    tables = len({t for t, _, _ in table_spans(logs.events)})
     timings: dict[str, float] = {}
-    parts, taken = audit_taking(logs, ruleset, collector, timings, stream.stage_progress(
+    parts, taken = audit_tables(logs, job.ruleset, job.collector, timings, stream.stage_progress(
         _WorkerProgress(task), len(logs.events), tables))
     return parts, timings, (0, 0, tables, len(logs.events)), taken
 
@@ -220,8 +207,8 @@ def _fork_context():
     return None
 
 
-def _run_pool(work: list, func, ruleset: Ruleset, jobs: int, progress, on_error=None) -> list:
-    """`func(task, item, ruleset)` for each item in up to `jobs` processes,
+def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=None) -> list:
+    """`func(task, item, job)` for each item in up to `jobs` processes,
     the results in item order. Progress: what forked workers report as they
     go, and on each item's end whatever it had not reported yet."""
     global _REPORT
@@ -246,7 +233,7 @@ def _run_pool(work: list, func, ruleset: Ruleset, jobs: int, progress, on_error=
     _REPORT = report
     pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(work))), mp_context=context)
     try:
-        futures = {pool.submit(func, k, item, ruleset): k for k, item in enumerate(work)}
+        futures = {pool.submit(func, k, item, job): k for k, item in enumerate(work)}
         pending = set(futures)
         while pending:
             finished, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)

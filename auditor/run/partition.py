@@ -19,15 +19,15 @@ from itertools import pairwise
 import numpy as np
 import pandas as pd
 
+from auditor.audit.core import replay_state, run_checks, stage
 from auditor.checks.context import CheckContext
 from auditor.checks.registry import Hits, no_hits
 from auditor.logs import load
 from auditor.logs.load import LoadedLogs
 from auditor.rules.versions import sessions
-from auditor.run.core import replay_state, run_checks, stage
 
 
-def table_runs(events: pd.DataFrame) -> list[tuple[str, int, int]]:
+def table_spans(events: pd.DataFrame) -> list[tuple[str, int, int]]:
     """(table id, first row, row after the last) of each table's run of rows
     (`auditor.logs.load.table_runs`)."""
     starts, ends, names = load.table_runs(events)
@@ -79,7 +79,7 @@ def split_tables(logs: LoadedLogs, groups: int) -> list[LoadedLogs]:
     same size (one group: `logs` itself). Where each table's rows lie
     together (as loading orders them) a group is a slice of the rows, not a
     copy: 10M events are 1.7 GB a copy would fault in afresh."""
-    runs = table_runs(logs.events)
+    runs = table_spans(logs.events)
     if groups <= 1 or len(runs) <= 1:
         return [logs]
     if len({table for table, _, _ in runs}) == len(runs):  # each table one run
@@ -207,7 +207,7 @@ class _Context:
 
 def audit_unit(frame: pd.DataFrame, unit: DayUnit, quarantine: pd.DataFrame, ruleset,
                first: bool, timings: dict[str, float] | None = None) -> list[pd.DataFrame]:
-    """The stamped findings of one unit (as `auditor.run.core.audit_parts`
+    """The stamped findings of one unit (as `auditor.audit.audit_tables`
     gives them): its events (`unit.events(table)`, own rows and context)
     replayed and checked, the findings at its own rows kept, and those made
     of the table's quarantined rows only by the table's `first` unit."""

@@ -9,7 +9,7 @@ share a table form a connected component; consecutive components are packed
 into batches of at most `STREAM_EVENTS` events (a component larger than that
 is a batch of its own). Each batch is then loaded, replayed and checked like
 a whole input, and its events dropped before the next, once a report's
-collector has taken what it needs of them (`auditor.run.collect`). The stamped
+collector has taken what it needs of them (`auditor.audit.collect`). The stamped
 findings of every batch are merged by `auditor.findings.finalize`, the
 quarantined rows and the inputs put back in file order: the same findings,
 quarantine, provenance and reports, byte for byte, as loading everything at
@@ -36,13 +36,13 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from auditor.audit.core import audit_tables, stage
 from auditor.errors import LogFileError
 from auditor.logs.discover import format_from_name
 from auditor.logs.identity import check_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs, release_memory
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.logs.read import read_log
-from auditor.run.collect import Collector
 
 #: Events a batch may hold (from the scan). A component of linked files
 #: larger than this is one batch. About 0.45 KB of peak memory per event.
@@ -260,26 +260,22 @@ class BatchResult:
     digest: object  # what the collector kept of the events, or None
 
 
-def audit_batch(files: list[Path], ruleset, progress,
-                collector: Collector | None = None,
-                read: ReadOptions = DEFAULT_READ,
-                sites: dict[str, str] | None = None) -> BatchResult:
-    """Load, replay and check one batch of files; keep only the findings and
-    what `collector` takes of the events, so no report reads them again.
+def audit_batch(files: list[Path], job, progress) -> BatchResult:
+    """Load, replay and check one batch of `job`'s files (an
+    `auditor.run.job.AuditJob`); keep only the findings and what the job's
+    collector takes of the events, so no report reads them again.
     The files that share a table are in one batch, so a table id held twice
     (`auditor.logs.identity`) is refused here."""
-    from auditor.run.core import audit_taking, stage
-
     timings: dict[str, float] = {}
     progress.stage("reading")
     with stage(timings, "load"):
-        logs = load_with_progress(list(files), progress, read, sites)
+        logs = load_with_progress(list(files), progress, job.read, job.sites)
     check_events(logs.events)
     tables = sorted({str(t) for t in logs.events["table_id"].unique().tolist()})
     q = logs.quarantine["table_id"] if len(logs.quarantine) else pd.Series([], dtype=object)
     named = set(tables) | {str(t) for t in q.dropna().tolist()}
     progress.stage("auditing")
-    parts, digest = audit_taking(logs, ruleset, collector, timings,
+    parts, digest = audit_tables(logs, job.ruleset, job.collector, timings,
                                  stage_progress(progress, len(logs.events), len(tables)))
     out = BatchResult(parts, logs.quarantine, list(logs.inputs), tables, named,
                       len(logs.events), timings, digest)
@@ -290,7 +286,7 @@ def audit_batch(files: list[Path], ruleset, progress,
 
 
 def stage_progress(progress, events: int, tables: int):
-    """The `on_stage` callback of `audit_parts` that tells `progress` of the
+    """The `on_stage` callback of `audit_tables` that tells `progress` of the
     events replayed (as the replay ends) and the tables checked (as the
     checks end)."""
 

@@ -9,12 +9,12 @@ import pyarrow.parquet as pq
 import pytest
 from builder import LogBuilder, found, lawful_table
 
+from auditor.audit.core import audit
 from auditor.errors import LogFileError
 from auditor.logs.load import load_logs
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.rules.ruleset import load_ruleset
-from auditor.run import run_audit
-from auditor.run.core import audit
+from auditor.run import AuditJob, run_audit
 
 
 def _frame(b: LogBuilder) -> pd.DataFrame:
@@ -208,7 +208,7 @@ def test_seq_going_back_across_another_tables_rows_is_out_of_order(tmp_path, swa
     mixed.rows = rows
     path = mixed.write_csv(tmp_path / "both.csv")
     for jobs in (1, 2):
-        f = run_audit([path], load_ruleset("nz-1996"), jobs=jobs).findings
+        f = run_audit(AuditJob.of([path], load_ruleset("nz-1996"), jobs=jobs)).findings
         assert {(c, t, int(s)) for c, t, s in zip(f["code"], f["table_id"], f["seq"])
                 if c.startswith("log.")} == ({("log.out_of_order", "T1", 7)} if swapped
                                              else set()), jobs

@@ -14,7 +14,7 @@ from jinja2 import Environment
 from auditor.report import html as html_report
 from auditor.report import page
 from auditor.report.provenance import provenance
-from auditor.run.core import audit
+from builder import audit
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = ROOT / "sample_logs" / "nz-table-games" / "night-planted.csv"

@@ -27,6 +27,7 @@ import pytest
 from builder import game_state_log, lawful_table
 from click.testing import CliRunner
 
+from auditor.audit.core import AuditResult
 from auditor.cli import main
 from auditor.findings import finalize, severity_counts
 from auditor.logs.schema import COLUMN_NAMES
@@ -34,7 +35,7 @@ from auditor.report import html as html_report
 from auditor.report import html_charts, html_events
 from auditor.report.page import visible
 from auditor.report.provenance import provenance
-from auditor.run.core import AuditResult, audit
+from builder import audit
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"

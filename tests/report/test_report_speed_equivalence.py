@@ -27,7 +27,7 @@ from auditor.report.html_events import NO_TIME
 from auditor.report.json_text import dumps_indented
 from auditor.report.provenance import provenance
 from auditor.report.shared import sharing
-from auditor.run.core import audit
+from builder import audit
 
 PLANTED = Path(__file__).resolve().parents[2] / "sample_logs" / "nz-table-games" / \
     "night-planted.csv"

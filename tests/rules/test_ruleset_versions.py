@@ -16,8 +16,8 @@ from auditor.errors import RulesetError, VersionError
 from auditor.logs.load import load_logs
 from auditor.rules import versions
 from auditor.rules.ruleset import load_ruleset
-from auditor.run.core import audit_loaded
 from auditor.run.family import audit_family
+from auditor.run.local import audit_in_process
 
 OLD = """
 [ruleset]
@@ -215,7 +215,7 @@ def test_sessions_and_split(tmp_path, family):
         len(logs.events)
     assert len(by_id["nz@2026"].logs.quarantine) == 1
     assert len(by_id["nz@1996"].logs.quarantine) == 0
-    result = audit_family(logs, fam, audit_loaded)
+    result = audit_family(logs, fam, audit_in_process)
     malformed = result.findings[result.findings["code"] == "log.malformed"]
     assert list(malformed["ruleset"]) == ["nz@2026"]
 
@@ -238,7 +238,7 @@ def test_a_table_returning_to_a_version_is_audited_apart(tmp_path):
     fam = versions.resolve_family(str(tmp_path / "f"))
     parts = versions.split_by_version(logs, versions.assign(fam, versions.sessions(logs.events)))
     assert [p.ruleset.id for p in parts] == ["f@1", "f@2", "f@1"]
-    result = audit_family(logs, fam, audit_loaded)
+    result = audit_family(logs, fam, audit_in_process)
     assert "log.sequence_gap" not in set(result.findings["code"])
 
 

@@ -19,7 +19,7 @@ from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
 from auditor.report.html import COLLECTOR, render_html
 from auditor.rules.ruleset import load_ruleset
-from auditor.run import run_audit
+from auditor.run import AuditJob, run_audit
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.run.progress import NoProgress
 
@@ -231,7 +231,7 @@ def test_a_table_of_one_session_or_one_day_is_not_cut(boundary, tmp_path):
 
 def test_the_planted_boundary_cases_are_found_locally(boundary):
     folder, seqs = boundary
-    found = _found(run_audit([folder], load_ruleset("nz-table-games")).findings)
+    found = _found(run_audit(AuditJob.of([folder], load_ruleset("nz-table-games"))).findings)
     assert {("log.sequence_gap", seqs["s2"]), ("log.out_of_order", seqs["s3"]),
             ("log.out_of_order", seqs["s5"]), ("noroll.missing", seqs["die_on_die"]),
             ("settle.missing", seqs["die_on_die"]), ("dice.not_in_bowl", seqs["last_s2"] - 3),
@@ -249,7 +249,7 @@ def test_without_its_context_a_day_would_find_otherwise(boundary):
     folder, seqs = boundary
     logs = load_logs([folder])
     ruleset = load_ruleset("nz-table-games")
-    local = _found(run_audit([folder], ruleset).findings)
+    local = _found(run_audit(AuditJob.of([folder], ruleset)).findings)
     alone = _found(_audited_by_units(logs, ruleset, lambda events: [
         DayUnit(u.day, u.own) for u in day_units(events)]))
     assert local - alone == {("log.sequence_gap", seqs["s2"]), ("log.out_of_order", seqs["s3"]),
@@ -265,9 +265,10 @@ def test_units_give_the_local_findings_byte_for_byte(boundary, generated, rulese
     ruleset = load_ruleset(ruleset_id)
     for k, folder in enumerate((boundary[0], generated)):
         logs = load_logs([folder])
-        local = run_audit(logs, ruleset)
+        local = run_audit(AuditJob.loaded(ruleset), loaded=logs)
         local.findings = _audited_by_units(logs, ruleset)
-        expected = report_bytes(run_audit(logs, ruleset), tmp_path / f"local{k}", META)
+        expected = report_bytes(run_audit(AuditJob.loaded(ruleset), loaded=logs),
+                                tmp_path / f"local{k}", META)
         assert report_bytes(local, tmp_path / f"units{k}", META) == expected
 
 
@@ -296,9 +297,9 @@ def test_dask_cuts_by_day_and_finds_the_same(boundary, cluster, ruleset_id, tmp_
     folder, _ = boundary
     ruleset = load_ruleset(ruleset_id)
     progress = _Counting()
-    remote = run_audit([folder], ruleset, engine="dask", scheduler=cluster.scheduler_address,
-                       progress=progress)
-    local = run_audit([folder], ruleset)
+    remote = run_audit(AuditJob.of([folder], ruleset, engine="dask",
+                                   scheduler=cluster.scheduler_address), progress=progress)
+    local = run_audit(AuditJob.of([folder], ruleset))
     assert report_bytes(remote, tmp_path / "dask", META) == \
         report_bytes(local, tmp_path / "local", META)
     assert remote.tables == local.tables == ["T1", "T2"]
@@ -312,9 +313,9 @@ def test_dask_cuts_by_day_and_finds_the_same(boundary, cluster, ruleset_id, tmp_
 def test_dask_on_generated_weeks_finds_the_same(generated, cluster, ruleset_id, tmp_path):
     ruleset = load_ruleset(ruleset_id)
     progress = _Counting()
-    remote = run_audit([generated], ruleset, engine="dask",
-                       scheduler=cluster.scheduler_address, progress=progress)
-    local = run_audit([generated], ruleset)
+    remote = run_audit(AuditJob.of([generated], ruleset, engine="dask",
+                                   scheduler=cluster.scheduler_address), progress=progress)
+    local = run_audit(AuditJob.of([generated], ruleset))
     assert local.findings["ts"].dt.date.nunique() >= 4  # planted on every day
     assert report_bytes(remote, tmp_path / "dask", META) == \
         report_bytes(local, tmp_path / "local", META)
@@ -345,14 +346,14 @@ def test_dask_html_report_is_the_local_one_without_reading_the_events(boundary, 
     ruleset = load_ruleset("nz-table-games")
     meta = {"generated": "fixed"}
     for folder in (boundary[0], generated):
-        local = run_audit([folder], ruleset)
-        remote = run_audit([folder], ruleset, engine="dask",
-                           scheduler=cluster.scheduler_address, collector=COLLECTOR)
+        local = run_audit(AuditJob.of([folder], ruleset))
+        remote = run_audit(AuditJob.of([folder], ruleset, engine="dask",
+                                       scheduler=cluster.scheduler_address, collector=COLLECTOR))
         assert remote.logs.digest is not None
         page = render_html(remote, meta)
         assert page == render_html(local, meta)
         assert '<dd class="g-roll">seq ' in page  # findings with the game beside them
         assert remote.logs._events is None  # (LazyLogs reads them only when asked)
-    without = run_audit([generated], ruleset, engine="dask",
-                        scheduler=cluster.scheduler_address)
+    without = run_audit(AuditJob.of([generated], ruleset, engine="dask",
+                                    scheduler=cluster.scheduler_address))
     assert without.logs.digest is None

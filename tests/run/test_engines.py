@@ -20,7 +20,7 @@ from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.identity import TableIdentityError
 from auditor.logs.load import load_logs
 from auditor.rules.ruleset import load_ruleset
-from auditor.run import run_audit
+from auditor.run import AuditJob, run_audit
 from auditor.run.partition import balance, contiguous, quarantine_groups, split_tables
 
 META = {"test": "engines"}
@@ -56,7 +56,7 @@ def _bytes(result, tmp_path: Path, name: str) -> tuple[bytes, bytes]:
 
 
 def test_the_test_logs_are_worth_splitting(logs_dir, ruleset):
-    result = run_audit([logs_dir], ruleset)
+    result = run_audit(AuditJob.of([logs_dir], ruleset))
     assert result.tables == ["T01", "T02", "T03", "T04", "T05"]
     assert len(result.findings) > 50
     assert len(result.logs.quarantine) >= 2
@@ -66,16 +66,16 @@ def test_the_test_logs_are_worth_splitting(logs_dir, ruleset):
 
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_jobs_give_the_same_findings_byte_for_byte(logs_dir, ruleset, tmp_path, jobs):
-    one = run_audit([logs_dir], ruleset)
-    many = run_audit([logs_dir], ruleset, jobs=jobs)
+    one = run_audit(AuditJob.of([logs_dir], ruleset))
+    many = run_audit(AuditJob.of([logs_dir], ruleset, jobs=jobs))
     assert _bytes(many, tmp_path, "many") == _bytes(one, tmp_path, "one")
     assert many.tables == one.tables
 
 
 def test_more_jobs_than_tables(logs_dir, ruleset, tmp_path):
     logs = load_logs([logs_dir / "a.parquet"])
-    one = run_audit(logs, ruleset)
-    many = run_audit(logs, ruleset, jobs=8)
+    one = run_audit(AuditJob.loaded(ruleset), loaded=logs)
+    many = run_audit(AuditJob.loaded(ruleset, jobs=8), loaded=logs)
     assert _bytes(many, tmp_path, "many") == _bytes(one, tmp_path, "one")
 
 
@@ -122,10 +122,10 @@ def test_orphan_quarantined_rows_go_to_the_first_group():
 
 def test_timings_hook_names_the_stages(logs_dir, ruleset):
     timings: dict[str, float] = {}
-    run_audit([logs_dir], ruleset, timings=timings)
+    run_audit(AuditJob.of([logs_dir], ruleset), timings=timings)
     assert {"load", "replay", "checks"} <= set(timings)
     timings = {}
-    run_audit([logs_dir], ruleset, jobs=2, timings=timings)
+    run_audit(AuditJob.of([logs_dir], ruleset, jobs=2), timings=timings)
     assert {"load", "replay", "checks", "parallel"} <= set(timings)
 
 
@@ -161,14 +161,15 @@ def test_dask_missing_is_a_clear_exit_2(logs_dir, tmp_path, monkeypatch):
     assert r.exit_code == 2
     assert "pip install 'craps-auditor[dask]'" in r.output
     with pytest.raises(EngineError):
-        run_audit([logs_dir], load_ruleset("nz-table-games"), engine="dask")
+        run_audit(AuditJob.of([logs_dir], load_ruleset("nz-table-games"), engine="dask"))
 
 
 # --- dask -------------------------------------------------------------------------
 
 def test_dask_gives_the_same_findings_byte_for_byte(logs_dir, ruleset, cluster, tmp_path):
-    local = run_audit([logs_dir], ruleset)
-    remote = run_audit([logs_dir], ruleset, engine="dask", scheduler=cluster.scheduler_address)
+    local = run_audit(AuditJob.of([logs_dir], ruleset))
+    remote = run_audit(AuditJob.of([logs_dir], ruleset, engine="dask",
+                                   scheduler=cluster.scheduler_address))
     assert _bytes(remote, tmp_path, "dask") == _bytes(local, tmp_path, "local")
     assert remote.tables == local.tables
     assert [f.as_dict() for f in remote.logs.inputs] == [f.as_dict() for f in local.logs.inputs]
@@ -181,7 +182,7 @@ def test_every_engine_refuses_one_table_id_in_two_files_whose_seqs_overlap(
     write_log(log, tmp_path / "b.csv")
     for engine in ({}, {"engine": "dask", "scheduler": cluster.scheduler_address}):
         with pytest.raises(TableIdentityError) as caught:
-            run_audit([tmp_path], ruleset, **engine)
+            run_audit(AuditJob.of([tmp_path], ruleset, **engine))
         assert caught.value.files == (str(tmp_path / "a.parquet"), str(tmp_path / "b.csv"))
         assert caught.value.table == "T01"
 
@@ -190,9 +191,9 @@ def test_sites_keep_apart_on_every_engine(ruleset, cluster, tmp_path):
     log = generate(1, 20, seed=71, inject=["call.wrong_total"]).table
     write_log(log, tmp_path / "casino-a" / "a.parquet")
     write_log(log, tmp_path / "casino-b" / "b.csv")
-    local = run_audit([tmp_path], ruleset, site_from_path=True)
-    remote = run_audit([tmp_path], ruleset, engine="dask", site_from_path=True,
-                       scheduler=cluster.scheduler_address)
+    local = run_audit(AuditJob.of([tmp_path], ruleset, site_from_path=True))
+    remote = run_audit(AuditJob.of([tmp_path], ruleset, engine="dask", site_from_path=True,
+                                   scheduler=cluster.scheduler_address))
     assert sorted(set(local.findings["site"])) == ["casino-a", "casino-b"]
     assert _bytes(remote, tmp_path, "dask") == _bytes(local, tmp_path, "local")
 
@@ -211,4 +212,5 @@ def test_dask_reports_a_file_that_cannot_be_a_log(tmp_path, cluster, ruleset):
     from auditor.errors import LogFileError
 
     with pytest.raises(LogFileError, match="empty.csv: the file is empty"):
-        run_audit([tmp_path], ruleset, engine="dask", scheduler=cluster.scheduler_address)
+        run_audit(AuditJob.of([tmp_path], ruleset, engine="dask",
+                              scheduler=cluster.scheduler_address))

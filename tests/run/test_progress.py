@@ -14,7 +14,7 @@ from auditor.cli import check_cmd, main
 from auditor.cli.progress import Progress
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
-from auditor.run import run_audit, stream
+from auditor.run import AuditJob, run_audit, stream
 from auditor.run.progress import NoProgress
 
 
@@ -69,7 +69,8 @@ def logs_dir(tmp_path_factory) -> Path:
 def expected(logs_dir, ruleset):
     logs = load_logs([logs_dir])
     return {"files": len(logs.inputs), "read": logs.rows_read, "replayed": logs.rows_replayed,
-            "tables": logs.events["table_id"].nunique(), "result": run_audit(logs, ruleset)}
+            "tables": logs.events["table_id"].nunique(),
+            "result": run_audit(AuditJob.loaded(ruleset), loaded=logs)}
 
 
 def _assert_totals(p: Recording, expected) -> None:
@@ -141,7 +142,7 @@ def test_quiet_and_not_a_terminal_print_nothing_and_a_broken_stream_is_harmless(
 def test_jobs_1_reports_each_file_then_replay_then_checks(logs_dir, ruleset, expected):
     p = Recording()
     p.start()
-    run_audit([logs_dir], ruleset, progress=p)
+    run_audit(AuditJob.of([logs_dir], ruleset), progress=p)
     _assert_totals(p, expected)
     stages = [c[1] for c in p.calls if c[0] == "stage"]
     assert stages[:2] == ["reading", "auditing"]
@@ -156,7 +157,7 @@ def test_jobs_1_reports_each_file_then_replay_then_checks(logs_dir, ruleset, exp
 def test_jobs_2_reports_each_group_of_tables(logs_dir, ruleset, expected):
     p = Recording()
     p.start()
-    run_audit([logs_dir], ruleset, jobs=2, progress=p)
+    run_audit(AuditJob.of([logs_dir], ruleset, jobs=2), progress=p)
     _assert_totals(p, expected)
     assert len(p.advances(TABLES)) == 2  # two groups of whole tables
 
@@ -167,7 +168,7 @@ def test_batches_report_as_each_batch_goes(logs_dir, ruleset, expected, monkeypa
     monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
     p = Recording()
     p.start()
-    result = run_audit([logs_dir], ruleset, jobs=jobs, progress=p)
+    result = run_audit(AuditJob.of([logs_dir], ruleset, jobs=jobs), progress=p)
     assert isinstance(result.logs, stream.LazyLogs)
     _assert_totals(p, expected)
     assert p.scanned == 4
@@ -230,8 +231,8 @@ def test_an_error_ends_the_progress_line_first(tmp_path, monkeypatch):
 def test_dask_reports_each_file_and_each_table(logs_dir, ruleset, expected, cluster):
     p = Recording()
     p.start()
-    result = run_audit([logs_dir], ruleset, engine="dask",
-                       scheduler=cluster.scheduler_address, progress=p)
+    result = run_audit(AuditJob.of([logs_dir], ruleset, engine="dask",
+                                   scheduler=cluster.scheduler_address), progress=p)
     _assert_totals(p, expected)
     assert p.advances(FILES) == [1, 1, 1, 1]   # as each worker has read a file
     assert p.advances(TABLES) == [1, 1, 1, 1]  # as each table's task ends

@@ -20,7 +20,7 @@ from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.discover import discover
 from auditor.logs.load import load_logs
 from auditor.report.html import COLLECTOR, render_html
-from auditor.run import run_audit, stream
+from auditor.run import AuditJob, run_audit, stream
 from auditor.run.stream import LazyLogs, components, pack
 
 META = {"test": "streaming"}
@@ -91,9 +91,9 @@ def test_the_plan_keeps_files_sharing_a_table_together(logs_dir, streaming):
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_streamed_findings_are_those_of_one_load(logs_dir, ruleset, tmp_path, streaming, jobs):
-    once = run_audit(load_logs([logs_dir]), ruleset)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([logs_dir]))
     assert len(once.findings) > 50 and len(once.logs.quarantine) == 2
-    streamed = run_audit([logs_dir], ruleset, jobs=jobs, collector=COLLECTOR)
+    streamed = run_audit(AuditJob.of([logs_dir], ruleset, jobs=jobs, collector=COLLECTOR))
     if jobs == 1:
         assert streaming == [["a.parquet"], ["b.csv"], ["c.jsonl"],
                              ["d1.parquet", "d2.csv"], ["e.parquet"]]
@@ -110,8 +110,8 @@ def test_the_html_report_lists_the_same_rows_whatever_its_cap(logs_dir, ruleset,
     first others of each table and code (the most the page lists by
     default); a page capped lower lists the same, and one asking for more
     reads the events again."""
-    once = run_audit(load_logs([logs_dir]), ruleset)
-    streamed = run_audit([logs_dir], ruleset, collector=COLLECTOR)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([logs_dir]))
+    streamed = run_audit(AuditJob.of([logs_dir], ruleset, collector=COLLECTOR))
     page = render_html(streamed, META, per_table_code=per_table_code, budget=budget)
     assert page == render_html(once, META, per_table_code=per_table_code, budget=budget)
     assert (streamed.logs._events is None) == (per_table_code <= 200)
@@ -125,8 +125,8 @@ def test_batches_keep_nothing_for_an_html_report_not_asked_for(logs_dir, ruleset
     """Without HTML (the default report is Parquet only) the batches keep
     none of their events; a page written all the same reads them again and
     is the page of one load."""
-    once = run_audit(load_logs([logs_dir]), ruleset)
-    streamed = run_audit([logs_dir], ruleset, jobs=jobs)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([logs_dir]))
+    streamed = run_audit(AuditJob.of([logs_dir], ruleset, jobs=jobs))
     assert isinstance(streamed.logs, LazyLogs) and streamed.logs.digest is None
     assert streamed.findings.equals(once.findings)
     assert render_html(streamed, META) == render_html(once, META)
@@ -135,8 +135,8 @@ def test_batches_keep_nothing_for_an_html_report_not_asked_for(logs_dir, ruleset
 
 def test_batches_of_several_components(logs_dir, ruleset, tmp_path, monkeypatch, streaming):
     monkeypatch.setattr(stream, "STREAM_EVENTS", 3000)
-    once = run_audit(load_logs([logs_dir]), ruleset)
-    streamed = run_audit([logs_dir], ruleset, collector=COLLECTOR)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([logs_dir]))
+    streamed = run_audit(AuditJob.of([logs_dir], ruleset, collector=COLLECTOR))
     assert 1 < len(streaming) < 5
     _same(streamed, once, tmp_path)
 
@@ -146,8 +146,8 @@ def test_a_wrong_plan_falls_back_to_one_load(logs_dir, ruleset, tmp_path, monkey
     """A scan that misses a table (here: every one) is caught when the
     batches are loaded: the audit starts again, all at once."""
     monkeypatch.setattr(stream, "scan", lambda path, *options: stream.Scanned(frozenset(), 10))
-    once = run_audit(load_logs([logs_dir]), ruleset)
-    streamed = run_audit([logs_dir], ruleset)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([logs_dir]))
+    streamed = run_audit(AuditJob.of([logs_dir], ruleset))
     assert ["d1.parquet"] in streaming  # T05 was cut in two, then found
     assert not isinstance(streamed.logs, LazyLogs)
     _same(streamed, once, tmp_path)
@@ -156,7 +156,7 @@ def test_a_wrong_plan_falls_back_to_one_load(logs_dir, ruleset, tmp_path, monkey
 def test_an_input_small_enough_is_loaded_at_once(logs_dir, ruleset, monkeypatch):
     calls = []
     monkeypatch.setattr(stream, "audit_batch", lambda *a: calls.append(a))
-    result = run_audit([logs_dir], ruleset)
+    result = run_audit(AuditJob.of([logs_dir], ruleset))
     assert not calls and not isinstance(result.logs, LazyLogs)
 
 
@@ -166,8 +166,8 @@ def test_an_input_loaded_at_once_gives_the_page_its_groups_took(logs_dir, rulese
     the collector its events and replay state: the page is the one a report
     makes from the events, and the caller's logs are left as they were."""
     logs = load_logs([logs_dir])
-    once = run_audit(logs, ruleset)
-    taken = run_audit(logs, ruleset, jobs=jobs, collector=COLLECTOR)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=logs)
+    taken = run_audit(AuditJob.loaded(ruleset, jobs=jobs, collector=COLLECTOR), loaded=logs)
     assert taken.logs.digest is not None and not hasattr(logs, "digest")
     page = render_html(taken, META)
     assert page == render_html(once, META)
@@ -203,11 +203,11 @@ def test_the_first_bad_file_is_named_as_by_one_load(tmp_path, ruleset, streaming
     with pytest.raises(LogFileError) as once:
         load_logs([tmp_path])
     with pytest.raises(LogFileError) as streamed:
-        run_audit([tmp_path], ruleset)
+        run_audit(AuditJob.of([tmp_path], ruleset))
     assert str(streamed.value) == str(once.value)
     assert "b.parquet" in str(once.value)
     with pytest.raises(LogFileError) as by_jobs:
-        run_audit([tmp_path], ruleset, jobs=2)
+        run_audit(AuditJob.of([tmp_path], ruleset, jobs=2))
     assert str(by_jobs.value) == str(once.value)
 
 
