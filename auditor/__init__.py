@@ -1,18 +1,20 @@
 """Craps compliance auditor: replay recorded craps table event logs and report
 every breach of a jurisdiction's rules, tied to its event and clause."""
 
+# Only modules Python has loaded before any program's first line (os) or
+# has built in (gc): what this imports is imported with the collector still
+# on, before `run_as_program` turns it off. (Not `typing`: a system Python whose
+# site-packages hold a .pth file that imports it hides what a fresh virtual
+# environment shows, three collections while `typing` loads.)
 import gc
 import os
-from collections.abc import Callable
-from typing import TypeVar
 
 __version__ = "0.1.0"
 
-T = TypeVar("T")
 
-
-def run_as_program(load: Callable[[], Callable[[], T]]) -> T:
-    """Run what `load()` loads and returns, as the `auditor` program runs
+def run_as_program(load):
+    """Run the function that `load()` imports and returns, and return its
+    result, as the `auditor` program runs
     its command (`auditor/__main__.py`, and what measures it as it runs).
     Not done on import: a program that uses the auditor as a library keeps
     its own settings.

@@ -6,6 +6,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from slow import SLOW  # noqa: E402  (tests/ is on the path from here)
+
 #: Examples per property in tests/test_fuzz.py unless --fuzz-examples says more.
 DEFAULT_FUZZ_EXAMPLES = 25
 
@@ -33,3 +35,16 @@ def cluster():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None, silence_logs=logging.ERROR) as c:
         yield c
+
+
+def pytest_collection_modifyitems(config, items):
+    tests = Path(__file__).parent
+    for item in items:
+        node = Path(item.nodeid.split("::")[0])
+        try:
+            name = (Path(config.rootpath) / node).resolve().relative_to(tests).as_posix()
+        except ValueError:
+            continue
+        name += item.nodeid[len(item.nodeid.split("::")[0]):]
+        if name.startswith(SLOW) and "slow" not in item.keywords:
+            item.add_marker(pytest.mark.slow)

@@ -105,7 +105,7 @@ def _header(new_id: str, base: Ruleset, parent: str) -> list[str]:
         f"# jurisdiction = {_toml(base.jurisdiction)}",
         f"# authority = {_toml(base.authority)}",
         "# effective_from = 2026-01-01          # ISO dates, both inclusive: when this",
-        "# effective_to = 2030-12-31            # version is in force (see README)",
+        "# effective_to = 2030-12-31            # version is in force (docs/rulesets.md)",
         "",
         "# [ruleset.source]",
         *[f"# {k} = {_toml(src.get(k, ''))}" for k in ("document", "edition", "published")],
@@ -115,7 +115,7 @@ def _header(new_id: str, base: Ruleset, parent: str) -> list[str]:
 
 def _parameters(base: Ruleset) -> list[str]:
     lines = [f"# Jurisdiction parameters, with the values inherited from {_plain(base.id)}",
-             "# (README, 'Jurisdiction parameters'). Uncomment the table and what you change.",
+             "# (docs/parameters.md). Uncomment the table and what you change.",
              "# [ruleset.parameters]"]
     for name, value in base.parameters.items():
         doc = PARAMETERS[name].doc if name in PARAMETERS else ""

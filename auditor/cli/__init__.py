@@ -147,8 +147,8 @@ def main(ctx, debug):
 
     \b
     Example:
-        auditor check sample_logs/ --ruleset nz-table-games
-        auditor validate sample_logs/broken_rows.csv
+        auditor check sample_logs/nz-table-games --ruleset nz-table-games   # exits 1
+        auditor validate sample_logs/format/broken-rows.csv                # exits 1
         auditor rulesets list
     """
     ctx.ensure_object(dict)

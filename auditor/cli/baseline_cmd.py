@@ -17,9 +17,9 @@ def baseline_group():
 
     \b
     Example:
-        auditor check logs/ -r nz-1996 --out reports/
+        auditor check sample_logs/nz-1996 -r nz-1996 --out reports/   # exits 1
         auditor baseline create --from reports/findings.parquet --out baseline.json
-        auditor check logs/ -r nz-1996 --baseline baseline.json
+        auditor check sample_logs/nz-1996 -r nz-1996 --baseline baseline.json
     """
 
 
@@ -39,6 +39,7 @@ def create_command(source, out):
 
     \b
     Example:
+        auditor check sample_logs/nz-1996 -r nz-1996 --out reports/   # exits 1
         auditor baseline create --from reports/findings.parquet --out baseline.json
     """
     document = create_baseline(Path(source), Path(out))  # a BaselineError: exit 2

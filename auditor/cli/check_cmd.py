@@ -119,7 +119,8 @@ def check_command(ctx, paths, quiet, config_file, no_config, **options):
 
     \b
     Example:
-        auditor check sample_logs/ --ruleset nz-1996 --out reports/
+        auditor check sample_logs/nz-1996 --ruleset nz-1996 --out reports/   # exits 1
+        auditor check sample_logs/ --site-from-path -r nz-table-games --fail-on none
         auditor check night.csv.gz --ruleset my-casino.toml --fail-on critical
         auditor check year/ --ruleset nz-table-games --jobs 4
         auditor check export.csv -r nz-table-games --encoding cp1252 --assume-offset +13:00
@@ -223,7 +224,8 @@ def validate_command(paths, encoding=None, assume_offset=None, inflate=DEFAULT_I
 
     \b
     Example:
-        auditor validate sample_logs/
+        auditor validate sample_logs/nz-table-games/night-clean.csv
+        auditor validate sample_logs/format/broken-rows.csv   # exits 1
     """
     validation = validate(list(paths), ReadOptions(encoding, assume_offset), inflate)
     findings, logs = validation.problems, validation.logs

@@ -28,8 +28,8 @@ def rulesets_group():
         auditor rulesets list
         auditor rulesets show nz-1996
         auditor rulesets diff nz-1996 sd-20-18-33
-        auditor rulesets check my-casino.toml
         auditor rulesets new my-casino --from nz-1996 --out my-casino.toml
+        auditor rulesets check my-casino.toml
         auditor rulesets test rulesets/cases
         auditor rulesets docs nz-1996 --format html --out nz-1996.html
     """
@@ -98,6 +98,7 @@ def check_command(file):
 
     \b
     Example:
+        auditor rulesets check rulesets/nz-1996.toml
         auditor rulesets check my-casino.toml
     """
     rs = ruleset_mod.load_ruleset(file)  # a RulesetError becomes "error: ..." and exit 2

@@ -45,7 +45,7 @@ def verify_command(ctx, folder, inputs_root=None, inflate=DEFAULT_INFLATE_LIMITS
 
     \b
     Example:
-        auditor check logs/ --ruleset nz-1996 --out reports/
+        auditor check sample_logs/nz-1996 --ruleset nz-1996 --out reports/   # exits 1
         auditor verify reports/
         auditor verify archive/2026-03/reports --inputs-root archive/2026-03/logs
     """

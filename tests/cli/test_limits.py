@@ -1,4 +1,4 @@
-"""Limits a user can rely on (README, *Limits*): the largest cell accepted, a
+"""Limits a user can rely on (docs/limits.md): the largest cell accepted, a
 table spread over 200 files, 10,000 small files in one folder."""
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ def test_an_uncompiled_replay_is_said_on_the_terminal(tmp_path, monkeypatch):
 
     from builder import run_cli
 
-    from auditor.run import core
+    from auditor.audit import core
 
     sample = ROOT / "sample_logs" / "nz-table-games"
     compiled = run_cli("check", sample, "--ruleset", "nz-table-games", "--out", tmp_path / "a")
@@ -143,7 +143,7 @@ def test_an_uncompiled_replay_is_said_on_the_terminal(tmp_path, monkeypatch):
 
 def test_installing_without_a_compiler_or_network_works(tmp_path):
     """`pip install --no-index --no-build-isolation .` with no C compiler (as
-    the README's *Installing offline* says): the install goes on without
+    docs/performance.md's *Installing offline* says): the install goes on without
     compiling, the replay runs as Python, and the sample night audits to the
     same findings, with the warning."""
     import os

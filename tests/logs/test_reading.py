@@ -7,9 +7,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from builder import LogBuilder, found, lawful_table
+from builder import LogBuilder, audit, found, lawful_table
 
-from auditor.audit.core import audit
 from auditor.errors import LogFileError
 from auditor.logs.load import load_logs
 from auditor.logs.schema import COLUMN_NAMES
