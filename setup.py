@@ -1,11 +1,12 @@
 """Build hook: compile the replay, the audit's hot loop, with Cython.
 
-`auditor/game/replay.py` is plain Python and stays the one source of the
-game's rules; `auditor/game/replay.pxd` only adds C types to it (Cython's
-"pure Python mode"), so the compiled module and the source can never say
-different things. Where no C compiler is at hand the build goes on without it
-and the same replay runs uncompiled, itself about fifteen times slower (a warning says so
-at install time; `auditor.game.replay.COMPILED` tells which one runs).
+`auditor/game/replay.py` and the modules it is cut into (`COMPILED`) are
+plain Python and stay the one source of the game's rules; each one's `.pxd`
+only adds C types to it (Cython's "pure Python mode"), so the compiled
+modules and the sources can never say different things. Where no C compiler
+is at hand the build goes on without it and the same replay runs uncompiled,
+much slower (a warning says so at install time;
+`auditor.game.replay.COMPILED` tells which one runs).
 Set AUDITOR_NO_COMPILE=1 to skip compiling on purpose.
 
 It also compiles the HTML report's template into the package being built
@@ -41,6 +42,10 @@ class build_py_and_page(build_py):
         write_compiled(Path(self.build_lib) / "auditor" / "report" / "templates")
 
 
+#: The replay's modules, compiled each from its `.py` with the C types of its
+#: `.pxd` (as `auditor.game.replay.COMPILED_MODULES` lists them).
+COMPILED = ("buffers", "dice_places", "wagers", "table_state", "replay")
+
 ext_modules = []
 if not os.environ.get("AUDITOR_NO_COMPILE"):
     try:
@@ -49,7 +54,8 @@ if not os.environ.get("AUDITOR_NO_COMPILE"):
         pass
     else:
         ext_modules = cythonize(
-            [Extension("auditor.game.replay", ["auditor/game/replay.py"])],
+            [Extension(f"auditor.game.{name}", [f"auditor/game/{name}.py"])
+             for name in COMPILED],
             compiler_directives={"language_level": 3, "annotation_typing": False},
             quiet=True,
         )

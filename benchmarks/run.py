@@ -119,9 +119,12 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
     from auditor.rules.ruleset import load_ruleset
 
     try:
-        from auditor.logs.load import small_pages  # as `auditor check` does
+        from auditor.logs.memory import small_pages  # as `auditor check` does
     except ImportError:  # an older checkout
-        small_pages = contextlib.nullcontext
+        try:
+            from auditor.logs.load import small_pages
+        except ImportError:
+            small_pages = contextlib.nullcontext
 
     timings: dict[str, float] = {}
     ruleset = load_ruleset(ruleset_ref)

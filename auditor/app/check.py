@@ -14,7 +14,7 @@ from auditor.atomic import commit_together, report_folder
 from auditor.errors import EngineError, OutputError
 from auditor.escape import one_line
 from auditor.logs.identity import check_events
-from auditor.logs.load import small_pages
+from auditor.logs.memory import small_pages
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, ReadOptions, inflate_limits
 from auditor.report import html
 from auditor.report.formats import (

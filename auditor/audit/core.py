@@ -22,7 +22,8 @@ from auditor.checks.registry import Hits
 from auditor.findings import finalize, paused_gc
 from auditor.game import replay as replay_module
 from auditor.game.state import ReplayState
-from auditor.logs.load import LoadedLogs, table_runs
+from auditor.logs.load import LoadedLogs
+from auditor.logs.tables import table_runs
 from auditor.rules.ruleset import Ruleset
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.checks.registry import Hits
-from auditor.logs import load
+from auditor.logs import tables
 from auditor.logs.arrays import category_codes
 
 _NO_ROWS = np.empty(0, dtype=np.int64)
@@ -171,7 +171,7 @@ class Shared:
     @cached_property
     def table_starts(self) -> np.ndarray:
         """The first row of every table (ascending; 0 first)."""
-        return load.table_runs(self.events)[0]
+        return tables.table_runs(self.events)[0]
 
     def table_end(self, rows) -> np.ndarray:
         """For each row, the first row after its table (the next table's
@@ -183,7 +183,7 @@ class Shared:
     def session_starts(self) -> np.ndarray:
         """The first row of every session (ascending): each table's first
         row and every `table_open`, where the replay starts the table afresh."""
-        return load.session_starts(self.table_starts, self.event_rows("table_open"))
+        return tables.session_starts(self.table_starts, self.event_rows("table_open"))
 
     def session_start(self, rows) -> np.ndarray:
         """For each row, the first row of its session."""

@@ -1,6 +1,7 @@
-"""Stand-ins for the Cython directives `auditor.game.replay` uses, for when
-it runs uncompiled and Cython is not installed: each decorator leaves its
-function as it is (compiled, Cython reads the directives itself)."""
+"""Stand-ins for the Cython directives the replay's modules use
+(`auditor.game.replay.COMPILED_MODULES`), for when they run uncompiled and
+Cython is not installed: each decorator leaves its function as it is
+(compiled, Cython reads the directives itself)."""
 
 from __future__ import annotations
 
@@ -10,3 +11,6 @@ def boundscheck(flag: bool):
 
 
 initializedcheck = boundscheck
+
+#: Never compiled where this stands in for Cython.
+compiled = False

@@ -8,6 +8,17 @@ It is jurisdiction-neutral but for the bar number, which decides whether a
 don't bet was pushed or won. Checks (in `auditor.checks`) then read the state
 (`auditor.game.state.ReplayState`), mostly vectorised; none of them re-implements the game.
 
+This module holds the loop and one handler per event type (`TableReplay`);
+what they work on is cut at its seams, each a module of its own:
+
+- `auditor.game.table_state`: the table's state, one declared record
+  (`TableState`, which `TableReplay` extends with the handlers);
+- `auditor.game.wagers`: the wagers held, what a roll decides, what is owed;
+- `auditor.game.dice_places`: where each die is, and every move it makes;
+- `auditor.game.buffers`: the growing integer columns all of them write;
+- `auditor.game.inputs` and `auditor.game.output`: the columns read, a chunk
+  at a time, and where the state is written (plain Python, run once).
+
 The loop is the audit's hot path and is kept lean on purpose:
 
 - everything that can be worked out per distinct value is worked out once,
@@ -25,20 +36,18 @@ The loop is the audit's hot path and is kept lean on purpose:
 - state written on few rows (`SPARSE_COLUMNS`) is appended to growing arrays,
   never to a column as long as the log;
 - the dense state is recorded only where it changes, and kept so (`state.Steps`);
-- the module is compiled by Cython at install time (`setup.py`), with the C
-  types of `replay.pxd`; this file stays the one source, and runs as it is
-  where nothing could be compiled (`COMPILED` says which runs). Only the
-  loop and its typed containers are here: what the state's columns are and
-  how they are held (`auditor.game.state`) and how the inputs are prepared
-  (`auditor.game.inputs`) run once per replay, and stay plain Python.
+- this module and the four it is cut into (`COMPILED_MODULES`) are compiled
+  by Cython at install time (`setup.py`), each with the C types of its
+  `.pxd` (the C calls between them go through `cimport`); the `.py` files
+  stay the one source, and run as they are where nothing could be compiled
+  (`COMPILED` says which runs).
 """
 
 from __future__ import annotations
 
-import functools
 import gc
+import importlib
 
-import numpy as np
 import pandas as pd
 
 try:
@@ -46,42 +55,50 @@ try:
 except ImportError:  # run uncompiled without Cython: the directives do nothing
     from auditor.game import cython_shim as cython
 
-from auditor.game.inputs import coded, serials, values_and_nulls
-from auditor.game.outcomes import POINTS, expected_outcome
-from auditor.game.state import (
-    BOOL_COLUMNS,
-    CALL_FIELDS,
-    DECISION_FIELDS,
-    DENSE_COLUMNS,
-    INT_COLUMNS,
-    PLAYER_ROLL_FIELDS,
-    SETTLE_EXPECTED,
-    SETTLEMENT_FIELDS,
-    SPARSE_COLUMNS,
-    STICK_ROLL_FIELDS,
-    UNDECIDED,
-    DiceMoves,
-    ReplayState,
-    assemble,
-    sparse,
-    typed,
+from auditor.game.dice_places import Die
+from auditor.game.ids import (
+    BOWL,
+    COME,
+    FAMILIES,
+    LAYOUT,
+    LIVE,
+    LOSE,
+    LOST,
+    NEW,
+    NO_DECISION,
+    OFF_TABLE,
+    OFFERED,
+    OUTCOMES,
+    PUSH,
+    REMOVED,
+    SHOOTER,
+    TRAVEL,
+    WIN,
 )
-from auditor.logs.arrays import category_codes, code_counts
-from auditor.logs.load import table_runs
-from auditor.logs.schema import EVENTS, MAX_SEAT, NO_ROLL_CONDITIONS
+from auditor.game.inputs import CHUNK_ROWS, Inputs
+from auditor.game.outcomes import POINTS
+from auditor.game.output import Output
+from auditor.game.state import UNDECIDED, ReplayState, sparse
+from auditor.game.table_state import TableState
+from auditor.game.wagers import bet_name
+from auditor.logs.arrays import code_counts
+from auditor.logs.schema import EVENTS, NO_ROLL_CONDITIONS
+from auditor.logs.tables import table_runs
 
-#: True when this module runs compiled (a C extension built from this file).
-COMPILED = not __file__.endswith(".py")
+#: The replay's modules compiled by Cython (setup.py builds each from its
+#: `.py` with its `.pxd`), this one last.
+COMPILED_MODULES = ("auditor.game.buffers", "auditor.game.dice_places", "auditor.game.wagers",
+                    "auditor.game.table_state", "auditor.game.replay")
 
-# Where a die is: the live places (at the table) are those up to LAYOUT, so
-# `loc <= LAYOUT` is the hot paths' spelling of `loc in LIVE`.
-NEW, BOWL, OFFERED, SHOOTER, LAYOUT, OFF_TABLE, LOST, REMOVED = range(8)
-LIVE = frozenset((NEW, BOWL, OFFERED, SHOOTER, LAYOUT))
+#: True when the replay runs compiled: this module and every module it is
+#: cut into are C extensions built from their sources.
+COMPILED = not __file__.endswith(".py") and all(
+    not importlib.import_module(name).__file__.endswith(".py") for name in COMPILED_MODULES)
+
 
 # Offer rounds.
 ROUND_START, ROUND_AFTER_RELINQUISH, ROUND_REPLACEMENT = 0, 1, 2
 
-LINE_KEYS = ("pass", "dont_pass")
 #: Codes of the events `TableReplay.run` calls directly (the most frequent).
 (WAGER_SETTLED, WAGER_PLACED, ROLL, DICE_COLLECTED, SETTLEMENT_COMPLETE, TOTAL_CALLED,
  DICE_TO_SHOOTER, DICE_OFFERED, DICE_TO_BOWL, DICE_SELECTED, DICE_ACCEPTED, SHOOTER_RELINQUISH,
@@ -89,528 +106,10 @@ LINE_KEYS = ("pass", "dont_pass")
     "wager_settled", "wager_placed", "roll", "dice_collected", "settlement_complete",
     "total_called", "dice_to_shooter", "dice_offered", "dice_to_bowl", "dice_selected",
     "dice_accepted", "shooter_relinquish", "dice_inspected"))
-#: Events that decide a roll again (a recount): see `_Output`.
-DIE_COCKED, RULING = EVENTS.index("die_cocked"), EVENTS.index("ruling")
-COME_FAMILY = ("come", "dont_come")
-#: The families of the wagers the replay decides, by id.
-FAMILIES = ("pass", "dont_pass", "come", "dont_come")
-PASS, DONT_PASS, COME, DONT_COME = range(len(FAMILIES))
-#: What a roll does to a wager, by id: an outcome, nothing (NO_DECISION), or
-#: (TRAVEL + key) an untravelled come bet travels to that key.
-OUTCOMES = SETTLE_EXPECTED[:UNDECIDED]  # ("win", "lose", "push"): the ids settle_expected keeps
-WIN, LOSE, PUSH = range(len(OUTCOMES))
-NO_DECISION, TRAVEL = -1, len(OUTCOMES)
-#: Seats are 1..MAX_SEAT (0: none recorded), the index of per-seat arrays.
-SEATS = 64
-assert MAX_SEAT < SEATS
-
-#: Rows per chunk of per-row Python lists (memory stays flat on long logs).
-CHUNK_ROWS = 1 << 18
 
 
 def bit(seat: int) -> int:
     return 1 << seat if 0 < seat < 63 else 0
-
-
-def _ints(n: int):
-    """`n` zeros, read and written one at a time by the replay: a numpy
-    array when compiled (`replay.pxd` types it as a C array view), a list in
-    plain Python (where indexing a list is the faster)."""
-    return np.zeros(n, dtype=np.int64) if COMPILED else [0] * n
-
-
-def _doubled(values):
-    """`values` (from `_ints`) with as many zeros again after them."""
-    return np.concatenate([values, np.zeros_like(values)]) if COMPILED else values + [0] * len(values)
-
-
-def located(where: int) -> int:
-    """A place as the location log names it (`state.DIE_LOCATIONS`): with
-    the shooter and on the layout are one place there, in play."""
-    return where - 1 if where >= LAYOUT else where
-
-
-class DieLog:
-    """Every die's moves from one logged place to another (`located`), in
-    the order made: the row, the die (an id of `_Inputs.serial_names`),
-    where to and the die's set. Room for `capacity` moves (more grow the
-    buffers): as the change points, room never written is never faulted in."""
-
-    def __init__(self, capacity: int):
-        self.rows, self.die, self.where, self.set_id = (IntBuffer(capacity) for _ in range(4))
-
-    def add(self, row: int, die: int, where: int, set_id: int) -> None:
-        self.rows.append(row)
-        self.die.append(die)
-        self.where.append(located(where))
-        self.set_id.append(set_id)
-
-
-class Die:
-    """One die: where it is, which set it came with, its inspection record.
-    Moving it (`move`) keeps the table's set of live dice up to date, so
-    nothing has to scan every die the table ever had, and logs the move
-    where the logged place changes (a roll or a collection moves dice in
-    play without a call: they stay in play)."""
-
-    __slots__ = ("checked_use", "failed", "found", "found_inspections", "inspections", "live",
-                 "loc", "log", "serial", "serial_id", "set_id")
-
-    def __init__(self, serial: str, serial_id: int, set_id: int, live: set[str], log: DieLog,
-                 row: int):
-        self.serial = serial
-        self.serial_id = serial_id
-        self.live = live
-        self.log = log
-        self.loc = NEW
-        live.add(serial)
-        self.set_id = set_id
-        log.add(row, serial_id, NEW, set_id)
-        self.inspections: list[tuple[str, str]] = []  # passing (role, actor_id)
-        self.failed = False
-        self.found = False  # left the table and was found: needs its own inspection
-        self.found_inspections: list[tuple[str, str]] = []
-        self.checked_use = False  # first use since arrival/retrieval already recorded
-
-    def move(self, row: int, where: int) -> None:
-        if located(where) != located(self.loc):
-            self.log.add(row, self.serial_id, where, self.set_id)
-        self.loc = where
-        if where <= LAYOUT:
-            self.live.add(self.serial)
-        else:
-            self.live.discard(self.serial)
-
-
-class IntBuffer:
-    """A column of 64-bit integers appended one at a time: a numpy array
-    that doubles when full. Compiled, an append is a store into the array's
-    memory (`replay.pxd` types it); a list would hold a Python int per value,
-    scattered in memory, each to be converted again at the end."""
-
-    def __init__(self, capacity: int = 4096):
-        self.array = np.empty(capacity, dtype=np.int64)
-        self.data = self.array
-        self.size = 0
-
-    # (no index check: `size` is below the length, the buffer grown first)
-    @cython.boundscheck(False)
-    @cython.initializedcheck(False)
-    def append(self, value: int) -> None:
-        if self.size == self.data.shape[0]:
-            self.grow()
-        self.data[self.size] = value
-        self.size += 1
-
-    def grow(self) -> None:
-        """Twice the room (apart from `append`, which stays a few machine
-        instructions once compiled)."""
-        grown = np.empty(max(2 * self.size, 16), dtype=np.int64)
-        grown[:self.size] = self.array
-        self.array = self.data = grown
-
-    def at(self, j: int) -> int:
-        return self.data[j]
-
-    def clear(self) -> None:
-        self.size = 0
-
-    def last(self) -> int:
-        return self.data[self.size - 1]
-
-    def take(self) -> np.ndarray:
-        """The values so far (a copy), the buffer emptied."""
-        out = self.array[:self.size].copy()
-        self.size = 0
-        return out
-
-    def values(self) -> np.ndarray:
-        """The values so far, in place (a view of the buffer)."""
-        return self.array[:self.size]
-
-
-class _Output:
-    """Where the replay writes: the dense state as change points (a row and
-    the four values from that row on, recorded only when one of them moves),
-    and per sparse column the rows and values written (last write to a row
-    wins).
-
-    The change points and the columns written together (`_columns`) go to
-    `IntBuffer`s made as large as they can get (a change per row at most; a
-    roll's columns once per roll, ...: `counts` says how many events there
-    are of each type), so they are written in place, never grown, moved nor
-    copied, and only the memory written is ever faulted in; they are taken
-    as they are at the end. What `TableReplay.put` writes goes to an
-    `IntBuffer` of rows and a list of values per column; `flush`, after
-    every chunk of rows, moves those into numpy pieces, so the Python objects
-    held stay a chunk's worth however long the log."""
-
-    def __init__(self, n: int, counts: np.ndarray | None = None):
-        self.n = n
-        counts = np.zeros(len(EVENTS), dtype=np.int64) if counts is None else counts
-        rolls = int(counts[ROLL])
-        self.changes = tuple(IntBuffer(n) for _ in range(1 + len(DENSE_COLUMNS)))
-        self.rows: dict[str, IntBuffer] = {name: IntBuffer(256) for name in SPARSE_COLUMNS}
-        self.values: dict[str, list] = {name: [] for name in SPARSE_COLUMNS}
-        #: (rows, values) of each sparse column, for `TableReplay.put`
-        self.sinks = {name: (self.rows[name], self.values[name]) for name in SPARSE_COLUMNS}
-        # (a decision again for each recount: a cocked die, a ruling)
-        self.decisions = _columns(DECISION_FIELDS, rolls + int(counts[DIE_COCKED])
-                                  + int(counts[RULING]))
-        self.settlements = _columns(SETTLEMENT_FIELDS, int(counts[WAGER_SETTLED]))
-        self.calls = _columns(CALL_FIELDS, int(counts[TOTAL_CALLED]))
-        self.player_rolls = _columns(PLAYER_ROLL_FIELDS, rolls)
-        self.stick_rolls = _columns(STICK_ROLL_FIELDS, rolls)
-        self.columns_written = ((self.decisions, DECISION_FIELDS),
-                                (self.settlements, SETTLEMENT_FIELDS),
-                                (self.calls, CALL_FIELDS),
-                                (self.player_rolls, PLAYER_ROLL_FIELDS),
-                                (self.stick_rolls, STICK_ROLL_FIELDS))
-        self.pieces: dict[str, list[tuple[np.ndarray, object]]] = {
-            name: [] for name in SPARSE_COLUMNS}
-        self.die_log = DieLog(max(n, 16))  # (a move per row, about)
-
-    def flush(self) -> None:
-        """Move what `put` wrote so far into numpy pieces. The lists are
-        emptied in place: the table replay holds them (and their appends)."""
-        for name in SPARSE_COLUMNS:
-            rows, values = self.sinks[name]
-            if rows.size:
-                self.pieces[name].append((rows.take(), typed(values, name)))
-                values.clear()
-
-    def finish(self, serial_names: list[str] | None = None) -> ReplayState:
-        self.flush()
-        # (the columns written together after what `put` wrote: no row has
-        # both, so the order of the pieces decides nothing)
-        together = [(rows.values(), [(name, values.values() if isinstance(values, IntBuffer)
-                                      else values) for name, values in zip(fields, columns)])
-                    for (rows, *columns), fields in self.columns_written if rows.size]
-        changes = [values.values() for values in self.changes] if self.changes[0].size \
-            else None
-        log = self.die_log
-        moves = DiceMoves(self.n, *(b.values() for b in (log.rows, log.die, log.where,
-                                                         log.set_id)), serial_names or [])
-        return assemble(self.n, changes, self.pieces, together, moves)
-
-
-def _columns(fields: tuple[str, ...], rows: int) -> tuple:
-    """Where columns written together go, room for `rows` rows: their rows,
-    then a buffer per field (an IntBuffer for numbers and booleans, a list
-    for the rest)."""
-    return (IntBuffer(rows), *(IntBuffer(rows) if name in INT_COLUMNS or name in BOOL_COLUMNS
-                               else [] for name in fields))
-
-
-# --- what is worked out once per distinct value ------------------------------
-
-def _bet_name(bet: str, number: int) -> str:
-    return f"{bet}_{number}" if number else bet
-
-
-@functools.lru_cache(maxsize=1024)
-def _split_bet(name: str) -> tuple[str, int]:
-    """`come_6` -> (come, 6); `pass` -> (pass, 0)."""
-    for family in ("dont_come", "come"):
-        if name.startswith(family + "_"):
-            tail = name[len(family) + 1:]
-            if tail.isdigit():
-                return family, int(tail)
-    return name, 0
-
-
-def _bet_info(name: str) -> tuple[str, int, str, bool]:
-    """(family, number, wager key, whether the replay tracks the wager)."""
-    fam, num = _split_bet(name)
-    return fam, num, _bet_name(fam, num), fam in LINE_KEYS or fam in COME_FAMILY
-
-
-#: Rows of `_Decisions.codes`: one per point * 13 + total, and a last one
-#: worked out again for each (point, total) outside 0..12 (a malformed total).
-DECISION_ROWS = 13 * 13 + 1
-
-
-class _Decisions:
-    """What a roll of `total` with the table at `point` does to each wager
-    key the log can hold (ids: positions in `keys`): an entry of `codes` per
-    key (see OUTCOMES), in a row per (point, total) worked out on first use.
-    Every key is of a family the replay decides (`FAMILIES`)."""
-
-    def __init__(self, bar: int, keys):
-        self.bar = bar
-        travelled = [_bet_name(f, n) for f in COME_FAMILY for n in sorted(POINTS)]
-        self.keys = tuple(dict.fromkeys([*keys, *travelled]))
-        self.width = len(self.keys)
-        self.index = {key: j for j, key in enumerate(self.keys)}
-        self.key_fam = _ints(self.width)
-        self.key_num = _ints(self.width)
-        for j, key in enumerate(self.keys):
-            fam, num = _split_bet(key)
-            self.key_fam[j] = FAMILIES.index(fam)
-            self.key_num[j] = num
-        self.codes = _ints(DECISION_ROWS * self.width)
-        self.built = _ints(DECISION_ROWS)
-
-    def row(self, point: int, total: int) -> int:
-        """Where the (point, total) row of `codes` starts."""
-        slot = point * 13 + total if 0 <= point <= 12 and 0 <= total <= 12 \
-            else DECISION_ROWS - 1
-        start = slot * self.width
-        if not self.built[slot]:
-            for j, key in enumerate(self.keys):
-                self.codes[start + j] = self.code(key, point, total)
-            self.built[slot] = slot != DECISION_ROWS - 1
-        return start
-
-    def code(self, key: str, point: int, total: int) -> int:
-        fam, num = _split_bet(key)
-        if fam in COME_FAMILY and num == 0 and total in POINTS:
-            return TRAVEL + self.index[_bet_name(fam, total)]
-        result = expected_outcome(fam, num, point, total, self.bar)
-        return NO_DECISION if result is None else OUTCOMES.index(result)
-
-
-class Wagers:
-    """The wagers the replay decides that a table's seats hold: per seat, the
-    keys held (ids of `_Decisions.keys`) and how many of each, in the order
-    first held, and the seats in the order they first held one. Those are
-    the orders a dict per seat kept: they decide the order of what a roll
-    decides, and so which settlement is matched to which decision.
-
-    Flat integer arrays (seat s's keys from s * width on), so that compiled
-    no wager is a Python object and a roll's undo snapshot (`copy_from`) is
-    a copy of a few integers."""
-
-    def __init__(self, width: int, key_fam):
-        self.width = width
-        self.key_fam = key_fam
-        self.order = _ints(SEATS)
-        self.n_seats = 0
-        self.present = _ints(SEATS)
-        self.held = _ints(SEATS)
-        self.key = _ints(SEATS * width)
-        self.count = _ints(SEATS * width)
-
-    def as_dict(self) -> dict[int, dict[int, int]]:
-        """{seat: {key: count}} in the orders held (for tests and debugging)."""
-        out = {}
-        for j in range(self.n_seats):
-            s = self.order[j]
-            out[s] = {self.key[m]: self.count[m]
-                      for m in range(s * self.width, s * self.width + self.held[s])}
-        return out
-
-    # (no index check: the seats listed were checked when added)
-    @cython.boundscheck(False)
-    @cython.initializedcheck(False)
-    def clear(self) -> None:
-        for j in range(self.n_seats):
-            self.present[self.order[j]] = 0
-        self.n_seats = 0
-
-    # (no index check: every seat and key position copied was written, checked,
-    # when `other` took the wager; both have the same shape)
-    @cython.boundscheck(False)
-    @cython.initializedcheck(False)
-    def copy_from(self, other: Wagers) -> None:
-        self.clear()
-        width = self.width
-        for j in range(other.n_seats):
-            s = other.order[j]
-            self.order[j] = s
-            self.present[s] = 1
-            self.held[s] = other.held[s]
-            for m in range(s * width, s * width + other.held[s]):
-                self.key[m] = other.key[m]
-                self.count[m] = other.count[m]
-        self.n_seats = other.n_seats
-
-    def add_seat(self, s: int) -> None:
-        if not self.present[s]:
-            self.present[s] = 1
-            self.held[s] = 0
-            self.order[self.n_seats] = s
-            self.n_seats += 1
-
-    def drop_seat(self, s: int) -> None:
-        """The seat and its wagers gone (a player left)."""
-        if not self.present[s]:
-            return
-        self.present[s] = 0
-        at = 0
-        while self.order[at] != s:
-            at += 1
-        for j in range(at, self.n_seats - 1):
-            self.order[j] = self.order[j + 1]
-        self.n_seats -= 1
-
-    def find(self, s: int, key: int) -> int:
-        """Where seat `s` holds `key` (an index of `key`/`count`), or -1."""
-        if self.present[s]:
-            for m in range(s * self.width, s * self.width + self.held[s]):
-                if self.key[m] == key:
-                    return m
-        return -1
-
-    def add(self, s: int, key: int, count: int) -> None:
-        """`count` more of `key` for seat `s` (held already: at the end)."""
-        m = self.find(s, key)
-        if m >= 0:
-            self.count[m] += count
-        else:
-            m = s * self.width + self.held[s]
-            self.key[m] = key
-            self.count[m] = count
-            self.held[s] += 1
-
-    def remove_at(self, s: int, at: int) -> None:
-        """Seat `s` no longer holds the key at `at` (the rest keep their order)."""
-        for m in range(at, s * self.width + self.held[s] - 1):
-            self.key[m] = self.key[m + 1]
-            self.count[m] = self.count[m + 1]
-        self.held[s] -= 1
-
-    def first_of(self, s: int, fam: int) -> int:
-        """Where seat `s` holds its first key of family `fam`, or -1."""
-        if self.present[s]:
-            for m in range(s * self.width, s * self.width + self.held[s]):
-                if self.key_fam[self.key[m]] == fam:
-                    return m
-        return -1
-
-    def holds_line(self, s: int) -> bool:
-        """Whether seat `s` holds a pass or don't pass wager."""
-        return self.first_of(s, PASS) >= 0 or self.first_of(s, DONT_PASS) >= 0
-
-    def come_held(self, s: int) -> int:
-        """How many come and don't come wagers seat `s` holds."""
-        n = 0
-        if self.present[s]:
-            for m in range(s * self.width, s * self.width + self.held[s]):
-                if self.key_fam[self.key[m]] >= COME:
-                    n += self.count[m]
-        return n
-
-
-class Decided:
-    """What the last valid roll decided and is still to be settled, in the
-    order decided: per wager its seat, family, number and outcome (ids)."""
-
-    def __init__(self, capacity: int = 64):
-        self.size = 0
-        self.seat, self.fam = _ints(capacity), _ints(capacity)
-        self.num, self.outcome = _ints(capacity), _ints(capacity)
-
-    # (no index check: `size` is below the length, the arrays grown first)
-    @cython.boundscheck(False)
-    @cython.initializedcheck(False)
-    def append(self, s: int, fam: int, num: int, outcome: int) -> None:
-        if self.size == len(self.seat):
-            self.seat, self.fam = _doubled(self.seat), _doubled(self.fam)
-            self.num, self.outcome = _doubled(self.num), _doubled(self.outcome)
-        j = self.size
-        self.seat[j], self.fam[j], self.num[j], self.outcome[j] = s, fam, num, outcome
-        self.size += 1
-
-    # (no index check: `at` is a position below `size`, as are those moved)
-    @cython.boundscheck(False)
-    @cython.initializedcheck(False)
-    def remove(self, at: int) -> None:
-        for j in range(at, self.size - 1):
-            self.seat[j], self.fam[j] = self.seat[j + 1], self.fam[j + 1]
-            self.num[j], self.outcome[j] = self.num[j + 1], self.outcome[j + 1]
-        self.size -= 1
-
-
-class _Inputs:
-    """The columns the replay reads, prepared once, vectorised; `chunk` gives
-    rows [a, b) as whole numbers for the loop: integer columns, and text
-    columns as codes into a list of values (`dice`, `role`, `outcome`) or
-    into what was worked out once per distinct bet (`bet_*`). A code of -1
-    (nothing recorded) indexes the last position, which holds the value for
-    nothing (negative indexing, of lists and of the typed memoryviews alike:
-    `replay.pxd` must not turn Cython's `wraparound` off)."""
-
-    #: Read by few events (inspections, rulings, markers): looked up by row
-    #: (`value`) instead of being put in the chunks.
-    RARE = ("actor_id", "reason", "flags")
-
-    def __init__(self, events: pd.DataFrame, bar: int):
-        self.event = category_codes(events["event"]) \
-            if isinstance(events["event"].dtype, pd.CategoricalDtype) else \
-            events["event"].map({e: c for c, e in enumerate(EVENTS)}).fillna(-1) \
-            .to_numpy(dtype=np.int64)
-        self.ints = {name: values_and_nulls(events[name]) for name in ("seat", "die1", "die2")}
-        self.rare = {name: coded(events[name]) for name in self.RARE}
-        self.codes = {}
-        self.codes["role"], self.roles = coded(events["actor_role"])
-        self.player = self.roles.index("player") if "player" in self.roles else -2
-        self.codes["outcome"], self.outcomes = coded(events["outcome"])
-        self.outcome_id = _ints(len(self.outcomes))  # as OUTCOMES, -1 for the rest
-        for j, value in enumerate(self.outcomes):
-            self.outcome_id[j] = OUTCOMES.index(value) if value in OUTCOMES else -1
-        self.codes["dice"], self.dice = coded(events["dice"],
-                                               serials, ())
-        # Per distinct dice value: its dice (`TableReplay.dies_of`), and the
-        # generation of the table's dice they were looked up in.
-        self.die_cache: list = [None] * len(self.dice)
-        self.die_generation = _ints(len(self.dice))
-        for j in range(len(self.dice)):
-            self.die_generation[j] = -1
-        self.generations = 0
-        self.serial_names: list[str] = []  # the dice received, by id (`serial_id`)
-        self.serial_ids: dict[str, int] = {}
-        self.codes["bet"], values = coded(events["bet"])
-        bets = [_bet_info(str(v)) for v in values[:-1]]
-        self.decisions = _Decisions(bar, [key for _, _, key, tracked in bets if tracked])
-        # Per distinct bet: its key (-1 for a bet the replay does not decide),
-        # family and number.
-        self.bet_key, self.bet_fam, self.bet_num = (_ints(len(bets) + 1) for _ in range(3))
-        self.bet_key[len(bets)] = self.bet_fam[len(bets)] = -1
-        for j, (fam, num, key, tracked) in enumerate(bets):
-            self.bet_key[j] = self.decisions.index[key] if tracked else -1
-            self.bet_fam[j] = FAMILIES.index(fam) if tracked else -1
-            self.bet_num[j] = num
-        self.buffers = {name: np.empty(min(CHUNK_ROWS, len(self.event)), dtype=np.int64)
-                        for name in (*self.ints, *self.codes, "event")}
-
-    def chunk(self, a: int, b: int) -> dict:
-        """Rows [a, b) (at most CHUNK_ROWS). The codes are written into the
-        same arrays chunk after chunk: arrays made afresh each time would be
-        memory the kernel zeroes again each time (the previous chunk's
-        replay is over when the next is asked for)."""
-        out = {}
-        for name, (values, nulls) in self.ints.items():
-            out[name] = self.buffers[name][:b - a]
-            if nulls is None:
-                np.copyto(out[name], values[a:b], casting="unsafe")
-            else:  # nothing recorded: 0 (a multiplication: numpy's masked copy is slower)
-                np.multiply(values[a:b], ~nulls[a:b], out=out[name], casting="unsafe")
-        for name, codes in self.codes.items():
-            # (-1, nothing recorded, indexes the last entry of the values)
-            out[name] = self.buffers[name][:b - a]
-            np.copyto(out[name], codes[a:b], casting="unsafe")
-        out["event"] = self.buffers["event"][:b - a]
-        np.copyto(out["event"], self.event[a:b], casting="unsafe")
-        return out if COMPILED else {name: values.tolist() for name, values in out.items()}
-
-    def serial_id(self, serial: str) -> int:
-        """The id of a serial the replay received (the first time: the next)."""
-        got = self.serial_ids.get(serial)
-        if got is None:
-            got = self.serial_ids[serial] = len(self.serial_names)
-            self.serial_names.append(serial)
-        return got
-
-    def next_generation(self) -> int:
-        """A number no table's dice have had yet (see `TableReplay.dies_of`)."""
-        self.generations += 1
-        return self.generations
-
-    def value(self, name: str, row: int):
-        """The value of a `RARE` column at `row` (None if nothing recorded)."""
-        codes, lut = self.rare[name]
-        return lut[codes[row]]
 
 
 # --- the replay ----------------------------------------------------------------
@@ -619,7 +118,7 @@ def replay(events: pd.DataFrame, bar: int = 12) -> ReplayState:
     """State for `events` (ordered by table, seq), one row per event."""
     n = len(events)
     if n == 0:
-        return _Output(0).finish()
+        return Output(0).finish()
     # The replay allocates many small objects that live until it ends and
     # makes no garbage cycles worth chasing meanwhile: the cyclic collector
     # would only traverse them again and again (15% of the replay's time).
@@ -634,8 +133,8 @@ def replay(events: pd.DataFrame, bar: int = 12) -> ReplayState:
 
 def _replay(events: pd.DataFrame, bar: int) -> ReplayState:
     n = len(events)
-    inputs = _Inputs(events, bar)
-    out = _Output(n, code_counts(inputs.event, len(EVENTS)))
+    inputs = Inputs(events, bar)
+    out = Output(n, code_counts(inputs.event, len(EVENTS)))
     bounds = [*table_runs(events)[0].tolist(), n]
     st: TableReplay | None = None
     t = 0  # index of the table segment holding row a
@@ -662,12 +161,12 @@ def _replay(events: pd.DataFrame, bar: int) -> ReplayState:
     return out.finish(inputs.serial_names)
 
 
-class TableReplay:
-    """State of one table between two `table_open`s, and one handler per
-    event type (`on_<event>`), each called with the row's position `i` and
-    its index `k` in the current chunk's lists."""
+class TableReplay(TableState):
+    """One table's replay: its state (`TableState`), wired to the inputs and
+    the output, and one handler per event type (`on_<event>`), each called
+    with the row's position `i` and its index `k` in the current chunk's lists."""
 
-    def __init__(self, out: _Output, inputs: _Inputs):
+    def __init__(self, out: Output, inputs: Inputs):
         self.out = out
         self.inputs = inputs
         self.decisions = inputs.decisions
@@ -678,9 +177,7 @@ class TableReplay:
         self.player, self.outcome_id = inputs.player, inputs.outcome_id
         self.die_cache, self.die_generation = inputs.die_cache, inputs.die_generation
         self.bet_key, self.bet_fam, self.bet_num = inputs.bet_key, inputs.bet_fam, inputs.bet_num
-        self.wagers = Wagers(self.decisions.width, self.decisions.key_fam)
-        self.snapshot = Wagers(self.decisions.width, self.decisions.key_fam)
-        self.decided = Decided()
+        TableState.__init__(self, self.decisions.width, self.decisions.key_fam)
         # The records written most often: rows and values.
         self.decision_rows, self.decision_totals = out.decisions
         (self.player_roll_rows, self.roll_total, self.roll_line_bet, self.roll_by_shooter,
@@ -688,61 +185,11 @@ class TableReplay:
          self.roll_after_point_made) = out.player_rolls
         self.settle_rows, self.settle_expected, self.settle_decided_by = out.settlements
         self.call_rows, self.call_rolls = out.calls
-        self.reset()
+        self.reset(inputs.next_generation())
 
-    def reset(self) -> None:
-        self.point = 0
-        self.occupied = 0
-        self.open_seat = 0
-        self.shooter = 0
-        self.seven_out_seat = 0
-        self.made_point = False  # the shooter has made a point since accepting the dice
-        # SD 20:18:33:08(2)'s "previous shooter": the seat whose hand made the
-        # point, until a 7 Out or another player accepting the dice (0: none).
-        self.previous_shooter_seat = 0
-        # (2)'s "remaining come or don't come wagers", those on the layout when
-        # the point was made, have all been decided (or none were left).
-        self.come_spent = False
-        # Seats that declined the dice since the shooter accepted them (in a
-        # round that gave them back to the previous shooter): not players who
-        # would shoot.
-        self.declined_since_accept = 0
-        self.selected: frozenset[str] | None = None
-        self.wagers.clear()
-        self.snapshot.clear()  # the wagers the undo would restore
-        self.come_count = 0  # come and don't come wagers held, all seats together
-        self.line_bettors = 0
-        self.dice: dict[str, Die] = {}
-        self.generation = self.inputs.next_generation()
-        self.live: set[str] = set()  # serials of the dice at the table (see Die.move)
-        self.sets: dict[int, list[Die]] = {}
-        self.set_count = 0
-        self.set_size = 0  # dice of the current set at the table, as last reported
-        self.current_set = 0
-        self.round_kind = -1
-        self.round_anchor = 0
-        self.round_declined = 0
-        self.ever_offered = False
-        self.last_roll = -1
-        self.last_roll_valid = False
-        self.last_roll_called = False
-        self.last_roll_point = 0
-        self.last_roll_voided_rows = IntBuffer(64)  # settled since the last roll
-        self.decided.size = 0
-        self.pending_roll = -1  # the roll that decided what `decided` holds
-        self.marker_off_dp = False
-        self.stick_decided = False
-        self.offtable_row = -1
-        self.offtable_offered = False
-        self.lost_row = -1
-        self.lost_shooter = 0
-        self.lost_set = 0
-        self.lost_count = 0
-        self.lost_allowance_over = False
-        self.dispute_die: str | None = None
 
     def bind(self, rows: dict, base: int) -> None:
-        """The current chunk's columns (row `i` is `base + k`; see `_Inputs.chunk`)."""
+        """The current chunk's columns (row `i` is `base + k`; see `Inputs.chunk`)."""
         self.seat, self.die1, self.die2 = rows["seat"], rows["die1"], rows["die2"]
         self.role, self.dice_code = rows["role"], rows["dice"]
         self.bet, self.outcome = rows["bet"], rows["outcome"]
@@ -906,7 +353,7 @@ class TableReplay:
 
     def owed(self) -> list[dict]:
         d = self.decided
-        return [{"seat": d.seat[j], "bet": _bet_name(FAMILIES[d.fam[j]], d.num[j]),
+        return [{"seat": d.seat[j], "bet": bet_name(FAMILIES[d.fam[j]], d.num[j]),
                  "outcome": OUTCOMES[d.outcome[j]]}
                 for j in range(d.size) if d.outcome[j] != PUSH]
 
@@ -970,7 +417,7 @@ class TableReplay:
 
     def on_table_open(self, i: int, k: int) -> None:
         self.end_session()
-        self.reset()
+        self.reset(self.inputs.next_generation())
         self.open_seat = self.seat[k]
 
     def on_table_close(self, i: int, k: int) -> None:

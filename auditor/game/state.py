@@ -1,9 +1,9 @@
 """The state the replay derives beside the events, as the checks read it:
 which columns there are (`SPARSE_COLUMNS`, `DENSE_COLUMNS`), where each die
 is (`DiceMoves`), how they are held (`ReplayState`, `Steps`) and how the
-replay's buffers become them (`assemble`). Plain Python: only
-`auditor.game.replay`'s loop and its typed containers are compiled, and
-nothing here runs per event.
+replay's buffers become them (`assemble`). Plain Python: only the
+replay's loop and its typed containers (`auditor.game.replay.COMPILED_MODULES`)
+are compiled, and nothing here runs per event.
 
 The state is the game's, not any one check's verdict: a check that needs
 more works it out from these, vectorised, in its own module."""

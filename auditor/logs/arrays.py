@@ -8,6 +8,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+#: Rows worked on at a time where a whole column would be a large temporary.
+BLOCK_ROWS = 1 << 20
+
 
 def text_offsets_and_bytes(text: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
     """A (plain) text array's value offsets, one more than it has values, and

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from auditor.game.state import ReplayState
-from auditor.logs.load import table_runs
 from auditor.logs.schema import COLUMN_NAMES
+from auditor.logs.tables import table_runs
 from auditor.report.html_charts import TIMELINE_BINS, time_bins
 from auditor.report.html_state import GameAt, game_states
 

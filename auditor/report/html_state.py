@@ -33,7 +33,7 @@ from auditor.checks.common import Shared, code_is, expand, next_after, searchsor
 from auditor.game.inputs import coded, values_and_nulls
 from auditor.game.outcomes import POINTS, pass_outcome
 from auditor.game.state import DIE_LOCATIONS, ReplayState
-from auditor.logs.load import session_starts
+from auditor.logs.tables import session_starts
 
 #: Where a die is, by the replay's place of its last move (`DIE_LOCATIONS`);
 #: `{seat}`: the seat of the event that moved it.

@@ -37,7 +37,8 @@ import numpy as np
 import pandas as pd
 
 from auditor.errors import RulesetError, VersionError
-from auditor.logs.load import LoadedLogs, session_starts, table_runs
+from auditor.logs.load import LoadedLogs
+from auditor.logs.tables import session_starts, table_runs
 from auditor.rules import ruleset as ruleset_mod
 from auditor.rules.ruleset import Ruleset
 

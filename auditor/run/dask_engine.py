@@ -36,8 +36,9 @@ import pyarrow.compute as pc
 
 from auditor.errors import EngineError, LogFileError
 from auditor.findings import finalize
+from auditor.logs.frame import order_events
 from auditor.logs.identity import TableIdentityError, check_events, overlapping
-from auditor.logs.load import InputFile, LoadedLogs, load_file, order_events
+from auditor.logs.load import InputFile, LoadedLogs, load_file
 from auditor.logs.raw import (
     DEFAULT_READ,
     InflateLimits,

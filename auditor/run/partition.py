@@ -22,15 +22,15 @@ import pandas as pd
 from auditor.audit.core import replay_state, run_checks, stage
 from auditor.checks.context import CheckContext
 from auditor.checks.registry import Hits, no_hits
-from auditor.logs import load
+from auditor.logs import tables as table_bounds
 from auditor.logs.load import LoadedLogs
 from auditor.rules.versions import sessions
 
 
 def table_spans(events: pd.DataFrame) -> list[tuple[str, int, int]]:
     """(table id, first row, row after the last) of each table's run of rows
-    (`auditor.logs.load.table_runs`)."""
-    starts, ends, names = load.table_runs(events)
+    (`auditor.logs.tables.table_runs`)."""
+    starts, ends, names = table_bounds.table_runs(events)
     return list(zip(names, starts.tolist(), ends.tolist()))
 
 

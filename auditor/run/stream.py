@@ -40,7 +40,8 @@ from auditor.audit.core import audit_tables, stage
 from auditor.errors import LogFileError
 from auditor.logs.discover import format_from_name
 from auditor.logs.identity import check_events
-from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs, release_memory
+from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs
+from auditor.logs.memory import release_memory
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.logs.read import read_log
 

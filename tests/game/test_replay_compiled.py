@@ -1,7 +1,9 @@
-"""The compiled replay (Cython, built from `auditor/game/replay.py` with the
-types of `replay.pxd`) derives exactly the state the Python source does.
+"""The compiled replay (Cython, built from `auditor/game/replay.py` and the
+modules it is cut into, `COMPILED_MODULES`, each with the types of its
+`.pxd`) derives exactly the state the Python sources do.
 
-The source is loaded as a separate module and both replay the same logs:
+The sources are loaded as separate modules (every compiled module, and
+those that import one, from its `.py`) and both replay the same logs:
 generated nights with every plantable violation, both offer roles, under
 both bar numbers (12 and 2), and the sample logs."""
 
@@ -19,31 +21,58 @@ from auditor.generate import INJECTABLE, generate
 from auditor.generate.write import write_log
 from auditor.logs.load import load_logs
 
-SOURCE = Path(replay_module.__file__).with_name("replay.py")
+GAME = Path(replay_module.__file__).parent
 ROOT = Path(__file__).resolve().parents[2]
+#: Loaded from source, in this order: the compiled modules, and the plain
+#: ones that import a compiled one (`inputs`, `output`), the replay last.
+SOURCE_MODULES = (*replay_module.COMPILED_MODULES[:-1], "auditor.game.inputs",
+                  "auditor.game.output", "auditor.game.replay")
 
 pytestmark = pytest.mark.skipif(not replay_module.COMPILED,
                                 reason="the replay is not compiled here (no C compiler at install)")
 
 
 def _source_module():
-    spec = importlib.util.spec_from_file_location("auditor_replay_source", SOURCE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The replay as its sources run: each of `SOURCE_MODULES` executed
+    afresh from its `.py` under its own name (so that the others import it,
+    not the compiled one), then the compiled modules put back."""
+    saved = {name: sys.modules.get(name) for name in SOURCE_MODULES}
+    try:
+        for name in SOURCE_MODULES:
+            path = GAME / (name.rsplit(".", 1)[1] + ".py")
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+    finally:
+        source = sys.modules["auditor.game.replay"]
+        for name, module in saved.items():
+            sys.modules[name] = module
+    assert not source.COMPILED and source.Inputs.__module__ == "auditor.game.inputs"
+    return source
+
+
+def test_every_module_of_the_replay_is_compiled():
+    """`COMPILED` holds only when every module the replay is cut into is a
+    C extension (built together, setup.py): a module left as Python would
+    run the audit far slower, unnoticed."""
+    for name in replay_module.COMPILED_MODULES:
+        assert not importlib.import_module(name).__file__.endswith(".py"), name
 
 
 def test_compiled_module_is_built_from_the_current_source():
-    """A compiled module older than its replay.py or replay.pxd is stale: it
-    runs other rules than the source says."""
-    if ROOT not in Path(replay_module.__file__).resolve().parents:
+    """A compiled module older than its .py or .pxd is stale: it runs other
+    rules than the source says."""
+    if ROOT not in GAME.resolve().parents:
         pytest.skip("an installed package: tests/test_installed.py compares its sources "
                     "with the checkout's, byte for byte")
-    built = Path(replay_module.__file__).stat().st_mtime
-    for source in (SOURCE, SOURCE.with_suffix(".pxd")):
-        assert source.stat().st_mtime <= built, \
-            f"{source.name} changed after the replay was compiled: rebuild with " \
-            "`pip install '.[test]'` (or `python setup.py build_ext --inplace`)"
+    for name in replay_module.COMPILED_MODULES:
+        built = Path(importlib.import_module(name).__file__).stat().st_mtime
+        source = GAME / (name.rsplit(".", 1)[1] + ".py")
+        for path in (source, source.with_suffix(".pxd")):
+            assert path.stat().st_mtime <= built, \
+                f"{path.name} changed after it was compiled: rebuild with " \
+                "`pip install '.[test]'` (or `python setup.py build_ext --inplace`)"
 
 
 def _assert_same_state(a, b):
@@ -86,6 +115,7 @@ def test_the_source_runs_without_cython_installed(monkeypatch):
     monkeypatch.setitem(sys.modules, "cython", None)  # (import cython: ImportError)
     source = _source_module()
     assert source.cython.__name__ == "auditor.game.cython_shim"
+    assert sys.modules["auditor.game.replay"] is replay_module  # (the compiled one, put back)
     events = load_logs([ROOT / "sample_logs" / "nz-table-games"]).events
     _assert_same_state(source.replay(events), replay_module.replay(events))
 
@@ -166,7 +196,7 @@ def test_installing_without_a_compiler_or_network_works(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index",
                     "--no-build-isolation", "--no-deps", "--target", str(target), str(source)],
                    check=True, env=env, cwd=tmp_path, capture_output=True)
-    assert not list((target / "auditor" / "game").glob("replay*.so"))
+    assert not list((target / "auditor" / "game").glob("*.so"))
     sample = ROOT / "sample_logs" / "nz-table-games"
     run = subprocess.run([sys.executable, "-P", "-m", "auditor", "check", str(sample),
                           "--ruleset", "nz-table-games", "--out", str(tmp_path / "out")],

@@ -10,9 +10,11 @@ import copy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor.game import replay
+from auditor.game.buffers import ints
+from auditor.game.ids import FAMILIES
+from auditor.game.wagers import Wagers
 
-PASS, DONT_PASS, COME, DONT_COME = (replay.FAMILIES.index(f)
+PASS, DONT_PASS, COME, DONT_COME = (FAMILIES.index(f)
                                     for f in ("pass", "dont_pass", "come", "dont_come"))
 #: The family of each key: pass, don't pass, three come and three don't come.
 KEY_FAM = [PASS, DONT_PASS, COME, COME, COME, DONT_COME, DONT_COME, DONT_COME]
@@ -28,14 +30,14 @@ operations = st.lists(st.one_of(
 ), max_size=60)
 
 
-def _wagers() -> replay.Wagers:
-    key_fam = replay._ints(len(KEY_FAM))
+def _wagers() -> Wagers:
+    key_fam = ints(len(KEY_FAM))
     for j, fam in enumerate(KEY_FAM):
         key_fam[j] = fam
-    return replay.Wagers(len(KEY_FAM), key_fam)
+    return Wagers(len(KEY_FAM), key_fam)
 
 
-def _apply(op, wagers: replay.Wagers, saved: replay.Wagers, model: dict, saved_model: dict):
+def _apply(op, wagers: Wagers, saved: Wagers, model: dict, saved_model: dict):
     """One operation on both; the model dicts as they are after it."""
     kind = op[0]
     if kind == "place":

@@ -20,7 +20,8 @@ from auditor.logs import csv_format
 from auditor.logs import load as load_module
 from auditor.logs.coerce import _ts_column, coerce
 from auditor.logs.csv_format import _CheckedReader, _is_utf8, _NotUtf8
-from auditor.logs.load import _in_place, _slices, load_file, order_events
+from auditor.logs.frame import _in_place, order_events
+from auditor.logs.load import _slices, load_file
 from auditor.logs.read import read_log
 from auditor.logs.validate import Problems
 

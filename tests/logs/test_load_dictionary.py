@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from builder import lawful_table
 
+from auditor.logs import frame as frame_module
 from auditor.logs import load as load_module
 from auditor.logs import read as read_module
 from auditor.logs.load import InputFile, load_logs
@@ -190,4 +191,4 @@ def test_on_file_reports_each_file_once_in_order_as_it_is_typed(tmp_path, monkey
 
 def test_every_text_column_comes_out_categorical_or_object():
     kinds = {c for c, k in COLUMN_KINDS.items() if k == "str"}
-    assert kinds <= set(load_module.CATEGORICAL)
+    assert kinds <= set(frame_module.CATEGORICAL)

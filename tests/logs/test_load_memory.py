@@ -16,8 +16,11 @@ import pytest
 from builder import lawful_table
 
 from auditor.errors import LogFileError
+from auditor.logs import frame as frame_module
 from auditor.logs import load as load_module
-from auditor.logs.load import _float64, _int64, _numbers, _timestamps, load_logs, small_pages
+from auditor.logs.frame import _float64, _int64, _numbers, _timestamps
+from auditor.logs.load import load_logs
+from auditor.logs.memory import small_pages
 from auditor.logs.schema import COLUMN_NAMES
 
 _set_hugepage = (getattr(np, "_core", None) or np.core).multiarray._set_madvise_hugepage
@@ -51,13 +54,13 @@ def _log(tmp_path, name="log.parquet"):
 def _watched(monkeypatch) -> list[tuple[str, bool]]:
     """The hint as typing and ordering found it."""
     seen = []
-    for name in ("coerce", "_event_order"):
-        real = getattr(load_module, name)
+    for module, name in ((load_module, "coerce"), (frame_module, "_event_order")):
+        real = getattr(module, name)
 
         def watch(*args, real=real, name=name):
             seen.append((name, _hugepage()))
             return real(*args)
-        monkeypatch.setattr(load_module, name, watch)
+        monkeypatch.setattr(module, name, watch)
     return seen
 
 
@@ -74,7 +77,7 @@ def test_no_huge_pages_while_loading_and_put_back_after(tmp_path, hugepage_on, m
 def test_no_huge_pages_for_engines_loading_file_by_file(tmp_path, hugepage_on, monkeypatch):
     seen = _watched(monkeypatch)
     events, _, _ = load_module.load_file(_log(tmp_path))
-    load_module.order_events(events)
+    frame_module.order_events(events)
     assert seen == [("coerce", False), ("_event_order", False)]
     assert _hugepage() is True
 

@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 from builder import lawful_table
 
 from auditor.logs import load as load_module
-from auditor.logs.load import _cuts, _held_in_first_seen_order, load_logs
+from auditor.logs.frame import _held_in_first_seen_order
+from auditor.logs.load import _cuts, load_logs
 from auditor.logs.raw import RawLog, RawRejected
 from auditor.logs.schema import COLUMN_NAMES
 

@@ -8,7 +8,8 @@ import pytest
 from builder import STICK, LogBuilder, game_state_log, lawful_table
 
 from auditor.game.replay import replay
-from auditor.logs.load import load_logs, table_runs
+from auditor.logs.load import load_logs
+from auditor.logs.tables import table_runs
 from auditor.report.html_state import GameAt, decided, game_states
 
 
