@@ -449,7 +449,8 @@ def lost_die_procedure(ctx, params) -> Hits:
     old dice still on the table (a log that ends without `table_close` ends
     mid-session: the procedure still pending there is not judged).
     Quiet on: a new set received and inspected, the old remaining dice removed,
-    while the shooter finishes with the old dice until the 7 Out.
+    while the shooter finishes with the old dice until the 7 Out (a 7 voided
+    by a no roll or a void ruling is no 7 Out).
     Points at: the `die_lost` (new set / removal missing), or the roll that
     used old dice beyond the allowance.
     """

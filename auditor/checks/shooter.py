@@ -36,7 +36,10 @@ def line_bet_at_roll(ctx, params) -> Hits:
 
     Parameters: `eligibility` (`every_roll`, or `come_out` for only come-out
     rolls); `no_shooter_fallback` (with `previous_shooter_marker_off`, a throw
-    inside the SD (2) exception is lawful).
+    inside the SD (2) exception is lawful, and a previous shooter's throw
+    outside it is ineligible with or without a point on: once the remaining
+    come wagers are decided the game proceeds by the chapter, whatever the
+    deciding roll did to the point).
     Fires on: a roll by the shooter at seat 3 after their pass bet was taken
     down with `wager_removed`.
     Quiet on: a roll by a shooter holding a pass or don't pass bet; the
@@ -48,9 +51,12 @@ def line_bet_at_roll(ctx, params) -> Hits:
     rows = rows[~_truthy(has_bet)] if has_bet.dtype == object else rows[~has_bet.astype(bool)]
     point = ctx.state["point"][rows]
     keep = np.ones(len(rows), dtype=bool)
+    marker_off = params["no_shooter_fallback"] == "previous_shooter_marker_off"
     if params["eligibility"] == "come_out":
         keep &= point == 0
-    if params["no_shooter_fallback"] == "previous_shooter_marker_off":
+        if marker_off:  # SD (2) governs the previous shooter's throws, point or not
+            keep |= _truthy(sh.sparse_at("roll_after_point_made", rows, None))
+    if marker_off:
         keep[keep] = ~_marker_off_exception_holds(ctx, rows[keep])
     out = rows[keep]
     return Hits(out, [f"seat {seat} rolled without an active Pass or Don't Pass wager"
@@ -163,9 +169,13 @@ def marker_off_throw_allowed(ctx, params) -> Hits:
     conditions.
 
     Only a shooter who has made the come-out point is a "previous shooter"
-    of (2); any other roll without a line bet is only `shooter.ineligible`.
+    of (2), also when the dice come back to them through the offer round
+    nobody else accepted; any other roll without a line bet is only
+    `shooter.ineligible`.
     Fires on: the shooter rolls with no pass/don't pass bet while another
-    player holds a line bet, or no come/don't come wager remains, or the on/off
+    player holds a line bet (and did not decline the dice in the round that
+    gave them back), or no come/don't come wager remains (once the last of
+    those left when the point was made is decided, none does), or the on/off
     marker is not off on the don't pass line.
     Quiet on: marker off on the don't pass line, come wagers left, nobody else
     with a line bet; and every roll by a shooter who holds a line bet.

@@ -91,7 +91,8 @@ cdef class TableReplay(TableState):
     @cython.locals(stick_rows=IntBuffer, total=IntBuffer, any_wager=IntBuffer,
                    willing=IntBuffer, after_decision=IntBuffer, die=Die, d=tuple,
                    s=cython.long, d1=cython.long, d2=cython.long, sb=cython.longlong,
-                   by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint)
+                   by_player=cython.bint, by_shooter=cython.bint, line_bet=cython.bint,
+                   after_point_made=cython.bint)
     cpdef on_roll(self, long i, long k)
     @cython.locals(total=cython.long, point=cython.long, j=cython.long, s=cython.long,
                    start=cython.long, end=cython.long, m=cython.long, key=cython.long,

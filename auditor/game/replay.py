@@ -630,6 +630,7 @@ class TableReplay(TableState):
         s = self.seat[k]
         self.round_anchor = s
         self.round_declined |= bit(s)
+        self.declined_since_accept |= bit(s)
 
     def on_dice_accepted(self, i: int, k: int) -> None:
         s = self.seat[k]
@@ -637,7 +638,12 @@ class TableReplay(TableState):
             self.lost_allowance_over = True
         self.shooter = s
         self.seven_out_seat = 0
-        self.made_point = False
+        # SD 20:18:33:08(2): dice that come back through the offer round to
+        # the shooter who made the point leave them the "previous shooter".
+        self.made_point = s != 0 and s == self.previous_shooter_seat
+        if not self.made_point:
+            self.previous_shooter_seat = 0
+            self.declined_since_accept = 0
         self.selected = None
         self.round_kind = -1
         self.stick_decided = False
@@ -707,9 +713,16 @@ class TableReplay(TableState):
             self.roll_line_bet.append(line_bet)
             self.roll_by_shooter.append(by_shooter)
             self.roll_marker_off.append(self.marker_off_dp)
-            self.roll_come_wagers.append(self.come_count)
-            self.roll_other_line_bettors.append(self.line_bettors & ~sb != 0)
-            self.roll_after_point_made.append(self.made_point and s == self.shooter)
+            # SD (2): once the remaining come wagers are decided, come bets
+            # placed since leave the previous shooter none to throw for.
+            after_point_made = self.made_point and s == self.shooter
+            if self.come_count == 0:
+                self.come_spent = True
+            self.roll_come_wagers.append(0 if after_point_made and self.come_spent
+                                         else self.come_count)
+            self.roll_other_line_bettors.append(
+                self.line_bettors & ~sb & ~self.declined_since_accept != 0)
+            self.roll_after_point_made.append(after_point_made)
         else:
             stick_rows, total, any_wager, willing, after_decision = self.out.stick_rolls
             stick_rows.append(i)
@@ -754,6 +767,11 @@ class TableReplay(TableState):
         self.undo_point, self.undo_line_bettors = self.point, self.line_bettors
         self.undo_seven_out_seat, self.undo_come_count = self.seven_out_seat, self.come_count
         self.undo_stick_decided, self.undo_made_point = self.stick_decided, self.made_point
+        # (a void roll is no 7 Out: it neither ends the lost-die allowance
+        # nor makes a previous shooter; issue 25, seed 000 6.1)
+        self.undo_lost_allowance_over = self.lost_allowance_over
+        self.undo_previous_shooter_seat = self.previous_shooter_seat
+        self.undo_come_spent = self.come_spent
         decisions = self.decisions
         codes, key_fam, key_num = decisions.codes, decisions.key_fam, decisions.key_num
         row = decisions.row(point, total)
@@ -788,6 +806,8 @@ class TableReplay(TableState):
                     elif not wagers.holds_line(s):
                         self.line_bettors &= ~bit(s)
         self.pending_roll = i
+        if self.come_count == 0:
+            self.come_spent = True
         seven_out = point != 0 and total == 7
         self.decision_rows.append(i)
         self.decision_totals.append(total)
@@ -798,8 +818,12 @@ class TableReplay(TableState):
         if self.last_roll_by_player:
             if point != 0 and total == point:
                 self.made_point = True
+                self.previous_shooter_seat = self.shooter
+                if snapshot.holds_line(self.last_roll_seat):  # the come-out point made
+                    self.come_spent = self.come_count == 0
             if seven_out:
                 self.seven_out_seat = self.last_roll_seat
+                self.previous_shooter_seat = 0
                 if self.lost_row >= 0 and self.last_roll_seat == self.lost_shooter:
                     self.lost_allowance_over = True
         elif decision or seven_out:
@@ -812,6 +836,9 @@ class TableReplay(TableState):
         self.point, self.line_bettors = self.undo_point, self.undo_line_bettors
         self.seven_out_seat, self.come_count = self.undo_seven_out_seat, self.undo_come_count
         self.stick_decided, self.made_point = self.undo_stick_decided, self.undo_made_point
+        self.lost_allowance_over = self.undo_lost_allowance_over
+        self.previous_shooter_seat = self.undo_previous_shooter_seat
+        self.come_spent = self.undo_come_spent
         self.wagers.copy_from(self.snapshot)
         self.decided.size = 0
         self.pending_roll = -1

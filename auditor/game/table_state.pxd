@@ -8,7 +8,8 @@ cdef class TableState:
     # the game
     cdef public long point, shooter, open_seat, seven_out_seat, come_count
     cdef public long long occupied, line_bettors
-    cdef public bint made_point, marker_off_dp, stick_decided
+    cdef public bint made_point, marker_off_dp, stick_decided, come_spent
+    cdef public long previous_shooter_seat
     cdef public object selected
     cdef public Wagers wagers, snapshot
     cdef public Decided decided
@@ -18,7 +19,7 @@ cdef class TableState:
     cdef public set live
     # the offer round
     cdef public long round_kind, round_anchor
-    cdef public long long round_declined
+    cdef public long long round_declined, declined_since_accept
     cdef public bint ever_offered
     # the last roll, and what undoing its decision restores
     cdef public long last_roll, last_roll_point, last_roll_seat, face1, face2, pending_roll
@@ -27,7 +28,9 @@ cdef class TableState:
     cdef public IntBuffer last_roll_voided_rows
     cdef public long undo_point, undo_seven_out_seat, undo_come_count
     cdef public long long undo_line_bettors
-    cdef public bint undo_stick_decided, undo_made_point
+    cdef public bint undo_stick_decided, undo_made_point, undo_lost_allowance_over
+    cdef public bint undo_come_spent
+    cdef public long undo_previous_shooter_seat
     # the dice procedures under way
     cdef public long offtable_row, lost_row, lost_shooter, lost_set, lost_count
     cdef public bint offtable_offered, lost_allowance_over

@@ -38,6 +38,12 @@ class TableState:
         self.shooter = 0
         self.seven_out_seat = 0
         self.made_point = False  # the shooter has made a point since accepting the dice
+        # SD 20:18:33:08(2)'s "previous shooter": the seat whose hand made the
+        # point, until a 7 Out or another player accepting the dice (0: none).
+        self.previous_shooter_seat = 0
+        # (2)'s "remaining come or don't come wagers", those on the layout when
+        # the point was made, have all been decided (or none were left).
+        self.come_spent = False
         self.selected: frozenset[str] | None = None
         self.wagers.clear()
         self.snapshot.clear()
@@ -57,6 +63,10 @@ class TableState:
         self.round_kind = -1
         self.round_anchor = 0
         self.round_declined = 0
+        # Seats that declined the dice since the shooter accepted them (in a
+        # round that gave them back to the previous shooter): not players who
+        # would shoot.
+        self.declined_since_accept = 0
         self.ever_offered = False
         # The last roll, and what undoing its decision restores (`decide`).
         self.last_roll = -1
@@ -73,6 +83,10 @@ class TableState:
         self.undo_point = self.undo_seven_out_seat = self.undo_come_count = 0
         self.undo_line_bettors = 0
         self.undo_stick_decided = self.undo_made_point = False
+        # (a void roll is no 7 Out: it neither ends the lost-die allowance nor
+        # makes a previous shooter)
+        self.undo_lost_allowance_over = self.undo_come_spent = False
+        self.undo_previous_shooter_seat = 0
         self.dispute_die: str | None = None
         # The dice procedures under way: a die off the table, a lost die (6.1).
         self.offtable_row = -1

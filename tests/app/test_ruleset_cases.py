@@ -68,8 +68,9 @@ def test_cli_runs_a_shipped_folder():
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert "PASS  nsw-1992/AU1.1-stickperson-announces.fires" in lines
-    # (two per rule, and five more for the readings of decisions 62, 64 and 65)
-    assert lines[-1] == "23 case(s): 23 passed, 0 failed"
+    # (two per rule, five more for the readings of decisions 62, 64 and 65, and
+    # one for "A void roll decides nothing")
+    assert lines[-1] == "24 case(s): 24 passed, 0 failed"
 
 
 def test_rulesets_list_ignores_the_cases_folder():
