@@ -33,7 +33,7 @@ def trend_command(folders, out, allow_mixed_rulesets=False):
     new since the first report and what has stopped).
 
     \b
-    Examples:
+    Example:
         auditor trend reports/2026-01 reports/2026-02 reports/2026-03 --out trend/
         auditor check sample_logs/nz-table-games/night-clean.csv -r nz-table-games --out jan && auditor trend jan jan --out trend/
     """
