@@ -343,6 +343,8 @@ def _stated_code(rule: dict) -> str | None:
     reports one code, so `code` may be left out)."""
     if rule.get("code"):
         return rule["code"]
+    from auditor.checks import CHECKS
+
     chk = CHECKS.get(rule.get("check"))
     return chk.code if chk is not None else None
 

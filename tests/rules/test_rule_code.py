@@ -69,3 +69,18 @@ def test_a_parameter_error_is_an_auditor_error():
     with pytest.raises(ParameterError) as caught:
         validate_value("dice_set_size", "five")
     assert isinstance(caught.value, AuditorError) and isinstance(caught.value, ValueError)
+
+
+def test_an_overlay_may_add_a_rule_without_its_code(tmp_path):
+    """A new rule in a ruleset that extends another leaves `code` out: its
+    check's code is used (and a `log.*` rule's default severity is looked up
+    by that code, not by a stated one)."""
+    path = tmp_path / "overlay.toml"
+    path.write_text(
+        '[ruleset]\nid = "overlay"\ntitle = "Overlay"\nstatus = "provisional"\n'
+        'extends = "nz-1996"\n\n'
+        '[[rule]]\nid = "extra-gap"\ncheck = "sequence_gap"\nclause = "5.1"\n'
+        'summary = "No seq is skipped."\nseverity = "critical"\n', encoding="utf-8")
+    rs = load_ruleset(str(path))
+    assert [(r.id, r.code, r.severity) for r in rs.rules if r.id == "extra-gap"] == \
+        [("extra-gap", "log.sequence_gap", "critical")]
