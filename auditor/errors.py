@@ -31,6 +31,18 @@ class LogFileError(AuditorError):
         super().__init__(f"{where}: {problem}")
 
 
+def ran_out_of_memory(path: Path | str) -> "LogFileError":
+    """A file that could not be read for want of memory: said as such, since
+    a readable file is not unreadable evidence."""
+    return LogFileError(path, "ran out of memory while reading it (the file may be "
+                              "sound: give the audit more memory, or split the file)")
+
+
+class ControlSignal(Exception):
+    """Control flow inside one layer (a reader's fallback, a batch to be cut
+    again): always caught where it is raised, never shown to a user."""
+
+
 class RulesetError(AuditorError):
     """A ruleset that cannot be used. The message names where."""
 

@@ -28,6 +28,7 @@ from markupsafe import escape
 from auditor.app.verify import check_folder
 from auditor.atomic import atomic_path, commit_together, write_text
 from auditor.errors import ReportError
+from auditor.report.html_overview import sparkline
 from auditor.report.rollups import ROLLUP_COLUMNS, rate
 
 ROLLUPS = "rollups.parquet"
@@ -128,14 +129,12 @@ _CSS = ("body{font:14px system-ui,sans-serif;margin:2em;color:#222}"
 
 
 def _spark(values: list[float | None], width: int = 160, height: int = 28) -> str:
-    """The rates as an inline SVG line (a gap where a report dealt no rolls)."""
-    got = [v for v in values if v is not None]
-    top = max(got) if got and max(got) > 0 else 1.0
-    step = width / max(len(values) - 1, 1)
-    points = " ".join(f"{i * step:.1f},{height - 2 - (v / top) * (height - 4):.1f}"
-                      for i, v in enumerate(values) if v is not None)
+    """The rates as an inline SVG line (a gap where a report dealt no rolls),
+    drawn from the overview's points (`html_overview.sparkline`)."""
+    line = sparkline(values, width, height)
     return (f'<svg width="{width}" height="{height}" role="img" aria-label="rate by report">'
-            f'<polyline fill="none" stroke="#36c" stroke-width="1.5" points="{points}"/></svg>')
+            f'<polyline fill="none" stroke="#36c" stroke-width="1.5" '
+            f'points="{line["points"]}"/></svg>')
 
 
 def _rates(frame: pd.DataFrame, level: str, n: int) -> list[tuple[str, list]]:

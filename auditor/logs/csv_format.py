@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from auditor.errors import LogFileError
+from auditor.errors import ControlSignal, LogFileError
 from auditor.logs.arrays import dictionary_codes, per_row, text_offsets_and_bytes
 from auditor.logs.raw import MAX_CELL_BYTES, RawRejected, arrow_message, clip, too_many_columns
 from auditor.logs.schema import COLUMN_NAMES
@@ -100,7 +100,7 @@ def _file_tail(fh, size: int) -> bytes:
 _BYTE_ORDER_MARKS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 
 
-class _NotUtf8(Exception):
+class _NotUtf8(ControlSignal):
     """Raised by `_CheckedReader` at the first bytes that are not UTF-8."""
 
 
@@ -210,7 +210,7 @@ def _parse_growing(path: Path, open_source, size: int, names: list[str], header_
             block = min(block * 8, size + 1, _MAX_BLOCK_BYTES)
 
 
-class _RecordOverBlock(Exception):
+class _RecordOverBlock(ControlSignal):
     """A record longer than the block Arrow parsed the file in."""
 
 

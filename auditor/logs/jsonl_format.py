@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-from auditor.errors import LogFileError
+from auditor.errors import ControlSignal, LogFileError
 from auditor.logs.raw import RawRejected, clip, too_many_columns
 from auditor.logs.schema import COLUMN_NAMES
 
@@ -152,7 +152,7 @@ def _json_row(raw: bytes) -> tuple[dict[str, str | None] | None, list[str]]:
     return cells, problems
 
 
-class _KeyTwice(ValueError):
+class _KeyTwice(ControlSignal, ValueError):
     """A JSON object naming one key twice: `{"outcome":"lose","outcome":"win"}`."""
 
     def __init__(self, key: str):

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from auditor.errors import LogFileError
+from auditor.errors import LogFileError, ran_out_of_memory
 from auditor.logs.arrays import is_text_type
 from auditor.logs.raw import RawRejected, arrow_message, read_bytes, too_many_columns
 
@@ -48,9 +48,7 @@ def read_parquet(path: Path, source=None):
     try:
         return _read_parquet(path, source)
     except MemoryError:  # (pyarrow's ArrowMemoryError is one)
-        raise LogFileError(path, "ran out of memory while reading it (the file may be "
-                                 "sound: give the audit more memory, or split the file)") \
-            from None
+        raise ran_out_of_memory(path) from None
 
 
 def _read_parquet(path: Path, source):

@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from auditor.errors import ran_out_of_memory
 from auditor.logs import csv_format, jsonl_format, parquet_format
 from auditor.logs.arrays import dictionary_codes, is_text_type
 from auditor.logs.columns import missing_hint, renamed
@@ -43,9 +44,7 @@ def read_log(path: Path, options: ReadOptions = DEFAULT_READ) -> RawLog:
     try:
         return _read_log(path, options)
     except MemoryError:  # (pyarrow's ArrowMemoryError is one)
-        raise LogFileError(path, "ran out of memory while reading it (the file may be "
-                                 "sound: give the audit more memory, or split the file)") \
-            from None
+        raise ran_out_of_memory(path) from None
 
 
 def _read_log(path: Path, options: ReadOptions) -> RawLog:

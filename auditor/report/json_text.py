@@ -16,12 +16,13 @@ import json
 import math
 
 from auditor.compat import json_string_quoter
+from auditor.errors import ControlSignal
 
 _quote = json_string_quoter(ensure_ascii=True)
 _INF = float("inf")
 
 
-class _NotPlain(Exception):
+class _NotPlain(ControlSignal):
     """A value this writer leaves to json.dumps."""
 
 

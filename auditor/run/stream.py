@@ -37,7 +37,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from auditor.audit.core import audit_tables, stage
-from auditor.errors import LogFileError
+from auditor.errors import ControlSignal, LogFileError
 from auditor.logs.discover import format_from_name
 from auditor.logs.identity import check_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs
@@ -53,7 +53,7 @@ STREAM_EVENTS = 1_000_000
 STREAM_MIN_BYTES = 16 << 20
 
 
-class TablesCrossBatches(Exception):
+class TablesCrossBatches(ControlSignal):
     """Two batches hold rows of one table: the plan was wrong (see module)."""
 
 
