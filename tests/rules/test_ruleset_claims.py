@@ -14,9 +14,13 @@ from pathlib import Path
 from builder import report_findings, report_provenance
 from builder import run_cli as run
 
+from auditor.rules.ruleset import shipped_dir
+
 ROOT = Path(__file__).resolve().parents[2]
 NIGHT = ROOT / "sample_logs" / "nz-table-games" / "night-planted.csv"
-SHIPPED = ROOT / "rulesets" / "nz-table-games.toml"
+#: the shipped file as the installed package holds it (the checkout's rulesets/
+#: in an editable install, the package's _shipped_rulesets/ in a regular one)
+SHIPPED = shipped_dir() / "nz-table-games.toml"
 PLANTED = 56  # sample_logs/README.md
 
 
