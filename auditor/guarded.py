@@ -69,11 +69,6 @@ def parse_toml(data: bytes, fail: Fail) -> dict:
         raise fail("not valid TOML: nested too deeply") from None
 
 
-def load_json(path: Path, limit: int, what: str, fail: Fail) -> Any:
-    """A JSON file read under `read_guarded`, parsed by `parse_json`."""
-    return parse_json(read_guarded(path, limit, what, fail), fail)
-
-
 def parse_json(data: bytes, fail: Fail) -> Any:
     """JSON bytes read under `read_guarded`; `fail(problem)` for any problem
     (nesting too deep for the parser included)."""

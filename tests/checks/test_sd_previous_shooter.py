@@ -139,6 +139,16 @@ def test_a_seven_out_leaves_no_previous_shooter(tmp_path, hand_ends):
         assert got == {("shooter.ineligible", "T01", throw)}
 
 
+def quiet_with_a_line_bet_both_codes_without(night, tmp_path) -> None:
+    """The lawful twin (the previous shooter holds a line bet) finds nothing;
+    without one, the throw is both ineligible and off the marker."""
+    n, _ = night(line_bet=True)
+    assert found_in(n.finish(tmp_path / "lawful.csv"), SD) == set()
+    n, throw = night(line_bet=False)
+    assert found_in(n.finish(tmp_path / "breach.csv"), SD) == {
+        ("shooter.ineligible", "T01", throw), ("shooter.marker_off_throw", "T01", throw)}
+
+
 def test_previous_shooter_back_through_the_offer_round_with_no_come_wager_left(tmp_path):
     """The come wagers were taken down before the round: nothing is left to
     decide, so (2) does not let the previous shooter throw, marker or not;
@@ -160,11 +170,7 @@ def test_previous_shooter_back_through_the_offer_round_with_no_come_wager_left(t
         n.give_up("voluntary")
         return n, throw
 
-    n, _ = night(line_bet=True)
-    assert found_in(n.finish(tmp_path / "lawful.csv"), SD) == set()
-    n, throw = night(line_bet=False)
-    assert found_in(n.finish(tmp_path / "breach.csv"), SD) == {
-        ("shooter.ineligible", "T01", throw), ("shooter.marker_off_throw", "T01", throw)}
+    quiet_with_a_line_bet_both_codes_without(night, tmp_path)
 
 
 # --- reading 3: the exception ends once the remaining come wagers are decided ----
@@ -214,8 +220,4 @@ def test_exception_ends_once_the_come_wagers_are_decided(tmp_path, deciding, rou
         n.give_up("voluntary")
         return n, throw
 
-    n, _ = night(line_bet=True)
-    assert found_in(n.finish(tmp_path / "lawful.csv"), SD) == set()
-    n, throw = night(line_bet=False)
-    assert found_in(n.finish(tmp_path / "breach.csv"), SD) == {
-        ("shooter.ineligible", "T01", throw), ("shooter.marker_off_throw", "T01", throw)}
+    quiet_with_a_line_bet_both_codes_without(night, tmp_path)
