@@ -32,60 +32,114 @@ class TableMarks:
 
 def table_marks(events: pa.Table) -> dict[str, TableMarks]:
     """Per table id (as keyed in `events`), its marks in this file. Worked
-    on the columns' dictionary codes (no text per row): a few ms a million
-    events."""
-    if events.num_rows == 0:
-        return {}
-    t, tables = _coded(events.column("table_id"))
-    e, names = _coded(events.column("event"))
-    seq_col = events.column("seq")
-    seq = (pc.fill_null(seq_col, -1) if seq_col.null_count else seq_col).to_numpy()
-    seq = seq.astype(np.int64, copy=False)
-    n = len(tables)
-    lo = np.full(n + 1, np.iinfo(np.int64).max, dtype=np.int64)  # (slot n: no table)
-    hi = np.full(n + 1, -1, dtype=np.int64)
-    np.minimum.at(lo, t, seq)
-    np.maximum.at(hi, t, seq)
-    code = {name: i for i, name in enumerate(names)}
-    first: dict[str, tuple[int, str]] = {}
-    last: dict[str, tuple[int, str]] = {}
-    for r in np.flatnonzero((seq == lo[t]) | (seq == hi[t])).tolist():
-        k = int(t[r])
-        if k < 0:
-            continue
-        name, s, ev = tables[k], int(seq[r]), names[e[r]] if e[r] >= 0 else None
-        if s == lo[k] and name not in first:
-            first[name] = (s, ev)
-        if s == hi[k]:
-            last[name] = (s, ev)
-    markers: dict[str, dict] = {}
-    # Each marker's first and last seq per table (all that is asked of them:
-    # the first after the table's start, whether any follows a row); the
-    # last only of LAST_ONLY's; a player_join's first per seat.
-    for ev in (*MARKERS, *LAST_ONLY):
-        if ev not in code or ev == "player_join":
-            continue
-        at = np.flatnonzero(e == code[ev])
-        low = np.full(n + 1, np.iinfo(np.int64).max, dtype=np.int64)
-        top = np.full(n + 1, -1, dtype=np.int64)
-        np.minimum.at(low, t[at], seq[at])
-        np.maximum.at(top, t[at], seq[at])
-        for k in np.flatnonzero(top[:n] >= 0).tolist():
-            if tables[k] in first:
-                markers.setdefault(tables[k], {})[ev] = \
-                    [int(top[k])] if ev in LAST_ONLY else sorted({int(low[k]), int(top[k])})
-    if "player_join" in code and "seat" in events.column_names:
-        at = np.flatnonzero(e == code["player_join"])
-        seats = events.column("seat").take(pa.array(at)).to_pylist()
-        joined: dict[tuple[int, object], int] = {}
-        for r, seat in zip(at.tolist(), seats):
-            key = (int(t[r]), seat)
-            joined[key] = min(joined.get(key, int(seq[r])), int(seq[r]))
-        for (k, seat), s in sorted(joined.items(), key=lambda kv: kv[1]):
-            if k >= 0 and tables[k] in first:
-                markers.setdefault(tables[k], {}).setdefault("player_join", []).append((s, seat))
-    return {name: TableMarks(first[name], last.get(name, first[name]), markers.get(name, {}))
-            for name in first}
+    a slice of rows at a time on the columns' dictionary codes (no text per
+    row, and no temporary larger than a slice: at 10M events the whole-file
+    arrays cost more in fresh pages than in arithmetic)."""
+    found = _Found()
+    for start in range(0, events.num_rows, MARK_SLICE_ROWS):
+        found.add(events.slice(start, MARK_SLICE_ROWS), start)
+    return found.marks()
+
+
+#: Rows of a file worked on at a time by `table_marks`.
+MARK_SLICE_ROWS = 1 << 20
+
+
+class _Found:
+    """What `table_marks` has found so far, keyed by table id: the least
+    seq (with the file row first holding it) and the greatest, with their
+    rows' events; the markers' first and last seqs; each seat's first join."""
+
+    def __init__(self):
+        # name -> [least seq, the file row first holding it, its event,
+        #          greatest seq, the event of the last row holding it]
+        self.ends: dict[str, list] = {}
+        self.low: dict[tuple[str, str], int] = {}
+        self.top: dict[tuple[str, str], int] = {}
+        self.joined: dict[tuple[str, object], tuple[int, int]] = {}
+
+    def add(self, part: pa.Table, offset: int) -> None:
+        t, tables = _coded(part.column("table_id"))
+        e, names = _coded(part.column("event"))
+        seq_col = part.column("seq")
+        seq = (pc.fill_null(seq_col, -1) if seq_col.null_count else seq_col)
+        seq = _numpy(seq).astype(np.int64, copy=False)
+        n = len(tables)
+        lo = np.full(n + 1, np.iinfo(np.int64).max, dtype=np.int64)  # (slot n: no table)
+        hi = np.full(n + 1, np.iinfo(np.int64).min, dtype=np.int64)
+        np.minimum.at(lo, t, seq)
+        np.maximum.at(hi, t, seq)
+        at_lo = np.flatnonzero(seq == lo[t])
+        at_hi = np.flatnonzero(seq == hi[t])
+        first_lo = _first_of(t, at_lo)
+        last_hi = _first_of(t, at_hi[::-1])
+        for k in np.flatnonzero(lo[:n] <= hi[:n]).tolist():
+            r_lo, r_hi = first_lo[k], last_hi[k]
+            here = [int(lo[k]), offset + r_lo, _name(names, e[r_lo]),
+                    int(hi[k]), _name(names, e[r_hi])]
+            ends = self.ends.setdefault(tables[k], here)
+            if here[0] < ends[0]:  # (an equal least seq: its first row stands)
+                ends[0:3] = here[0:3]
+            if here[3] >= ends[3]:  # (an equal greatest seq: its last row)
+                ends[3:5] = here[3:5]
+        code = {name: i for i, name in enumerate(names)}
+        for ev in (*MARKERS, *LAST_ONLY):
+            if ev not in code or ev == "player_join":
+                continue
+            at = np.flatnonzero(e == code[ev])
+            low = np.full(n + 1, np.iinfo(np.int64).max, dtype=np.int64)
+            top = np.full(n + 1, np.iinfo(np.int64).min, dtype=np.int64)
+            np.minimum.at(low, t[at], seq[at])
+            np.maximum.at(top, t[at], seq[at])
+            for k in np.flatnonzero(top[:n] > np.iinfo(np.int64).min).tolist():
+                key = (tables[k], ev)
+                self.low[key] = min(self.low.get(key, int(low[k])), int(low[k]))
+                self.top[key] = max(self.top.get(key, int(top[k])), int(top[k]))
+        if "player_join" in code and "seat" in part.column_names:
+            at = np.flatnonzero(e == code["player_join"])
+            seats = part.column("seat").take(pa.array(at)).to_pylist()
+            joined = self.joined
+            for r, seat in zip(at.tolist(), seats):
+                k = int(t[r])
+                if k < 0:
+                    continue
+                key, s = (tables[k], seat), int(seq[r])
+                if key not in joined or s < joined[key][0]:
+                    joined[key] = (s, joined[key][1] if key in joined else offset + r)
+
+    def marks(self) -> dict[str, TableMarks]:
+        # Tables in the order of the first row holding their least seq.
+        order = sorted(self.ends, key=lambda name: self.ends[name][1])
+        markers: dict[str, dict] = {}
+        for name in order:
+            for ev in (*MARKERS, *LAST_ONLY):
+                if (name, ev) in self.top:
+                    top = self.top[(name, ev)]
+                    markers.setdefault(name, {})[ev] = \
+                        [top] if ev in LAST_ONLY else sorted({self.low[(name, ev)], top})
+        for (name, seat), (s, _) in sorted(self.joined.items(), key=lambda kv: kv[1]):
+            markers.setdefault(name, {}).setdefault("player_join", []).append((s, seat))
+        return {name: TableMarks((self.ends[name][0], self.ends[name][2]),
+                                 (self.ends[name][3], self.ends[name][4]),
+                                 markers.get(name, {}))
+                for name in order}
+
+
+def _first_of(t: np.ndarray, rows: np.ndarray) -> dict[int, int]:
+    """Per table code, the first of `rows` (in the order given) at it."""
+    codes, index = np.unique(t[rows], return_index=True)
+    return dict(zip(codes.tolist(), rows[index].tolist()))
+
+
+def _name(names: list, code) -> str | None:
+    return names[code] if code >= 0 else None
+
+
+def _numpy(col) -> np.ndarray:
+    """A column's values as one numpy array (copied only when in pieces)."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+    return col.to_numpy(zero_copy_only=False)
 
 
 def _coded(col) -> tuple[np.ndarray, list]:
