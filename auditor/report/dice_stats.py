@@ -127,13 +127,25 @@ def dice_stats(tally: DiceTally, level: DiceLevel) -> DiceStats:
 
 def _order(columns: list[list]) -> np.ndarray:
     """The row order of the natural order of `columns` (their values row by
-    row; none last; "T2" before "T10")."""
-    def key(i):
-        return tuple((v is None or v != v, natural_order(v) if isinstance(v, str) else v)
-                     for v in (c[i] for c in columns))
-
+    row; none last; "T2" before "T10"): each column's distinct values
+    ranked once, the rows sorted on the ranks (stable)."""
     n = len(columns[0]) if columns else 0
-    return np.array(sorted(range(n), key=key), dtype=np.int64)
+    ranks = []
+    for column in columns:
+        codes, distinct = pd.factorize(pd.Series(column, dtype=object), use_na_sentinel=True)
+        keys = [natural_order(v) if isinstance(v, str) else v for v in distinct.tolist()]
+        rank = np.empty(len(keys) + 1, dtype=np.int64)
+        place = 0
+        for at, j in enumerate(sorted(range(len(keys)), key=keys.__getitem__)):
+            # (values whose keys are equal, "T1" and "T01", rank equal)
+            if at and keys[j] != keys[previous]:
+                place = at
+            rank[j], previous = place, j
+        rank[-1] = len(keys)  # (code -1: none, last)
+        ranks.append(rank[codes])
+    if not ranks or not n:
+        return np.arange(n, dtype=np.int64)
+    return np.lexsort(ranks[::-1]).astype(np.int64)
 
 
 def _tested(counts: np.ndarray, chances: np.ndarray, minimum: int, sf, alpha: float) -> dict:

@@ -274,3 +274,13 @@ def test_generate_plants_a_leaning_die_and_lists_it(tmp_path):
     assert "die A1 leans" in planted[0]["note"]
     bad = CliRunner().invoke(main, ["generate", "--out", str(out), "--inject", "dice.bogus"])
     assert bad.exit_code == 2 and "dice.face_bias" in bad.output
+
+
+def test_rows_are_ordered_naturally_none_last_and_equal_names_fall_to_the_next_column():
+    from auditor.report.dice_stats import _order
+
+    site = ["casino-b", None, "casino-a", "casino-a", "casino-a"]
+    table = ["T1", "T1", "T10", "T2", "T02"]
+    seq = [5, 1, 3, 9, 4]
+    # casino-a: T2 and T02 read as one name (seq decides), then T10; casino-b; none last
+    assert _order([site, table, seq]).tolist() == [4, 3, 2, 0, 1]
