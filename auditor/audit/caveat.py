@@ -81,7 +81,7 @@ def _hands(events: pd.DataFrame, state, t_codes: np.ndarray, seqs: np.ndarray,
     searches per finding in the rows of each kind: no pass over the events."""
     rolls = np.asarray(state.rows("roll_counted_total") if hasattr(state, "rows") else [],
                        dtype=np.int64)
-    sh = Shared(events, None)  # (the rows of an event and the table bounds, as checks find them)
+    sh = Shared.of(events, state)  # (the rows of an event and the table bounds, as checks found them)
     opens, closes = sh.event_rows("table_open"), sh.event_rows("table_close")
     table_starts = sh.table_starts
     at = np.searchsorted(table_starts, found, side="right") - 1

@@ -58,6 +58,22 @@ class Shared:
         self.n = len(events)
         self._memo: dict = {}
 
+    @classmethod
+    def of(cls, events: pd.DataFrame, state) -> "Shared":
+        """The one `Shared` of `events` and their replay `state`, kept on the
+        state while it lives (`ReplayState.derived`): the checks and then
+        the reports' collectors, which run where the events are before the
+        state goes, work out each look-up once (at 10M events the dice
+        tally's own codes and rows cost it 0.25 s). Without a replay state:
+        a new one."""
+        derived = getattr(state, "derived", None)
+        if not isinstance(derived, dict):
+            return cls(events, state)
+        got = derived.get("shared")
+        if got is None or got.events is not events:
+            got = derived["shared"] = cls(events, state)
+        return got
+
     # --- categorical columns -------------------------------------------------
 
     def codes(self, name: str) -> np.ndarray:

@@ -24,4 +24,4 @@ class CheckContext:
     def shared(self) -> Shared:
         """What many checks derive from the events and state, worked out once
         per audit rather than once per rule."""
-        return Shared(self.events, self.state)
+        return Shared.of(self.events, self.state)

@@ -85,6 +85,9 @@ class ReplayState:
         self.sparse = sparse
         self.dice_moves = dice_moves
         self._lookups: dict[str, dict[int, object]] = {}
+        #: what the layers above work out of these events and this state,
+        #: kept while it lives (`auditor.checks.common.Shared.of`)
+        self.derived: dict = {}
 
     def __len__(self) -> int:
         return self.n

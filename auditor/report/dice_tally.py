@@ -163,7 +163,7 @@ def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
     distinct value, per recount and per receipt."""
     if not len(events) or "event" not in events or "dice" not in events:
         return DiceTally()
-    sh = Shared(events, state)
+    sh = Shared.of(events, state)
     found = _rows_of(sh, {"roll": ("roll",), "recount": ("die_cocked", "ruling", "dispute"),
                           "open": ("table_open",), "custody": CUSTODY_EVENTS})
     rolls = found["roll"]

@@ -77,7 +77,7 @@ def game_states(events: pd.DataFrame, state: ReplayState, positions: np.ndarray,
         return out
     rows = positions[at]
     seat = np.asarray(seats, dtype=np.int64)[at]
-    log = _Log(events, runs, rows)
+    log = _Log(events, runs, rows, state)
     shooter = np.asarray(state["shooter"][rows], dtype=np.int64)
     point = np.asarray(state["point"][rows], dtype=np.int64)
     bettors = np.asarray(state["line_bettors"][rows], dtype=np.int64)
@@ -104,7 +104,7 @@ class _Log:
     seats per row, each row's table and session (a `table_open` starts one),
     and the sessions the findings' states are of."""
 
-    def __init__(self, events: pd.DataFrame, runs, rows: np.ndarray):
+    def __init__(self, events: pd.DataFrame, runs, rows: np.ndarray, state=None):
         starts, ends, _ = runs
         self.events = events
         self.n = len(events)
@@ -118,7 +118,7 @@ class _Log:
         self.table = _PerRow(lambda r: np.searchsorted(starts, r, side="right") - 1)
         self.table_ends = np.asarray(ends, dtype=np.int64)
         # every session's first row (the table bounds' one source, decision 85)
-        self.shared = Shared(events, None)  # (its rows of each event, as the checks find them)
+        self.shared = Shared.of(events, state)  # (its rows of each event, as the checks found them)
         self.sessions = session_starts(np.asarray(starts, dtype=np.int64),
                                        self.shared.event_rows("table_open"))
         self.asked_table = self.table[rows]
