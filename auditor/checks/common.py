@@ -9,6 +9,7 @@ to the whole log, and nothing is recomputed rule after rule.
 
 from __future__ import annotations
 
+import weakref
 from functools import cached_property
 
 import numpy as np
@@ -54,7 +55,7 @@ class Shared:
 
     def __init__(self, events: pd.DataFrame, state):
         self.events = events
-        self.state = state
+        self._state = state
         self.n = len(events)
         self._memo: dict = {}
 
@@ -71,8 +72,17 @@ class Shared:
             return cls(events, state)
         got = derived.get("shared")
         if got is None or got.events is not events:
-            got = derived["shared"] = cls(events, state)
+            got = derived["shared"] = cls(events, None)
+            # (held weakly: a state holding what holds it would be a cycle,
+            # freed only by a collection of the whole heap: 0.27 s at 10M)
+            got._state = weakref.ref(state)
         return got
+
+    @property
+    def state(self):
+        """The replay's state of the events."""
+        state = self._state
+        return state() if isinstance(state, weakref.ref) else state
 
     # --- categorical columns -------------------------------------------------
 
