@@ -82,11 +82,21 @@ class _Found:
                 ends[0:3] = here[0:3]
             if here[3] >= ends[3]:  # (an equal greatest seq: its last row)
                 ends[3:5] = here[3:5]
-        code = {name: i for i, name in enumerate(names)}
-        for ev in (*MARKERS, *LAST_ONLY):
-            if ev not in code or ev == "player_join":
+        # Every marker's rows in one pass over the codes: each event's
+        # group (0: none), then the rows of each group.
+        kinds = [ev for ev in (*MARKERS, *LAST_ONLY) if ev in names]
+        group_of = {ev: g for g, ev in enumerate(kinds, start=1)}
+        group = np.zeros(len(names) + 1, dtype=np.int8)  # (the last slot: code -1)
+        for code, name in enumerate(names):
+            group[code] = group_of.get(name, 0)
+        of = group[e]
+        marked = np.flatnonzero(of)
+        of = of[marked]
+        for g, ev in enumerate(kinds, start=1):
+            at = marked[of == g]
+            if ev == "player_join":
+                self._joins(part, at, t, tables, seq, offset)
                 continue
-            at = np.flatnonzero(e == code[ev])
             low = np.full(n + 1, np.iinfo(np.int64).max, dtype=np.int64)
             top = np.full(n + 1, np.iinfo(np.int64).min, dtype=np.int64)
             np.minimum.at(low, t[at], seq[at])
@@ -95,17 +105,21 @@ class _Found:
                 key = (tables[k], ev)
                 self.low[key] = min(self.low.get(key, int(low[k])), int(low[k]))
                 self.top[key] = max(self.top.get(key, int(top[k])), int(top[k]))
-        if "player_join" in code and "seat" in part.column_names:
-            at = np.flatnonzero(e == code["player_join"])
-            seats = part.column("seat").take(pa.array(at)).to_pylist()
-            joined = self.joined
-            for r, seat in zip(at.tolist(), seats):
-                k = int(t[r])
-                if k < 0:
-                    continue
-                key, s = (tables[k], seat), int(seq[r])
-                if key not in joined or s < joined[key][0]:
-                    joined[key] = (s, joined[key][1] if key in joined else offset + r)
+
+    def _joins(self, part: pa.Table, at: np.ndarray, t: np.ndarray, tables: list,
+               seq: np.ndarray, offset: int) -> None:
+        """Each seat's first `player_join` (rows `at` of `part`)."""
+        if "seat" not in part.column_names:
+            return
+        seats = part.column("seat").take(pa.array(at)).to_pylist()
+        joined = self.joined
+        for r, seat in zip(at.tolist(), seats):
+            k = int(t[r])
+            if k < 0:
+                continue
+            key, s = (tables[k], seat), int(seq[r])
+            if key not in joined or s < joined[key][0]:
+                joined[key] = (s, joined[key][1] if key in joined else offset + r)
 
     def marks(self) -> dict[str, TableMarks]:
         # Tables in the order of the first row holding their least seq.
