@@ -164,8 +164,10 @@ def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
     if not len(events) or "event" not in events or "dice" not in events:
         return DiceTally()
     sh = Shared.of(events, state)
-    found = _rows_of(sh, {"roll": ("roll",), "recount": ("die_cocked", "ruling", "dispute"),
-                          "open": ("table_open",), "custody": CUSTODY_EVENTS})
+    # (the rows of each kind of event, as the checks found them)
+    found = {"roll": sh.event_rows("roll"),
+             "recount": sh.event_rows("die_cocked", "ruling", "dispute"),
+             "open": sh.event_rows("table_open"), "custody": sh.event_rows(*CUSTODY_EVENTS)}
     rolls = found["roll"]
     valid = _valid(rolls, np.asarray(state.rows("roll_voided"), dtype=np.int64))
     serials = _Serials(sh.categories("dice"))
@@ -194,16 +196,15 @@ def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
     session_seq = sh.seq[starts]
     n_serials = max(len(serials.names), 1)
     site = table_site[session_table[session]]
-    # Faces per die (site, serial).
-    die = np.concatenate([site * n_serials + first, site * n_serials + second])
-    face = np.concatenate([face1, face2])
+    # Faces per die (site, serial): each roll's first die and its second.
+    die1, die2 = site * n_serials + first, site * n_serials + second
     domain = len(site_of) * n_serials
-    counts = np.bincount(die * 6 + face - 1, minlength=6 * domain).reshape(-1, 6)
+    counts = (np.bincount(die1 * 6 + face1 - 1, minlength=6 * domain)
+              + np.bincount(die2 * 6 + face2 - 1, minlength=6 * domain)).reshape(-1, 6)
     present = np.flatnonzero(counts.any(axis=1))
     counts = counts[present]
     index_of = np.full(domain, -1, dtype=np.int64)
     index_of[present] = np.arange(len(present))
-    die_index = index_of[die]
     site_names_of = np.array(site_of, dtype=object)
     serial_names = np.array(serials.names or [""], dtype=object)
     die_site = site_names_of[present // n_serials]
@@ -219,7 +220,7 @@ def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
                       | (session[1:] != session[:-1]) | (shooter[1:] != shooter[:-1]))
     run = np.flatnonzero(change)
     length = np.diff(np.append(run, len(rows)))
-    run_die = np.concatenate([die_index[:len(rows)][run], die_index[len(rows):][run]])
+    run_die = np.concatenate([index_of[die1[run]], index_of[die2[run]]])
     run_len = np.concatenate([length, length])
 
     def per_die(key: np.ndarray, width: int):
@@ -242,9 +243,10 @@ def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
                            table_site, table_of)
     receipts = np.flatnonzero(state.dice_moves.where == RECEIVED)
     run_set = _set_of(state, receipts, serials, rows[run], first[run], starts[session[run]])
-    set_of = np.repeat(run_set, length)
-    width = int(set_of.max()) + 2 if len(set_of) else 1
-    keys, where = np.unique(session * width + set_of + 1, return_inverse=True)
+    # (a run's rolls share its session and set: the keys found per run)
+    width = int(run_set.max()) + 2 if len(run_set) else 1
+    keys, run_where = np.unique(session[run] * width + run_set + 1, return_inverse=True)
+    where = np.repeat(run_where.reshape(-1), length)
     out["sets"] = _totals(where, total, len(keys), session_table[keys // width],
                        session_seq[keys // width], site_of, table_site, table_of,
                        sets=keys % width - 1)
@@ -270,21 +272,6 @@ def _valid(rolls: np.ndarray, voided: np.ndarray) -> np.ndarray:
     at, hit = at[inside], voided[inside]
     keep[at[rolls[at] == hit]] = False
     return rolls[keep]
-
-
-def _rows_of(sh: Shared, groups: dict[str, tuple[str, ...]]) -> dict[str, np.ndarray]:
-    """The rows (ascending) of each group of event types, in one pass over
-    the events."""
-    names = {str(c): i for i, c in enumerate(sh.categories("event")[:-1].tolist())}
-    lut = np.zeros(len(names) + 1, dtype=np.int8)  # (the last slot: code -1, nothing)
-    for g, kinds in enumerate(groups.values(), start=1):
-        for kind in kinds:
-            if kind in names:
-                lut[names[kind]] = g
-    kind = lut[sh.codes("event")]
-    hit = np.flatnonzero(kind)
-    of = kind[hit]
-    return {name: hit[of == g].astype(np.int64) for g, name in enumerate(groups, start=1)}
 
 
 def _recount(sh: Shared, serials: _Serials, rolls: np.ndarray, events: np.ndarray,
