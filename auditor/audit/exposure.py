@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from auditor.checks.common import Shared
 from auditor.game.state import ReplayState
 from auditor.logs.tables import session_starts, table_runs
 
@@ -100,18 +101,6 @@ def _between(rolls: np.ndarray, after: np.ndarray, before: np.ndarray) -> np.nda
         np.searchsorted(rolls, after, side="right")
 
 
-def _event_mask(events: pd.DataFrame, names: tuple[str, ...]) -> np.ndarray:
-    """Rows whose event is one of `names` (on the categorical's codes)."""
-    column = events["event"]
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        codes = np.asarray(column.array.codes)
-        wanted = [i for i, c in enumerate(column.cat.categories) if c in names]
-        if len(wanted) == 1:
-            return codes == wanted[0]
-        return np.isin(codes, np.asarray(wanted, dtype=codes.dtype))
-    return column.isin(names).to_numpy(dtype=bool, na_value=False)
-
-
 def exposure_of(events: pd.DataFrame, state: ReplayState) -> Exposure:
     """The exposure of one batch of replayed events."""
     n = len(events)
@@ -119,8 +108,9 @@ def exposure_of(events: pd.DataFrame, state: ReplayState) -> Exposure:
         return Exposure()
     rolls = valid_roll_rows(state)
     table_starts, table_ends, names = table_runs(events)
-    is_open = _event_mask(events, ("table_open",))
-    starts = session_starts(table_starts, np.flatnonzero(is_open))
+    sh = Shared.of(events, state)  # (the rows of each event, as the checks found them)
+    opens = sh.event_rows("table_open")
+    starts = session_starts(table_starts, opens)
     stops = np.minimum(np.append(starts[1:], n),
                        table_ends[np.searchsorted(table_starts, starts, side="right") - 1])
     table_of = np.searchsorted(table_starts, starts, side="right") - 1
@@ -132,19 +122,20 @@ def exposure_of(events: pd.DataFrame, state: ReplayState) -> Exposure:
     session_tables = np.array([names[t] for t in table_of.tolist()], dtype=object)
     sessions = pd.DataFrame({
         "table": session_tables, "first_seq": seq[starts], "last_seq": seq[stops - 1],
-        "opened": is_open[starts], "open_us": open_us, "last_us": last_us,
+        "opened": np.isin(starts, opens), "open_us": open_us, "last_us": last_us,
         "source_file": files,
         "rolls": _between(rolls, starts - 1, stops)})
-    duties, staff = _duties(events, seq, rolls, starts, stops, session_tables)
+    duties, staff = _duties(events, sh, seq, rolls, starts, stops, session_tables)
     return Exposure(sessions, duties, staff)
 
 
-def _duties(events: pd.DataFrame, seq: np.ndarray, rolls: np.ndarray, starts: np.ndarray,
+def _duties(events: pd.DataFrame, sh: Shared, seq: np.ndarray, rolls: np.ndarray,
+            starts: np.ndarray,
             stops: np.ndarray, session_tables: np.ndarray):
     """Who was on duty, from when to when, in each session (a pass over the
     staff rows only: a few per session)."""
     event = events["event"]
-    staff_rows = np.flatnonzero(_event_mask(events, ("staff_on", "staff_off")))
+    staff_rows = sh.event_rows("staff_on", "staff_off")
     if not len(staff_rows):
         return _empty(DUTY_COLUMNS), _empty(STAFF_COLUMNS)
     kinds = event.iloc[staff_rows].astype(object).tolist()
