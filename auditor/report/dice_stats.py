@@ -128,8 +128,9 @@ def dice_stats(tally: DiceTally, level: DiceLevel) -> DiceStats:
 def _order(columns: list[list]) -> np.ndarray:
     """The row order of the natural order of `columns` (their values row by
     row; none last; "T2" before "T10")."""
-    def key(i):
-        return tuple((v is None or v != v, natural_order(v) if isinstance(v, str) else v)
+    def key(i):  # a missing value (None, NaN) keys as one constant: NaN equals nothing
+        return tuple((True, ()) if v is None or v != v
+                     else (False, natural_order(v) if isinstance(v, str) else v)
                      for v in (c[i] for c in columns))
 
     n = len(columns[0]) if columns else 0

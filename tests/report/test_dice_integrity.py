@@ -274,3 +274,23 @@ def test_generate_plants_a_leaning_die_and_lists_it(tmp_path):
     assert "die A1 leans" in planted[0]["note"]
     bad = CliRunner().invoke(main, ["generate", "--out", str(out), "--inject", "dice.bogus"])
     assert bad.exit_code == 2 and "dice.face_bias" in bad.output
+
+
+def test_dice_without_a_site_come_out_in_one_order_whatever_order_they_are_joined_in():
+    # --jobs N and dask join the tallies of groups of tables in another order
+    # than one process: a missing site (NaN, a new float object per frame)
+    # must not leave the rows in the order they came (NaN equals nothing).
+    import pandas as pd
+
+    from auditor.report.dice_stats import level_of
+    from auditor.report.dice_tally import FACES, DiceTally
+
+    def tally(serials):
+        return DiceTally(dice=pd.DataFrame({"site": [float("nan") for _ in serials],
+                                            "serial": serials,
+                                            **{f: [30] * len(serials) for f in FACES}}))
+
+    level = level_of(load_ruleset("nz-table-games"))
+    a = dice_stats(tally(["A2", "A10", "A1", "B1"]), level).dice
+    b = dice_stats(tally(["B1", "A1", "A10", "A2"]), level).dice
+    assert a["serial"].tolist() == b["serial"].tolist() == ["A1", "A2", "A10", "B1"]
