@@ -97,6 +97,21 @@ def audit_dask(job: AuditJob, timings: dict[str, float] | None = None,
     (as the local engine's batches do), so the client never reads the
     events."""
     distributed = require_dask()
+    from distributed.comm import CommClosedError
+
+    try:
+        return _audit_on(distributed, job, timings, progress)
+    except distributed.KilledWorker as exc:  # dask's retries spent: a line, no report
+        raise EngineError(f"dask gave up on task {getattr(exc, 'task', '?')}: the workers "
+                          "running it died (or were killed) more often than the scheduler's "
+                          "allowed-failures; the audit stopped and wrote no report") from None
+    except CommClosedError as exc:
+        raise EngineError(f"the dask cluster closed the connection: {exc}; the audit "
+                          "stopped and wrote no report") from None
+
+
+def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
+    """`audit_dask`'s audit, its cluster's failures raised as dask raises them."""
     progress = progress if progress is not None else NoProgress()
     ruleset, collector, read = job.ruleset, job.collector, job.read
     paths, files, sites = list(job.paths), list(job.files), job.sites or {}
@@ -282,11 +297,25 @@ def _read_file(label: str, path: str, limits: InflateLimits,
     """A file read and typed (a .gz one under the client's `limits`), as
     `read` says: (events, quarantine, provenance), or the LogFileError it
     raised as (path, problem, line), named as the client names the file."""
+    if not Path(path).exists():  # the client found it: this worker does not see it
+        return LogFileError(label, f"not found by the dask worker {_worker_address()} at "
+                            f"{path}: every worker must see the logs at the same absolute "
+                            "path as the client (a shared file system)", None)
     try:
         with inflate_limits(limits):
             return load_file(Path(path), label=label, options=read, site=site)
     except LogFileError as exc:
         return LogFileError(label, exc.problem, exc.line)
+
+
+def _worker_address() -> str:
+    """The address of the dask worker running this task."""
+    import distributed
+
+    try:
+        return distributed.get_worker().address
+    except ValueError:  # not on a worker (a task run in the client, as tests may)
+        return "(none)"
 
 
 def _summary(read) -> _FileSummary:
