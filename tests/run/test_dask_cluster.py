@@ -21,7 +21,7 @@ import pytest
 from auditor.errors import LogFileError
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.report.formats import REPORT_FORMATS
-from auditor.run import AuditJob, run_audit
+from auditor.run import AuditJob, run_audit, stream
 
 distributed = pytest.importorskip("distributed")
 
@@ -77,9 +77,19 @@ def _logs(folder: Path, files: int, tables: int, rolls: int) -> Path:
     return folder
 
 
-def _check(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-P", "-m", "auditor", "check", *args, "-q"],
-                          capture_output=True, text=True, timeout=600, env=env)
+#: `auditor check` with every input of several files audited a batch at a
+#: time (as inputs over 16 MB are: `auditor.run.stream`), a file a batch.
+BATCHED = ("import sys, auditor.run.stream as s; s.STREAM_MIN_BYTES = 0; s.STREAM_EVENTS = 1; "
+           "from auditor.__main__ import run; sys.argv[0] = 'auditor'; run()")
+
+
+def _auditor(batched: bool = False) -> list[str]:
+    return [sys.executable, "-P", *(["-c", BATCHED] if batched else ["-m", "auditor"])]
+
+
+def _check(*args: str, batched: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run([*_auditor(batched), "check", *args, "-q"],
+                          capture_output=True, text=True, timeout=600)
 
 
 def _every_format(out: Path) -> list[str]:
@@ -99,33 +109,35 @@ def _same_reports(dask_out: Path, local_out: Path) -> None:
     assert [n for n in local if remote[n] != local[n]] == []
 
 
-def test_an_external_cluster_writes_the_jobs_1_reports_byte_for_byte(tmp_path):
+@pytest.mark.parametrize("batched", [False, True], ids=["task-per-table", "batches"])
+def test_an_external_cluster_writes_the_jobs_1_reports_byte_for_byte(tmp_path, batched):
     logs = _logs(tmp_path / "logs", files=3, tables=2, rolls=150)
     local = _check(str(logs), "-r", "nz-table-games", *_every_format(tmp_path / "local"))
     assert local.returncode == 1, local.stderr
     with external_cluster() as (address, _):
         remote = _check(str(logs), "-r", "nz-table-games", *_every_format(tmp_path / "dask"),
-                        "--engine", "dask", "--scheduler", address)
+                        "--engine", "dask", "--scheduler", address, batched=batched)
     assert remote.returncode == 1, remote.stderr
     _same_reports(tmp_path / "dask", tmp_path / "local")
 
 
 def _busy_worker(address: str, audit: subprocess.Popen, deadline: float) -> str | None:
-    """The name of a worker auditing a table (a task of a second or so), once
-    one is (None if the audit ends first)."""
+    """The name of a worker auditing a table or a batch (a task of a second
+    or so), once one is (None if the audit ends first)."""
     with distributed.Client(address, timeout="30s") as client:
         while audit.poll() is None and time.monotonic() < deadline:
             busy = [addr for addr, keys in client.processing().items()
-                    if any(str(k).startswith("_audit_table") for k in keys)]
+                    if any(str(k).startswith(("_audit_table", "_audit_batch")) for k in keys)]
             if busy:
                 return client.scheduler_info()["workers"][busy[0]]["name"]
             time.sleep(0.02)
     return None
 
 
+@pytest.mark.parametrize("batched", [False, True], ids=["task-per-table", "batches"])
 @pytest.mark.parametrize("allowed_failures", [None, 0], ids=["retried", "given-up"])
 def test_a_worker_killed_mid_run_leaves_the_same_reports_or_one_line_and_none(
-        tmp_path, allowed_failures):
+        tmp_path, allowed_failures, batched):
     # dask's default: the killed worker's tasks run again on the other one,
     # and the audit completes; allowed-failures 0: dask gives up on the
     # task at once, and the audit stops with exit 2, one line, no report.
@@ -135,7 +147,7 @@ def test_a_worker_killed_mid_run_leaves_the_same_reports_or_one_line_and_none(
     out = tmp_path / "dask"
     with external_cluster(allowed_failures=allowed_failures) as (address, workers):
         audit = subprocess.Popen(
-            [sys.executable, "-P", "-m", "auditor", "check", str(logs), "-r", "nz-table-games",
+            [*_auditor(batched), "check", str(logs), "-r", "nz-table-games",
              *_every_format(out), "-q", "--engine", "dask", "--scheduler", address],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
@@ -151,7 +163,7 @@ def test_a_worker_killed_mid_run_leaves_the_same_reports_or_one_line_and_none(
     if allowed_failures == 0:  # stopped: one line, and no report at all
         assert audit.returncode == 2, stderr
         assert len(stderr.strip().splitlines()) == 1, stderr
-        assert stderr.startswith("error: dask gave up on task _audit_table")
+        assert stderr.startswith("error: dask gave up on task _audit_")
         assert "wrote no report" in stderr
         assert not out.exists() or not any(out.iterdir())
     else:  # completed on the other worker: the same reports
@@ -159,7 +171,13 @@ def test_a_worker_killed_mid_run_leaves_the_same_reports_or_one_line_and_none(
         _same_reports(out, tmp_path / "local")
 
 
-def test_a_worker_that_cannot_see_a_log_says_so_in_one_line(tmp_path):
+@pytest.mark.parametrize("batched", [False, True], ids=["task-per-table", "batches"])
+def test_a_worker_that_cannot_see_a_log_says_so_in_one_line(tmp_path, monkeypatch, batched):
+    if batched:  # planned by the client: its files audited a batch at a time
+        monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+        monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+        monkeypatch.setattr(stream, "scan", lambda path, *options: stream.Scanned(
+            frozenset({path.name}), 10))  # (the vanished file is not scanned either)
     logs = _logs(tmp_path / "logs", files=2, tables=1, rolls=40)
     from auditor.rules.ruleset import load_ruleset
 
