@@ -192,7 +192,8 @@ def _audit_files(distributed, client, job: AuditJob, timings, progress) -> Audit
     inputs = [s.loaded for s in summaries]
     quarantine = pd.concat([s.quarantine for s in summaries], ignore_index=True)
     tables = sorted({t for s in summaries for t in s.tables})
-    progress.expect(tables=len(tables))
+    progress.expect(tables=len(tables),
+                    events=sum(i.rows_read for i in inputs) - len(quarantine))
     progress.stage("auditing")
     with stage(timings, "parallel"):
         done, digests = _audit_tables(distributed, client, loaded, summaries, tables,

@@ -122,7 +122,8 @@ def plan(files: list[Path], progress=None, budget: int | None = None,
     if len(batches) < 2:
         return None
     if progress is not None:
-        progress.expect(tables=len(set().union(*(s.tables for s in scans))))
+        progress.expect(tables=len(set().union(*(s.tables for s in scans))),
+                        events=sum(s.rows for s in scans))  # (quarantined rows too)
     return batches
 
 
