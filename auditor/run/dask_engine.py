@@ -50,10 +50,10 @@ from auditor.logs.raw import (
 from auditor.audit.collect import Collector
 from auditor.audit.core import AuditResult, add_work, audit_tables, replay_state, stage
 from auditor.rules.ruleset import Ruleset
+from auditor.run import stream
 from auditor.run.job import AuditJob
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.run.progress import NoProgress
-from auditor.run import stream
 from auditor.run.stream import LazyLogs
 
 
@@ -332,11 +332,15 @@ def _client(distributed, scheduler: str | None, jobs: int):
     # pyarrow and the auditor again: about 0.7 s of CPU a worker).
     import dask
 
-    method = "fork" if _fork_available() else "spawn"
-    with dask.config.set({"distributed.worker.multiprocessing-method": method}):
-        cluster = distributed.LocalCluster(n_workers=max(1, jobs), threads_per_worker=1,
-                                           processes=True, dashboard_address=None,
-                                           silence_logs=logging.CRITICAL)
+    # A forked worker closes the report folder's lock it inherited and ends
+    # with the audit (`auditor.run.dask_setup`).
+    forked = _fork_available()
+    with dask.config.set({"distributed.worker.multiprocessing-method":
+                          "fork" if forked else "spawn"}):
+        cluster = distributed.LocalCluster(
+            n_workers=max(1, jobs), threads_per_worker=1, processes=True,
+            dashboard_address=None, silence_logs=logging.CRITICAL,
+            preload=["auditor.run.dask_setup"] if forked else [])
     return _Closing(distributed.Client(cluster), cluster)
 
 
