@@ -6,6 +6,13 @@ time, peak memory and the time of each stage, per log size, format and engine.
     python benchmarks/run.py --sizes 200k --engines jobs1,jobs2
     python benchmarks/run.py --sizes 50M --files 20 --engines jobs1   # a folder of 20 files
     python benchmarks/run.py --sizes 1M --days 7 --engines jobs1,dask  # tables open 7 days
+    python benchmarks/run.py --sizes 3.8M --files 8 --engines scale --repeat 3  # scale-out
+
+`--engines scale` is, in one run: the read floor (`floor`: a fresh process
+that only reads every file with pyarrow), `--jobs 1`, `--jobs N` for every N
+up to the machine's cores and dask with as many local workers (`jobsN`,
+`daskN` name any N); `--repeat R` runs that list R times, interleaved, and
+prints the medians and the medians of each round's ratios to `--jobs 1`.
 
 Logs are made by `auditor generate` (a realistic lawful log with every
 selection of violations planted, 4 tables per million events) and kept in
@@ -21,6 +28,9 @@ inflates another's:
   installed, `peak_tree_mb` is the peak of it and its workers together
   (proportional set size, so pages a forked worker shares with its parent
   count once; sampled every 0.2 s);
+- `main_cpu_s`: the audit process's own CPU (user + system, its threads
+  included: with dask's local cluster, the scheduler's), without its
+  workers': `main_share` is it over `cpu_s`;
 - `stages`: seconds per stage from the audit's `timings` hook (`load`,
   `replay`, `checks`, `report`; with workers, `parallel` is the elapsed time
   of the shared part and `replay`/`checks` are summed over the workers).
@@ -47,11 +57,30 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 EVENTS_PER_ROLL = 12.7  # what the generator writes per valid roll, on average
-ENGINES = {  # name -> (engine, jobs)
+ENGINES = {  # name -> (engine, jobs); also jobsN and daskN for any N, and "floor"
     "jobs1": ("local", 1),
     "jobs2": ("local", 2),
     "dask": ("dask", 2),
 }
+FLOOR = "floor"  # pyarrow reading every file, nothing else: what no audit can beat
+
+
+def engine_spec(name: str) -> tuple[str, int]:
+    """(engine, jobs) of an engine's name: jobs1, jobsN, dask (2 workers),
+    daskN; "floor" is ("floor", 1)."""
+    if name in ENGINES:
+        return ENGINES[name]
+    if name == FLOOR:
+        return FLOOR, 1
+    for prefix, engine in (("jobs", "local"), ("dask", "dask")):
+        if name.startswith(prefix) and name[len(prefix):].isdigit() and int(name[len(prefix):]):
+            return engine, int(name[len(prefix):])
+    raise ValueError(name)
+
+
+def scale_engines(cpus: int) -> list[str]:
+    """The scale-out set: the read floor, --jobs 1 .. cores, dask on as many."""
+    return [FLOOR, *(f"jobs{n}" for n in range(1, cpus + 1)), f"dask{cpus}"]
 INJECT = ("dice.set_size,offer.order,settle.wrong_outcome,settle.missing,noroll.missing,"
           "call.wrong_total,shooter.ineligible,dice.not_in_bowl,log.sequence_gap,"
           "log.out_of_order")
@@ -64,16 +93,19 @@ def parse_size(text: str) -> int:
 
 
 def size_label(n: int) -> str:
-    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k"
+    if n % 1_000_000 == 0:
+        return f"{n // 1_000_000}M"
+    return f"{n / 1_000_000:g}M" if n % 100_000 == 0 and n > 1_000_000 else f"{n // 1000}k"
 
 
 def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1,
-            days: int = 1) -> Path:
+            days: int = 1, tables: int | None = None) -> Path:
     """The cached generated log of about `size` events (made if missing): one
     file, or a folder of `files` files holding different tables (as a state's
     logs would be kept: a file per table and period); with `days` > 1 each
-    table is opened and closed once a day (what dask audits a day a task)."""
-    tables = max(4, size // 250_000)
+    table is opened and closed once a day (what dask audits a day a task).
+    `tables` (default 4 per million events, at least 4) how many tables."""
+    tables = tables or max(4, size // 250_000)
     tables += -tables % files  # the same number of tables in every file
     rolls = max(1, round(size / tables / days / EVENTS_PER_ROLL))
     name = f"events-{size_label(size)}-t{tables}-s{seed}" + (f"-d{days}" if days > 1 else "")
@@ -167,7 +199,7 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
         with tempfile.TemporaryDirectory() as out:
             write_reports(result, provenance(result), Path(out), reports)
         timings["report"] = time.perf_counter() - start
-    own = resource.getrusage(resource.RUSAGE_SELF)
+    own = resource.getrusage(resource.RUSAGE_SELF)  # this process alone, not its workers
     try:
         from auditor.game.replay import COMPILED
     except ImportError:  # an older checkout
@@ -175,7 +207,34 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
     return {"events": int(result.logs.rows_replayed), "rows_read": int(result.logs.rows_read),
             "replay": "compiled" if COMPILED else "python",
             "findings": len(result.findings), "stages": timings,
-            "peak_rss_mb": round(own.ru_maxrss / 1024, 1)}
+            "peak_rss_mb": round(own.ru_maxrss / 1024, 1),
+            "main_cpu_s": own.ru_utime + own.ru_stime}
+
+
+def read_floor(path: str) -> dict:
+    """pyarrow reading every log file under `path`, whole, nothing else (the
+    floor no audit can beat: the same bytes decoded once)."""
+    import pyarrow as pa
+
+    files = sorted(p for p in Path(path).rglob("*")
+                   if p.is_file() and p.suffix in (".parquet", ".csv", ".jsonl", ".ndjson")) \
+        if Path(path).is_dir() else [Path(path)]
+    rows = 0
+    for f in files:
+        if f.suffix == ".parquet":
+            import pyarrow.parquet as pq
+            rows += pq.read_table(f).num_rows
+        elif f.suffix == ".csv":
+            import pyarrow.csv as pcsv
+            rows += pcsv.read_csv(f).num_rows
+        else:
+            import pyarrow.json as pjson
+            rows += pjson.read_json(f).num_rows
+    del pa
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return {"events": rows, "rows_read": rows, "replay": "-", "findings": 0, "stages": {},
+            "peak_rss_mb": round(own.ru_maxrss / 1024, 1),
+            "main_cpu_s": own.ru_utime + own.ru_stime}
 
 
 def _as_the_program(audit):
@@ -221,7 +280,7 @@ def _audit_staged(path: str, ruleset, timings: dict[str, float]):
 
 def run_one(path: Path, engine_name: str, ruleset: str, pythonpath: str | None,
             reports: tuple[str, ...] = REPORTS) -> dict:
-    engine, jobs = ENGINES[engine_name]
+    engine, jobs = engine_spec(engine_name)
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
@@ -242,6 +301,8 @@ def run_one(path: Path, engine_name: str, ruleset: str, pythonpath: str | None,
         "engine": engine_name, "jobs": jobs, "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
         "events_per_cpu_s": round(got["events"] / cpu), "events_per_wall_s":
         round(got["events"] / wall), "stages": {k: round(v, 2) for k, v in got["stages"].items()},
+        "main_cpu_s": round(got["main_cpu_s"], 3),
+        "main_share": round(got["main_cpu_s"] / cpu, 3),
     })
     peak.join()
     if peak.value:
@@ -296,8 +357,54 @@ def print_row(r: dict) -> None:
     mem = f"{r['peak_rss_mb']:.0f}" + (f"/{r['peak_tree_mb']:.0f}"
                                        if "peak_tree_mb" in r else "")
     print(f"{r['size']:>5} {r['format']:8} {r['engine']:6} {r['events']:>10,} "
-          f"{r['events_per_cpu_s']:>9,} {r['cpu_s']:>7.2f} {r['wall_s']:>7.2f} {mem:>11}  "
-          f"{stages}", flush=True)
+          f"{r['events_per_cpu_s']:>9,} {r['cpu_s']:>7.2f} {r['wall_s']:>7.2f} {mem:>11} "
+          f"{100 * r['main_share']:>5.0f}%  {stages}", flush=True)
+
+
+def _median(values: list[float]) -> float:
+    v = sorted(values)
+    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
+
+
+def scale_table(engines: list[str], rounds: list[dict[str, dict]]) -> list[str]:
+    """The scale-out table as Markdown: per engine the median wall and CPU
+    seconds over the rounds, and the medians of each round's ratios to that
+    round's `--jobs 1` (speed-up: its wall over this one's; CPU: this one's
+    over its) and of the main process's own share of the CPU."""
+    base = "jobs1" if "jobs1" in engines else None
+    lines = ["| run | wall s | CPU s | speed-up | CPU / `--jobs 1` | main process's CPU |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for e in engines:
+        rs = [r[e] for r in rounds]
+        wall = _median([r["wall_s"] for r in rs])
+        cpu = _median([r["cpu_s"] for r in rs])
+        if base and e != FLOOR:
+            speed = f"{_median([r[base]['wall_s'] / r[e]['wall_s'] for r in rounds]):.2f}x"
+        else:
+            speed = "-"
+        ratio = f"{_median([r[e]['cpu_s'] / r[base]['cpu_s'] for r in rounds]):.2f}x" \
+            if base else "-"
+        share = "-" if e == FLOOR else f"{100 * _median([r['main_share'] for r in rs]):.0f} %"
+        lines.append(f"| {describe(e)} | {wall:.2f} | {cpu:.2f} | {speed} | {ratio} | {share} |")
+    return lines
+
+
+def describe(engine_name: str) -> str:
+    """How the table names a run."""
+    if engine_name == FLOOR:
+        return "pyarrow reading every file (the read floor)"
+    engine, jobs = engine_spec(engine_name)
+    if engine == "dask":
+        return f"`--engine dask --jobs {jobs}` (local cluster)"
+    return f"`--jobs {jobs}`"
+
+
+def print_scale(path: Path, engines: list[str], rounds: list[dict[str, dict]]) -> None:
+    events = next(r["events"] for r in rounds[0].values() if r["engine"] != FLOOR) \
+        if any(e != FLOOR for e in engines) else rounds[0][engines[0]]["events"]
+    print(f"\n{path.name}: {events:,} events, medians of {len(rounds)} round(s), "
+          f"{os.cpu_count()} core(s), {time.strftime('%Y-%m-%d')}\n")
+    print("\n".join(scale_table(engines, rounds)), flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -307,11 +414,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--formats", default="parquet", help="parquet, csv, jsonl (comma-separated)")
     ap.add_argument("--files", type=int, default=1,
                     help="split each log into this many files of different tables (a folder)")
+    ap.add_argument("--tables", type=int,
+                    help="tables in all (default: 4 per million events, at least 4)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run the engines this many times, interleaved (medians printed)")
     ap.add_argument("--days", type=int, default=1,
                     help="sessions per table, one a day (dask audits such a table a day "
                          "a task)")
     ap.add_argument("--engines", default=",".join(ENGINES),
-                    help=f"of {', '.join(ENGINES)} (comma-separated)")
+                    help=f"of {', '.join(ENGINES)}, jobsN, daskN, floor, or scale: the "
+                         "read floor, jobs1 .. jobs<cores> and dask<cores> (comma-separated)")
     ap.add_argument("--ruleset", default="nz-table-games")
     ap.add_argument("--reports", default=",".join(REPORTS),
                     help="report formats written by each audit (comma-separated)")
@@ -326,6 +438,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--engine", default="local", help=argparse.SUPPRESS)
     ap.add_argument("--jobs", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.one and args.engine == FLOOR:  # the read floor, in its own process
+        print(json.dumps(read_floor(args.one)))
+        return
     if args.one:  # a single audit, in the process the driver started
         print(json.dumps(_as_the_program(lambda: audit_once(
             args.one, args.engine, args.jobs, args.ruleset, tuple(args.reports.split(","))))))
@@ -335,24 +450,39 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    unknown = [e for e in engines if e not in ENGINES]
+    engines = [x for e in engines for x in (scale_engines(os.cpu_count() or 1)
+                                            if e == "scale" else [e])]
+    unknown = []
+    for e in engines:
+        try:
+            engine_spec(e)
+        except ValueError:
+            unknown.append(e)
     if unknown:
         raise SystemExit(f"unknown engine(s) {unknown}; choose from {list(ENGINES)}")
     print(f"{'size':>5} {'format':8} {'engine':6} {'events':>10} {'ev/cpu-s':>9} {'cpu s':>7} "
-          f"{'wall s':>7} {'peak MB':>11}  stages (s)   [peak MB: own/with workers]",
+          f"{'wall s':>7} {'peak MB':>11} {'main':>6}  stages (s)   [peak MB: own/with workers; "
+          "main: the audit process's own share of the CPU]",
           flush=True)
     runs = []
     for size in sizes:
         for fmt in formats:
-            path = log_for(size, fmt, cache, args.seed, args.files, args.days)
-            for engine in engines:
-                r = run_one(path, engine, args.ruleset, args.pythonpath,
-                            tuple(args.reports.split(",")))
-                r.update({"size": size_label(size), "format": fmt, "log": path.name,
-                          "files": args.files, "days": args.days,
-                          "reports": args.reports})
-                print_row(r)
-                runs.append(r)
+            path = log_for(size, fmt, cache, args.seed, args.files, args.days, args.tables)
+            rounds = []
+            for i in range(args.repeat):
+                done = {}
+                for engine in engines:
+                    r = run_one(path, engine, args.ruleset, args.pythonpath,
+                                tuple(args.reports.split(",")))
+                    r.update({"size": size_label(size), "format": fmt, "log": path.name,
+                              "files": args.files, "days": args.days,
+                              "reports": args.reports, "round": i + 1})
+                    print_row(r)
+                    runs.append(r)
+                    done[engine] = r
+                rounds.append(done)
+            if len(engines) > 1 or args.repeat > 1:
+                print_scale(path, engines, rounds)
     command = "python benchmarks/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
     commands = [command]
     if args.append and args.out.exists():

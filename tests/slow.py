@@ -34,6 +34,7 @@ SLOW = (
     "logs/test_hostile_",
     "run/test_streaming.py",
     "run/test_dask_days.py",
+    "run/test_dask_cluster.py",
     "generate/test_generate.py::test_generated_log_is_lawful",
     "rules/test_ruleset_keys.py::test_the_refusal_in_a_real_process_under_a_memory_cap",
     "rules/test_ruleset_hostile.py::test_a_named_pipe_does_not_hang",

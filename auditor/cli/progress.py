@@ -1,6 +1,7 @@
 """Progress of a long run on standard error, on one line rewritten in place:
 the stage (scanning, reading, auditing, writing), files read, tables audited,
-events and events per second.
+events, events per second and, once auditing has begun, about how long is
+left.
 
 It prints only when standard error is a terminal and the run is not
 `--quiet`, so redirected output, CI logs and tests never see it. The engines
@@ -9,11 +10,14 @@ is read, events as they are replayed, tables as their checks end. It only
 counts and prints: it never changes what is audited or reported.
 
     reading: 3/20 file(s), 1,447,857 event(s), 301,220 events/s
-    auditing: 20/20 file(s), 13/40 table(s), 6,281,003 event(s), 171,544 events/s
+    auditing: 20/20 file(s), 13/40 table(s), 6,281,003 event(s), 171,544 events/s, about 41 s left
 
 While reading, "event(s)" are rows read and the rate is over the time since
 the start; from the first audit stage on, they are events replayed and the
-rate is over the time since auditing began.
+rate is over the time since auditing began. The time left is that pace
+carried on over the events still to audit (their total from the files'
+metadata or scan, or once loaded; else over the tables still to check): it
+counts every worker's events, whichever engine.
 """
 
 from __future__ import annotations
@@ -22,6 +26,16 @@ import sys
 import time
 
 from auditor.run.progress import READING, NoProgress
+
+
+def duration(seconds: float) -> str:
+    """`seconds` as the line shows a time left: "40 s", "3 min 05 s", "2 h 07 min"."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s // 60 % 60:02d} min"
 
 
 class Progress(NoProgress):
@@ -76,6 +90,9 @@ class Progress(NoProgress):
         rate = count / max(now - since, 1e-9)
         parts.append(f"{count:,} event(s)")
         parts.append(f"{rate:,.0f} events/s")
+        left = self.left() if self.label not in (READING, "scanning", "writing") else None
+        if left is not None and left >= 0.5:
+            parts.append(f"about {duration(left)} left")
         return ", ".join(parts)
 
     def _show(self) -> None:

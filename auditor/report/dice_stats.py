@@ -127,8 +127,8 @@ def dice_stats(tally: DiceTally, level: DiceLevel) -> DiceStats:
 
 def _order(columns: list[list]) -> np.ndarray:
     """The row order of the natural order of `columns` (their values row by
-    row; none last; "T2" before "T10"): each column's distinct values
-    ranked once, the rows sorted on the ranks (stable)."""
+    row; none last, None and NaN alike; "T2" before "T10"): each column's
+    distinct values ranked once, the rows sorted on the ranks (stable)."""
     n = len(columns[0]) if columns else 0
     ranks = []
     for column in columns:

@@ -1,6 +1,10 @@
 """The dask engine: the same audit on a dask.distributed cluster.
 
-The client sends file paths, never data. The workers read and type the files
+The client sends file paths, never data. Where the local engine would audit
+the files a batch at a time (`auditor.run.stream.plan`), each batch is one
+task running the same worker function (`stream.audit_batch`): the worker
+reads its own files and sends back only findings, quarantine and what the
+reports take. Otherwise the workers read and type the files
 (one task per file: the events stay in the workers' memory), each file's
 events are cut by table, and each table is audited by one task that gathers
 its pieces from every file holding it (a table may span files) and runs the
@@ -24,6 +28,7 @@ imported only when this engine is used.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -49,6 +54,7 @@ from auditor.logs.raw import (
 from auditor.audit.collect import Collector
 from auditor.audit.core import AuditResult, add_work, audit_tables, replay_state, stage
 from auditor.rules.ruleset import Ruleset
+from auditor.run import stream
 from auditor.run.job import AuditJob
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.run.progress import NoProgress
@@ -97,35 +103,106 @@ def audit_dask(job: AuditJob, timings: dict[str, float] | None = None,
     (as the local engine's batches do), so the client never reads the
     events."""
     distributed = require_dask()
+    from distributed.comm import CommClosedError
+
+    try:
+        return _audit_on(distributed, job, timings, progress)
+    except distributed.KilledWorker as exc:  # dask's retries spent: a line, no report
+        raise EngineError(f"dask gave up on task {getattr(exc, 'task', '?')}: the workers "
+                          "running it died (or were killed) more often than the scheduler's "
+                          "allowed-failures; the audit stopped and wrote no report") from None
+    except CommClosedError as exc:
+        raise EngineError(f"the dask cluster closed the connection: {exc}; the audit "
+                          "stopped and wrote no report") from None
+
+
+def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
+    """`audit_dask`'s audit, its cluster's failures raised as dask raises them:
+    the local engine's batches when it would audit a batch at a time (the
+    same plan, the same worker function), else a task per file and table."""
     progress = progress if progress is not None else NoProgress()
-    ruleset, collector, read = job.ruleset, job.collector, job.read
-    paths, files, sites = list(job.paths), list(job.files), job.sites or {}
+    files = list(job.files)
     progress.expect(files=len(files))
+    try:
+        batches = stream.plan(files, progress, read=job.read)
+    except LogFileError:  # named below, as a worker reads the files
+        batches = None
     with ExitStack() as stack:
         client = stack.enter_context(_client(distributed, job.scheduler, job.jobs))
-        progress.stage("reading")
-        with stage(timings, "load"):
-            limits = current_inflate_limits()
-            loaded = [client.submit(_read_file, str(f), str(f.resolve()), limits, read,
-                                    sites.get(str(f)), pure=False)
-                      for f in files]
-            summaries = _as_done(distributed, [client.submit(_summary, r, pure=False)
-                                               for r in loaded],
-                                 lambda s: progress.advance(files=1, events=s.loaded.rows_read)
-                                 if s.loaded is not None else None)
-        for s in summaries:  # the first file that cannot be a log, as the local engine
-            if s.error:
-                raise LogFileError(*s.error)
-        _check_identity(client, loaded, summaries)
-        inputs = [s.loaded for s in summaries]
-        quarantine = pd.concat([s.quarantine for s in summaries], ignore_index=True)
-        tables = sorted({t for s in summaries for t in s.tables})
-        progress.expect(tables=len(tables))
-        progress.stage("auditing")
-        with stage(timings, "parallel"):
-            done, digests = _audit_tables(distributed, client, loaded, summaries, tables,
-                                          quarantine, ruleset, progress, collector)
-        del loaded
+        if batches is not None:
+            try:
+                return _audit_batches(distributed, client, job, batches, timings, progress)
+            except stream.TablesCrossBatches:  # the plan was wrong: a task per table
+                progress.start(files=len(files))
+        return _audit_files(distributed, client, job, timings, progress)
+
+
+def _audit_batches(distributed, client, job: AuditJob, batches: list[list[int]], timings,
+                   progress) -> AuditResult:
+    """Each batch of files (`auditor.run.stream.plan`) read and audited by
+    one task, `stream.audit_batch` as `--jobs` runs it: the worker reads its
+    own files from their absolute paths and sends back the findings parts,
+    quarantine and what the collector took, never the events."""
+    files, read = list(job.files), job.read
+    absolute = {str(f): str(f.resolve()) for f in files}
+    sent = dataclasses.replace(job, sites={absolute[k]: v for k, v in job.sites.items()}
+                               if job.sites else None)
+    limits = current_inflate_limits()
+    progress.stage("auditing")
+    with stage(timings, "parallel"):
+        futures = [client.submit(_audit_batch, [str(files[i]) for i in b],
+                                 [absolute[str(files[i])] for i in b], sent, limits, pure=False)
+                   for b in batches]
+        results = _as_done(distributed, futures, lambda r: progress.advance(
+            files=len(r.inputs), events=sum(f.rows_read for f in r.inputs),
+            tables=len(r.tables), audited=r.events) if isinstance(r, stream.BatchResult)
+            else None)
+        del futures
+    errors = [LogFileError(*r) for r in results if not isinstance(r, stream.BatchResult)]
+    if errors:  # the first file, in file order, that cannot be a log (as --jobs)
+        position = {str(f): i for i, f in enumerate(files)}
+        error = min(errors, key=lambda e: position.get(e.path, len(files)))
+        done = {i for b, r in zip(batches, results) if isinstance(r, stream.BatchResult)
+                for i in b}
+        raise stream.first_error(files, error, done, read)
+    add_work(timings, [r.timings for r in results])
+    parts, quarantine, inputs, tables = stream.merge(files, results)
+    with stage(timings, "checks"):
+        findings = finalize(parts)
+    collector = job.collector
+    digest = collector.join([r.digest for r in results]) if collector is not None else None
+    return AuditResult(job.ruleset, RemoteLogs(list(job.paths), quarantine, inputs, digest,
+                                               read, job.sites), findings, table_ids=tables)
+
+
+def _audit_files(distributed, client, job: AuditJob, timings, progress) -> AuditResult:
+    """A task per file read and per table (or day of a table) audited."""
+    ruleset, collector, read = job.ruleset, job.collector, job.read
+    paths, files, sites = list(job.paths), list(job.files), job.sites or {}
+    progress.stage("reading")
+    with stage(timings, "load"):
+        limits = current_inflate_limits()
+        loaded = [client.submit(_read_file, str(f), str(f.resolve()), limits, read,
+                                sites.get(str(f)), pure=False)
+                  for f in files]
+        summaries = _as_done(distributed, [client.submit(_summary, r, pure=False)
+                                           for r in loaded],
+                             lambda s: progress.advance(files=1, events=s.loaded.rows_read)
+                             if s.loaded is not None else None)
+    for s in summaries:  # the first file that cannot be a log, as the local engine
+        if s.error:
+            raise LogFileError(*s.error)
+    _check_identity(client, loaded, summaries)
+    inputs = [s.loaded for s in summaries]
+    quarantine = pd.concat([s.quarantine for s in summaries], ignore_index=True)
+    tables = sorted({t for s in summaries for t in s.tables})
+    progress.expect(tables=len(tables),
+                    events=sum(i.rows_read for i in inputs) - len(quarantine))
+    progress.stage("auditing")
+    with stage(timings, "parallel"):
+        done, digests = _audit_tables(distributed, client, loaded, summaries, tables,
+                                      quarantine, ruleset, progress, collector)
+    del loaded
     add_work(timings, [t for _, t in done])
     with stage(timings, "checks"):
         findings = finalize([p for parts, _ in done for p in parts])
@@ -254,10 +331,28 @@ def _client(distributed, scheduler: str | None, jobs: int):
                 from None
     # The workers' own logs stay quiet (a heartbeat that races the shutdown
     # is logged with a traceback); a task's failure reaches the client anyway.
-    cluster = distributed.LocalCluster(n_workers=max(1, jobs), threads_per_worker=1,
-                                       processes=True, dashboard_address=None,
-                                       silence_logs=logging.CRITICAL)
+    # On Linux the workers are forked, as --jobs forks its own: they inherit
+    # the auditor already imported (spawned, each imported dask, pandas,
+    # pyarrow and the auditor again: about 0.7 s of CPU a worker).
+    import dask
+
+    # A forked worker closes the report folder's lock it inherited and ends
+    # with the audit (`auditor.run.dask_setup`).
+    forked = _fork_available()
+    with dask.config.set({"distributed.worker.multiprocessing-method":
+                          "fork" if forked else "spawn"}):
+        cluster = distributed.LocalCluster(
+            n_workers=max(1, jobs), threads_per_worker=1, processes=True,
+            dashboard_address=None, silence_logs=logging.CRITICAL,
+            preload=["auditor.run.dask_setup"] if forked else [])
     return _Closing(distributed.Client(cluster), cluster)
+
+
+def _fork_available() -> bool:
+    import multiprocessing
+    import sys
+
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 class _Closing:
@@ -282,11 +377,45 @@ def _read_file(label: str, path: str, limits: InflateLimits,
     """A file read and typed (a .gz one under the client's `limits`), as
     `read` says: (events, quarantine, provenance), or the LogFileError it
     raised as (path, problem, line), named as the client names the file."""
+    if not Path(path).exists():  # the client found it: this worker does not see it
+        return LogFileError(*_unseen(label, path))
     try:
         with inflate_limits(limits):
             return load_file(Path(path), label=label, options=read, site=site)
     except LogFileError as exc:
         return LogFileError(label, exc.problem, exc.line)
+
+
+def _unseen(label: str, path: str) -> tuple[str, str, None]:
+    """The error of a file the client found and this worker does not see."""
+    return (label, f"not found by the dask worker {_worker_address()} at {path}: every "
+            "worker must see the logs at the same absolute path as the client (a shared "
+            "file system)", None)
+
+
+def _audit_batch(labels: list[str], paths: list[str], job: AuditJob, limits: InflateLimits):
+    """One batch of files read from `paths` (named `labels`) and audited as
+    `--jobs` audits it (`stream.audit_batch`): its BatchResult, or the
+    LogFileError it met as (file, problem, line)."""
+    for label, path in zip(labels, paths):
+        if not Path(path).exists():
+            return _unseen(label, path)
+    try:
+        with inflate_limits(limits):
+            return stream.audit_batch([Path(p) for p in paths], job, NoProgress(),
+                                      dict(zip(paths, labels)))
+    except LogFileError as exc:
+        return (exc.path, exc.problem, exc.line)
+
+
+def _worker_address() -> str:
+    """The address of the dask worker running this task."""
+    import distributed
+
+    try:
+        return distributed.get_worker().address
+    except ValueError:  # not on a worker (a task run in the client, as tests may)
+        return "(none)"
 
 
 def _summary(read) -> _FileSummary:

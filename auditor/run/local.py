@@ -101,7 +101,8 @@ def audit_local(logs: LoadedLogs, job: AuditJob, timings: dict[str, float] | Non
     ruleset, jobs, collector = job.ruleset, job.jobs, job.collector
     check_events(logs.events)
     runs = table_spans(logs.events)
-    progress.expect(tables=(progress.tables_total or 0) + len({t for t, _, _ in runs}))
+    progress.expect(tables=(progress.tables_total or 0) + len({t for t, _, _ in runs}),
+                    events=(progress.events_total or 0) + len(logs.events))
     progress.stage("auditing")
     groups = split_tables(logs, jobs) if jobs > 1 else [logs]
     if len(groups) == 1:
@@ -312,5 +313,5 @@ class _WorkerProgress:
     def stage(self, label: str) -> None:
         pass
 
-    def expect(self, files=None, tables=None) -> None:
+    def expect(self, files=None, tables=None, events=None) -> None:
         pass

@@ -22,6 +22,7 @@ class NoProgress:
         self.label = ""
         self.files_total: int | None = None
         self.tables_total: int | None = None
+        self.events_total: int | None = None  # events to audit, about (None: not known)
         self._reset()
 
     def _reset(self) -> None:
@@ -36,6 +37,7 @@ class NoProgress:
     def start(self, files: int | None = None, label: str = READING,
               tables: int | None = None) -> None:
         self.label, self.files_total, self.tables_total = label, files, tables
+        self.events_total = None
         self._reset()
         self._show()
 
@@ -47,12 +49,31 @@ class NoProgress:
             self.label = label
             self._show()
 
-    def expect(self, files: int | None = None, tables: int | None = None) -> None:
-        """Set the totals once they are known (None leaves one as it is)."""
+    def expect(self, files: int | None = None, tables: int | None = None,
+               events: int | None = None) -> None:
+        """Set the totals once they are known (None leaves one as it is);
+        `events`: about how many events there are to audit."""
         if files is not None:
             self.files_total = files
         if tables is not None:
             self.tables_total = tables
+        if events is not None:
+            self.events_total = events
+
+    def left(self) -> float | None:
+        """About how many seconds the audit has left, from its pace since
+        auditing began: by the events audited of `events_total` where that
+        is known, else by the tables; None before anything is audited."""
+        if self._audit_started is None:
+            return None
+        elapsed = self.clock() - self._audit_started
+        if self.events_total and self.audited:
+            done = min(self.audited / self.events_total, 1.0)
+        elif self.tables_total and self.tables:
+            done = min(self.tables / self.tables_total, 1.0)
+        else:
+            return None
+        return elapsed * (1 - done) / done
 
     def advance(self, files: int = 0, events: int = 0, tables: int = 0, audited: int = 0,
                 scanned: int = 0) -> None:

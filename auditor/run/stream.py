@@ -85,10 +85,11 @@ class LazyLogs(LoadedLogs):
 
 def load_with_progress(paths: list[str | Path], progress,
                        read: ReadOptions = DEFAULT_READ,
-                       sites: dict[str, str] | None = None) -> LoadedLogs:
+                       sites: dict[str, str] | None = None,
+                       labels: dict[str, str] | None = None) -> LoadedLogs:
     """`load_logs`, telling `progress` of each file as soon as it is read."""
     return load_logs(paths, on_file=lambda f: progress.advance(files=1, events=f.rows_read),
-                     options=read, sites=sites)
+                     options=read, sites=sites, labels=labels)
 
 
 # --- the plan -----------------------------------------------------------------------------
@@ -121,7 +122,8 @@ def plan(files: list[Path], progress=None, budget: int | None = None,
     if len(batches) < 2:
         return None
     if progress is not None:
-        progress.expect(tables=len(set().union(*(s.tables for s in scans))))
+        progress.expect(tables=len(set().union(*(s.tables for s in scans))),
+                        events=sum(s.rows for s in scans))  # (quarantined rows too)
     return batches
 
 
@@ -261,16 +263,19 @@ class BatchResult:
     digest: object  # what the collector kept of the events, or None
 
 
-def audit_batch(files: list[Path], job, progress) -> BatchResult:
+def audit_batch(files: list[Path], job, progress,
+                labels: dict[str, str] | None = None) -> BatchResult:
     """Load, replay and check one batch of `job`'s files (an
     `auditor.run.job.AuditJob`); keep only the findings and what the job's
     collector takes of the events, so no report reads them again.
     The files that share a table are in one batch, so a table id held twice
-    (`auditor.logs.identity`) is refused here."""
+    (`auditor.logs.identity`) is refused here. `labels`: each file's name in
+    the reports, by path, where it is read under another (a dask worker
+    reads the absolute path)."""
     timings: dict[str, float] = {}
     progress.stage("reading")
     with stage(timings, "load"):
-        logs = load_with_progress(list(files), progress, job.read, job.sites)
+        logs = load_with_progress(list(files), progress, job.read, job.sites, labels)
     check_events(logs.events)
     tables = sorted({str(t) for t in logs.events["table_id"].unique().tolist()})
     q = logs.quarantine["table_id"] if len(logs.quarantine) else pd.Series([], dtype=object)

@@ -61,10 +61,16 @@ def logs(tmp_path_factory) -> Path:
     return folder
 
 
-def test_workers_die_with_a_killed_parent_and_free_the_report_folder(logs, tmp_path):
+#: --jobs's workers, and dask's local cluster's (forked from the audit too).
+ENGINES = pytest.mark.parametrize("engine", [[], ["--engine", "dask"]], ids=["jobs", "dask"])
+
+
+@ENGINES
+def test_workers_die_with_a_killed_parent_and_free_the_report_folder(logs, tmp_path, engine):
     out = tmp_path / "out"
     parent = subprocess.Popen([*AUDITOR, "check", str(logs), "--ruleset", "nz-table-games",
-                               "--jobs", "2", "--out", str(out), "--format", "parquet"],
+                               "--jobs", "2", *engine, "--out", str(out), "--format",
+                               "parquet"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     workers: set[int] = set()
     try:
@@ -98,11 +104,12 @@ def test_workers_die_with_a_killed_parent_and_free_the_report_folder(logs, tmp_p
     assert "another audit is writing" not in again.stderr
 
 
-def test_an_audit_with_workers_left_alone_ends_whole(logs, tmp_path):
+@ENGINES
+def test_an_audit_with_workers_left_alone_ends_whole(logs, tmp_path, engine):
     """The twin: the same audit, not killed, writes its report and leaves
     no worker."""
     run = subprocess.Popen([*AUDITOR, "check", str(logs), "--ruleset", "nz-table-games",
-                            "--jobs", "2", "--out", str(tmp_path / "out"), "--format",
+                            "--jobs", "2", *engine, "--out", str(tmp_path / "out"), "--format",
                             "parquet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     seen: set[int] = set()
     while run.poll() is None:

@@ -284,3 +284,23 @@ def test_rows_are_ordered_naturally_none_last_and_equal_names_fall_to_the_next_c
     seq = [5, 1, 3, 9, 4]
     # casino-a: T2 and T02 read as one name (seq decides), then T10; casino-b; none last
     assert _order([site, table, seq]).tolist() == [4, 3, 2, 0, 1]
+
+
+def test_dice_without_a_site_come_out_in_one_order_whatever_order_they_are_joined_in():
+    # --jobs N and dask join the tallies of groups of tables in another order
+    # than one process: a missing site (NaN, a new float object per frame)
+    # must not leave the rows in the order they came (NaN equals nothing).
+    import pandas as pd
+
+    from auditor.report.dice_stats import level_of
+    from auditor.report.dice_tally import FACES, DiceTally
+
+    def tally(serials):
+        return DiceTally(dice=pd.DataFrame({"site": [float("nan") for _ in serials],
+                                            "serial": serials,
+                                            **{f: [30] * len(serials) for f in FACES}}))
+
+    level = level_of(load_ruleset("nz-table-games"))
+    a = dice_stats(tally(["A2", "A10", "A1", "B1"]), level).dice
+    b = dice_stats(tally(["B1", "A1", "A10", "A2"]), level).dice
+    assert a["serial"].tolist() == b["serial"].tolist() == ["A1", "A2", "A10", "B1"]

@@ -19,6 +19,7 @@ from auditor.errors import EngineError
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.identity import TableIdentityError
 from auditor.logs.load import load_logs
+from auditor.report.formats import REPORT_FORMATS
 from auditor.rules.ruleset import load_ruleset
 from auditor.run import AuditJob, run_audit
 from auditor.run.partition import balance, contiguous, quarantine_groups, split_tables
@@ -135,13 +136,26 @@ def _check(args: list[str]):
     return CliRunner().invoke(main, ["check", *args], catch_exceptions=False)
 
 
+def _every_format(out: Path) -> list[str]:
+    """--out OUT and every format that writes a file there."""
+    return ["--out", str(out), *[a for f in REPORT_FORMATS.values() if f.files
+                                 for a in ("--format", f.name)]]
+
+
+def _same_files(a: Path, b: Path) -> None:
+    """Every report file in `a` and `b` byte for byte (the manifest too)."""
+    names = sorted(p.name for p in a.iterdir())
+    assert "manifest.json" in names and "dice_stats.parquet" in names
+    assert sorted(p.name for p in b.iterdir()) == names
+    assert [n for n in names if (a / n).read_bytes() != (b / n).read_bytes()] == []
+
+
 def test_check_jobs_writes_the_same_reports(logs_dir, tmp_path):
-    one = _check([str(logs_dir), "-r", "nz-table-games", "--out", str(tmp_path / "one"), "-q"])
-    two = _check([str(logs_dir), "-r", "nz-table-games", "--out", str(tmp_path / "two"), "-q",
+    one = _check([str(logs_dir), "-r", "nz-table-games", *_every_format(tmp_path / "one"), "-q"])
+    two = _check([str(logs_dir), "-r", "nz-table-games", *_every_format(tmp_path / "two"), "-q",
                   "--jobs", "2"])
     assert one.exit_code == two.exit_code == 1
-    for name in ("findings.parquet", "quarantine.parquet"):
-        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+    _same_files(tmp_path / "one", tmp_path / "two")
 
 
 def test_check_rejects_bad_engine_arguments(logs_dir, tmp_path):
@@ -199,12 +213,11 @@ def test_sites_keep_apart_on_every_engine(ruleset, cluster, tmp_path):
 
 
 def test_check_on_a_dask_cluster_writes_the_same_reports(logs_dir, cluster, tmp_path):
-    local = _check([str(logs_dir), "-r", "nz-table-games", "--out", str(tmp_path / "l"), "-q"])
-    remote = _check([str(logs_dir), "-r", "nz-table-games", "--out", str(tmp_path / "d"), "-q",
+    local = _check([str(logs_dir), "-r", "nz-table-games", *_every_format(tmp_path / "l"), "-q"])
+    remote = _check([str(logs_dir), "-r", "nz-table-games", *_every_format(tmp_path / "d"), "-q",
                      "--engine", "dask", "--scheduler", cluster.scheduler_address])
     assert local.exit_code == remote.exit_code == 1
-    for name in ("findings.parquet", "quarantine.parquet"):
-        assert (tmp_path / "l" / name).read_bytes() == (tmp_path / "d" / name).read_bytes()
+    _same_files(tmp_path / "l", tmp_path / "d")
 
 
 def test_dask_reports_a_file_that_cannot_be_a_log(tmp_path, cluster, ruleset):

@@ -103,6 +103,33 @@ def test_streamed_findings_are_those_of_one_load(logs_dir, ruleset, tmp_path, st
     assert streamed.logs.events.equals(once.logs.events)
 
 
+def test_dask_audits_the_same_batches_with_the_same_worker_function(
+        logs_dir, ruleset, tmp_path, streaming, cluster, monkeypatch):
+    """Under dask each batch is a task running `stream.audit_batch`, reading
+    its files by their absolute paths and naming them as given."""
+    monkeypatch.chdir(logs_dir.parent)
+    named = Path(logs_dir.name)  # a relative path: the workers read the absolute one
+    streamed = run_audit(AuditJob.of([named], ruleset, engine="dask", collector=COLLECTOR,
+                                     scheduler=cluster.scheduler_address))
+    assert sorted(streaming) == [["a.parquet"], ["b.csv"], ["c.jsonl"],
+                                 ["d1.parquet", "d2.csv"], ["e.parquet"]]
+    assert [f.path for f in streamed.logs.inputs] == [str(named / f.name) for f in
+                                                      sorted(logs_dir.iterdir())]
+    again = run_audit(AuditJob.of([named], ruleset, collector=COLLECTOR))  # --jobs 1, named so
+    _same(streamed, again, tmp_path)
+
+
+def test_dask_batches_name_the_first_file_that_cannot_be_a_log(logs_dir, ruleset, streaming,
+                                                              cluster, tmp_path):
+    for f in sorted(logs_dir.iterdir()):
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    (tmp_path / "c.jsonl").write_text("", encoding="utf-8")
+    (tmp_path / "e.parquet").write_bytes(b"not parquet")
+    with pytest.raises(LogFileError, match=r"c\.jsonl: the file is empty"):
+        run_audit(AuditJob.of([tmp_path], ruleset, engine="dask",
+                              scheduler=cluster.scheduler_address))
+
+
 @pytest.mark.parametrize(("per_table_code", "budget"), [(1, 2000), (3, 12), (2000, 100_000)])
 def test_the_html_report_lists_the_same_rows_whatever_its_cap(logs_dir, ruleset, streaming,
                                                               per_table_code, budget):
