@@ -259,3 +259,38 @@ def test_components_and_packing():
     assert pack(components(tables), rows, 25) == [[0, 2, 4], [1, 3], [5]]
     assert pack(components(tables), rows, 1) == [[0, 2, 4], [1], [3], [5]]
     assert pack(components(tables), rows, 1000) == [[0, 1, 2, 3, 4, 5]]
+
+
+def test_a_batch_s_events_are_freed_when_it_ends_without_a_collection(tmp_path, monkeypatch):
+    # audit_batch drops each batch's events before the next is read; they
+    # must go by their count of references (no cycle through the replay
+    # state, the checks' look-ups or the collectors' takings), since no
+    # collection of the whole heap is run between batches.
+    import gc
+    import weakref
+
+    from auditor.app.check import collector_for
+    from auditor.audit.exposure import EXPOSURE, Paired
+    from auditor.rules.ruleset import load_ruleset
+    from auditor.run.progress import NoProgress
+
+    log = tmp_path / "night.csv"
+    write_log(generate(2, 60, seed=3, inject=list(INJECTABLE)).table, log)
+    loaded = []
+    real = stream.load_with_progress
+
+    def keep_a_weak_reference(*args, **kwargs):
+        logs = real(*args, **kwargs)
+        loaded.append((weakref.ref(logs), weakref.ref(logs.events)))
+        return logs
+
+    monkeypatch.setattr(stream, "load_with_progress", keep_a_weak_reference)
+    job = AuditJob.of([log], load_ruleset("nz-table-games"),
+                      collector=Paired(EXPOSURE, collector_for(("parquet", "html", "json"))))
+    gc.disable()
+    try:
+        out = stream.audit_batch(list(job.files), job, NoProgress())
+        assert len(out.parts) and loaded
+        assert all(logs() is None and events() is None for logs, events in loaded)
+    finally:
+        gc.enable()
