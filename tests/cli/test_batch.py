@@ -233,3 +233,30 @@ def test_without_exclude_nothing_is_left_out(batch, tmp_path):
     assert res.exit_code == 1
     assert len(report_provenance(out)["inputs"]) == 3
     assert "excluded" not in report_provenance(out)
+
+
+@pytest.mark.parametrize("engine", [("--jobs", "2"), ("--engine", "dask", "--jobs", "2")],
+                         ids=["jobs2", "dask"])
+def test_keep_going_under_every_engine_writes_the_one_process_report(batch, tmp_path,
+                                                                     engine):
+    """--jobs and dask audit the readable files and name the others exactly
+    as one process does: every report file byte for byte, exit 2."""
+    def audit(out, *more):
+        args = ["check", batch, "-r", RULESET, "--out", out, "--no-config", "--keep-going",
+                "--site-from-path", "-q", *more]
+        for f in EVERY_FILE_FORMAT:
+            args += ["--format", f]
+        return run(*args)
+
+    one = audit(tmp_path / "one")
+    many = audit(tmp_path / "many", *engine)
+    assert one.exit_code == many.exit_code == 2, many.output
+    found = report_findings(tmp_path / "many")
+    assert list(zip(found["code"], found["table_id"])) == [("call.wrong_total", "B2")]
+    named = {e["file"] for e in report_provenance(tmp_path / "many")["not_audited"]}
+    assert named == set(_named(batch))
+    files = sorted(p.name for p in (tmp_path / "one").iterdir())
+    assert files == sorted(p.name for p in (tmp_path / "many").iterdir())
+    for name in files:
+        one_bytes = (tmp_path / "one" / name).read_bytes()
+        assert one_bytes == (tmp_path / "many" / name).read_bytes(), name
