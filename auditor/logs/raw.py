@@ -34,11 +34,14 @@ MAX_COLUMNS = 1024
 
 
 def too_many_columns(count: int) -> str | None:
-    """The problem of a file with `count` columns, or None."""
-    if count <= MAX_COLUMNS:
+    """The problem of a file with `count` columns, or None (the limit: the
+    command's `--max-columns`, MAX_COLUMNS unless raised)."""
+    limit = _inflate_limits.max_columns
+    if count <= limit:
         return None
-    return (f"{count:,} columns; a log may have at most {MAX_COLUMNS:,} (the spec has 17; "
-            f"drop the columns that are no log's before auditing)")
+    return (f"{count:,} columns; a log may have at most {limit:,} (the spec has 17; "
+            f"drop the columns that are no log's before auditing; --max-columns raises "
+            f"the limit)")
 CELL_KEEP_CHARS = 200
 
 
@@ -128,13 +131,15 @@ def sha256_of(path: Path) -> str:
 
 @dataclass(frozen=True)
 class InflateLimits:
-    """How far a gzip'd log may inflate: at most `max_bytes`, and at most
-    `max_ratio` times its compressed size (a log compresses 10 to 20 times; a
-    decompression bomb a thousand). Inflating to INFLATE_ALWAYS_BYTES is
-    allowed whatever the ratio."""
+    """How far reading a log may go before the run stops (exit 2): a gzip'd
+    log inflates to at most `max_bytes`, and at most `max_ratio` times its
+    compressed size (a log compresses 10 to 20 times; a decompression bomb a
+    thousand; inflating to INFLATE_ALWAYS_BYTES is allowed whatever the
+    ratio); a log has at most `max_columns` columns."""
 
     max_bytes: int = 4 << 30
     max_ratio: int = 100
+    max_columns: int = MAX_COLUMNS
 
 
 #: What a .gz file may always inflate to, whatever its ratio (a small file of

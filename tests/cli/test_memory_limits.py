@@ -22,15 +22,16 @@ from auditor.logs.raw import MAX_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 CLEAN = ROOT / "sample_logs" / "nz-table-games" / "night-clean.csv"
+PLANTED = ROOT / "sample_logs" / "nz-table-games" / "night-planted.csv"
 CAP = 2 << 30
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="caps memory with RLIMIT_AS")
 
 
-def capped(tmp_path: Path, log: Path) -> subprocess.CompletedProcess:
+def capped(tmp_path: Path, log: Path, *extra: str) -> subprocess.CompletedProcess:
     args = ["check", str(log), "--ruleset", "nz-table-games", "--out", str(tmp_path / "out"),
-            "--format", "parquet"]
+            "--format", "parquet", *extra]
     code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, "
             f"({CAP}, {CAP})); from auditor.__main__ import run; "
             f"sys.argv = ['auditor'] + {args!r}; run()")
@@ -38,14 +39,14 @@ def capped(tmp_path: Path, log: Path) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-def clean_rows(n: int = 300) -> tuple[list[str], list[list[str]]]:
-    with open(CLEAN, newline="", encoding="utf-8") as fh:
+def clean_rows(n: int = 300, source: Path = CLEAN) -> tuple[list[str], list[list[str]]]:
+    with open(source, newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
     return rows[0], rows[1:n + 1]
 
 
-def wide_csv(path: Path, extra: int) -> Path:
-    header, rows = clean_rows()
+def wide_csv(path: Path, extra: int, source: Path = CLEAN) -> Path:
+    header, rows = clean_rows(source=source)
     with open(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(header + [f"x{i}" for i in range(extra)])
@@ -65,6 +66,45 @@ def test_a_csv_with_50000_empty_extra_columns_stops_naming_the_file_and_limit(tm
     log = wide_csv(tmp_path / "wide.csv", 50_000)
     one_line_refusal(capped(tmp_path, log), f"{log}:1: the header has 50,017 columns; a log "
                                             f"may have at most {MAX_COLUMNS:,}")
+
+
+def test_a_csv_one_column_over_the_limit_stops_saying_how_to_raise_it(tmp_path):
+    log = wide_csv(tmp_path / "wide.csv", MAX_COLUMNS + 1 - 17)
+    one_line_refusal(capped(tmp_path, log), f"{log}:1: the header has 1,025 columns; a log "
+                                            f"may have at most 1,024",
+                     "--max-columns raises the limit")
+
+
+def test_max_columns_raises_the_limit_and_the_same_file_is_audited(tmp_path):
+    """The 1,025-column file audited under --max-columns 2000 finds what
+    the same rows without the extra columns find."""
+    wide = wide_csv(tmp_path / "wide.csv", MAX_COLUMNS + 1 - 17, PLANTED)
+    res = capped(tmp_path, wide, "--max-columns", "2000")
+    assert res.returncode == 1, res.stderr
+    narrow = run("check", wide_csv(tmp_path / "narrow.csv", 0, PLANTED), "--ruleset",
+                 "nz-table-games", "--out", tmp_path / "narrow", "--format", "parquet")
+    assert narrow.exit_code == res.returncode
+    keep = ["code", "table_id", "seq"]
+    found = [pq.read_table(tmp_path / d / "findings.parquet").select(keep).to_pylist()
+             for d in ("out", "narrow")]
+    assert found[0] == found[1] and found[0]
+
+
+@pytest.mark.parametrize("command", ["validate", "verify"])
+def test_validate_and_verify_take_max_columns(tmp_path, command):
+    log = wide_csv(tmp_path / "wide.csv", MAX_COLUMNS + 1 - 17)
+    if command == "validate":
+        refused, raised = (run("validate", log, *extra) for extra in
+                           ((), ("--max-columns", "1025")))
+    else:
+        out = tmp_path / "out"
+        assert capped(tmp_path, log, "--max-columns", "1025").returncode in (0, 1)
+        refused, raised = (run("verify", out, *extra) for extra in
+                           ((), ("--max-columns", "1025")))
+    assert "1,025 columns; a log may have at most 1,024" in refused.output, refused.output
+    assert "--max-columns raises the limit" in refused.output
+    assert "columns; a log may have at most" not in raised.output, raised.output
+    assert raised.exit_code == 0, raised.output
 
 
 def test_a_csv_with_a_few_columns_of_the_exporters_own_is_audited(tmp_path):
