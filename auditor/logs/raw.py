@@ -218,8 +218,7 @@ def _inflated(path: Path, limits: InflateLimits, source=None) -> bytes:
     1 GiB costs at most the limit, never the gigabyte. `source`: the file
     already opened (`read_bytes_hashed`)."""
     packed = source.size if source is not None else path.stat().st_size
-    by_ratio = max(limits.max_ratio * packed, INFLATE_ALWAYS_BYTES)
-    cap = min(limits.max_bytes, by_ratio)
+    cap, by_ratio = inflate_cap(packed, limits)
     blocks, total = [], 0
     opened = gzip.GzipFile(fileobj=source, mode="rb") if source is not None \
         else gzip.open(path, "rb")
@@ -227,16 +226,24 @@ def _inflated(path: Path, limits: InflateLimits, source=None) -> bytes:
         while block := fh.read(1 << 20):
             total += len(block)
             if total > cap:
-                raise LogFileError(path, _too_inflated(packed, limits, cap == by_ratio))
+                raise LogFileError(path, too_inflated(packed, limits, by_ratio))
             blocks.append(block)
     return b"".join(blocks)
 
 
-def _too_inflated(packed: int, limits: InflateLimits, by_ratio: bool) -> str:
+def inflate_cap(packed: int, limits: InflateLimits) -> tuple[int, bool]:
+    """The most a file of `packed` bytes may inflate (or decode) to, and
+    whether the ratio (not `max_bytes`) sets it."""
+    by_ratio = max(limits.max_ratio * packed, INFLATE_ALWAYS_BYTES)
+    return min(limits.max_bytes, by_ratio), by_ratio <= limits.max_bytes
+
+
+def too_inflated(packed: int, limits: InflateLimits, by_ratio: bool,
+                 verb: str = "inflates to") -> str:
     if by_ratio:
-        return (f"inflates to more than {limits.max_ratio} times its {packed:,} bytes "
+        return (f"{verb} more than {limits.max_ratio} times its {packed:,} bytes "
                 f"(a decompression bomb?); --max-inflate-ratio raises the limit")
-    return (f"inflates to more than {limits.max_bytes:,} bytes; --max-inflated-bytes raises "
+    return (f"{verb} more than {limits.max_bytes:,} bytes; --max-inflated-bytes raises "
             f"the limit")
 
 

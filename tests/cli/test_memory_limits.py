@@ -171,3 +171,65 @@ def test_running_out_of_memory_reading_a_parquet_file_is_not_unreadable(tmp_path
     monkeypatch.undo()
     assert run("check", log, "--ruleset", "nz-table-games", "--out",
                tmp_path / "o2").exit_code in (0, 1)
+
+
+def dictionary_parquet(path: Path, copies: int, value: str | None = None,
+                       rows: int | None = None) -> Path:
+    """The clean night `copies` times over (tables T01b, T01c, ...), every
+    text column dictionary-encoded (pyarrow's default); `value`: one
+    actor_id for every row (one dictionary entry)."""
+    header, body = clean_rows(rows or 10_000)
+    every = [[r[0] + ("" if k == 0 else chr(ord("a") + k))] + r[1:]
+             for k in range(copies) for r in body]
+    columns = {n: pa.array([r[i] for r in every]) for i, n in enumerate(header)}
+    if value is not None:
+        columns["actor_id"] = pa.DictionaryArray.from_arrays(  # (never decoded here)
+            pa.array([0] * len(every), pa.int32()), pa.array([value]))
+    pq.write_table(pa.table(columns), path, use_dictionary=True)
+    return path
+
+
+def test_a_small_parquet_whose_dictionary_decodes_to_gigabytes_stops(tmp_path):
+    """94 KB on disk, one 900 KB actor_id used by 6,987 rows: 6.3 GB
+    decoded (Arrow asked for 4.8 GB and died). Refused from the dictionary,
+    before any row is decoded."""
+    log = dictionary_parquet(tmp_path / "night.parquet", 3, "A" * 900_000)
+    assert log.stat().st_size < 200_000
+    assert pq.ParquetFile(log).metadata.num_rows == 6_987
+    one_line_refusal(capped(tmp_path, log),
+                     f"{log}: its columns decode to more than 100 times its "
+                     f"{log.stat().st_size:,} bytes (a decompression bomb?); "
+                     f"--max-inflate-ratio raises the limit")
+
+
+def test_a_large_dictionary_value_in_a_few_rows_is_audited(tmp_path):
+    """The same value in 15 rows decodes to 13.5 MB, within the 16 MiB a
+    file may always decode to: audited, every row replayed."""
+    log = dictionary_parquet(tmp_path / "night.parquet", 1, "A" * 900_000, rows=15)
+    res = capped(tmp_path, log)
+    assert res.returncode in (0, 1), res.stderr
+    md = json.loads((tmp_path / "out" / "manifest.json").read_text())["provenance"]
+    assert md["rows"] == {"read": 15, "replayed": 15, "quarantined": 0}
+
+
+def test_a_dictionary_encoded_parquet_finds_what_the_same_csv_finds(tmp_path):
+    header, body = clean_rows(10_000, PLANTED)
+    csv_log = tmp_path / "night.csv"
+    with open(csv_log, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([header] + body)
+    log = tmp_path / "night.parquet"
+    pq.write_table(pa.table({n: pa.array([r[i] or None for r in body])
+                             for i, n in enumerate(header)}), log, use_dictionary=True)
+    assert "RLE_DICTIONARY" in pq.ParquetFile(log).metadata.row_group(0).column(5).encodings
+    res = capped(tmp_path, log)
+    assert res.returncode == 1, res.stderr
+    plain = run("check", csv_log, "--ruleset", "nz-table-games", "--out", tmp_path / "plain",
+                "--format", "parquet")
+    assert plain.exit_code == 1
+    found = [pq.read_table(tmp_path / d / "findings.parquet") for d in ("out", "plain")]
+    assert found[0].num_rows > 0
+    # (a Parquet row is located by its number, a CSV row by its line: the header is line 1)
+    assert [n + 1 for n in found[0]["source_line"].to_pylist()] == \
+        found[1]["source_line"].to_pylist()
+    located = ["source_file", "source_line"]
+    assert found[0].drop_columns(located).equals(found[1].drop_columns(located))
