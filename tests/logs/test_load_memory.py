@@ -194,3 +194,65 @@ def test_utc_timestamps_without_pandas_private_constructor(monkeypatch):
     monkeypatch.delattr(pd.arrays.DatetimeArray, "_simple_new")
     got = pd.Series(_timestamps(col, None), copy=False)
     pd.testing.assert_series_equal(got, col.to_pandas(), check_exact=True)
+
+
+# --- many small files: joined as read ------------------------------------------------------
+
+def _small_files(folder, count: int):
+    """`count` tiny logs: one table each, 4 rows, some with a column of
+    their own, some leaving a column out, one a table split over two files,
+    and every tenth with a row quarantined."""
+    folder.mkdir()
+    for i in range(count):
+        extra = f",note{i % 3}" if i % 7 == 0 else ""
+        head = "table_id,seq,ts,event,actor_role" + ("" if i % 5 == 0 else ",actor_id") + extra
+        table = "T00000" if i == count - 1 else f"T{i:05d}"
+        first = 5 if i == count - 1 else 1
+        lines = [head]
+        for k, event in enumerate(("table_open", "staff_on", "staff_off", "table_close")):
+            seq = first + k
+            when = "not a time" if i % 10 == 3 and k == 1 else f"2026-03-01T20:00:0{k}+00:00"
+            row = f"{table},{seq},{when},{event},game_supervisor"
+            row += "" if i % 5 == 0 else f",S{i % 4}"
+            lines.append(row + ("," + f"n{k}" if extra else ""))
+        (folder / f"t{i:05d}.csv").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_small_files_are_joined_as_read_into_the_frame_one_by_one_gives(tmp_path, monkeypatch):
+    """A table kept per file costs ~32 KB of Arrow's objects however few its
+    rows (20,000 files of 4 rows held 700 MB): small files' tables are
+    joined every JOIN_FILES files, and the frame, the quarantine and the
+    inputs are what the tables kept one by one give."""
+    folder = _small_files(tmp_path / "logs", 520)
+    seen = []
+    order = load_module.order_events
+    monkeypatch.setattr(load_module, "order_events", lambda tables: (
+        seen.append(len(tables)), order(tables))[1])
+    joined = load_logs([folder])
+    monkeypatch.setattr(load_module, "JOIN_FILES", 10**9)
+    monkeypatch.setattr(load_module, "JOIN_ROWS", 0)  # (every file kept as read)
+    one_by_one = load_logs([folder])
+    assert seen == [3, 520]  # 256 + 256 + 8 files
+    pd.testing.assert_frame_equal(joined.events, one_by_one.events)
+    pd.testing.assert_frame_equal(joined.quarantine, one_by_one.quarantine)
+    assert joined.inputs == one_by_one.inputs
+    assert len(joined.quarantine) == 52 and joined.rows_read == 520 * 4
+    assert joined.rows_read == joined.rows_replayed + joined.rows_quarantined
+
+
+def test_a_file_of_many_rows_is_kept_as_read_between_joined_small_ones(tmp_path,
+                                                                         monkeypatch):
+    """A file of JOIN_ROWS rows or more is not copied into a join: those
+    before it are joined, it is kept as read, and the frame is the same."""
+    folder = _small_files(tmp_path / "logs", 20)
+    monkeypatch.setattr(load_module, "JOIN_ROWS", 4)  # (a file of 4 events: "large")
+    pieces = []
+    order = load_module.order_events
+    monkeypatch.setattr(load_module, "order_events", lambda tables: (
+        pieces.append([t.num_rows for t in tables]), order(tables))[1])
+    joined = load_logs([folder])
+    assert pieces == [[3 if i % 10 == 3 else 4 for i in range(20)]]
+    monkeypatch.setattr(load_module, "JOIN_ROWS", 1 << 16)
+    pd.testing.assert_frame_equal(joined.events, load_logs([folder]).events)
+    assert pieces[1] == [78]
