@@ -53,8 +53,12 @@ class _Nothing:
 
 
 def _leave_out(part: str) -> None:
-    """Replace `part` of the audit, in this process, by what does nothing."""
-    if part == "dice":
+    """Replace `part` of the audit (several joined by "+"), in this process,
+    by what does nothing."""
+    if "+" in part:
+        for one in part.split("+"):
+            _leave_out(one)
+    elif part == "dice":
         from auditor.audit.collect import Collectors
         from auditor.report import dice_report, html
         from auditor.report.dice_tally import DiceTally
@@ -102,7 +106,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", default="10M")
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--parts", default=",".join(PARTS))
+    ap.add_argument("--parts", default=",".join(PARTS),
+                    help="the parts to leave out, one at a time (comma-separated); "
+                         "several at once joined by + (dice+exposure+marks)")
     ap.add_argument("--ruleset", default="nz-table-games")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
