@@ -15,6 +15,9 @@ import pyarrow.compute as pc
 
 #: The events that establish some of a table's state (see docs/decisions.md).
 MARKERS = ("table_open", "table_close", "dice_received", "dice_accepted", "player_join")
+#: The dice custody events whose dice are kept (+1: the dice come to the
+#: table, -1: they leave it for good), under the marker "dice".
+DICE_MOVES = (("dice_received", 1), ("dice_removed", -1))
 #: Frequent events of which only each table's last seq is kept.
 LAST_ONLY = ("roll", "settlement_complete")
 
@@ -23,7 +26,8 @@ LAST_ONLY = ("roll", "settlement_complete")
 class TableMarks:
     """One table's log in one file: its first and last rows (seq, event) and
     its marker events (event -> its first and last seq; LAST_ONLY's: the
-    last only; `player_join`: (first seq, seat) per seat)."""
+    last only; `player_join`: (first seq, seat) per seat; "dice": (seq, +1
+    or -1, serials) per DICE_MOVES row)."""
 
     first: tuple[int, str]
     last: tuple[int, str]
@@ -84,6 +88,22 @@ def table_marks(events: pa.Table) -> dict[str, TableMarks]:
         for (k, seat), s in sorted(joined.items(), key=lambda kv: kv[1]):
             if k >= 0 and tables[k] in first:
                 markers.setdefault(tables[k], {}).setdefault("player_join", []).append((s, seat))
+    # The dice each dice_received brings and each dice_removed takes away
+    # (a few rows a night): whether those received since a mid-session start
+    # form a full set again.
+    if "dice" in events.column_names:
+        moves = [(code[ev], sign) for ev, sign in DICE_MOVES if ev in code]
+        if moves:
+            at = np.flatnonzero(np.isin(e, [c for c, _ in moves]))
+            named = events.column("dice").take(pa.array(at)).to_pylist()
+            sign_of = dict(moves)
+            for r, text in zip(at.tolist(), named):
+                k = int(t[r])
+                if k >= 0 and tables[k] in first:
+                    serials = tuple(sorted({d.strip() for d in str(text or "").split(",")
+                                            if d.strip()}))
+                    markers.setdefault(tables[k], {}).setdefault("dice", []).append(
+                        (int(seq[r]), sign_of[e[r]], serials))
     return {name: TableMarks(first[name], last.get(name, first[name]), markers.get(name, {}))
             for name in first}
 
