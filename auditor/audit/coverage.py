@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.checks import CHECKS
+from auditor.logs.site import shown_table
 
 
 def not_evaluated(rulesets, inputs) -> list[dict]:
@@ -49,6 +50,24 @@ def drop_unjudged(findings: pd.DataFrame, entries: list[dict]) -> pd.DataFrame:
     return findings if keep.all() else findings[keep].reset_index(drop=True)
 
 
+def scope(entry: dict) -> str:
+    """Where at a file a rule was not evaluated, when that is less than the
+    whole file (a table starting or ending mid-session): `T01 seq 638-1275`;
+    "" for a whole file. Every report says it beside the rule (raw text:
+    each format escapes it)."""
+    if entry.get("table") is None:
+        return ""
+    seqs = f"{entry['seq_from']}-{entry['seq_to']}" if entry["seq_to"] != entry["seq_from"] \
+        else f"{entry['seq_from']}"
+    return f"{shown_table(entry['table'])} seq {seqs}"
+
+
+def scoped(entry: dict, text: str) -> str:
+    """`text` with " at SCOPE" after it when the entry has a scope."""
+    where = scope(entry)
+    return f"{text} at {where}" if where else text
+
+
 def coverage_line(entries: list[dict]) -> str:
     """One line for the terminal: how many rules were not evaluated, and why
     (grouped by reason), or "" when every rule was."""
@@ -57,12 +76,13 @@ def coverage_line(entries: list[dict]) -> str:
     by_reason: dict[str, dict[str, set[str]]] = {}
     for e in entries:
         for why in e["reason"].split("; "):
-            got = by_reason.setdefault(why, {"rules": set(), "files": set()})
+            got = by_reason.setdefault(why, {"rules": set(), "files": set(), "listed": set()})
             got["rules"].add(e["rule"])
+            got["listed"].add(scoped(e, e["rule"]))
             got["files"].add(e["file"])
     rules = {e["rule"] for e in entries}
     files = {e["file"] for e in entries}
     parts = [f"{why} ({len(g['rules'])} rule(s), {len(g['files'])} file(s): "
-             f"{', '.join(sorted(g['rules']))})" for why, g in by_reason.items()]
+             f"{', '.join(sorted(g['listed']))})" for why, g in by_reason.items()]
     return (f"NOT EVALUATED: {len(rules)} rule(s) in {len(files)} file(s): "
             + "; ".join(parts) + ". Their findings there are not in the report.")

@@ -6,7 +6,8 @@ A table whose first row here is not `table_open` starts *unestablished*:
 the auditor does not know the dice at the table, the offer round (the
 shooter, the point) or the wagers at each seat. Each piece is established
 again by its own event (docs/decisions.md 92): all of them by a
-`table_open`; the dice by a `dice_received`; the offer round by a
+`table_open`; the dice once the dice received since the start (less those
+removed) form a full set (`dice_set_size`); the offer round by a
 `dice_accepted`; a seat's wagers by a `player_join` at that seat. Until
 then, a rule that needs the unknown piece is *not evaluated* at that table
 (listed in `not_evaluated` with the table, the seq range and the reason
@@ -52,7 +53,8 @@ NEEDS = {
     "shooter.ineligible": ("wagers",), "dice.passed_before_settlement": ("wagers",),
     "log.unknown_reference": ("dice", "wagers"),
 }
-_SAID = {"dice": "the dice at the table are known again from a dice_received",
+_SAID = {"dice": "the dice at the table are known again once the dice received form a "
+                 "full set",
          "offer": "the offer round and the point from a dice_accepted",
          "wagers": "a seat's wagers from a player_join at that seat"}
 
@@ -60,8 +62,9 @@ _SAID = {"dice": "the dice at the table are known again from a dice_received",
 class TableStart:
     """One table's log in this audit, from its marks in every file."""
 
-    def __init__(self, key: str):
+    def __init__(self, key: str, set_size: int = 5):
         self.key = key
+        self.set_size = set_size
         self.first: tuple[int, str] | None = None
         self.last: tuple[int, str] | None = None
         self.file: str | None = None
@@ -106,10 +109,34 @@ class TableStart:
             joined = [s for s, at in self.markers.get("player_join", [])
                       if s >= self.first[0] and seat is not None and at == seat]
             again = min(joined) if joined else None
+        elif piece == "dice":
+            again = self._full_set()
         else:
             again = self._after(ESTABLISHED_BY[piece])
         known = [s for s in (opened, again) if s is not None]
         return min(known) if known else None
+
+    def _full_set(self) -> int | None:
+        """The seq of the first `dice_received` at which the dice received
+        since the table's start, less those removed since, are a full set
+        (`set_size` dice): from there every die at the table is known.
+        Worked out once (asked per finding)."""
+        if "_full" not in self.__dict__:
+            self._full = self._first_full_set()
+        return self._full
+
+    def _first_full_set(self) -> int | None:
+        known: set[str] = set()
+        for s, sign, serials in sorted(self.markers.get("dice", [])):
+            if s < self.first[0]:
+                continue
+            if sign > 0:
+                known.update(serials)
+                if len(known) >= self.set_size:
+                    return s
+            else:
+                known.difference_update(serials)
+        return None
 
 
 #: Codes judged where a procedure ends: the event their finding points at
@@ -121,12 +148,22 @@ PENDING = {"dice.not_in_bowl": ("dice_selected", ("roll",)),
            "dice.lost_die_procedure": ("die_lost", ("dice_accepted",))}
 
 
-def table_starts(inputs) -> dict[str, TableStart]:
+def table_starts(inputs, set_size: int = 5) -> dict[str, TableStart]:
     out: dict[str, TableStart] = {}
     for f in inputs:
         for key, marks in (getattr(f, "marks", None) or {}).items():
-            out.setdefault(key, TableStart(key)).add(marks, f.path)
+            out.setdefault(key, TableStart(key, set_size)).add(marks, f.path)
     return out
+
+
+def full_set_size(rulesets) -> int:
+    """The dice in a full set: the largest `dice_set_size` any ruleset (or its
+    set-size rule) asks for, so the dice stay unknown until every ruleset
+    would call the set full."""
+    sizes = [rs.parameters.get("dice_set_size", 5) for rs in rulesets]
+    sizes += [rule.params["dice_set_size"] for rs in rulesets for rule in rs.rules
+              if "dice_set_size" in rule.params]
+    return max(sizes, default=5)
 
 
 def mid_session(rulesets, inputs, findings: pd.DataFrame
@@ -134,7 +171,7 @@ def mid_session(rulesets, inputs, findings: pd.DataFrame
     """`findings` less those resting on state a mid-session start left
     unknown; the not-evaluated entries (rule, code, file, table, seq range,
     reason) for them; and the tables starting or ending mid-session."""
-    starts = table_starts(inputs)
+    starts = table_starts(inputs, full_set_size(rulesets))
     partial = [t for t in starts.values() if t.starts_mid_session or t.ends_mid_session]
     if not partial:
         return findings, [], []

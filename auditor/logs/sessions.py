@@ -15,6 +15,9 @@ import pyarrow.compute as pc
 
 #: The events that establish some of a table's state (see docs/decisions.md).
 MARKERS = ("table_open", "table_close", "dice_received", "dice_accepted", "player_join")
+#: The dice custody events whose dice are kept (+1: the dice come to the
+#: table, -1: they leave it for good), under the marker "dice".
+DICE_MOVES = (("dice_received", 1), ("dice_removed", -1))
 #: Frequent events of which only each table's last seq is kept.
 LAST_ONLY = ("roll", "settlement_complete")
 
@@ -23,7 +26,8 @@ LAST_ONLY = ("roll", "settlement_complete")
 class TableMarks:
     """One table's log in one file: its first and last rows (seq, event) and
     its marker events (event -> its first and last seq; LAST_ONLY's: the
-    last only; `player_join`: (first seq, seat) per seat)."""
+    last only; `player_join`: (first seq, seat) per seat; "dice": (seq, +1
+    or -1, serials) per DICE_MOVES row)."""
 
     first: tuple[int, str]
     last: tuple[int, str]
@@ -57,6 +61,7 @@ class _Found:
         self.low: dict[tuple[str, str], int] = {}
         self.top: dict[tuple[str, str], int] = {}
         self.joined: dict[tuple[str, object], tuple[int, int]] = {}
+        self.dice: dict[str, list] = {}
 
     def add(self, part: pa.Table, offset: int) -> None:
         t, tables = _coded(part.column("table_id"))
@@ -105,6 +110,26 @@ class _Found:
                 key = (tables[k], ev)
                 self.low[key] = min(self.low.get(key, int(low[k])), int(low[k]))
                 self.top[key] = max(self.top.get(key, int(top[k])), int(top[k]))
+        self._dice_moves(part, e, names, t, tables, seq)
+
+    def _dice_moves(self, part: pa.Table, e: np.ndarray, names: list, t: np.ndarray,
+                    tables: list, seq: np.ndarray) -> None:
+        """The dice each dice_received brings and each dice_removed takes
+        away (a few rows a night): whether those received since a
+        mid-session start form a full set again."""
+        sign_of = {code: sign for code, name in enumerate(names)
+                   for ev, sign in DICE_MOVES if name == ev}
+        if not sign_of or "dice" not in part.column_names:
+            return
+        at = np.flatnonzero(np.isin(e, list(sign_of)))
+        named = part.column("dice").take(pa.array(at)).to_pylist()
+        for r, text in zip(at.tolist(), named):
+            k = int(t[r])
+            if k >= 0:
+                serials = tuple(sorted({d.strip() for d in str(text or "").split(",")
+                                        if d.strip()}))
+                self.dice.setdefault(tables[k], []).append(
+                    (int(seq[r]), sign_of[int(e[r])], serials))
 
     def _joins(self, part: pa.Table, at: np.ndarray, t: np.ndarray, tables: list,
                seq: np.ndarray, offset: int) -> None:
@@ -133,6 +158,9 @@ class _Found:
                         [top] if ev in LAST_ONLY else sorted({self.low[(name, ev)], top})
         for (name, seat), (s, _) in sorted(self.joined.items(), key=lambda kv: kv[1]):
             markers.setdefault(name, {}).setdefault("player_join", []).append((s, seat))
+        for name in order:
+            if name in self.dice:
+                markers.setdefault(name, {})["dice"] = self.dice[name]
         return {name: TableMarks((self.ends[name][0], self.ends[name][2]),
                                  (self.ends[name][3], self.ends[name][4]),
                                  markers.get(name, {}))

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from auditor.atomic import after_commit
+from auditor.audit.coverage import scoped
 from auditor.escape import escape_data, escape_property
 from auditor.report.records import finding_records, finding_statuses, table_label
 
@@ -52,7 +53,8 @@ def annotations(result, meta: dict) -> list[str]:
             for rec, st in zip(finding_records(findings), finding_statuses(findings))] + [
         f"::warning file={escape_property(e['file'])},title="
         f"{escape_property('not evaluated ' + e['rule'])}::"
-        + escape_data(f"rule {e['rule']} ({e['code']}) not evaluated: {e['reason']}")
+        + escape_data(scoped(e, f"rule {e['rule']} ({e['code']}) not evaluated")
+                    + f": {e['reason']}")
         for e in meta.get("not_evaluated", getattr(result, "not_evaluated", []))] + [
         f"::error file={escape_property(e['file'])},title=not audited::"
         + escape_data(f"{e['file']} not audited (cannot be read as a log): {e['reason']}")

@@ -46,6 +46,7 @@ from markupsafe import Markup
 
 from auditor.atomic import write_text
 from auditor.audit.collect import Collectors, taken_by
+from auditor.audit.coverage import scope
 from auditor.codes import CODES, SEVERITIES, SEVERITY_RANK
 from auditor.findings import at_or_above, joined_sites, severity_counts
 from auditor.logs.schema import COLUMN_NAMES
@@ -186,7 +187,8 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
             "rule_count": len(result.ruleset.rules),
         },
         "verdict": verdict,
-        "not_evaluated": prov.get("not_evaluated", getattr(result, "not_evaluated", [])),
+        "not_evaluated": [{**e, "scope": scope(e)} for e in
+                          prov.get("not_evaluated", getattr(result, "not_evaluated", []))],
         "not_audited": prov.get("not_audited", []),
         "excluded": prov.get("excluded", []),
         "inputs": prov.get("inputs", []),

@@ -28,6 +28,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from auditor.atomic import atomic_path
+from auditor.audit.coverage import scoped
 from auditor.codes import REPORT_ONLY, SEVERITY_RANK
 from auditor.escape import xml_text
 from auditor.report.json_format import inert_json
@@ -115,7 +116,7 @@ def junit_tree(result, meta: dict) -> ET.Element:
                                           "value": xml_text(f"{e['file']}: {e['reason']}")})
     unseen: dict[str, list[str]] = {}
     for e in meta.get("not_evaluated", getattr(result, "not_evaluated", [])):
-        unseen.setdefault(e["rule"], []).append(f"{e['file']}: {e['reason']}")
+        unseen.setdefault(e["rule"], []).append(f"{scoped(e, e['file'])}: {e['reason']}")
     for rule_id, where in unseen.items():
         for w in where:
             ET.SubElement(props, "property", {"name": "not_evaluated",

@@ -30,6 +30,7 @@ from urllib.parse import quote
 
 from auditor import __version__
 from auditor.atomic import write_text
+from auditor.audit.coverage import scoped
 from auditor.codes import CODES, SEVERITY_RANK
 from auditor.report.json_format import inert_json
 from auditor.report.records import finding_records, finding_statuses, rules_of
@@ -194,10 +195,12 @@ def _invocation(not_evaluated: list[dict], not_audited: list[dict] = ()) -> dict
     return {"executionSuccessful": not not_audited, "toolExecutionNotifications": unread + [
         {"level": "warning", "descriptor": {"id": "not_evaluated"},
          "associatedRule": {"id": e["rule"]},
-         "message": {"text": f"rule {e['rule']} ({e['code']}) not evaluated in "
-                             f"{e['file']}: {e['reason']}"},
+         "message": {"text": scoped(e, f"rule {e['rule']} ({e['code']}) not evaluated in "
+                                    f"{e['file']}") + f": {e['reason']}"},
          "locations": [{"physicalLocation": {"artifactLocation": {
-             "uri": artifact_uri(e["file"])}}}]}
+             "uri": artifact_uri(e["file"])}}}],
+         **({"properties": {k: e[k] for k in ("table", "seq_from", "seq_to")}}
+            if e.get("table") is not None else {})}
         for e in not_evaluated]}
 
 

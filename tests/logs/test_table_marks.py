@@ -11,10 +11,10 @@ import pyarrow as pa
 import pytest
 
 from auditor.logs import sessions
-from auditor.logs.sessions import LAST_ONLY, MARKERS, table_marks
+from auditor.logs.sessions import DICE_MOVES, LAST_ONLY, MARKERS, table_marks
 
 EVENTS = ["roll", "table_open", "table_close", "player_join", "dice_received",
-          "dice_accepted", "settlement_complete", "bet", None]
+          "dice_accepted", "settlement_complete", "bet", "dice_removed", None]
 
 
 def reference(rows: list[dict]) -> list:
@@ -22,19 +22,25 @@ def reference(rows: list[dict]) -> list:
     holding its least seq), the least seq and the event of the first row
     holding it, the greatest and the event of the last row holding it; each
     marker's first and last seq (LAST_ONLY: the last); each seat's first
-    join, in order of seq."""
+    join, in order of seq; the dice each dice_received brings (+1) and each
+    dice_removed takes away (-1), in file order."""
     tables: dict[str, dict] = {}
     for r in rows:
         if r["table_id"] is None:
             continue
         seq = -1 if r["seq"] is None else r["seq"]
-        t = tables.setdefault(r["table_id"], {"lo": None, "hi": None, "seen": {}, "join": {}})
+        t = tables.setdefault(r["table_id"],
+                              {"lo": None, "hi": None, "seen": {}, "join": {}, "dice": []})
         if t["lo"] is None or seq < t["lo"][0]:
             t["lo"] = (seq, r["event"])
         if t["hi"] is None or seq >= t["hi"][0]:
             t["hi"] = (seq, r["event"])
         if r["event"] in (*MARKERS, *LAST_ONLY) and r["event"] != "player_join":
             t["seen"].setdefault(r["event"], []).append(seq)
+        if r["event"] in dict(DICE_MOVES):
+            serials = tuple(sorted({d.strip() for d in (r["dice"] or "").split(",")
+                                    if d.strip()}))
+            t["dice"].append((seq, dict(DICE_MOVES)[r["event"]], serials))
         if r["event"] == "player_join" and r["seat"] not in t["join"]:
             t["join"][r["seat"]] = seq
         elif r["event"] == "player_join":
@@ -54,6 +60,8 @@ def reference(rows: list[dict]) -> list:
         if t["join"]:
             markers["player_join"] = sorted(((s, seat) for seat, s in t["join"].items()),
                                             key=lambda x: x[0])
+        if t["dice"]:
+            markers["dice"] = t["dice"]
         out.append((name, t["lo"], t["hi"], markers))
     return out
 
@@ -67,7 +75,8 @@ def random_file(rng: random.Random) -> tuple[list[dict], pa.Table]:
     rows = [{"table_id": rng.choice(["T01", "T02", "T03", None]),
              "event": rng.choice(EVENTS),
              "seq": None if rng.random() < .05 else rng.randint(-3, 20),
-             "seat": rng.choice([1, 2, None])} for _ in range(n)]
+             "seat": rng.choice([1, 2, None]),
+             "dice": rng.choice(["A1,A2", "B1", " A3 , A1", "", None])} for _ in range(n)]
     cuts = sorted(rng.sample(range(1, n), min(n - 1, rng.randint(0, 4)))) if n > 1 else []
 
     def pieces(name, typ, dictionary):
@@ -81,7 +90,8 @@ def random_file(rng: random.Random) -> tuple[list[dict], pa.Table]:
     table = pa.table({"table_id": pieces("table_id", pa.string(), rng.random() < .7),
                       "event": pieces("event", pa.string(), rng.random() < .7),
                       "seq": pieces("seq", pa.int64(), False),
-                      "seat": pieces("seat", pa.int64(), False)})
+                      "seat": pieces("seat", pa.int64(), False),
+                      "dice": pieces("dice", pa.string(), rng.random() < .5)})
     # (the reference keeps players' seats as the arrays give them back)
     return rows, table
 
