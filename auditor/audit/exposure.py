@@ -130,8 +130,7 @@ def exposure_of(events: pd.DataFrame, state: ReplayState) -> Exposure:
 
 
 def _duties(events: pd.DataFrame, sh: Shared, seq: np.ndarray, rolls: np.ndarray,
-            starts: np.ndarray,
-            stops: np.ndarray, session_tables: np.ndarray):
+            starts: np.ndarray, stops: np.ndarray, session_tables: np.ndarray):
     """Who was on duty, from when to when, in each session (a pass over the
     staff rows only: a few per session)."""
     event = events["event"]

@@ -30,11 +30,17 @@ where every engine's findings end (`AuditResult`)."""
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 import pandas as pd
 
+from auditor.checks.parameters import PARAMETERS
 from auditor.findings import joined_sites
 from auditor.logs.site import shown_table
+
+#: The dice in a full set where no ruleset says (the parameter's default).
+DEFAULT_SET_SIZE = PARAMETERS["dice_set_size"].default
 
 #: What re-establishes each piece of state (besides a `table_open`).
 ESTABLISHED_BY = {"dice": "dice_received", "offer": "dice_accepted",
@@ -62,7 +68,7 @@ _SAID = {"dice": "the dice at the table are known again once the dice received f
 class TableStart:
     """One table's log in this audit, from its marks in every file."""
 
-    def __init__(self, key: str, set_size: int = 5):
+    def __init__(self, key: str, set_size: int = DEFAULT_SET_SIZE):
         self.key = key
         self.set_size = set_size
         self.first: tuple[int, str] | None = None
@@ -110,22 +116,18 @@ class TableStart:
                       if s >= self.first[0] and seat is not None and at == seat]
             again = min(joined) if joined else None
         elif piece == "dice":
-            again = self._full_set()
+            again = self._full_set
         else:
             again = self._after(ESTABLISHED_BY[piece])
         known = [s for s in (opened, again) if s is not None]
         return min(known) if known else None
 
+    @cached_property
     def _full_set(self) -> int | None:
         """The seq of the first `dice_received` at which the dice received
         since the table's start, less those removed since, are a full set
         (`set_size` dice): from there every die at the table is known.
         Worked out once (asked per finding)."""
-        if "_full" not in self.__dict__:
-            self._full = self._first_full_set()
-        return self._full
-
-    def _first_full_set(self) -> int | None:
         known: set[str] = set()
         for s, sign, serials in sorted(self.markers.get("dice", [])):
             if s < self.first[0]:
@@ -148,7 +150,7 @@ PENDING = {"dice.not_in_bowl": ("dice_selected", ("roll",)),
            "dice.lost_die_procedure": ("die_lost", ("dice_accepted",))}
 
 
-def table_starts(inputs, set_size: int = 5) -> dict[str, TableStart]:
+def table_starts(inputs, set_size: int = DEFAULT_SET_SIZE) -> dict[str, TableStart]:
     out: dict[str, TableStart] = {}
     for f in inputs:
         for key, marks in (getattr(f, "marks", None) or {}).items():
@@ -160,10 +162,10 @@ def full_set_size(rulesets) -> int:
     """The dice in a full set: the largest `dice_set_size` any ruleset (or its
     set-size rule) asks for, so the dice stay unknown until every ruleset
     would call the set full."""
-    sizes = [rs.parameters.get("dice_set_size", 5) for rs in rulesets]
+    sizes = [rs.parameters.get("dice_set_size", DEFAULT_SET_SIZE) for rs in rulesets]
     sizes += [rule.params["dice_set_size"] for rs in rulesets for rule in rs.rules
               if "dice_set_size" in rule.params]
-    return max(sizes, default=5)
+    return max(sizes, default=DEFAULT_SET_SIZE)
 
 
 def mid_session(rulesets, inputs, findings: pd.DataFrame

@@ -18,10 +18,10 @@ import pyarrow.parquet as pq
 from auditor.errors import LogFileError, ran_out_of_memory
 from auditor.logs.arrays import is_text_type
 from auditor.logs.raw import (
-    INFLATE_ALWAYS_BYTES,
     RawRejected,
     arrow_message,
     current_inflate_limits,
+    ratio_cap,
     read_bytes,
     too_inflated,
     too_many_columns,
@@ -73,9 +73,7 @@ def _read_parquet(path: Path, source):
             # Text columns as Parquet stores them, dictionary-encoded: no
             # string per row is built, and every check looks at each
             # distinct value once.
-            pf = pq.ParquetFile(source, read_dictionary=_text_columns(source))
-            names = pf.schema_arrow.names
-            _refuse_decoding(path, packed, pf.metadata.num_rows * len(names) * CELL_OVERHEAD)
+            pf, names = _opened(path, source, packed, read_dictionary=_text_columns(source))
             if len(set(names)) == len(names):
                 table = _parquet_columns(pf, names)
                 _refuse_decoding(path, packed, table)
@@ -86,9 +84,7 @@ def _read_parquet(path: Path, source):
             # exactly what the plain reader gives.
             if hasattr(source, "seek"):
                 source.seek(0)
-            pf = pq.ParquetFile(source)
-            names = pf.schema_arrow.names
-            _refuse_decoding(path, packed, pf.metadata.num_rows * len(names) * CELL_OVERHEAD)
+            pf, names = _opened(path, source, packed)
             if len(set(names)) == len(names):
                 table = _parquet_columns(pf, names)
     except MemoryError:
@@ -100,6 +96,16 @@ def _read_parquet(path: Path, source):
         raise LogFileError(path, f"duplicate column(s): {', '.join(dupes)}")
     # Parquet has no lines; a row is located by its 1-based row number.
     return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
+
+
+def _opened(path: Path, source, packed: int, **options) -> tuple[pq.ParquetFile, list[str]]:
+    """The file opened (`options`: ParquetFile's) and its column names; a
+    file whose rows alone would decode past its limit is refused from its
+    footer, before any column is read."""
+    pf = pq.ParquetFile(source, **options)
+    names = pf.schema_arrow.names
+    _refuse_decoding(path, packed, pf.metadata.num_rows * len(names) * CELL_OVERHEAD)
+    return pf, names
 
 
 def _size(path: Path, source) -> int:
@@ -122,7 +128,7 @@ def _refuse_decoding(path: Path, packed: int, decoded) -> None:
     large file, like a large CSV file, is not a bomb). `decoded`: the
     bytes, or the table (measured against the cap: `decoded_bytes`)."""
     limits = current_inflate_limits()
-    cap = max(limits.max_ratio * packed, INFLATE_ALWAYS_BYTES)
+    cap = ratio_cap(packed, limits)
     if isinstance(decoded, pa.Table):
         decoded = decoded_bytes(decoded, cap)
     if decoded > cap:

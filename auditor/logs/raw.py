@@ -231,10 +231,16 @@ def _inflated(path: Path, limits: InflateLimits, source=None) -> bytes:
     return b"".join(blocks)
 
 
+def ratio_cap(packed: int, limits: InflateLimits) -> int:
+    """What a file of `packed` bytes may inflate (or decode) to by the ratio
+    alone: `max_ratio` times its size, INFLATE_ALWAYS_BYTES at least."""
+    return max(limits.max_ratio * packed, INFLATE_ALWAYS_BYTES)
+
+
 def inflate_cap(packed: int, limits: InflateLimits) -> tuple[int, bool]:
-    """The most a file of `packed` bytes may inflate (or decode) to, and
-    whether the ratio (not `max_bytes`) sets it."""
-    by_ratio = max(limits.max_ratio * packed, INFLATE_ALWAYS_BYTES)
+    """The most a file of `packed` bytes may inflate to, and whether the
+    ratio (not `max_bytes`) sets it."""
+    by_ratio = ratio_cap(packed, limits)
     return min(limits.max_bytes, by_ratio), by_ratio <= limits.max_bytes
 
 

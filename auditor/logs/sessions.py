@@ -89,7 +89,8 @@ class _Found:
                 ends[3:5] = here[3:5]
         # Every marker's rows in one pass over the codes: each event's
         # group (0: none), then the rows of each group.
-        kinds = [ev for ev in (*MARKERS, *LAST_ONLY) if ev in names]
+        moves = dict(DICE_MOVES)
+        kinds = [ev for ev in dict.fromkeys((*MARKERS, *LAST_ONLY, *moves)) if ev in names]
         group_of = {ev: g for g, ev in enumerate(kinds, start=1)}
         group = np.zeros(len(names) + 1, dtype=np.int8)  # (the last slot: code -1)
         for code, name in enumerate(names):
@@ -97,10 +98,15 @@ class _Found:
         of = group[e]
         marked = np.flatnonzero(of)
         of = of[marked]
+        dice_rows = []
         for g, ev in enumerate(kinds, start=1):
             at = marked[of == g]
+            if ev in moves:
+                dice_rows.append(at)
             if ev == "player_join":
                 self._joins(part, at, t, tables, seq, offset)
+                continue
+            if ev not in (*MARKERS, *LAST_ONLY):
                 continue
             low = np.full(n + 1, np.iinfo(np.int64).max, dtype=np.int64)
             top = np.full(n + 1, np.iinfo(np.int64).min, dtype=np.int64)
@@ -110,18 +116,18 @@ class _Found:
                 key = (tables[k], ev)
                 self.low[key] = min(self.low.get(key, int(low[k])), int(low[k]))
                 self.top[key] = max(self.top.get(key, int(top[k])), int(top[k]))
-        self._dice_moves(part, e, names, t, tables, seq)
+        if dice_rows:
+            self._dice_moves(part, np.sort(np.concatenate(dice_rows)), e, names, t, tables,
+                             seq)
 
-    def _dice_moves(self, part: pa.Table, e: np.ndarray, names: list, t: np.ndarray,
-                    tables: list, seq: np.ndarray) -> None:
+    def _dice_moves(self, part: pa.Table, at: np.ndarray, e: np.ndarray, names: list,
+                    t: np.ndarray, tables: list, seq: np.ndarray) -> None:
         """The dice each dice_received brings and each dice_removed takes
-        away (a few rows a night): whether those received since a
-        mid-session start form a full set again."""
-        sign_of = {code: sign for code, name in enumerate(names)
-                   for ev, sign in DICE_MOVES if name == ev}
-        if not sign_of or "dice" not in part.column_names:
+        away (rows `at`, a few a night, in file order): whether those
+        received since a mid-session start form a full set again."""
+        if "dice" not in part.column_names:
             return
-        at = np.flatnonzero(np.isin(e, list(sign_of)))
+        sign = dict(DICE_MOVES)
         named = part.column("dice").take(pa.array(at)).to_pylist()
         for r, text in zip(at.tolist(), named):
             k = int(t[r])
@@ -129,7 +135,7 @@ class _Found:
                 serials = tuple(sorted({d.strip() for d in str(text or "").split(",")
                                         if d.strip()}))
                 self.dice.setdefault(tables[k], []).append(
-                    (int(seq[r]), sign_of[int(e[r])], serials))
+                    (int(seq[r]), sign[names[e[r]]], serials))
 
     def _joins(self, part: pa.Table, at: np.ndarray, t: np.ndarray, tables: list,
                seq: np.ndarray, offset: int) -> None:
