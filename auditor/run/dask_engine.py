@@ -54,7 +54,7 @@ from auditor.logs.raw import (
 from auditor.audit.collect import Collector
 from auditor.audit.core import AuditResult, add_work, audit_tables, replay_state, stage
 from auditor.rules.ruleset import Ruleset
-from auditor.run import stream
+from auditor.run import pieces, stream
 from auditor.run.job import AuditJob
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.run.progress import NoProgress
@@ -134,6 +134,12 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
                 return _audit_batches(distributed, client, job, batches, timings, progress)
             except stream.TablesCrossBatches:  # the plan was wrong: a task per table
                 progress.start(files=len(files))
+        split = pieces.plan(files, sum(client.nthreads().values()))
+        if split is not None:
+            try:
+                return _audit_pieces(distributed, client, job, split, timings, progress)
+            except (stream.TablesCrossBatches, pieces.ReadWhole):  # a task per table
+                progress.start(files=len(files))
         return _audit_files(distributed, client, job, timings, progress)
 
 
@@ -165,14 +171,28 @@ def _audit_batches(distributed, client, job: AuditJob, batches: list[list[int]],
         done = {i for b, r in zip(batches, results) if isinstance(r, stream.BatchResult)
                 for i in b}
         raise stream.first_error(files, error, done, read)
-    add_work(timings, [r.timings for r in results])
-    parts, quarantine, inputs, tables = stream.merge(files, results)
-    with stage(timings, "checks"):
-        findings = finalize(parts)
-    collector = job.collector
-    digest = collector.join([r.digest for r in results]) if collector is not None else None
-    return AuditResult(job.ruleset, RemoteLogs(list(job.paths), quarantine, inputs, digest,
-                                               read, job.sites), findings, table_ids=tables)
+    return stream.merged_result(job, results, timings, progress, RemoteLogs)
+
+
+def _audit_pieces(distributed, client, job: AuditJob, split: list[pieces.Piece], timings,
+                  progress) -> AuditResult:
+    """One large file audited a piece per task (`auditor.run.pieces`), each
+    running `pieces.audit_piece` as `--jobs` runs it on the file's absolute
+    path; ReadWhole or TablesCrossBatches when it must be read whole."""
+    label = str(job.files[0])
+    limits = current_inflate_limits()
+    sent = [dataclasses.replace(p, path=str(Path(p.path).resolve())) for p in split]
+    progress.expect(events=split[0].rows)
+    progress.stage("auditing")
+    with stage(timings, "parallel"):
+        futures = [client.submit(_audit_piece, label, p, job, limits, pure=False) for p in sent]
+        results = _as_done(distributed, futures, lambda r: progress.advance(
+            *r.counts()) if isinstance(r, pieces.PieceResult) else None)
+        del futures
+    for r in results:
+        if isinstance(r, tuple) and r[0] == "error":
+            raise LogFileError(*r[1:])
+    return stream.merged_result(job, pieces.join(results), timings, progress, RemoteLogs)
 
 
 def _audit_files(distributed, client, job: AuditJob, timings, progress) -> AuditResult:
@@ -406,6 +426,15 @@ def _audit_batch(labels: list[str], paths: list[str], job: AuditJob, limits: Inf
                                       dict(zip(paths, labels)))
     except LogFileError as exc:
         return (exc.path, exc.problem, exc.line)
+
+
+def _audit_piece(label: str, piece: pieces.Piece, job: AuditJob, limits: InflateLimits):
+    """One piece of a file read from its absolute path (named `label`) and
+    audited as `--jobs` audits it (`pieces.audit_piece`)."""
+    if not Path(piece.path).exists():
+        return ("error", *_unseen(label, piece.path))
+    with inflate_limits(limits):
+        return pieces.audit_piece(piece, job, NoProgress(), label)
 
 
 def _worker_address() -> str:

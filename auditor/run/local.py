@@ -38,7 +38,7 @@ from auditor.findings import finalize
 from auditor.logs.identity import check_events
 from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
-from auditor.run import stream
+from auditor.run import pieces, stream
 from auditor.run.job import AuditJob
 from auditor.run.partition import split_tables, table_spans
 from auditor.run.progress import NoProgress
@@ -68,6 +68,13 @@ def audit_paths(job: AuditJob, timings: dict[str, float] | None = None,
             return _audit_batches(job, batches, timings, progress)
         except stream.TablesCrossBatches:
             progress.start(files=len(files))  # the plan was wrong: start again, at once
+            progress.stage("reading")
+    split = pieces.plan(files, job.jobs)
+    if split is not None:
+        try:
+            return _audit_pieces(job, split, timings, progress)
+        except (stream.TablesCrossBatches, pieces.ReadWhole):
+            progress.start(files=len(files))  # the file must be read whole: at once
             progress.stage("reading")
     return _audit_at_once(job, timings, progress)
 
@@ -136,7 +143,7 @@ def _digested(logs: LoadedLogs, collector: Collector | None, taken: list) -> Loa
 def _audit_batches(job: AuditJob, batches: list[list[int]], timings,
                    progress) -> AuditResult:
     """Each batch loaded, audited and dropped in turn (or by `job.jobs` workers)."""
-    files, collector, read = list(job.files), job.collector, job.read
+    files, read = list(job.files), job.read
     progress.expect(files=len(files))
     work = [[files[i] for i in b] for b in batches]
     if job.jobs > 1:
@@ -153,15 +160,23 @@ def _audit_batches(job: AuditJob, batches: list[list[int]], timings,
             except LogFileError as exc:
                 done = {i for b in batches[:k] for i in b}
                 raise stream.first_error(files, exc, done, read) from None
-    add_work(timings, [r.timings for r in results])
-    parts, quarantine, inputs, tables = stream.merge(files, results)
-    progress.expect(tables=len(tables))
-    with stage(timings, "checks"):
-        findings = finalize(parts)
-    digest = collector.join([r.digest for r in results]) if collector is not None else None
-    return AuditResult(job.ruleset, stream.LazyLogs(list(job.paths), quarantine, inputs, digest,
-                                                    read, job.sites),
-                       findings, table_ids=tables)
+    return stream.merged_result(job, results, timings, progress)
+
+
+def _audit_pieces(job: AuditJob, split: list[pieces.Piece], timings,
+                  progress) -> AuditResult:
+    """One large file audited a piece of it per worker (`auditor.run.pieces`);
+    ReadWhole or TablesCrossBatches when it must be read whole instead."""
+    progress.expect(events=split[0].rows)
+    progress.stage("auditing")  # the workers read and audit side by side
+    with stage(timings, "parallel"):
+        results = _run_pool(split, _audit_piece_task, job, job.jobs, progress)
+    return stream.merged_result(job, pieces.join(results), timings, progress)
+
+
+def _audit_piece_task(task: int, piece: pieces.Piece, job: AuditJob):
+    """In a worker: one piece of a file audited (`pieces.audit_piece`)."""
+    return pieces.audit_piece(piece, job, _WorkerProgress(task))
 
 
 def _audit_batch_task(task: int, files: list[Path], job: AuditJob):
@@ -273,9 +288,10 @@ def _worker_start(parent: int) -> None:
 def _totals(result) -> list[int]:
     """(files, events read, tables, events replayed) of a finished item."""
     if isinstance(result, stream.BatchResult):
-        return [len(result.inputs), sum(f.rows_read for f in result.inputs),
-                len(result.tables), result.events]
-    return list(result[2])
+        return result.counts()
+    if isinstance(result, tuple) and len(result) == 4:  # a group of tables
+        return list(result[2])
+    return [0, 0, 0, 0]
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
