@@ -168,9 +168,17 @@ def _audit_pieces(job: AuditJob, split: list[pieces.Piece], timings,
     """One large file audited a piece of it per worker (`auditor.run.pieces`);
     ReadWhole or TablesCrossBatches when it must be read whole instead."""
     progress.expect(events=split[0].rows)
-    progress.stage("auditing")  # the workers read and audit side by side
-    with stage(timings, "parallel"):
-        results = _run_pool(split, _audit_piece_task, job, job.jobs, progress)
+    if job.jobs > 1:
+        progress.stage("auditing")  # the workers read and audit side by side
+        with stage(timings, "parallel"):
+            results = _run_pool(split, _audit_piece_task, job, job.jobs, progress)
+    else:
+        results = []
+        for piece in split:  # in turn: memory bounded by a piece
+            result = pieces.audit_piece(piece, job, progress)
+            if isinstance(result, tuple) and result[0] == "error":
+                raise LogFileError(*result[1:])
+            results.append(result)
     return stream.merged_result(job, pieces.join(results), timings, progress)
 
 

@@ -48,9 +48,15 @@ from auditor.logs.load import LoadedLogs, joined_input, load_file, logs_of
 from auditor.logs.parquet_format import PieceOverShare, row_group_starts
 from auditor.run import stream
 
-#: The fewest rows a piece is planned with: a smaller file is not split
-#: (its reading costs less than starting and feeding another worker).
+#: The fewest rows a piece is planned with to share a file out between
+#: workers: a smaller file is not split for them (its reading costs less
+#: than starting and feeding another worker).
 PIECE_ROWS = 1 << 20
+#: The most rows a piece is planned with, whatever the workers: a larger
+#: file is cut into more pieces than workers, audited in turn, so a
+#: worker's memory is bounded by a piece (about 0.45 KB of peak memory an
+#: event: some 0.9 GB), or by the largest table where one table is larger.
+PIECE_BUDGET = 2 * stream.STREAM_EVENTS
 
 
 class ReadWhole(ControlSignal):
@@ -85,10 +91,12 @@ class PieceResult(stream.BatchResult):
 
 def plan(files: list[Path], jobs: int) -> list[Piece] | None:
     """The pieces of the one plain Parquet file of `files` for `jobs`
-    workers, from its footer alone; None when there is nothing to split
-    (other inputs, one worker, a small file, or row groups whose statistics
-    say one table holds every row)."""
-    if jobs < 2 or len(files) != 1:
+    workers, from its footer alone: one a worker for a file of `PIECE_ROWS`
+    rows a worker, and pieces of at most `PIECE_BUDGET` rows (nominal: a
+    piece ends where a table does) whatever the workers. None when there is
+    nothing to split (other inputs, a small file, or row groups whose
+    statistics say one table holds every row)."""
+    if len(files) != 1:
         return None
     path = files[0]
     if format_from_name(path) != "parquet" or path.name.lower().endswith(".gz"):
@@ -101,7 +109,7 @@ def plan(files: list[Path], jobs: int) -> list[Piece] | None:
     if "table_id" not in names or names.count("table_id") != 1 or _one_table(meta, names):
         return None
     rows = meta.num_rows
-    parts = min(jobs, rows // PIECE_ROWS)
+    parts = max(min(jobs, rows // PIECE_ROWS), -(-rows // PIECE_BUDGET))
     if parts < 2:
         return None
     cuts = nominal_cuts(row_group_starts(meta), parts)

@@ -77,8 +77,10 @@ class _Held:
 
 @pytest.fixture
 def split(monkeypatch, tmp_path):
-    """Pieces planned for small files; the rows each audited piece held."""
+    """Pieces planned for small files (one a worker); the rows each audited
+    piece held."""
     monkeypatch.setattr(pieces, "PIECE_ROWS", 400)
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 10 ** 9)
     held = _Held(tmp_path / "held.txt")
     real = pieces.audit_piece
 
@@ -182,6 +184,22 @@ def test_a_split_file_is_audited_as_one_reading_of_it(big, ruleset, tmp_path, sp
     assert [b for _, b in held[:-1]] == [a for a, _ in held[1:]]  # every row once
     ids = pq.read_table(big, columns=["table_id"]).column(0).to_pylist()
     assert all(a in _boundaries(ids) for a, _ in held)  # each cut between two tables
+    _same(result, once, tmp_path)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_larger_than_the_budget_is_audited_a_piece_at_a_time(big, ruleset, tmp_path,
+                                                                    split, monkeypatch, jobs):
+    """Pieces of at most PIECE_BUDGET rows (nominal), more than the workers,
+    one process included: a worker holds a piece at a time."""
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 1200)
+    n = pq.read_metadata(big).num_rows
+    assert len(pieces.plan([big], jobs)) == -(-n // 1200)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([big]))
+    result = run_audit(AuditJob.of([big], ruleset, jobs=jobs, collector=COLLECTOR))
+    held = sorted(split.rows())
+    assert len(held) >= 4 and held[0][0] == 0 and held[-1][1] == n
+    assert [b for _, b in held[:-1]] == [a for a, _ in held[1:]]
     _same(result, once, tmp_path)
 
 
