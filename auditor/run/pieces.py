@@ -56,7 +56,7 @@ PIECE_ROWS = 1 << 20
 #: file is cut into more pieces than workers, audited in turn, so a
 #: worker's memory is bounded by a piece (about 0.45 KB of peak memory an
 #: event: some 0.9 GB), or by the largest table where one table is larger.
-PIECE_BUDGET = 2 * stream.STREAM_EVENTS
+PIECE_BUDGET = 2_000_000
 
 
 @dataclass(frozen=True)
