@@ -226,15 +226,16 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
     if events.num_rows == 0 and piece is None:
         _one_problem(raw.path, quarantine, options)
     events, quarantine = with_site(events, quarantine, site)
+    empty = _empty_columns(events)
     loaded = InputFile(raw.path, raw.sha256, raw.fmt, rows_read, events.num_rows,
                        len(quarantine), columns,
                        tuple(e for e in schema.EVENTS if e in recorded),
                        options.encoding if raw.fmt != "parquet" else None,
                        options.assume_offset if assumed else None, tuple(raw.notes), site,
-                       _never_filled(events, recorded),
+                       _filled_nowhere(empty, recorded),
                        table_marks(events),
                        open_offsets(raw.table, options.assume_offset),
-                       _empty_columns(events))
+                       empty)
     return events, quarantine, loaded
 
 
@@ -245,13 +246,10 @@ def _empty_columns(events: pa.Table) -> tuple[str, ...]:
                  if c in events.column_names and events.column(c).null_count == n)
 
 
-def _never_filled(events: pa.Table, recorded: set[str]) -> tuple[str, ...]:
-    """The columns of `schema.FILLED_ON` this file holds but never fills,
-    though it records an event they are filled on."""
-    return _filled_nowhere(_empty_columns(events), recorded)
-
-
 def _filled_nowhere(empty: tuple[str, ...] | set[str], recorded: set[str]) -> tuple[str, ...]:
+    """The columns of `schema.FILLED_ON` among the `empty` ones that a file
+    (or pieces of it) never fills, though it records an event they are
+    filled on."""
     return tuple(c for c, on in schema.FILLED_ON.items() if c in empty and recorded & set(on))
 
 

@@ -172,7 +172,7 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
             position = {str(f): i for i, f in enumerate(files)}
             error = min(errors, key=lambda e: position.get(e.path, len(files)))
             done = {i for item, r in zip(items, results) if isinstance(r, stream.BatchResult)
-                    for i in ([item.file] if isinstance(item, pieces.Piece) else item)}
+                    for i in pieces.files_of(item)}
             raise stream.first_error(files, error, done, read)
         return results
 

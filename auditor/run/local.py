@@ -147,7 +147,7 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
         with stage(timings, "parallel"):
             results = _run_pool(items, _audit_item_task, job, job.jobs, progress,
                                 on_error=lambda exc, done: stream.first_error(
-                                    files, exc, {i for k in done for i in _files_of(work[k])},
+                                    files, exc, {i for k in done for i in pieces.files_of(work[k])},
                                     read))
     else:
         results = []
@@ -155,7 +155,7 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
             try:
                 results.append(_audit_item(item, job, progress))
             except LogFileError as exc:
-                done = {i for w in work[:k] for i in _files_of(w)}
+                done = {i for w in work[:k] for i in pieces.files_of(w)}
                 raise stream.first_error(files, exc, done, read) from None
     results, whole = pieces.join(work, results)
     for i in whole:  # (rare: a file read in pieces that must be judged whole)
@@ -164,11 +164,6 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
         except LogFileError as exc:
             raise stream.first_error(files, exc, set(range(len(files))) - {i}, read) from None
     return stream.merged_result(job, results, timings, progress)
-
-
-def _files_of(item) -> list[int]:
-    """The positions of the files a work item reads."""
-    return [item.file] if isinstance(item, pieces.Piece) else list(item)
 
 
 def _audit_item(item, job: AuditJob, progress):

@@ -104,9 +104,9 @@ def split(files: list[Path], batches: list[list[int]] | None,
     return work
 
 
-def plan(files: list[Path], jobs: int) -> list[Piece] | None:
-    """The pieces of the one file of `files` (`pieces`), or None."""
-    return pieces(files[0], 0, jobs) if len(files) == 1 else None
+def files_of(item: list[int] | Piece) -> list[int]:
+    """The positions of the files a work item of `split` reads."""
+    return [item.file] if isinstance(item, Piece) else list(item)
 
 
 def pieces(path: Path, file: int, jobs: int) -> list[Piece] | None:

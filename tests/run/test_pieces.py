@@ -116,26 +116,26 @@ def _boundaries(ids: list) -> list[int]:
 def test_the_plan_cuts_at_row_group_starts_from_the_footer(big, monkeypatch):
     monkeypatch.setattr(pieces, "PIECE_ROWS", 400)
     starts = row_group_starts(pq.read_metadata(big)).tolist()
-    plan = pieces.plan([big], 3)
+    plan = pieces.split([big], None, 3)
     assert [p.part for p in plan] == [0, 1, 2]
     n = starts[-1]
     nearest = [min(starts[1:-1], key=lambda s, k=k: abs(s - n * k / 3)) for k in (1, 2)]
     assert [p.start for p in plan] == [0, *nearest] and plan[-1].stop == n
     assert [a.stop for a in plan[:-1]] == [b.start for b in plan[1:]]
-    assert pieces.plan([big], 1) is None  # one worker
-    assert pieces.plan([big, big], 2) is None  # not one file
+    assert pieces.split([big], None, 1) is None  # one worker
+    assert pieces.split([big, big], None, 2) is None  # not one file
     monkeypatch.setattr(pieces, "PIECE_ROWS", 10_000)
-    assert pieces.plan([big], 4) is None  # too small to split
+    assert pieces.split([big], None, 4) is None  # too small to split
 
 
 def test_no_split_of_a_file_of_one_table_or_of_text(tmp_path, monkeypatch):
     monkeypatch.setattr(pieces, "PIECE_ROWS", 100)
     one = generate(1, 60, seed=42).table
-    assert pieces.plan([_write(one, tmp_path / "one.parquet", 200)], 4) is None
-    assert pieces.plan([_write(generate(3, 40, seed=43).table, tmp_path / "three.parquet",
-                               200)], 4) is not None
+    assert pieces.split([_write(one, tmp_path / "one.parquet", 200)], None, 4) is None
+    assert pieces.split([_write(generate(3, 40, seed=43).table, tmp_path / "three.parquet",
+                               200)], None, 4) is not None
     (tmp_path / "night.csv").write_text("table_id,seq\n" + "T1,1\n" * 1000, encoding="utf-8")
-    assert pieces.plan([tmp_path / "night.csv"], 4) is None
+    assert pieces.split([tmp_path / "night.csv"], None, 4) is None
 
 
 @pytest.mark.parametrize("kind", ["text", "dictionary", "integer", "nulls"])
@@ -195,7 +195,7 @@ def test_a_file_larger_than_the_budget_is_audited_a_piece_at_a_time(big, ruleset
     one process included: a worker holds a piece at a time."""
     monkeypatch.setattr(pieces, "PIECE_BUDGET", 1200)
     n = pq.read_metadata(big).num_rows
-    assert len(pieces.plan([big], jobs)) == -(-n // 1200)
+    assert len(pieces.split([big], None, jobs)) == -(-n // 1200)
     once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([big]))
     result = run_audit(AuditJob.of([big], ruleset, jobs=jobs, collector=COLLECTOR))
     held = sorted(split.rows())
