@@ -67,6 +67,10 @@ class InputFile:
     #: the offset its time was written in (`auditor.logs.local_day`), which
     #: dates the session's gaming day. Not in the provenance.
     open_offsets: tuple[tuple[str, int, int], ...] = ()
+    #: The columns of `schema.FILLED_ON` empty on every row read, whatever
+    #: the events: what `never_filled` is worked out from when a file is
+    #: read in pieces (`joined_input`). Not in the provenance.
+    empty_columns: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def as_dict(self) -> dict:
         """What the provenance says of the file: the counts, the spec's
@@ -146,6 +150,15 @@ def load_logs(paths: list[str | Path],
 
 
 
+def logs_of(events: pa.Table, quarantine: pd.DataFrame, loaded: InputFile,
+            options: ReadOptions = DEFAULT_READ) -> LoadedLogs:
+    """The logs of one file (or piece of one) `load_file` read, as
+    `load_logs` makes them of its files."""
+    frame = order_events([events])
+    release_memory()
+    return LoadedLogs(frame, quarantine, [loaded], options)
+
+
 #: Small files' tables are joined into one as they are read, up to this
 #: many files or rows a join: a table kept per file costs some 32 KB of
 #: Arrow's own objects (its columns, buffers, dictionaries) however few rows
@@ -169,16 +182,20 @@ def _joined(small: list[pa.Table]) -> list[pa.Table]:
 
 @small_pages()
 def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAULT_READ,
-              site: str | None = None) -> tuple[pa.Table, pd.DataFrame, InputFile]:
+              site: str | None = None, piece: tuple[int, int, bool] | None = None
+              ) -> tuple[pa.Table, pd.DataFrame, InputFile]:
     """Read and type one file as `options` say: its events (in file order),
     its quarantined rows and its provenance. `label` is the name the file
     goes by in the reports (default: `path` as given), for a file read
     through another path. A file whose every row is quarantined for one
     reason is one problem, not a finding per row: LogFileError. `site`: the
     file's site (its folder's), keying its tables by site
-    (`auditor.logs.site`) as does a `site` column of its own."""
+    (`auditor.logs.site`) as does a `site` column of its own. `piece`:
+    only rows [a, b) of a plain Parquet file, and whether to hash it
+    (`auditor.run.pieces`, which judges the whole file's rows as one
+    problem: not done here)."""
     use_lean_memory_pool()
-    raw = read_log(path, options)
+    raw = read_log(path, options, piece)
     release_memory()
     if label is not None:
         raw.path = label
@@ -206,7 +223,7 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
                                ignore_index=True)
         quarantine = quarantine.sort_values("source_line", kind="stable") \
             .reset_index(drop=True)
-    if events.num_rows == 0:
+    if events.num_rows == 0 and piece is None:
         _one_problem(raw.path, quarantine, options)
     events, quarantine = with_site(events, quarantine, site)
     loaded = InputFile(raw.path, raw.sha256, raw.fmt, rows_read, events.num_rows,
@@ -216,17 +233,50 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
                        options.assume_offset if assumed else None, tuple(raw.notes), site,
                        _never_filled(events, recorded),
                        table_marks(events),
-                       open_offsets(raw.table, options.assume_offset))
+                       open_offsets(raw.table, options.assume_offset),
+                       _empty_columns(events))
     return events, quarantine, loaded
+
+
+def _empty_columns(events: pa.Table) -> tuple[str, ...]:
+    """The columns of `schema.FILLED_ON` this file holds, empty on every row."""
+    n = events.num_rows
+    return tuple(c for c in schema.FILLED_ON
+                 if c in events.column_names and events.column(c).null_count == n)
 
 
 def _never_filled(events: pa.Table, recorded: set[str]) -> tuple[str, ...]:
     """The columns of `schema.FILLED_ON` this file holds but never fills,
     though it records an event they are filled on."""
-    n = events.num_rows
-    return tuple(c for c, on in schema.FILLED_ON.items()
-                 if c in events.column_names and recorded & set(on)
-                 and events.column(c).null_count == n)
+    return _filled_nowhere(_empty_columns(events), recorded)
+
+
+def _filled_nowhere(empty: tuple[str, ...] | set[str], recorded: set[str]) -> tuple[str, ...]:
+    return tuple(c for c, on in schema.FILLED_ON.items() if c in empty and recorded & set(on))
+
+
+def joined_input(pieces: list[InputFile]) -> InputFile:
+    """One file's provenance from that of its pieces (rows [a, b) each, in
+    row order: `auditor.run.pieces`), as reading it whole gives it: the
+    first piece's hash (the only one hashed), the counts summed, the events
+    recorded and the columns never filled worked out over every row, the
+    tables' marks (each table in one piece) and the openings joined."""
+    first = pieces[0]
+    events = set().union(*(p.events for p in pieces))
+    empty = set(first.empty_columns).intersection(*(p.empty_columns for p in pieces))
+    marks = {}
+    for p in pieces:
+        marks.update(p.marks)
+    return replace(first, rows_read=sum(p.rows_read for p in pieces),
+                   rows_replayed=sum(p.rows_replayed for p in pieces),
+                   rows_quarantined=sum(p.rows_quarantined for p in pieces),
+                   events=tuple(e for e in schema.EVENTS if e in events),
+                   assumed_offset=next((p.assumed_offset for p in pieces
+                                        if p.assumed_offset is not None), None),
+                   never_filled=_filled_nowhere(empty, events),
+                   marks=marks,
+                   open_offsets=tuple(o for p in pieces for o in p.open_offsets),
+                   empty_columns=tuple(c for c in first.empty_columns if c in empty))
 
 
 #: What to say after the reason every row of a file was quarantined for.

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from auditor.errors import LogFileError, ran_out_of_memory
+from auditor.errors import ControlSignal, LogFileError, ran_out_of_memory
 from auditor.logs.arrays import is_text_type
 from auditor.logs.raw import (
     RawRejected,
@@ -33,9 +33,10 @@ from auditor.logs.raw import (
 CELL_OVERHEAD = 4
 
 
-def open_hashed(path: Path):
+def open_hashed(path: Path, hashed: bool = True):
     """A Parquet file mapped from ONE open, as the reader's source, and its
-    SHA-256 (of exactly the bytes mapped)."""
+    SHA-256 (of exactly the bytes mapped; "" when not `hashed`: a piece of
+    a split file other than its first, `auditor.run.pieces`)."""
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
@@ -45,27 +46,32 @@ def open_hashed(path: Path):
     except (OSError, ValueError) as exc:
         raise LogFileError(path, f"cannot be read: {getattr(exc, 'strerror', None) or exc}") \
             from None
+    source = pa.BufferReader(pa.py_buffer(mapped))
+    if not hashed:
+        return source, ""
     digest = hashlib.sha256()
     view = memoryview(mapped)
     for at in range(0, len(view), 1 << 24):
         digest.update(view[at:at + (1 << 24)])
     view.release()
-    return pa.BufferReader(pa.py_buffer(mapped)), digest.hexdigest()
+    return source, digest.hexdigest()
 
 
-def read_parquet(path: Path, source=None):
+def read_parquet(path: Path, source=None, rows: tuple[int, int] | None = None):
     """The file's table; `source`: the file as already opened (`open_hashed`,
-    or a .gz file's inflated bytes). Running out of memory while reading is
-    said as such: a readable file is not unreadable evidence."""
+    or a .gz file's inflated bytes); `rows`: only rows [a, b) of it (a piece
+    of a split file: `auditor.run.pieces`), each located by its row number
+    in the whole file. Running out of memory while reading is said as such:
+    a readable file is not unreadable evidence."""
     if source is None:
         source = io.BytesIO(read_bytes(path)) if path.name.lower().endswith(".gz") else path
     try:
-        return _read_parquet(path, source)
+        return _read_parquet(path, source, rows)
     except MemoryError:  # (pyarrow's ArrowMemoryError is one)
         raise ran_out_of_memory(path) from None
 
 
-def _read_parquet(path: Path, source):
+def _read_parquet(path: Path, source, rows: tuple[int, int] | None = None):
     _refuse_wide(path, source)
     packed = _size(path, source)
     try:
@@ -75,8 +81,11 @@ def _read_parquet(path: Path, source):
             # distinct value once.
             pf, names = _opened(path, source, packed, read_dictionary=_text_columns(source))
             if len(set(names)) == len(names):
-                table = _parquet_columns(pf, names)
-                _refuse_decoding(path, packed, table)
+                table = _parquet_columns(pf, names, rows)
+                if rows is None:
+                    _refuse_decoding(path, packed, table)
+                else:
+                    _within_share(path, packed, table, rows, pf.metadata.num_rows)
         except MemoryError:
             raise
         except (pa.ArrowException, OSError, UnicodeDecodeError):
@@ -86,7 +95,7 @@ def _read_parquet(path: Path, source):
                 source.seek(0)
             pf, names = _opened(path, source, packed)
             if len(set(names)) == len(names):
-                table = _parquet_columns(pf, names)
+                table = _parquet_columns(pf, names, rows)
     except MemoryError:
         raise
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
@@ -95,7 +104,9 @@ def _read_parquet(path: Path, source):
         dupes = sorted(n for n, k in Counter(names).items() if k > 1)[:20]
         raise LogFileError(path, f"duplicate column(s): {', '.join(dupes)}")
     # Parquet has no lines; a row is located by its 1-based row number.
-    return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
+    first = rows[0] if rows is not None else 0
+    return table, np.arange(first + 1, first + table.num_rows + 1, dtype=np.int64), \
+        RawRejected()
 
 
 def _opened(path: Path, source, packed: int, **options) -> tuple[pq.ParquetFile, list[str]]:
@@ -134,6 +145,24 @@ def _refuse_decoding(path: Path, packed: int, decoded) -> None:
     if decoded > cap:
         raise LogFileError(path, too_inflated(packed, limits, True,
                                               verb="its columns decode to"))
+
+
+class PieceOverShare(ControlSignal):
+    """A piece of a split file decodes past its share of the file's cap
+    (`_within_share`): whether the whole file would be refused is not known
+    from the piece, so the file is read whole."""
+
+
+def _within_share(path: Path, packed: int, table: pa.Table, rows: tuple[int, int],
+                  file_rows: int) -> None:
+    """PieceOverShare unless rows [a, b) of a file of `file_rows` rows
+    decode within their share of the cap `_refuse_decoding` holds the whole
+    file to: every piece within its share, the file is within the cap, and
+    is not refused (as one reading of it would not refuse it)."""
+    cap = ratio_cap(packed, current_inflate_limits())
+    share = cap * (rows[1] - rows[0]) // max(1, file_rows)
+    if decoded_bytes(table, share) > share:
+        raise PieceOverShare(path)
 
 
 def decoded_bytes(table: pa.Table, cap: int) -> int:
@@ -198,27 +227,78 @@ def _text_columns(source) -> list[str]:
 PARQUET_THREADS = True
 
 
-def _parquet_columns(pf: pq.ParquetFile, names: list[str]) -> pa.Table:
+def _parquet_columns(pf: pq.ParquetFile, names: list[str],
+                     rows: tuple[int, int] | None = None) -> pa.Table:
     """The file's columns one at a time: a large file is read with a
     column's worth of memory to spare, not the whole table's (every row
     group read at once, then joined), and quicker. Every column keeps one
     piece per row group, as read: the file is typed a row group at a time
     (`load._slices`), so joining the pieces would only copy them (and a
-    dictionary column's pieces each have their own dictionary)."""
+    dictionary column's pieces each have their own dictionary). `rows`:
+    only rows [a, b), from the row groups that hold them."""
+    if rows is not None:
+        return _rows_of(pf, names, *rows)
     groups = pf.metadata.num_row_groups
     if groups <= 1 or not names:
         return pf.read(use_threads=False)
+    return _groups_columns(pf, names, range(groups))
+
+
+def _groups_columns(pf: pq.ParquetFile, names: list[str], groups: range,
+                    per_group: bool = False) -> pa.Table:
+    """Row groups `groups` of the file, a column at a time (`_parquet_columns`);
+    `per_group`: every column in one piece a row group, as text columns are
+    (a piece of a file is typed a row group at a time whatever its rows'
+    first row: `load._cuts`)."""
     columns = []
     for name in names:
-        if not pa.types.is_dictionary(pf.schema_arrow.field(name).type):
-            columns.append(pf.read(columns=[name], use_threads=PARQUET_THREADS).column(0))
+        if not per_group and not pa.types.is_dictionary(pf.schema_arrow.field(name).type):
+            columns.append(pf.read_row_groups(list(groups), columns=[name],
+                                              use_threads=PARQUET_THREADS).column(0)
+                           if len(groups) < pf.metadata.num_row_groups
+                           else pf.read(columns=[name], use_threads=PARQUET_THREADS).column(0))
             continue
         # A text column read as a dictionary a row group at a time: read
         # whole, its reader was found to zero its growing buffer again for
         # every row group it takes in (8 % of a 10M audit's instructions in
         # memset, for ten row groups); it is kept in those pieces anyway.
         pieces = [pf.read_row_group(group, columns=[name], use_threads=PARQUET_THREADS).column(0)
-                  for group in range(groups)]
+                  for group in groups]
         columns.append(pa.chunked_array([c for piece in pieces for c in piece.chunks],
                                         type=pieces[0].type))
     return pa.table(columns, names=names)
+
+
+def _rows_of(pf: pq.ParquetFile, names: list[str], a: int, b: int) -> pa.Table:
+    """Rows [a, b) of the file: the row groups holding them read (as
+    `_parquet_columns` reads them), the last one only up to row b when the
+    rows end inside it (its batches decoded until then), then sliced."""
+    starts = row_group_starts(pf.metadata)
+    first = max(0, int(np.searchsorted(starts, a, side="right")) - 1)
+    last = max(first, int(np.searchsorted(starts, b, side="left")) - 1)
+    last = min(last, pf.metadata.num_row_groups - 1)
+    if not names or last < first or b <= a:
+        return pf.schema_arrow.empty_table()
+    whole = range(first, last if b < starts[last + 1] else last + 1)
+    parts = [_groups_columns(pf, names, whole, per_group=True)] if len(whole) else []
+    if b < starts[last + 1]:  # the last row group's head only
+        parts.append(_head(pf, names, last, b - int(starts[last])))
+    table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+    return table.slice(a - int(starts[first]), b - a)
+
+
+def _head(pf: pq.ParquetFile, names: list[str], group: int, rows: int) -> pa.Table:
+    """The first `rows` rows of row group `group`, decoded as one batch (one
+    piece a column, as a whole row group is read) and no further."""
+    batches = pf.iter_batches(batch_size=max(1, rows), row_groups=[group], columns=names,
+                              use_threads=PARQUET_THREADS)
+    try:
+        return pa.Table.from_batches([next(batches)], schema=pf.schema_arrow)
+    finally:
+        batches.close()
+
+
+def row_group_starts(metadata) -> np.ndarray:
+    """The first row of each row group, and the file's row count after them."""
+    sizes = [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)]
+    return np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).astype(np.int64)

@@ -38,28 +38,33 @@ from auditor.logs.raw import (
 from auditor.logs.schema import EVENT_REQUIRES, EVENTS, REQUIRED_COLUMNS
 
 
-def read_log(path: Path, options: ReadOptions = DEFAULT_READ) -> RawLog:
+def read_log(path: Path, options: ReadOptions = DEFAULT_READ,
+             piece: tuple[int, int, bool] | None = None) -> RawLog:
     """Read one file; raise LogFileError when it cannot be a log, or when
-    memory ran out reading it (said as such: not unreadable evidence)."""
+    memory ran out reading it (said as such: not unreadable evidence).
+    `piece`: only rows [a, b) of a plain Parquet file, and whether to hash
+    the file (a split file's first piece does: `auditor.run.pieces`)."""
     try:
-        return _read_log(path, options)
+        return _read_log(path, options, piece)
     except MemoryError:  # (pyarrow's ArrowMemoryError is one)
         raise ran_out_of_memory(path) from None
 
 
-def _read_log(path: Path, options: ReadOptions) -> RawLog:
+def _read_log(path: Path, options: ReadOptions, piece=None) -> RawLog:
     problem = not_a_regular_file(path)  # (a pipe or a device: never opened)
     if problem:
         raise LogFileError(path, problem)
     fmt = format_from_name(path)
     gz = path.name.lower().endswith(".gz")
     encoding = options.encoding if fmt != "parquet" else None
+    if piece is not None and (fmt != "parquet" or gz):
+        raise ValueError("only a plain Parquet file is read a piece at a time")
     streamed = csv_format.read_csv_streamed(path) \
         if fmt == "csv" and not gz and encoding is None else None
     if streamed is not None:
         digest, (table, lines, rejected) = streamed
     else:
-        table, lines, rejected, digest = _read_whole(path, fmt, gz, encoding)
+        table, lines, rejected, digest = _read_whole(path, fmt, gz, encoding, piece)
     table, renames = renamed(table, options.columns, path)
     missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
     if missing:
@@ -118,16 +123,16 @@ def _suggest_encoding(path: Path, problems: dict[int, list[str]]) -> None:
                        else w for w in problems[first]]
 
 
-def _read_whole(path: Path, fmt: str, gz: bool, encoding: str | None = None):
+def _read_whole(path: Path, fmt: str, gz: bool, encoding: str | None = None, piece=None):
     """A file read whole (the one way for Parquet, JSON Lines and gzip; for
-    a CSV file the streamed read cannot take): its table, lines, rejected
-    rows and SHA-256."""
+    a CSV file the streamed read cannot take), or a `piece` of a plain
+    Parquet file: its table, lines, rejected rows and SHA-256."""
     # One opened file gives both the SHA-256 and the bytes parsed (a file
     # renamed over between two opens must not pair one file's hash with
     # another's rows): a Parquet file is mapped, the rest read.
     if fmt == "parquet" and not gz:
-        source, digest = parquet_format.open_hashed(path)
-        return (*parquet_format.read_parquet(path, source), digest)
+        source, digest = parquet_format.open_hashed(path, piece is None or piece[2])
+        return (*parquet_format.read_parquet(path, source, piece and piece[:2]), digest)
     data, digest = read_bytes_hashed(path)
     if fmt == "parquet":
         return (*parquet_format.read_parquet(path, io.BytesIO(data)), digest)

@@ -35,8 +35,9 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from auditor.audit.core import audit_tables, stage
+from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.errors import ControlSignal, LogFileError
+from auditor.findings import finalize
 from auditor.logs.discover import format_from_name
 from auditor.logs.identity import check_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs
@@ -261,6 +262,12 @@ class BatchResult:
     timings: dict[str, float]
     digest: object  # what the collector kept of the events, or None
 
+    def counts(self) -> list[int]:
+        """(files, events read, tables, events replayed): what the progress
+        is told of it when it ends."""
+        return [len(self.inputs), sum(f.rows_read for f in self.inputs), len(self.tables),
+                self.events]
+
 
 def audit_batch(files: list[Path], job, progress,
                 labels: dict[str, str] | None = None) -> BatchResult:
@@ -271,10 +278,17 @@ def audit_batch(files: list[Path], job, progress,
     (`auditor.logs.identity`) is refused here. `labels`: each file's name in
     the reports, by path, where it is read under another (a dask worker
     reads the absolute path)."""
+    return audit_read(lambda: load_with_progress(list(files), progress, job.read, job.sites,
+                                                 labels), job, progress)
+
+
+def audit_read(load, job, progress) -> BatchResult:
+    """`audit_batch` of the logs `load()` reads (a batch of files, or a
+    piece of one: `auditor.run.pieces`)."""
     timings: dict[str, float] = {}
     progress.stage("reading")
     with stage(timings, "load"):
-        logs = load_with_progress(list(files), progress, job.read, job.sites, labels)
+        logs = load()
     check_events(logs.events)
     tables = sorted({str(t) for t in logs.events["table_id"].unique().tolist()})
     q = logs.quarantine["table_id"] if len(logs.quarantine) else pd.Series([], dtype=object)
@@ -329,6 +343,24 @@ def merge(files: list[Path], results: list[BatchResult]
     parts = [p for r in results for p in r.parts]
     tables = sorted({t for r in results for t in r.tables})
     return parts, quarantine, [f for f in inputs if f is not None], tables
+
+
+def merged_result(job, results: list[BatchResult], timings: dict[str, float] | None,
+                  progress, logs_type: type[LazyLogs] = LazyLogs) -> AuditResult:
+    """The audit of `job` (an `auditor.run.job.AuditJob`) from its batches'
+    (or pieces') results, whichever engine ran them: the findings
+    finalized, the logs lazy (`logs_type`), their digest what the job's
+    collector took of each."""
+    add_work(timings, [r.timings for r in results])
+    parts, quarantine, inputs, tables = merge(list(job.files), results)
+    progress.expect(tables=len(tables))
+    with stage(timings, "checks"):
+        findings = finalize(parts)
+    collector = job.collector
+    digest = collector.join([r.digest for r in results]) if collector is not None else None
+    return AuditResult(job.ruleset, logs_type(list(job.paths), quarantine, inputs, digest,
+                                              job.read, job.sites),
+                       findings, table_ids=tables)
 
 
 def first_error(files: list[Path], error: LogFileError, done: set[int],

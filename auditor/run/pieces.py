@@ -1,0 +1,333 @@
+"""One large Parquet file split across workers (issue 27): each worker reads
+its own rows of the file, replays and checks them, and sends back what a
+batch of files sends back (`auditor.run.stream.BatchResult`).
+
+The plan is made from the file's footer alone: the file is cut into pieces
+of about the same number of rows at nominal rows `cut`. A table must be
+replayed whole, once, so a piece does not end at its nominal cut but where
+at the start or the end of the run of rows holding the table at that cut,
+whichever is nearer: each worker finds its own bounds by reading the
+`table_id` column around the cut (`cut_near`), and both pieces that meet
+at a cut find the same row. The piece that starts at row 0 hashes the file.
+The pieces are therefore contiguous row ranges that together hold every row
+once, each cut between two runs of different tables.
+
+A file whose tables are not each in one run of rows (rows interleaved by
+time) may hold a table in two pieces: the merge sees it (as for batches of
+files, `stream.TablesCrossBatches`) and the audit starts again, reading the
+file whole. So do a piece that decodes past its share of the file's
+decoding cap (`parquet_format.PieceOverShare`: the file may be refused as a
+whole), a file every row of which was quarantined (it may be one problem,
+`load._one_problem`) and a piece that finds the file cannot be a log: the
+file is then read whole, once, and gives the error (or the audit) that one
+reading gives. What a piece cannot judge alone is thus always judged on
+the whole file.
+
+CSV and JSON Lines files are not split: a quoted value may hold a line
+break, so no byte offset can be known to start a record (or a line number
+be given to it) without reading the file from its start; a gzip stream
+cannot be entered in the middle at all (docs/decisions.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from auditor.errors import LogFileError
+from auditor.logs.discover import format_from_name
+from auditor.logs.load import LoadedLogs, joined_input, load_file, logs_of
+from auditor.logs.parquet_format import PieceOverShare, row_group_starts
+from auditor.run import stream
+
+#: The fewest rows a piece is planned with to share a file out between
+#: workers: a smaller file is not split for them (its reading costs less
+#: than starting and feeding another worker).
+PIECE_ROWS = 1 << 20
+#: The most rows a piece is planned with, whatever the workers: a larger
+#: file is cut into more pieces than workers, audited in turn, so a
+#: worker's memory is bounded by a piece (about 0.45 KB of peak memory an
+#: event: some 0.9 GB), or by the largest table where one table is larger.
+PIECE_BUDGET = 2 * stream.STREAM_EVENTS
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Rows of one file, from the cut near nominal row `start` to the cut near
+    nominal row `stop` (`cut_near`): the worker finds the real rows."""
+
+    path: str
+    file: int       # the file's position among the job's files
+    part: int       # its place among the file's pieces
+    start: int
+    stop: int
+    rows: int       # the file's rows
+
+
+@dataclass
+class PieceResult(stream.BatchResult):
+    """A piece's `BatchResult`, with the rows it held; its `inputs` hold the
+    piece's provenance, joined with the other pieces' by `join`."""
+
+    rows: tuple[int, int] = (0, 0)
+
+    def counts(self) -> list[int]:
+        """(files, events read, tables, events replayed): the file counted by
+        its first piece only."""
+        return [1 if self.rows[0] == 0 else 0, sum(f.rows_read for f in self.inputs),
+                len(self.tables), self.events]
+
+
+def split(files: list[Path], batches: list[list[int]] | None,
+          jobs: int) -> list[list[int] | Piece] | None:
+    """The work of an audit of `files` by `jobs` workers: each batch of
+    files (`stream.plan`: file positions) as it is, but a batch of one plain
+    Parquet file cut into its `pieces`. Without batches (the input loaded at
+    once), the pieces of a single file; None when there are none."""
+    if batches is None:
+        if len(files) != 1:
+            return None
+        found = pieces(files[0], 0, jobs)
+        return list(found) if found else None
+    work: list[list[int] | Piece] = []
+    for batch in batches:
+        found = pieces(files[batch[0]], batch[0], jobs) if len(batch) == 1 else None
+        work += found or [batch]
+    return work
+
+
+def plan(files: list[Path], jobs: int) -> list[Piece] | None:
+    """The pieces of the one file of `files` (`pieces`), or None."""
+    return pieces(files[0], 0, jobs) if len(files) == 1 else None
+
+
+def pieces(path: Path, file: int, jobs: int) -> list[Piece] | None:
+    """The pieces of `path` (the job's file `file`) for `jobs` workers, from
+    its footer alone: one a worker for a file of `PIECE_ROWS` rows a
+    worker, and pieces of at most `PIECE_BUDGET` rows (nominal: a piece ends
+    where a table does) whatever the workers. None when it is not split
+    (not plain Parquet, small, or row groups whose statistics say one table
+    holds every row)."""
+    if format_from_name(path) != "parquet" or path.name.lower().endswith(".gz"):
+        return None
+    try:
+        meta = pq.read_metadata(path)
+        names = meta.schema.to_arrow_schema().names
+    except Exception:  # noqa: BLE001 - the loader says what is wrong with it
+        return None
+    if "table_id" not in names or names.count("table_id") != 1 or _one_table(meta, names):
+        return None
+    rows = meta.num_rows
+    parts = max(min(jobs, rows // PIECE_ROWS), -(-rows // PIECE_BUDGET))
+    if parts < 2:
+        return None
+    cuts = nominal_cuts(row_group_starts(meta), parts)
+    return [Piece(str(path), file, k, a, b, rows) for k, (a, b) in enumerate(pairwise(cuts))]
+
+
+def nominal_cuts(starts: np.ndarray, parts: int) -> list[int]:
+    """Rows cutting a file whose row groups start at `starts` (its rows
+    last) into `parts` pieces of about the same size: at the row group
+    starts nearest each share where there are enough row groups (a piece
+    then decodes only its own groups, and the head of the next that ends
+    its last table: `parquet_format._rows_of`), else at the shares."""
+    n = int(starts[-1])
+    share = [n * k // parts for k in range(parts + 1)]
+    inner = starts[1:-1]
+    if len(inner) < parts - 1:
+        return share
+    cuts = [0]
+    for k in range(1, parts):
+        left = len(inner) - (parts - 1 - k)  # leave a start for each cut after this one
+        options = inner[np.searchsorted(inner, cuts[-1], side="right"):left]
+        cuts.append(int(options[np.argmin(np.abs(options - share[k]))]))
+    return cuts + [n]
+
+
+def _one_table(meta, names: list[str]) -> bool:
+    """Whether every row group's `table_id` statistics say it holds one same
+    value (then no piece could hold a table of its own)."""
+    column = names.index("table_id")
+    seen = set()
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(column).statistics
+        if stats is None or not stats.has_min_max or stats.min != stats.max \
+                or stats.null_count:
+            return False
+        seen.add(stats.min)
+    return len(seen) == 1
+
+
+def cut_near(pf: pq.ParquetFile, starts: np.ndarray, row: int) -> int:
+    """Where a piece cut at nominal row `row` really falls: the start or the
+    end of the run of rows (one `table_id` as recorded) holding `row`,
+    whichever is nearer (the start on a tie); 0 and the file's rows stay
+    as they are. A pure function of the file and `row`, so the two pieces
+    meeting at a cut find the same row."""
+    n = int(starts[-1])
+    if row <= 0 or row >= n:
+        return max(0, min(row, n))
+    ids = _Ids(pf, starts)
+    value = ids.at(row)
+    begin = ids.last_other(row, value) + 1
+    if begin == row:
+        return row
+    end = ids.first_other(row, value, limit=row + (row - begin))
+    return begin if row - begin <= end - row else end
+
+
+class _Ids:
+    """The `table_id` column of a file as recorded, a row group at a time,
+    each read once."""
+
+    def __init__(self, pf: pq.ParquetFile, starts: np.ndarray):
+        self.pf, self.starts = pf, starts
+        self.n = int(starts[-1])
+        self.name = "table_id"
+        self._groups: dict[int, pa.Array] = {}
+
+    def group_of(self, row: int) -> int:
+        return int(np.searchsorted(self.starts, row, side="right")) - 1
+
+    def values(self, group: int) -> pa.Array:
+        if group not in self._groups:
+            self._groups[group] = self.pf.read_row_group(
+                group, columns=[self.name], use_threads=False).column(0).combine_chunks()
+        return self._groups[group]
+
+    def at(self, row: int) -> pa.Scalar:
+        group = self.group_of(row)
+        value = self.values(group)[row - int(self.starts[group])]
+        return value.value if isinstance(value, pa.DictionaryScalar) and value.is_valid \
+            else value
+
+    def _other(self, group: int, value: pa.Scalar) -> np.ndarray:
+        """Where the row group's ids differ from `value` (a null from a
+        value); text compared by its dictionary codes, not a string a row."""
+        ids = self.values(group)
+        if pa.types.is_dictionary(ids.type):
+            code = pc.index(ids.dictionary, value).as_py() if value.is_valid else -2
+            codes = ids.indices.to_numpy(zero_copy_only=False)
+            differs = codes != code
+            if ids.null_count:
+                nulls = np.asarray(ids.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+                differs = ~nulls if not value.is_valid else (differs | nulls)
+            return differs
+        if value.is_valid:
+            differs = pc.fill_null(pc.not_equal(ids, value), True)
+        else:
+            differs = pc.is_valid(ids)
+        return np.asarray(differs.to_numpy(zero_copy_only=False), dtype=bool)
+
+    def first_other(self, row: int, value: pa.Scalar, limit: int) -> int:
+        """The first row at or after `row` whose id is not `value` (`limit`
+        or the file's rows when none is found before them)."""
+        group = self.group_of(row)
+        while group < len(self.starts) - 1:
+            first = int(self.starts[group])
+            if first >= min(limit, self.n):
+                break
+            hits = np.flatnonzero(self._other(group, value)[max(0, row - first):])
+            if len(hits):
+                return max(row, first) + int(hits[0])
+            group += 1
+        return min(limit, self.n)
+
+    def last_other(self, row: int, value: pa.Scalar) -> int:
+        """The last row before `row` whose id is not `value` (-1 if none)."""
+        group = self.group_of(row - 1)
+        while group >= 0:
+            first = int(self.starts[group])
+            hits = np.flatnonzero(self._other(group, value)[:row - first])
+            if len(hits):
+                return first + int(hits[-1])
+            group -= 1
+        return -1
+
+
+def piece_rows(piece: Piece) -> tuple[int, int]:
+    """The rows [a, b) `piece` holds (see module)."""
+    pf = pq.ParquetFile(piece.path, read_dictionary=["table_id"])
+    starts = row_group_starts(pf.metadata)
+    return cut_near(pf, starts, piece.start), cut_near(pf, starts, piece.stop)
+
+
+def audit_piece(piece: Piece, job, progress, label: str | None = None):
+    """In a worker: one piece of the file read, replayed and checked (a
+    `PieceResult`); ("error", path, problem, line) for a file that cannot
+    be a log, as one reading of it says; ("whole",) when the file must be
+    read whole (see module). `label`: the file's name in the reports."""
+    path = Path(piece.path)
+    site = (job.sites or {}).get(label or piece.path)
+    try:
+        a, b = piece_rows(piece)
+        if a >= b:  # (a table runs across the whole piece: its start's piece holds it)
+            return PieceResult([], pd.DataFrame(), [], [], set(), 0, {}, None, rows=(a, b))
+
+        def load() -> LoadedLogs:
+            events, quarantine, loaded = load_file(path, label, job.read, site,
+                                                   piece=(a, b, a == 0))
+            progress.advance(files=1 if a == 0 else 0, events=loaded.rows_read)
+            return logs_of(events, quarantine, loaded, job.read)
+
+        result = stream.audit_read(load, job, progress)
+    except (PieceOverShare, pa.ArrowException, OSError):
+        return ("whole",)
+    except LogFileError:
+        try:  # the error one reading of the whole file gives
+            load_file(path, label, job.read, site)
+        except LogFileError as exc:
+            return ("error", exc.path, exc.problem, exc.line)
+        return ("whole",)
+    return PieceResult(**{f.name: getattr(result, f.name)
+                          for f in dataclasses.fields(stream.BatchResult)}, rows=(a, b))
+
+
+def join(work: list, results: list) -> tuple[list, list[int]]:
+    """The results of `work` (`split`) with each split file's provenance
+    joined into its first piece's (`joined_input`), the empty pieces left
+    out; and the files to be read whole instead (see module): a piece asked
+    for it, two pieces hold one table, or no row of the file was replayed
+    (the whole file may be one problem). Their pieces' results are dropped."""
+    out, whole = [], []
+    k = 0
+    while k < len(work):
+        if not isinstance(work[k], Piece):
+            out.append(results[k])
+            k += 1
+            continue
+        end = k
+        while end < len(work) and isinstance(work[end], Piece) and work[end].file == work[k].file:
+            end += 1
+        joined = _joined(results[k:end])
+        if joined is None:
+            whole.append(work[k].file)
+        else:
+            out += joined
+        k = end
+    return out, whole
+
+
+def _joined(results: list) -> list | None:
+    """One file's pieces' results, joined (`join`), or None to read it whole."""
+    if any(not isinstance(r, PieceResult) for r in results):
+        return None
+    results = [r for r in results if r.rows[0] < r.rows[1]]
+    named: set[str] = set()
+    for r in results:
+        if named & r.named:
+            return None
+        named |= r.named
+    whole = joined_input([f for r in results for f in r.inputs])
+    if whole.rows_replayed == 0:
+        return None
+    return [dataclasses.replace(r, inputs=[whole] if k == 0 else [])
+            for k, r in enumerate(results)]

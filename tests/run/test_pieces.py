@@ -1,0 +1,321 @@
+"""One large Parquet file split across workers (`auditor.run.pieces`): each
+piece ends where a table's run of rows ends, every row is audited once, and
+the findings, quarantine, provenance and every report are those of one
+reading of the file, whatever the engine; what a piece cannot judge alone
+is judged on the whole file."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from builder import report_bytes
+from click.testing import CliRunner
+
+from auditor.cli import main
+from auditor.errors import LogFileError
+from auditor.generate import INJECTABLE, generate, write_log
+from auditor.logs import parquet_format
+from auditor.logs.discover import discover
+from auditor.logs.load import load_logs
+from auditor.logs.parquet_format import row_group_starts
+from auditor.report.html import COLLECTOR, render_html
+from auditor.run import AuditJob, pieces, run_audit, stream
+
+META = {"test": "pieces"}
+ROW_GROUP = 500
+
+
+def _write(table: pa.Table, path: Path, row_group: int = ROW_GROUP) -> Path:
+    pq.write_table(table, path, row_group_size=row_group)
+    return path
+
+
+def _broken(table: pa.Table) -> pa.Table:
+    """`table` with two rows to quarantine: one of no table (a null
+    table_id) and one of table T02 without a seq; and a column of the log's
+    own (text to escape)."""
+    ids = table.column("table_id").to_pylist()
+    seq = table.column("seq").to_pylist()
+    t02 = ids.index("T02")
+    ids[7] = None
+    seq[t02 + 40] = None
+    table = table.set_column(0, "table_id", pa.array(ids, pa.string()))
+    table = table.set_column(1, "seq", pa.array(seq, pa.int64()))
+    note = pa.array([f"<b>note {i}</b>" if i % 5 == 0 else None for i in range(table.num_rows)])
+    return table.append_column("note", note)
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory) -> Path:
+    """A file of five tables in runs of rows, row groups of 500 rows cutting
+    through them, every code planted, two rows to quarantine."""
+    log = generate(5, 60, seed=41, inject=list(INJECTABLE))
+    return _write(_broken(log.table), tmp_path_factory.mktemp("pieces") / "night.parquet")
+
+
+class _Held:
+    """The rows each audited piece held, written by the worker that audited
+    it (a forked process) to a file the test reads."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def add(self, rows: tuple[int, int]) -> None:
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(f"{rows[0]} {rows[1]}\n")
+
+    def rows(self) -> list[tuple[int, int]]:
+        if not self.path.exists():
+            return []
+        return [tuple(map(int, line.split())) for line in self.path.read_text().splitlines()]
+
+
+@pytest.fixture
+def split(monkeypatch, tmp_path):
+    """Pieces planned for small files (one a worker); the rows each audited
+    piece held."""
+    monkeypatch.setattr(pieces, "PIECE_ROWS", 400)
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 10 ** 9)
+    held = _Held(tmp_path / "held.txt")
+    real = pieces.audit_piece
+
+    def spy(piece, job, progress, label=None):
+        result = real(piece, job, progress, label)
+        if isinstance(result, pieces.PieceResult):
+            held.add(result.rows)
+        return result
+    monkeypatch.setattr(pieces, "audit_piece", spy)
+    return held
+
+
+def _same(result, once, tmp_path: Path) -> None:
+    assert report_bytes(result, tmp_path / "split", META) == \
+        report_bytes(once, tmp_path / "once", META)
+    assert result.logs.quarantine.equals(once.logs.quarantine)
+    assert [f.as_dict() for f in result.logs.inputs] == [f.as_dict() for f in once.logs.inputs]
+    assert [(f.marks, f.open_offsets, f.never_filled) for f in result.logs.inputs] == \
+        [(f.marks, f.open_offsets, f.never_filled) for f in once.logs.inputs]
+    assert result.tables == once.tables
+    assert result.mid_session == once.mid_session
+    assert render_html(result, META) == render_html(once, META)
+
+
+def _boundaries(ids: list) -> list[int]:
+    """Every row at which a run of one table_id (as recorded) starts, and the end."""
+    return [0] + [r for r in range(1, len(ids)) if ids[r] != ids[r - 1]] + [len(ids)]
+
+
+# --- the plan and the cuts ---------------------------------------------------------------
+
+def test_the_plan_cuts_at_row_group_starts_from_the_footer(big, monkeypatch):
+    monkeypatch.setattr(pieces, "PIECE_ROWS", 400)
+    starts = row_group_starts(pq.read_metadata(big)).tolist()
+    plan = pieces.plan([big], 3)
+    assert [p.part for p in plan] == [0, 1, 2]
+    n = starts[-1]
+    nearest = [min(starts[1:-1], key=lambda s, k=k: abs(s - n * k / 3)) for k in (1, 2)]
+    assert [p.start for p in plan] == [0, *nearest] and plan[-1].stop == n
+    assert [a.stop for a in plan[:-1]] == [b.start for b in plan[1:]]
+    assert pieces.plan([big], 1) is None  # one worker
+    assert pieces.plan([big, big], 2) is None  # not one file
+    monkeypatch.setattr(pieces, "PIECE_ROWS", 10_000)
+    assert pieces.plan([big], 4) is None  # too small to split
+
+
+def test_no_split_of_a_file_of_one_table_or_of_text(tmp_path, monkeypatch):
+    monkeypatch.setattr(pieces, "PIECE_ROWS", 100)
+    one = generate(1, 60, seed=42).table
+    assert pieces.plan([_write(one, tmp_path / "one.parquet", 200)], 4) is None
+    assert pieces.plan([_write(generate(3, 40, seed=43).table, tmp_path / "three.parquet",
+                               200)], 4) is not None
+    (tmp_path / "night.csv").write_text("table_id,seq\n" + "T1,1\n" * 1000, encoding="utf-8")
+    assert pieces.plan([tmp_path / "night.csv"], 4) is None
+
+
+@pytest.mark.parametrize("kind", ["text", "dictionary", "integer", "nulls"])
+def test_a_cut_falls_at_the_nearest_end_of_a_run_of_one_table(tmp_path, kind):
+    """`cut_near` against the runs counted row by row, for every row: the
+    start or end of the run holding it, whichever is nearer."""
+    rng = random.Random(7)
+    ids: list = []
+    while len(ids) < 900:
+        value = rng.choice(["T1", "T2", "T3", None] if kind == "nulls" else ["T1", "T2", "T3"])
+        ids += [value] * rng.choice([1, 2, 37, 120, 260])
+    array = pa.array([int(v[1]) if v else None for v in ids], pa.int64()) \
+        if kind == "integer" else pa.array(ids, pa.string())
+    table = pa.table({"table_id": array, "seq": pa.array(range(len(ids)), pa.int64())})
+    path = tmp_path / "ids.parquet"
+    pq.write_table(table, path, row_group_size=128, use_dictionary=kind == "dictionary")
+    pf = pq.ParquetFile(path, read_dictionary=["table_id"])
+    starts = row_group_starts(pf.metadata)
+    bounds = _boundaries(array.to_pylist())
+    for row in range(len(ids) + 1):
+        lo = max(b for b in bounds if b <= row)
+        hi = min(b for b in bounds if b >= row)
+        assert pieces.cut_near(pf, starts, row) == (lo if row - lo <= hi - row else hi), row
+
+
+def test_a_piece_reads_only_its_rows_each_numbered_as_in_the_file(big):
+    whole, lines, _ = parquet_format.read_parquet(big)
+    for a, b in [(0, 10), (499, 1001), (1234, 4321), (4000, whole.num_rows)]:
+        part, part_lines, _ = parquet_format.read_parquet(big, rows=(a, b))
+        assert part.num_rows == b - a
+        assert part_lines.tolist() == lines[a:b].tolist()
+        for name in whole.column_names:
+            assert part.column(name).cast(pa.string()).equals(
+                whole.column(name).slice(a, b - a).cast(pa.string())), name
+
+
+# --- the audit of a split file ---------------------------------------------------------
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_a_split_file_is_audited_as_one_reading_of_it(big, ruleset, tmp_path, split, jobs):
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([big]))
+    assert len(once.findings) > 50 and len(once.logs.quarantine) == 2
+    result = run_audit(AuditJob.of([big], ruleset, jobs=jobs, collector=COLLECTOR))
+    held = sorted(split.rows())
+    assert len(held) == jobs and held[0][0] == 0
+    assert all(a < b for a, b in held)  # (none empty here)
+    assert [b for _, b in held[:-1]] == [a for a, _ in held[1:]]  # every row once
+    ids = pq.read_table(big, columns=["table_id"]).column(0).to_pylist()
+    assert all(a in _boundaries(ids) for a, _ in held)  # each cut between two tables
+    _same(result, once, tmp_path)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_larger_than_the_budget_is_audited_a_piece_at_a_time(big, ruleset, tmp_path,
+                                                                    split, monkeypatch, jobs):
+    """Pieces of at most PIECE_BUDGET rows (nominal), more than the workers,
+    one process included: a worker holds a piece at a time."""
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 1200)
+    n = pq.read_metadata(big).num_rows
+    assert len(pieces.plan([big], jobs)) == -(-n // 1200)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([big]))
+    result = run_audit(AuditJob.of([big], ruleset, jobs=jobs, collector=COLLECTOR))
+    held = sorted(split.rows())
+    assert len(held) >= 4 and held[0][0] == 0 and held[-1][1] == n
+    assert [b for _, b in held[:-1]] == [a for a, _ in held[1:]]
+    _same(result, once, tmp_path)
+
+
+@pytest.mark.parametrize("jobs", [1, 2, "dask"])
+def test_a_large_file_among_others_is_split_within_the_batches(big, ruleset, tmp_path, split,
+                                                               monkeypatch, request, jobs):
+    """Many files audited a batch at a time: the large Parquet file that
+    shares no table is cut into pieces, the others audited as batches."""
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 2000)
+    folder = tmp_path / "month"
+    folder.mkdir()
+    (folder / "b-big.parquet").write_bytes(big.read_bytes())
+    other = generate(2, 30, seed=47, inject=["call.wrong_total"], first_table=8).table
+    write_log(other.slice(0, 150), folder / "a.csv")  # T08 in both
+    write_log(other.slice(150), folder / "c.jsonl")
+    write_log(generate(1, 30, seed=48, first_table=10).table, folder / "d.parquet")
+    files = discover([folder])
+    work = pieces.split(files, stream.plan(files), 2 if jobs == "dask" else jobs)
+    assert [type(w).__name__ for w in work] == ["list", "Piece", "Piece", "Piece", "list"]
+    assert work[0] == [0, 2]  # a.csv and c.jsonl share T08
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([folder]))
+    engine = {"engine": "dask", "scheduler": request.getfixturevalue("cluster")
+              .scheduler_address} if jobs == "dask" else {"jobs": jobs}
+    result = run_audit(AuditJob.of([folder], ruleset, collector=COLLECTOR, **engine))
+    assert len(split.rows()) == 3
+    _same(result, once, tmp_path)
+
+
+def test_every_report_is_byte_identical_split_or_not(big, tmp_path, split):
+    """`auditor check` on the file: --jobs 1, --jobs 2 (split in two) and
+    --jobs 3 write the same bytes in every report."""
+    written = {}
+    for jobs in ("1", "2", "3"):
+        out = tmp_path / f"jobs{jobs}"
+        run = CliRunner().invoke(main, ["check", str(big), "-r", "nz-table-games", "--out",
+                                        str(out), "--jobs", jobs, "--format", "parquet",
+                                        "--format", "html", "--format", "json", "--format",
+                                        "junit", "--format", "sarif", "--format", "csv",
+                                        "--format", "text"])
+        assert run.exit_code == 1, run.output
+        written[jobs] = {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+    assert len(split.rows()) == 5  # 2 pieces, then 3
+    assert len(written["1"]) >= 10
+    assert written["2"] == written["1"] and written["3"] == written["1"]
+
+
+def test_dask_audits_the_same_pieces_with_the_same_worker_function(big, ruleset, tmp_path,
+                                                                   split, cluster):
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([big]))
+    result = run_audit(AuditJob.of([big], ruleset, engine="dask", collector=COLLECTOR,
+                                   scheduler=cluster.scheduler_address))
+    assert len(split.rows()) == 2  # the cluster's two workers
+    _same(result, once, tmp_path)
+
+
+# --- what a piece cannot judge alone -------------------------------------------------------
+
+def test_tables_interleaved_in_time_are_read_whole(tmp_path, ruleset, split):
+    """Rows ordered by time put every table in every piece: the merge sees
+    a table twice and the file is read whole, once."""
+    log = generate(4, 40, seed=44, inject=["call.wrong_total", "log.sequence_gap"]).table
+    order = pc.sort_indices(log, sort_keys=[("ts", "ascending"), ("table_id", "ascending")])
+    path = _write(log.take(order), tmp_path / "by-time.parquet")
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([path]))
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2))
+    assert len(split.rows()) == 2  # tried, then read whole
+    _same(result, once, tmp_path)
+
+
+def test_a_piece_past_its_share_of_the_decoding_cap_reads_the_file_whole(
+        big, ruleset, tmp_path, split, monkeypatch):
+    real = parquet_format._within_share
+
+    def over(path, packed, table, rows, file_rows):
+        if rows[0] > 0:
+            raise parquet_format.PieceOverShare(path)
+        return real(path, packed, table, rows, file_rows)
+    monkeypatch.setattr(parquet_format, "_within_share", over)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([big]))
+    result = run_audit(AuditJob.of([big], ruleset, jobs=2, collector=COLLECTOR))
+    assert [a for a, _ in split.rows()] == [0]  # the second piece asked for the whole file
+    _same(result, once, tmp_path)
+
+
+def test_a_piece_within_its_share_of_the_cap_is_not_refused(big):
+    """A piece is held to its rows' share of the whole file's cap."""
+    packed = big.stat().st_size
+    part, _, _ = parquet_format.read_parquet(big, rows=(0, 100))
+    parquet_format._within_share(big, packed, part, (0, 100), 5000)
+    with pytest.raises(parquet_format.PieceOverShare):
+        parquet_format._within_share(big, packed, part, (0, 100), 10 ** 12)
+
+
+def test_a_file_every_row_of_which_is_quarantined_is_one_problem(tmp_path, ruleset, split):
+    log = generate(3, 40, seed=45).table
+    path = _write(log.set_column(1, "seq", pa.nulls(log.num_rows, pa.int64())),
+                  tmp_path / "no-seq.parquet")
+    with pytest.raises(LogFileError) as one:
+        run_audit(AuditJob.of([path], ruleset))
+    with pytest.raises(LogFileError) as pieced:
+        run_audit(AuditJob.of([path], ruleset, jobs=2))
+    assert "every row" in str(one.value) and str(pieced.value) == str(one.value)
+
+
+def test_a_file_that_cannot_be_a_log_gives_the_error_of_one_reading(tmp_path, ruleset, split):
+    """The file lacks `die1`, which its rolls require: the error counts the
+    file's rolls, not a piece's."""
+    log = generate(3, 40, seed=46).table
+    path = _write(log.drop_columns(["die1"]), tmp_path / "no-die1.parquet")
+    with pytest.raises(LogFileError) as one:
+        run_audit(AuditJob.of([path], ruleset))
+    with pytest.raises(LogFileError) as pieced:
+        run_audit(AuditJob.of([path], ruleset, jobs=2))
+    assert "die1" in str(one.value) and str(pieced.value) == str(one.value)
+    rolls = int(np.sum(np.array(log.column("event").to_pylist()) == "roll"))
+    assert f"holds {rolls:,})" in str(one.value)
