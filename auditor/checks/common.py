@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.checks.registry import Hits
+from auditor.game.dice_values import DiceValues
 from auditor.logs import tables
 from auditor.logs.arrays import category_codes
 
@@ -225,14 +226,17 @@ class Shared:
     # --- dice -------------------------------------------------------------------
 
     @cached_property
-    def dice_named(self) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """The serials every distinct `dice` value names, end to end, and per
-        category code where its serials start and how many (one slot more,
-        for code -1: nothing recorded, no dice)."""
-        named = [str(c).split(",") for c in self.categories("dice")[:-1]]
-        counts = np.fromiter(map(len, named), dtype=np.int64, count=len(named))
-        counts = np.append(counts, 0)
-        return [x for d in named for x in d], np.cumsum(counts) - counts, counts
+    def dice_values(self) -> DiceValues:
+        """The serials each category of `dice` names (`DiceValues`: per
+        category code where its serial ids start and how many, one slot
+        more for code -1, no dice): the replay's own split where it split
+        these very categories, else split here."""
+        categories = self._categorical("dice").cat.categories
+        state = self.state
+        got = None if state is None else getattr(state, "derived", {}).get("dice_values")
+        if got is not None and got.values is categories:
+            return got
+        return DiceValues(categories)
 
     @cached_property
     def seq(self) -> np.ndarray:

@@ -200,8 +200,9 @@ def _failed_dice_used(ctx) -> tuple[np.ndarray, list[list[str]]]:
 
 def _named(sh, code: int) -> list[str]:
     """The serials dice value `code` names (-1: none)."""
-    names, first, counts = sh.dice_named
-    return names[first[code]:first[code] + counts[code]]
+    values = sh.dice_values
+    start = values.starts[code]
+    return [values.serials[x] for x in values.ids[start:start + values.counts[code]].tolist()]
 
 
 @check("dice_returned_to_bowl", "dice.not_in_bowl")
@@ -305,7 +306,7 @@ def _rolled_not_chosen(ctx) -> tuple[np.ndarray, list[list[str]]]:
     choice = sh.latest(chosen_rows, rows, resets=np.concatenate([sh.event_rows(e) for e in (
         "dice_accepted", "shooter_relinquish", "table_open")]))
     rows, choice = rows[choice >= 0], np.searchsorted(chosen_rows, choice[choice >= 0])
-    width = len(sh.dice_named[2])
+    width = len(sh.dice_values.counts)
     rolled = codes[rows].astype(np.int64) % width  # (-1: the last, no dice)
     pairs, inverse = np.unique(choice * width + rolled, return_inverse=True)
     bad = np.fromiter((not set(_named(sh, p % width)).issubset(chosen[p // width])

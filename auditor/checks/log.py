@@ -255,25 +255,22 @@ BY_SESSION_CELLS = 1 << 22
 
 
 class _DiceSpelled:
-    """The serials of every distinct `dice` value as ids, end to end
-    (`ids`), with per category code where its serials start and how many
-    (`Shared.dice_named`: one slot more, last, for code -1, no dice), and
-    the serials by id (`names`)."""
+    """The serials of every distinct `dice` value as ids (`Shared.dice_values`),
+    and the serials by id (`names`)."""
 
     def __init__(self, sh):
-        named, self.starts, self.counts = sh.dice_named
-        ids: dict[str, int] = {}
-        self.ids = np.fromiter((ids.setdefault(x, len(ids)) for x in named),
-                               dtype=np.int64, count=len(named))
-        self.names = list(ids)
+        self.values = sh.dice_values
+        self.ids, self.starts, self.counts = self.values.ids, self.values.starts, \
+            self.values.counts
+        self.names = self.values.serials
 
     def of(self, rows: np.ndarray, codes: np.ndarray, starts: np.ndarray):
         """(row, session, serial id) of each die the rows name (their dice
         values `codes`), in order; `starts`: the sessions' first rows."""
         rows = rows[codes[rows] >= 0]
-        which, at = expand(self.starts[codes[rows]], self.counts[codes[rows]])
+        which, ids = self.values.rows_of(codes[rows])
         row = rows[which]
-        return row, np.searchsorted(starts, row, side="right") - 1, self.ids[at]
+        return row, np.searchsorted(starts, row, side="right") - 1, ids
 
 
 class _FirstReceipts:

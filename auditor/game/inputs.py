@@ -5,13 +5,12 @@ rare events look a value up by row, `Inputs.value`)."""
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pandas as pd
 
 from auditor.compat import masked_arrays
 from auditor.game.buffers import COMPILED, ints
+from auditor.game.dice_values import DiceValues
 from auditor.game.ids import FAMILIES, OUTCOMES
 from auditor.game.wagers import Decisions, bet_info
 from auditor.logs.arrays import category_codes
@@ -21,21 +20,21 @@ from auditor.logs.schema import EVENTS
 CHUNK_ROWS = 1 << 18
 
 
+def distinct(column: pd.Series):
+    """Codes (-1 for nothing recorded) and the distinct values they index
+    (a categorical's categories as they are held, not copied)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return category_codes(column), column.cat.categories
+    return pd.factorize(column.astype(object), use_na_sentinel=True)
+
+
 def coded(column: pd.Series, parse=None, missing=None) -> tuple[np.ndarray, list]:
     """Codes (-1 for nothing recorded) and the distinct values they index,
     each through `parse` when given, then `missing` last (where -1 finds it)."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        codes, values = category_codes(column), list(column.cat.categories)
-    else:
-        codes, values = pd.factorize(column.astype(object), use_na_sentinel=True)
+    codes, values = distinct(column)
+    if isinstance(values, pd.Index) and pd.api.types.is_string_dtype(values.dtype):
+        values = values.to_numpy(dtype=object).tolist()  # (not one Arrow value at a time)
     return codes, [*(values if parse is None else map(parse, values)), missing]
-
-
-def serials(text) -> tuple[str, ...]:
-    """The dice a `dice` cell names. Each serial is interned: the replay
-    looks dice up by serial many times per roll, and a lookup whose key is
-    the very object stored is the quickest."""
-    return tuple(map(sys.intern, str(text).split(",")))
 
 
 def values_and_nulls(column: pd.Series) -> tuple[np.ndarray, np.ndarray | None]:
@@ -77,8 +76,11 @@ class Inputs:
         self.outcome_id = ints(len(self.outcomes))  # as OUTCOMES, -1 for the rest
         for j, value in enumerate(self.outcomes):
             self.outcome_id[j] = OUTCOMES.index(value) if value in OUTCOMES else -1
-        self.codes["dice"], self.dice = coded(events["dice"],
-                                               serials, ())
+        # The dice each distinct value names, split once (`DiceValues`: the
+        # checks and the dice tally read the same split, `dice_values`).
+        self.codes["dice"], values = distinct(events["dice"])
+        self.dice_values = DiceValues(values)
+        self.dice = self.dice_values.tuples()
         # Per distinct dice value: its dice (`TableReplay.dies_of`), and the
         # generation of the table's dice they were looked up in.
         self.die_cache: list = [None] * len(self.dice)

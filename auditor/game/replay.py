@@ -158,7 +158,11 @@ def _replay(events: pd.DataFrame, bar: int) -> ReplayState:
     if st is not None:
         st.end_session()
         st.close()
-    return out.finish(inputs.serial_names)
+    state = out.finish(inputs.serial_names)
+    # (the dice values as split for the replay: the checks and the dice
+    # tally read the same split, `Shared.dice_values`)
+    state.derived["dice_values"] = inputs.dice_values
+    return state
 
 
 class TableReplay(TableState):

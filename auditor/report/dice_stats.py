@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from auditor.report.dice_tally import FACES, TOTALS, DiceTally, natural_order
 
@@ -133,19 +134,66 @@ def _order(columns: list[list]) -> np.ndarray:
     ranks = []
     for column in columns:
         codes, distinct = pd.factorize(pd.Series(column, dtype=object), use_na_sentinel=True)
-        keys = [natural_order(v) if isinstance(v, str) else v for v in distinct.tolist()]
-        rank = np.empty(len(keys) + 1, dtype=np.int64)
-        place = 0
-        for at, j in enumerate(sorted(range(len(keys)), key=keys.__getitem__)):
-            # (values whose keys are equal, "T1" and "T01", rank equal)
-            if at and keys[j] != keys[previous]:
-                place = at
-            rank[j], previous = place, j
-        rank[-1] = len(keys)  # (code -1: none, last)
+        distinct = distinct.tolist()
+        rank = np.empty(len(distinct) + 1, dtype=np.int64)
+        rank[:-1] = _natural_ranks(distinct)
+        rank[-1] = len(distinct)  # (code -1: none, last)
         ranks.append(rank[codes])
     if not ranks or not n:
         return np.arange(n, dtype=np.int64)
     return np.lexsort(ranks[::-1]).astype(np.int64)
+
+
+def _natural_ranks(values: list) -> np.ndarray:
+    """Each of `values`' place in their natural order (`natural_order` for
+    text), values whose keys are equal ("T1" and "T01") placed alike, at
+    the first of them. Text that is letters and the like then at most 18
+    ASCII digits (every serial and table id met so far) is ranked by Arrow
+    and numpy on (text, number); anything else by its Python key."""
+    keys = _prefix_and_number(values)
+    if keys is None:
+        keys = [natural_order(v) if isinstance(v, str) else v for v in values]
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        new = [at == 0 or keys[j] != keys[order[at - 1]] for at, j in enumerate(order)]
+        order, new = np.asarray(order, dtype=np.int64), np.asarray(new, dtype=bool)
+    else:
+        prefix, number = keys
+        order = np.lexsort((number, prefix))  # (stable: as `sorted`)
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = (prefix[order][1:] != prefix[order][:-1]) | \
+            (number[order][1:] != number[order][:-1])
+    place = np.maximum.accumulate(np.where(new, np.arange(len(order)), 0)) if len(order) \
+        else order
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = place
+    return rank
+
+
+#: Text whose natural key is (text, number, "") or (text,): no digit, then
+#: at most 18 digits (ASCII only: Python's \d reads other digits too).
+_SIMPLE = r"^(?P<text>[^0-9]*)(?P<digits>[0-9]{0,18})$"
+
+
+def _prefix_and_number(values: list) -> tuple[np.ndarray, np.ndarray] | None:
+    """Keys ordering `values` as `natural_order` does, where every value is
+    such text: the rank of its text part and its number (-1 for none: the
+    key (text,) comes before (text, 0, "")); None otherwise."""
+    if not values or not all(type(v) is str for v in values):
+        return None
+    try:
+        text = pa.array(values, pa.string())
+    except (pa.ArrowException, UnicodeError):
+        return None
+    if not pc.all(pc.string_is_ascii(text)).as_py():
+        return None
+    parts = pc.extract_regex(text, _SIMPLE)
+    if parts.null_count:
+        return None
+    digits = pc.struct_field(parts, "digits")
+    number = pc.cast(pc.if_else(pc.equal(digits, ""), "-1", digits), pa.int64())
+    prefix = pc.rank(pc.struct_field(parts, "text"), sort_keys="ascending", tiebreaker="dense")
+    return (prefix.to_numpy().astype(np.int64),
+            number.to_numpy(zero_copy_only=False).astype(np.int64))
 
 
 def _tested(counts: np.ndarray, chances: np.ndarray, minimum: int, sf, alpha: float) -> dict:

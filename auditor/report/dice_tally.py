@@ -30,6 +30,7 @@ import pandas as pd
 
 from auditor.checks.common import Shared
 from auditor.findings import SITE_SEPARATOR
+from auditor.game.dice_values import DiceValues
 from auditor.logs.tables import session_starts
 from auditor.game.state import ReplayState
 
@@ -126,39 +127,42 @@ def join(tallies: list[DiceTally]) -> DiceTally:
 
 
 class _Serials:
-    """Serial names and their ids, and what each distinct `dice` value names
-    (split once per distinct value met)."""
+    """Serial names and their ids, numbered in the order the rows the tally
+    reads first name them, over the audit's one split of the distinct
+    `dice` values (`Shared.dice_values`)."""
 
-    def __init__(self, categories: np.ndarray):
-        self.categories = categories
+    def __init__(self, values: DiceValues):
+        self.values = values
         self.names: list[str] = []
-        self.ids: dict[str, int] = {}
+        self.local = np.full(len(values.serials), -1, dtype=np.int64)  # split's id -> ours
 
-    def id(self, name: str) -> int:
-        got = self.ids.get(name)
-        if got is None:
-            got = self.ids[name] = len(self.names)
-            self.names.append(name)
-        return got
-
-    def named(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
+    def named(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                 np.ndarray, np.ndarray]:
         """For `codes` (of the `dice` column): the distinct codes, the index
-        of each code among them, and per distinct code its serial ids."""
+        of each code among them, and per distinct code how many serials it
+        names, the id of its first and of its second (-1 where it names
+        fewer)."""
+        values = self.values
         # (the distinct codes by counting, not sorting: codes are small)
-        seen = np.bincount(codes + 1, minlength=len(self.categories) + 1)
+        seen = np.bincount(codes + 1, minlength=len(values) + 2)
         distinct = np.flatnonzero(seen) - 1
         lookup = np.zeros(len(seen), dtype=np.int64)
         lookup[distinct + 1] = np.arange(len(distinct))
         inverse = lookup[codes + 1]
-        split = [[] if c < 0 else str(self.categories[c]).split(",") for c in distinct.tolist()]
-        flat = [x for names in split for x in names]
-        ids = self.ids
-        for x in dict.fromkeys(flat):
-            if x not in ids:
-                ids[x] = len(self.names)
-                self.names.append(x)
-        got = iter([ids[x] for x in flat])
-        return distinct, inverse, [[next(got) for _ in names] for names in split]
+        _, ids = values.rows_of(distinct)
+        # serials met for the first time, numbered in the order met
+        new = ids[self.local[ids] < 0]
+        met, first_at = np.unique(new, return_index=True)
+        met = met[np.argsort(first_at, kind="stable")]
+        self.local[met] = np.arange(len(self.names), len(self.names) + len(met))
+        self.names.extend(values.serials[x] for x in met.tolist())
+        ids = self.local[ids]
+        count = values.counts[distinct]
+        at = np.cumsum(count) - count
+        last = max(len(ids) - 1, 0)
+        first = np.where(count >= 1, ids[np.minimum(at, last)] if len(ids) else -1, -1)
+        second = np.where(count >= 2, ids[np.minimum(at + 1, last)] if len(ids) else -1, -1)
+        return distinct, inverse, count, first.astype(np.int64), second.astype(np.int64)
 
 
 def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
@@ -174,11 +178,10 @@ def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
              "open": sh.event_rows("table_open"), "custody": sh.event_rows(*CUSTODY_EVENTS)}
     rolls = found["roll"]
     valid = _valid(rolls, np.asarray(state.rows("roll_voided"), dtype=np.int64))
-    serials = _Serials(sh.categories("dice"))
-    _, inverse, named = serials.named(sh.codes("dice")[valid])
-    pairs = np.array([(x[0], x[1]) if len(x) == 2 else (-1, -1) for x in named],
-                     dtype=np.int64).reshape(-1, 2)
-    first, second = pairs[inverse, 0], pairs[inverse, 1]
+    serials = _Serials(sh.dice_values)
+    _, inverse, count, first, second = serials.named(sh.codes("dice")[valid])
+    pair = count == 2  # (a roll of other than two dice is not counted)
+    first, second = np.where(pair, first, -1)[inverse], np.where(pair, second, -1)[inverse]
     face1, face2 = sh.int_at("die1", valid), sh.int_at("die2", valid)
     _recount(sh, serials, rolls, found["recount"], found["open"], valid, first, second, face1,
              face2)
@@ -294,8 +297,8 @@ def _recount(sh: Shared, serials: _Serials, rolls: np.ndarray, events: np.ndarra
     on_valid = (last >= 0) & (valid[at] == last)
     events, at = events[on_valid], at[on_valid]
     kinds = sh.values_at("event", events)
-    _, inverse, named = serials.named(sh.codes("dice")[events])
-    target = np.array([x[0] if x else -1 for x in named] or [-1], dtype=np.int64)[inverse]
+    _, inverse, _, target, _ = serials.named(sh.codes("dice")[events])
+    target = target[inverse]
     die1 = sh.int_at("die1", events)
     cocked = (kinds == "die_cocked") & (die1 >= 1) & (die1 <= 6) & (target >= 0)
     k, face = at[cocked], 7 - die1[cocked]

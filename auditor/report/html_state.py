@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from auditor.checks.common import Shared, code_is, expand, next_after, searchsorted_ascending
+from auditor.checks.common import (BLOCK, Shared, code_is, expand, next_after,
+                                   searchsorted_ascending)
 from auditor.game.inputs import coded, values_and_nulls
 from auditor.game.outcomes import POINTS, pass_outcome
 from auditor.game.state import DIE_LOCATIONS, ReplayState
@@ -322,18 +323,12 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
         asked = np.unique(seat[mine])
         asked = asked[(asked > 0) & (asked < _SEATS)].tolist() or [-1]
         lo, hi = int(log.session_starts[k]), int(log.session_ends[k])
-        ev = log.event_codes[lo:hi]
-        delta = (code_is(ev, adds or [-2]).view(np.int8)
-                 - code_is(ev, takes or [-2]).view(np.int8))
-        keep = (delta != 0) & code_is(seat_values[lo:hi], asked)
-        if no_seat is not None:
-            keep &= ~no_seat[lo:hi]
-        at = np.flatnonzero(keep)
+        at, d = _seat_wager_rows(log, lo, hi, adds or [-2], takes or [-2], asked)
         # the bet of those rows only (a look-up over the session's every row
         # first widens each code to a 64-bit index)
         fam = family_of.take(bet_codes[lo + at])
-        d = delta[at].astype(np.int64)
-        d[(ev[at] == settled) & undecided[outcome_codes[lo + at]]] = 0
+        d = d.astype(np.int64)
+        d[(log.event_codes[lo + at] == settled) & undecided[outcome_codes[lo + at]]] = 0
         keep = (d != 0) & (fam >= 0)
         at, d, fam = at[keep], d[keep], fam[keep]
         groups = _Groups(seat_values[lo + at].astype(np.int64) * width + fam, lo + at, log.n)
@@ -346,6 +341,29 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
                 name = families[int(groups.keys[g]) % width]
                 names[j].append(name if c == 1 else f"{name} \u00d7{c}")
     return [", ".join(n) or "none" for n in names]
+
+
+def _seat_wager_rows(log: _Log, lo: int, hi: int, adds: list[int], takes: list[int],
+                     asked: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of [lo, hi) (as offsets from lo) whose event adds a wager
+    (+1) or takes one (-1) at one of the `asked` seats, and that +1 or -1:
+    found a block of rows at a time (a session is often most of a log: its
+    temporaries stay in the CPU's cache and their memory is reused)."""
+    seat_values, no_seat = log.seat_values, log.no_seat
+    found, signs = [], []
+    for a in range(lo, hi, BLOCK):
+        b = min(a + BLOCK, hi)
+        ev = log.event_codes[a:b]
+        delta = code_is(ev, adds).view(np.int8) - code_is(ev, takes).view(np.int8)
+        keep = (delta != 0) & code_is(seat_values[a:b], asked)
+        if no_seat is not None:
+            keep &= ~no_seat[a:b]
+        hit = np.flatnonzero(keep)
+        found.append(hit + (a - lo))
+        signs.append(delta[hit])
+    if not found:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int8)
+    return np.concatenate(found).astype(np.int64, copy=False), np.concatenate(signs)
 
 
 # --- the dice ------------------------------------------------------------------------------

@@ -286,6 +286,28 @@ def test_rows_are_ordered_naturally_none_last_and_equal_names_fall_to_the_next_c
     assert _order([site, table, seq]).tolist() == [4, 3, 2, 0, 1]
 
 
+def test_serials_ranked_by_arrow_rank_as_their_python_keys_do():
+    """Serials of letters then digits are ranked on (text, number) by Arrow
+    and numpy; any other text by its Python key: the same places either way
+    (equal keys, A01 and A1, placed alike; no digits before digits)."""
+    from auditor.report.dice_stats import _natural_ranks, _prefix_and_number
+    from auditor.report.dice_tally import natural_order
+
+    def by_key(values):
+        keys = [natural_order(v) for v in values]
+        return [sum(k < keys[i] for k in keys) for i in range(len(keys))]
+
+    simple = ["A10", "A2", "A02", "B1", "A", "AB3", "", "A0", "Z-9", "a1", "000"]
+    other = [*simple, "A1B2"]  # (a number inside: Python's key)
+    wide = [*simple, "\u00e91"]  # (not ASCII: Python's key)
+    assert _prefix_and_number(simple) is not None
+    assert _prefix_and_number(other) is None and _prefix_and_number(wide) is None
+    for values in (simple, other, wide):
+        assert _natural_ranks(values).tolist() == by_key(values)
+    # "", "000", "A", "A0", "A02" = "A2", "A10", "AB3", "B1", "Z-9", "a1"
+    assert _natural_ranks(simple).tolist() == [6, 4, 4, 8, 2, 7, 0, 3, 9, 10, 1]
+
+
 def test_dice_without_a_site_come_out_in_one_order_whatever_order_they_are_joined_in():
     # --jobs N and dask join the tallies of groups of tables in another order
     # than one process: a missing site (NaN, a new float object per frame)
