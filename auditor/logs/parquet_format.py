@@ -244,11 +244,15 @@ def _parquet_columns(pf: pq.ParquetFile, names: list[str],
     return _groups_columns(pf, names, range(groups))
 
 
-def _groups_columns(pf: pq.ParquetFile, names: list[str], groups: range) -> pa.Table:
-    """Row groups `groups` of the file, a column at a time (`_parquet_columns`)."""
+def _groups_columns(pf: pq.ParquetFile, names: list[str], groups: range,
+                    per_group: bool = False) -> pa.Table:
+    """Row groups `groups` of the file, a column at a time (`_parquet_columns`);
+    `per_group`: every column in one piece a row group, as text columns are
+    (a piece of a file is typed a row group at a time whatever its rows'
+    first row: `load._cuts`)."""
     columns = []
     for name in names:
-        if not pa.types.is_dictionary(pf.schema_arrow.field(name).type):
+        if not per_group and not pa.types.is_dictionary(pf.schema_arrow.field(name).type):
             columns.append(pf.read_row_groups(list(groups), columns=[name],
                                               use_threads=PARQUET_THREADS).column(0)
                            if len(groups) < pf.metadata.num_row_groups
@@ -276,28 +280,22 @@ def _rows_of(pf: pq.ParquetFile, names: list[str], a: int, b: int) -> pa.Table:
     if not names or last < first or b <= a:
         return pf.schema_arrow.empty_table()
     whole = range(first, last if b < starts[last + 1] else last + 1)
-    parts = [_groups_columns(pf, names, whole)] if len(whole) else []
+    parts = [_groups_columns(pf, names, whole, per_group=True)] if len(whole) else []
     if b < starts[last + 1]:  # the last row group's head only
         parts.append(_head(pf, names, last, b - int(starts[last])))
     table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
     return table.slice(a - int(starts[first]), b - a)
 
 
-#: Rows decoded at a time from a row group of which only the head is read.
-HEAD_BATCH_ROWS = 1 << 16
-
-
 def _head(pf: pq.ParquetFile, names: list[str], group: int, rows: int) -> pa.Table:
-    """The first `rows` rows (or a few more) of row group `group`: its
-    batches decoded until they hold them."""
-    batches, held = [], 0
-    for batch in pf.iter_batches(batch_size=HEAD_BATCH_ROWS, row_groups=[group],
-                                 columns=names, use_threads=PARQUET_THREADS):
-        batches.append(batch)
-        held += batch.num_rows
-        if held >= rows:
-            break
-    return pa.Table.from_batches(batches, schema=pf.schema_arrow)
+    """The first `rows` rows of row group `group`, decoded as one batch (one
+    piece a column, as a whole row group is read) and no further."""
+    batches = pf.iter_batches(batch_size=max(1, rows), row_groups=[group], columns=names,
+                              use_threads=PARQUET_THREADS)
+    try:
+        return pa.Table.from_batches([next(batches)], schema=pf.schema_arrow)
+    finally:
+        batches.close()
 
 
 def row_group_starts(metadata) -> np.ndarray:

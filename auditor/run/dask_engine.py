@@ -129,70 +129,59 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
         batches = None
     with ExitStack() as stack:
         client = stack.enter_context(_client(distributed, job.scheduler, job.jobs))
-        if batches is not None:
+        work = pieces.split(files, batches, sum(client.nthreads().values()))
+        if work is not None:
             try:
-                return _audit_batches(distributed, client, job, batches, timings, progress)
+                return _audit_work(distributed, client, job, work, timings, progress)
             except stream.TablesCrossBatches:  # the plan was wrong: a task per table
-                progress.start(files=len(files))
-        split = pieces.plan(files, sum(client.nthreads().values()))
-        if split is not None:
-            try:
-                return _audit_pieces(distributed, client, job, split, timings, progress)
-            except (stream.TablesCrossBatches, pieces.ReadWhole):  # a task per table
                 progress.start(files=len(files))
         return _audit_files(distributed, client, job, timings, progress)
 
 
-def _audit_batches(distributed, client, job: AuditJob, batches: list[list[int]], timings,
-                   progress) -> AuditResult:
-    """Each batch of files (`auditor.run.stream.plan`) read and audited by
-    one task, `stream.audit_batch` as `--jobs` runs it: the worker reads its
-    own files from their absolute paths and sends back the findings parts,
-    quarantine and what the collector took, never the events."""
+def _audit_work(distributed, client, job: AuditJob, work: list, timings,
+                progress) -> AuditResult:
+    """Each batch of files (`auditor.run.stream.plan`) and each piece of a
+    large file (`auditor.run.pieces.split`) read and audited by one task, as
+    `--jobs` runs them (`stream.audit_batch`, `pieces.audit_piece`): the
+    worker reads its own rows from the files' absolute paths and sends back
+    the findings parts, quarantine and what the collector took, never the
+    events. A split file its pieces could not judge alone is then audited
+    whole, by one task."""
     files, read = list(job.files), job.read
     absolute = {str(f): str(f.resolve()) for f in files}
     sent = dataclasses.replace(job, sites={absolute[k]: v for k, v in job.sites.items()}
                                if job.sites else None)
     limits = current_inflate_limits()
+
+    def submit(item):
+        if isinstance(item, pieces.Piece):
+            name = str(files[item.file])
+            return client.submit(_audit_piece, name,
+                                 dataclasses.replace(item, path=absolute[name]), job, limits,
+                                 pure=False)
+        return client.submit(_audit_batch, [str(files[i]) for i in item],
+                             [absolute[str(files[i])] for i in item], sent, limits, pure=False)
+
+    def audited(items: list) -> list:
+        futures = [submit(item) for item in items]
+        results = _as_done(distributed, futures, lambda r: progress.advance(*r.counts())
+                           if isinstance(r, stream.BatchResult) else None)
+        del futures
+        errors = [LogFileError(*r) for r in results if isinstance(r, tuple) and len(r) == 3]
+        if errors:  # the first file, in file order, that cannot be a log (as --jobs)
+            position = {str(f): i for i, f in enumerate(files)}
+            error = min(errors, key=lambda e: position.get(e.path, len(files)))
+            done = {i for item, r in zip(items, results) if isinstance(r, stream.BatchResult)
+                    for i in ([item.file] if isinstance(item, pieces.Piece) else item)}
+            raise stream.first_error(files, error, done, read)
+        return results
+
     progress.stage("auditing")
     with stage(timings, "parallel"):
-        futures = [client.submit(_audit_batch, [str(files[i]) for i in b],
-                                 [absolute[str(files[i])] for i in b], sent, limits, pure=False)
-                   for b in batches]
-        results = _as_done(distributed, futures, lambda r: progress.advance(
-            files=len(r.inputs), events=sum(f.rows_read for f in r.inputs),
-            tables=len(r.tables), audited=r.events) if isinstance(r, stream.BatchResult)
-            else None)
-        del futures
-    errors = [LogFileError(*r) for r in results if not isinstance(r, stream.BatchResult)]
-    if errors:  # the first file, in file order, that cannot be a log (as --jobs)
-        position = {str(f): i for i, f in enumerate(files)}
-        error = min(errors, key=lambda e: position.get(e.path, len(files)))
-        done = {i for b, r in zip(batches, results) if isinstance(r, stream.BatchResult)
-                for i in b}
-        raise stream.first_error(files, error, done, read)
+        results, whole = pieces.join(work, audited(work))
+        if whole:  # (rare: a file read in pieces that must be judged whole)
+            results += audited([[i] for i in whole])
     return stream.merged_result(job, results, timings, progress, RemoteLogs)
-
-
-def _audit_pieces(distributed, client, job: AuditJob, split: list[pieces.Piece], timings,
-                  progress) -> AuditResult:
-    """One large file audited a piece per task (`auditor.run.pieces`), each
-    running `pieces.audit_piece` as `--jobs` runs it on the file's absolute
-    path; ReadWhole or TablesCrossBatches when it must be read whole."""
-    label = str(job.files[0])
-    limits = current_inflate_limits()
-    sent = [dataclasses.replace(p, path=str(Path(p.path).resolve())) for p in split]
-    progress.expect(events=split[0].rows)
-    progress.stage("auditing")
-    with stage(timings, "parallel"):
-        futures = [client.submit(_audit_piece, label, p, job, limits, pure=False) for p in sent]
-        results = _as_done(distributed, futures, lambda r: progress.advance(
-            *r.counts()) if isinstance(r, pieces.PieceResult) else None)
-        del futures
-    for r in results:
-        if isinstance(r, tuple) and r[0] == "error":
-            raise LogFileError(*r[1:])
-    return stream.merged_result(job, pieces.join(results), timings, progress, RemoteLogs)
 
 
 def _audit_files(distributed, client, job: AuditJob, timings, progress) -> AuditResult:
@@ -430,11 +419,13 @@ def _audit_batch(labels: list[str], paths: list[str], job: AuditJob, limits: Inf
 
 def _audit_piece(label: str, piece: pieces.Piece, job: AuditJob, limits: InflateLimits):
     """One piece of a file read from its absolute path (named `label`) and
-    audited as `--jobs` audits it (`pieces.audit_piece`)."""
+    audited as `--jobs` audits it (`pieces.audit_piece`): its PieceResult,
+    ("whole",), or the LogFileError it met as (file, problem, line)."""
     if not Path(piece.path).exists():
-        return ("error", *_unseen(label, piece.path))
+        return _unseen(label, piece.path)
     with inflate_limits(limits):
-        return pieces.audit_piece(piece, job, NoProgress(), label)
+        result = pieces.audit_piece(piece, job, NoProgress(), label)
+    return result[1:] if isinstance(result, tuple) and result[0] == "error" else result
 
 
 def _worker_address() -> str:

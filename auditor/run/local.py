@@ -26,7 +26,6 @@ import multiprocessing
 import os
 import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from pathlib import Path
 
 from auditor.atomic import release_inherited_locks
 from auditor.audit.collect import Collector
@@ -63,18 +62,12 @@ def audit_paths(job: AuditJob, timings: dict[str, float] | None = None,
         batches = stream.plan(files, progress, read=job.read)
     except LogFileError as exc:
         raise stream.first_error(files, exc, set(), job.read) from None
-    if batches is not None:
+    work = pieces.split(files, batches, job.jobs)
+    if work is not None:
         try:
-            return _audit_batches(job, batches, timings, progress)
+            return _audit_work(job, work, timings, progress)
         except stream.TablesCrossBatches:
             progress.start(files=len(files))  # the plan was wrong: start again, at once
-            progress.stage("reading")
-    split = pieces.plan(files, job.jobs)
-    if split is not None:
-        try:
-            return _audit_pieces(job, split, timings, progress)
-        except (stream.TablesCrossBatches, pieces.ReadWhole):
-            progress.start(files=len(files))  # the file must be read whole: at once
             progress.stage("reading")
     return _audit_at_once(job, timings, progress)
 
@@ -140,50 +133,61 @@ def _digested(logs: LoadedLogs, collector: Collector | None, taken: list) -> Loa
 
 # --- batches ----------------------------------------------------------------------------
 
-def _audit_batches(job: AuditJob, batches: list[list[int]], timings,
-                   progress) -> AuditResult:
-    """Each batch loaded, audited and dropped in turn (or by `job.jobs` workers)."""
+def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
+    """Each batch of files, and each piece of a large file (`pieces.split`),
+    loaded, audited and dropped in turn (or by `job.jobs` workers); a split
+    file its pieces could not judge alone is then audited whole."""
     files, read = list(job.files), job.read
     progress.expect(files=len(files))
-    work = [[files[i] for i in b] for b in batches]
+    if all(isinstance(item, pieces.Piece) for item in work):
+        progress.expect(events=work[0].rows)
+    items = [[files[i] for i in item] if isinstance(item, list) else item for item in work]
     if job.jobs > 1:
         progress.stage("auditing")  # the workers read and audit side by side
         with stage(timings, "parallel"):
-            results = _run_pool(work, _audit_batch_task, job, job.jobs, progress,
+            results = _run_pool(items, _audit_item_task, job, job.jobs, progress,
                                 on_error=lambda exc, done: stream.first_error(
-                                    files, exc, {i for b in done for i in batches[b]}, read))
+                                    files, exc, {i for k in done for i in _files_of(work[k])},
+                                    read))
     else:
         results = []
-        for k, batch in enumerate(work):
+        for k, item in enumerate(items):
             try:
-                results.append(stream.audit_batch(batch, job, progress))
+                results.append(_audit_item(item, job, progress))
             except LogFileError as exc:
-                done = {i for b in batches[:k] for i in b}
+                done = {i for w in work[:k] for i in _files_of(w)}
                 raise stream.first_error(files, exc, done, read) from None
+    results, whole = pieces.join(work, results)
+    for i in whole:  # (rare: a file read in pieces that must be judged whole)
+        try:
+            results.append(stream.audit_batch([files[i]], job, progress))
+        except LogFileError as exc:
+            raise stream.first_error(files, exc, set(range(len(files))) - {i}, read) from None
     return stream.merged_result(job, results, timings, progress)
 
 
-def _audit_pieces(job: AuditJob, split: list[pieces.Piece], timings,
-                  progress) -> AuditResult:
-    """One large file audited a piece of it per worker (`auditor.run.pieces`);
-    ReadWhole or TablesCrossBatches when it must be read whole instead."""
-    progress.expect(events=split[0].rows)
-    progress.stage("auditing")  # the workers read and audit side by side
-    with stage(timings, "parallel"):
-        results = _run_pool(split, _audit_piece_task, job, job.jobs, progress)
-    return stream.merged_result(job, pieces.join(results), timings, progress)
+def _files_of(item) -> list[int]:
+    """The positions of the files a work item reads."""
+    return [item.file] if isinstance(item, pieces.Piece) else list(item)
 
 
-def _audit_piece_task(task: int, piece: pieces.Piece, job: AuditJob):
-    """In a worker: one piece of a file audited (`pieces.audit_piece`)."""
-    return pieces.audit_piece(piece, job, _WorkerProgress(task))
+def _audit_item(item, job: AuditJob, progress):
+    """One batch of files (`stream.audit_batch`) or one piece of a file
+    (`pieces.audit_piece`) audited; LogFileError for a file that cannot be
+    a log."""
+    if isinstance(item, pieces.Piece):
+        result = pieces.audit_piece(item, job, progress)
+        if isinstance(result, tuple) and result[0] == "error":
+            raise LogFileError(*result[1:])
+        return result
+    return stream.audit_batch(item, job, progress)
 
 
-def _audit_batch_task(task: int, files: list[Path], job: AuditJob):
-    """In a worker: one batch audited, or the LogFileError it met (as its
+def _audit_item_task(task: int, item, job: AuditJob):
+    """In a worker: `_audit_item`, or the LogFileError it met (as its
     arguments: the exception itself does not survive pickling)."""
     try:
-        return stream.audit_batch(files, job, _WorkerProgress(task))
+        return _audit_item(item, job, _WorkerProgress(task))
     except LogFileError as exc:
         return ("error", exc.path, exc.problem, exc.line)
 

@@ -42,19 +42,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from auditor.errors import ControlSignal, LogFileError
+from auditor.errors import LogFileError
 from auditor.logs.discover import format_from_name
 from auditor.logs.load import LoadedLogs, joined_input, load_file, logs_of
 from auditor.logs.parquet_format import PieceOverShare, row_group_starts
 from auditor.run import stream
 
-#: The fewest rows a piece is planned with: a smaller file is not split
-#: (its reading costs less than starting and feeding another worker).
+#: The fewest rows a piece is planned with to share a file out between
+#: workers: a smaller file is not split for them (its reading costs less
+#: than starting and feeding another worker).
 PIECE_ROWS = 1 << 20
-
-
-class ReadWhole(ControlSignal):
-    """The pieces could not judge the file alone (see module): read it whole."""
+#: The most rows a piece is planned with, whatever the workers: a larger
+#: file is cut into more pieces than workers, audited in turn, so a
+#: worker's memory is bounded by a piece (about 0.45 KB of peak memory an
+#: event: some 0.9 GB), or by the largest table where one table is larger.
+PIECE_BUDGET = 2 * stream.STREAM_EVENTS
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class Piece:
     nominal row `stop` (`cut_near`): the worker finds the real rows."""
 
     path: str
+    file: int       # the file's position among the job's files
     part: int       # its place among the file's pieces
     start: int
     stop: int
@@ -83,14 +86,36 @@ class PieceResult(stream.BatchResult):
                 len(self.tables), self.events]
 
 
+def split(files: list[Path], batches: list[list[int]] | None,
+          jobs: int) -> list[list[int] | Piece] | None:
+    """The work of an audit of `files` by `jobs` workers: each batch of
+    files (`stream.plan`: file positions) as it is, but a batch of one plain
+    Parquet file cut into its `pieces`. Without batches (the input loaded at
+    once), the pieces of a single file; None when there are none."""
+    if batches is None:
+        if len(files) != 1:
+            return None
+        found = pieces(files[0], 0, jobs)
+        return list(found) if found else None
+    work: list[list[int] | Piece] = []
+    for batch in batches:
+        found = pieces(files[batch[0]], batch[0], jobs) if len(batch) == 1 else None
+        work += found or [batch]
+    return work
+
+
 def plan(files: list[Path], jobs: int) -> list[Piece] | None:
-    """The pieces of the one plain Parquet file of `files` for `jobs`
-    workers, from its footer alone; None when there is nothing to split
-    (other inputs, one worker, a small file, or row groups whose statistics
-    say one table holds every row)."""
-    if jobs < 2 or len(files) != 1:
-        return None
-    path = files[0]
+    """The pieces of the one file of `files` (`pieces`), or None."""
+    return pieces(files[0], 0, jobs) if len(files) == 1 else None
+
+
+def pieces(path: Path, file: int, jobs: int) -> list[Piece] | None:
+    """The pieces of `path` (the job's file `file`) for `jobs` workers, from
+    its footer alone: one a worker for a file of `PIECE_ROWS` rows a
+    worker, and pieces of at most `PIECE_BUDGET` rows (nominal: a piece ends
+    where a table does) whatever the workers. None when it is not split
+    (not plain Parquet, small, or row groups whose statistics say one table
+    holds every row)."""
     if format_from_name(path) != "parquet" or path.name.lower().endswith(".gz"):
         return None
     try:
@@ -101,11 +126,11 @@ def plan(files: list[Path], jobs: int) -> list[Piece] | None:
     if "table_id" not in names or names.count("table_id") != 1 or _one_table(meta, names):
         return None
     rows = meta.num_rows
-    parts = min(jobs, rows // PIECE_ROWS)
+    parts = max(min(jobs, rows // PIECE_ROWS), -(-rows // PIECE_BUDGET))
     if parts < 2:
         return None
     cuts = nominal_cuts(row_group_starts(meta), parts)
-    return [Piece(str(path), k, a, b, rows) for k, (a, b) in enumerate(pairwise(cuts))]
+    return [Piece(str(path), file, k, a, b, rows) for k, (a, b) in enumerate(pairwise(cuts))]
 
 
 def nominal_cuts(starts: np.ndarray, parts: int) -> list[int]:
@@ -266,19 +291,43 @@ def audit_piece(piece: Piece, job, progress, label: str | None = None):
                           for f in dataclasses.fields(stream.BatchResult)}, rows=(a, b))
 
 
-def join(results: list) -> list:
-    """The pieces' results with the file's provenance joined into the first
-    (`joined_input`) and the others' dropped, the empty pieces left out.
-    ReadWhole when a piece asked for it, or when no row of the file was
-    replayed (the whole file may be one problem)."""
+def join(work: list, results: list) -> tuple[list, list[int]]:
+    """The results of `work` (`split`) with each split file's provenance
+    joined into its first piece's (`joined_input`), the empty pieces left
+    out; and the files to be read whole instead (see module): a piece asked
+    for it, two pieces hold one table, or no row of the file was replayed
+    (the whole file may be one problem). Their pieces' results are dropped."""
+    out, whole = [], []
+    k = 0
+    while k < len(work):
+        if not isinstance(work[k], Piece):
+            out.append(results[k])
+            k += 1
+            continue
+        end = k
+        while end < len(work) and isinstance(work[end], Piece) and work[end].file == work[k].file:
+            end += 1
+        joined = _joined(results[k:end])
+        if joined is None:
+            whole.append(work[k].file)
+        else:
+            out += joined
+        k = end
+    return out, whole
+
+
+def _joined(results: list) -> list | None:
+    """One file's pieces' results, joined (`join`), or None to read it whole."""
     if any(not isinstance(r, PieceResult) for r in results):
-        raise ReadWhole()
+        return None
     results = [r for r in results if r.rows[0] < r.rows[1]]
-    inputs = [f for r in results for f in r.inputs]
-    whole = joined_input(inputs)
+    named: set[str] = set()
+    for r in results:
+        if named & r.named:
+            return None
+        named |= r.named
+    whole = joined_input([f for r in results for f in r.inputs])
     if whole.rows_replayed == 0:
-        raise ReadWhole()
-    out = []
-    for k, r in enumerate(results):
-        out.append(dataclasses.replace(r, inputs=[whole] if k == 0 else []))
-    return out
+        return None
+    return [dataclasses.replace(r, inputs=[whole] if k == 0 else [])
+            for k, r in enumerate(results)]

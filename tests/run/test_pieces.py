@@ -19,12 +19,13 @@ from click.testing import CliRunner
 
 from auditor.cli import main
 from auditor.errors import LogFileError
-from auditor.generate import INJECTABLE, generate
+from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs import parquet_format
+from auditor.logs.discover import discover
 from auditor.logs.load import load_logs
 from auditor.logs.parquet_format import row_group_starts
 from auditor.report.html import COLLECTOR, render_html
-from auditor.run import AuditJob, pieces, run_audit
+from auditor.run import AuditJob, pieces, run_audit, stream
 
 META = {"test": "pieces"}
 ROW_GROUP = 500
@@ -77,8 +78,10 @@ class _Held:
 
 @pytest.fixture
 def split(monkeypatch, tmp_path):
-    """Pieces planned for small files; the rows each audited piece held."""
+    """Pieces planned for small files (one a worker); the rows each audited
+    piece held."""
     monkeypatch.setattr(pieces, "PIECE_ROWS", 400)
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 10 ** 9)
     held = _Held(tmp_path / "held.txt")
     real = pieces.audit_piece
 
@@ -182,6 +185,49 @@ def test_a_split_file_is_audited_as_one_reading_of_it(big, ruleset, tmp_path, sp
     assert [b for _, b in held[:-1]] == [a for a, _ in held[1:]]  # every row once
     ids = pq.read_table(big, columns=["table_id"]).column(0).to_pylist()
     assert all(a in _boundaries(ids) for a, _ in held)  # each cut between two tables
+    _same(result, once, tmp_path)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_larger_than_the_budget_is_audited_a_piece_at_a_time(big, ruleset, tmp_path,
+                                                                    split, monkeypatch, jobs):
+    """Pieces of at most PIECE_BUDGET rows (nominal), more than the workers,
+    one process included: a worker holds a piece at a time."""
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 1200)
+    n = pq.read_metadata(big).num_rows
+    assert len(pieces.plan([big], jobs)) == -(-n // 1200)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([big]))
+    result = run_audit(AuditJob.of([big], ruleset, jobs=jobs, collector=COLLECTOR))
+    held = sorted(split.rows())
+    assert len(held) >= 4 and held[0][0] == 0 and held[-1][1] == n
+    assert [b for _, b in held[:-1]] == [a for a, _ in held[1:]]
+    _same(result, once, tmp_path)
+
+
+@pytest.mark.parametrize("jobs", [1, 2, "dask"])
+def test_a_large_file_among_others_is_split_within_the_batches(big, ruleset, tmp_path, split,
+                                                               monkeypatch, request, jobs):
+    """Many files audited a batch at a time: the large Parquet file that
+    shares no table is cut into pieces, the others audited as batches."""
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 2000)
+    folder = tmp_path / "month"
+    folder.mkdir()
+    (folder / "b-big.parquet").write_bytes(big.read_bytes())
+    other = generate(2, 30, seed=47, inject=["call.wrong_total"], first_table=8).table
+    write_log(other.slice(0, 150), folder / "a.csv")  # T08 in both
+    write_log(other.slice(150), folder / "c.jsonl")
+    write_log(generate(1, 30, seed=48, first_table=10).table, folder / "d.parquet")
+    files = discover([folder])
+    work = pieces.split(files, stream.plan(files), 2 if jobs == "dask" else jobs)
+    assert [type(w).__name__ for w in work] == ["list", "Piece", "Piece", "Piece", "list"]
+    assert work[0] == [0, 2]  # a.csv and c.jsonl share T08
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([folder]))
+    engine = {"engine": "dask", "scheduler": request.getfixturevalue("cluster")
+              .scheduler_address} if jobs == "dask" else {"jobs": jobs}
+    result = run_audit(AuditJob.of([folder], ruleset, collector=COLLECTOR, **engine))
+    assert len(split.rows()) == 3
     _same(result, once, tmp_path)
 
 
