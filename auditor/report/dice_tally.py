@@ -113,7 +113,11 @@ def join(tallies: list[DiceTally]) -> DiceTally:
         frame = cat(name)
         if not len(frame):
             return frame
-        return frame.groupby(keys, dropna=False, sort=False, as_index=False)[values].sum()
+        frame = frame.groupby(keys, dropna=False, sort=False, as_index=False)[values].sum()
+        # (grouping makes a key of None NaN: a die of no site stays None, as
+        # one tally of every table gives it)
+        frame["site"] = frame["site"].astype(object).where(frame["site"].notna(), None)
+        return frame
 
     return DiceTally(summed("dice", ["site", "serial"], list(FACES)), cat("sessions_of"),
                      summed("shooters_of", ["site", "serial", "shooter"], ["rolls"]),

@@ -304,3 +304,22 @@ def test_dice_without_a_site_come_out_in_one_order_whatever_order_they_are_joine
     a = dice_stats(tally(["A2", "A10", "A1", "B1"]), level).dice
     b = dice_stats(tally(["B1", "A1", "A10", "A2"]), level).dice
     assert a["serial"].tolist() == b["serial"].tolist() == ["A1", "A2", "A10", "B1"]
+
+
+def test_a_die_thrown_in_two_parts_keeps_no_site_when_joined():
+    """A serial thrown at tables of two batches (or two pieces of one file)
+    is summed into one row whose missing site stays None, as one tally of
+    every table gives it (grouping made it NaN: `"site": NaN` in
+    summary.json, where one process writes null)."""
+    import pandas as pd
+
+    from auditor.report.dice_tally import FACES, DiceTally, join
+
+    def part(serials, site=None):
+        return DiceTally(dice=pd.DataFrame({"site": [site] * len(serials), "serial": serials,
+                                            **{f: [3] * len(serials) for f in FACES}}))
+
+    joined = join([part(["A1", "A2"]), part(["A1"]), part(["A1"], "casino-a")]).dice
+    assert joined["site"].tolist() == [None, None, "casino-a"]
+    assert joined["serial"].tolist() == ["A1", "A2", "A1"]
+    assert joined["face_1"].tolist() == [6, 3, 3]

@@ -81,15 +81,37 @@ def _logs(folder: Path, files: int, tables: int, rolls: int) -> Path:
 #: time (as inputs over 16 MB are: `auditor.run.stream`), a file a batch.
 BATCHED = ("import sys, auditor.run.stream as s; s.STREAM_MIN_BYTES = 0; s.STREAM_EVENTS = 1; "
            "from auditor.__main__ import run; sys.argv[0] = 'auditor'; run()")
+#: `auditor check` with a Parquet file of a few thousand rows split into
+#: pieces (as files of millions are: `auditor.run.pieces`): one a worker, or
+#: pieces of at most 30,000 rows.
+SPLIT = ("import sys, auditor.run.pieces as p; p.PIECE_ROWS = 1000; p.PIECE_BUDGET = 30000; "
+         "from auditor.__main__ import run; sys.argv[0] = 'auditor'; run()")
+#: How the client plans the work: a task per file and table, a batch of
+#: files a task, or a piece of a file a task.
+MODES = ["task-per-table", "batches", "split"]
 
 
-def _auditor(batched: bool = False) -> list[str]:
-    return [sys.executable, "-P", *(["-c", BATCHED] if batched else ["-m", "auditor"])]
+def _auditor(mode: str | bool = False) -> list[str]:
+    code = {"batches": BATCHED, True: BATCHED, "split": SPLIT}.get(mode)
+    return [sys.executable, "-P", *(["-c", code] if code else ["-m", "auditor"])]
 
 
-def _check(*args: str, batched: bool = False) -> subprocess.CompletedProcess:
+def _check(*args: str, batched: str | bool = False) -> subprocess.CompletedProcess:
     return subprocess.run([*_auditor(batched), "check", *args, "-q"],
                           capture_output=True, text=True, timeout=600)
+
+
+def _logs_for(mode: str, folder: Path, files: int, tables: int, rolls: int) -> Path:
+    """`_logs`, or for "split" the same tables in one file (rows of one
+    table together, row groups of 1,000 rows cutting through them)."""
+    if mode != "split":
+        return _logs(folder, files, tables, rolls)
+    import pyarrow.parquet as pq
+
+    folder.mkdir()
+    log = generate(files * tables, rolls, seed=40, inject=list(INJECTABLE))
+    pq.write_table(log.table, folder / "night.parquet", row_group_size=1000)
+    return folder
 
 
 def _every_format(out: Path) -> list[str]:
@@ -109,9 +131,9 @@ def _same_reports(dask_out: Path, local_out: Path) -> None:
     assert [n for n in local if remote[n] != local[n]] == []
 
 
-@pytest.mark.parametrize("batched", [False, True], ids=["task-per-table", "batches"])
+@pytest.mark.parametrize("batched", MODES)
 def test_an_external_cluster_writes_the_jobs_1_reports_byte_for_byte(tmp_path, batched):
-    logs = _logs(tmp_path / "logs", files=3, tables=2, rolls=150)
+    logs = _logs_for(batched, tmp_path / "logs", files=3, tables=2, rolls=150)
     local = _check(str(logs), "-r", "nz-table-games", *_every_format(tmp_path / "local"))
     assert local.returncode == 1, local.stderr
     with external_cluster() as (address, _):
@@ -127,21 +149,22 @@ def _busy_worker(address: str, audit: subprocess.Popen, deadline: float) -> str 
     with distributed.Client(address, timeout="30s") as client:
         while audit.poll() is None and time.monotonic() < deadline:
             busy = [addr for addr, keys in client.processing().items()
-                    if any(str(k).startswith(("_audit_table", "_audit_batch")) for k in keys)]
+                    if any(str(k).startswith(("_audit_table", "_audit_batch", "_audit_piece"))
+                           for k in keys)]
             if busy:
                 return client.scheduler_info()["workers"][busy[0]]["name"]
             time.sleep(0.02)
     return None
 
 
-@pytest.mark.parametrize("batched", [False, True], ids=["task-per-table", "batches"])
+@pytest.mark.parametrize("batched", MODES)
 @pytest.mark.parametrize("allowed_failures", [None, 0], ids=["retried", "given-up"])
 def test_a_worker_killed_mid_run_leaves_the_same_reports_or_one_line_and_none(
         tmp_path, allowed_failures, batched):
     # dask's default: the killed worker's tasks run again on the other one,
     # and the audit completes; allowed-failures 0: dask gives up on the
     # task at once, and the audit stops with exit 2, one line, no report.
-    logs = _logs(tmp_path / "logs", files=4, tables=2, rolls=2500)
+    logs = _logs_for(batched, tmp_path / "logs", files=4, tables=2, rolls=2500)
     local = _check(str(logs), "-r", "nz-table-games", *_every_format(tmp_path / "local"))
     assert local.returncode == 1, local.stderr
     out = tmp_path / "dask"
