@@ -40,6 +40,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from auditor.audit.collect import Collector
+from auditor.audit.core import AuditResult, add_work, audit_tables, replay_state, stage
 from auditor.errors import EngineError, LogFileError
 from auditor.findings import finalize
 from auditor.logs.frame import order_events
@@ -52,8 +54,6 @@ from auditor.logs.raw import (
     current_inflate_limits,
     inflate_limits,
 )
-from auditor.audit.collect import Collector
-from auditor.audit.core import AuditResult, add_work, audit_tables, replay_state, stage
 from auditor.rules.ruleset import Ruleset
 from auditor.run import pieces, stream
 from auditor.run.job import AuditJob

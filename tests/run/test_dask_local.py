@@ -11,7 +11,7 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from auditor.run import dask_engine  # noqa: E402
+from auditor.run import dask_engine
 
 
 def _closing_threads() -> list[threading.Thread]:
