@@ -30,7 +30,9 @@ inflates another's:
   count once; sampled every 0.2 s);
 - `main_cpu_s`: the audit process's own CPU (user + system, its threads
   included: with dask's local cluster, the scheduler's), without its
-  workers': `main_share` is it over `cpu_s`;
+  workers': `main_share` is it over `cpu_s`; `main_stages` splits it into
+  `start-up` (the interpreter and the imports), `audit` (the plan, the
+  workers' pool or cluster, the merge) and `report` (every report);
 - `stages`: seconds per stage from the audit's `timings` hook (`load`,
   `replay`, `checks`, `report`; with workers, `parallel` is the elapsed time
   of the shared part and `replay`/`checks` are summed over the workers).
@@ -159,6 +161,7 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
             small_pages = contextlib.nullcontext
 
     timings: dict[str, float] = {}
+    main_cpu = {"start-up": _own_cpu()}  # the interpreter and the imports
     ruleset = load_ruleset(ruleset_ref)
     with small_pages():
         try:
@@ -189,6 +192,7 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
                     extra = {"html_digest": "html" in reports}
                 result = run_audit([path], ruleset, jobs=jobs, engine=engine,
                                    timings=timings, **extra)
+        main_cpu["audit"] = _own_cpu()
         start = time.perf_counter()
         try:  # the regulator's view: gaming days, who answers (as `auditor check`)
             from auditor.audit.responsible import regulated
@@ -199,6 +203,7 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
         with tempfile.TemporaryDirectory() as out:
             write_reports(result, provenance(result), Path(out), reports)
         timings["report"] = time.perf_counter() - start
+    main_cpu["report"] = _own_cpu()
     own = resource.getrusage(resource.RUSAGE_SELF)  # this process alone, not its workers
     try:
         from auditor.game.replay import COMPILED
@@ -208,7 +213,23 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
             "replay": "compiled" if COMPILED else "python",
             "findings": len(result.findings), "stages": timings,
             "peak_rss_mb": round(own.ru_maxrss / 1024, 1),
-            "main_cpu_s": own.ru_utime + own.ru_stime}
+            "main_cpu_s": own.ru_utime + own.ru_stime,
+            "main_stages": _differences(main_cpu)}
+
+
+def _own_cpu() -> float:
+    """This process's own CPU seconds so far (its threads, not its workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
+
+
+def _differences(marks: dict[str, float]) -> dict[str, float]:
+    """Each mark's CPU since the one before (the first: since the start)."""
+    out, before = {}, 0.0
+    for name, at in marks.items():
+        out[name] = round(at - before, 3)
+        before = at
+    return out
 
 
 def read_floor(path: str) -> dict:
@@ -356,9 +377,11 @@ def print_row(r: dict) -> None:
                                                    "parallel") if k in s)
     mem = f"{r['peak_rss_mb']:.0f}" + (f"/{r['peak_tree_mb']:.0f}"
                                        if "peak_tree_mb" in r else "")
+    main = " ".join(f"{k}={v:.2f}" for k, v in r.get("main_stages", {}).items())
     print(f"{r['size']:>5} {r['format']:8} {r['engine']:6} {r['events']:>10,} "
           f"{r['events_per_cpu_s']:>9,} {r['cpu_s']:>7.2f} {r['wall_s']:>7.2f} {mem:>11} "
-          f"{100 * r['main_share']:>5.0f}%  {stages}", flush=True)
+          f"{100 * r['main_share']:>5.0f}%  {stages}" + (f"  main: {main}" if main else ""),
+          flush=True)
 
 
 def _median(values: list[float]) -> float:
@@ -405,6 +428,28 @@ def print_scale(path: Path, engines: list[str], rounds: list[dict[str, dict]]) -
     print(f"\n{path.name}: {events:,} events, medians of {len(rounds)} round(s), "
           f"{os.cpu_count()} core(s), {time.strftime('%Y-%m-%d')}\n")
     print("\n".join(scale_table(engines, rounds)), flush=True)
+    print("\n".join(paired_lines(engines, rounds)), flush=True)
+
+
+def paired_lines(engines: list[str], rounds: list[dict[str, dict]]) -> list[str]:
+    """Dask against `--jobs` with as many workers (medians of each round's
+    ratios), and the main process's own CPU by part (medians): start-up
+    (the interpreter and the imports), audit (plan, pool, merge), report."""
+    lines = [""]
+    for e in engines:
+        engine, jobs = engine_spec(e) if e != FLOOR else ("", 0)
+        local = f"jobs{jobs}"
+        if engine == "dask" and local in engines:
+            cpu = _median([r[e]["cpu_s"] / r[local]["cpu_s"] for r in rounds])
+            wall = _median([r[e]["wall_s"] / r[local]["wall_s"] for r in rounds])
+            lines.append(f"{describe(e)} / `--jobs {jobs}`: CPU {cpu:.2f}x, wall {wall:.2f}x")
+    for e in engines:
+        parts = [r[e].get("main_stages") for r in rounds]
+        if e == FLOOR or not all(parts):
+            continue
+        shown = ", ".join(f"{k} {_median([p[k] for p in parts]):.3f}" for k in parts[0])
+        lines.append(f"{describe(e)}, the main process's own CPU s: {shown}")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -35,6 +35,7 @@ SLOW = (
     "run/test_streaming.py",
     "run/test_dask_days.py",
     "run/test_dask_cluster.py",
+    "run/test_dask_local.py",
     "generate/test_generate.py::test_generated_log_is_lawful",
     "rules/test_ruleset_keys.py::test_the_refusal_in_a_real_process_under_a_memory_cap",
     "rules/test_ruleset_hostile.py::test_a_named_pipe_does_not_hang",

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from auditor.audit.collect import Collector
+from auditor.audit.core import AuditResult, add_work, audit_tables, replay_state, stage
 from auditor.errors import EngineError, LogFileError
 from auditor.findings import finalize
 from auditor.logs.frame import order_events
@@ -51,8 +54,6 @@ from auditor.logs.raw import (
     current_inflate_limits,
     inflate_limits,
 )
-from auditor.audit.collect import Collector
-from auditor.audit.core import AuditResult, add_work, audit_tables, replay_state, stage
 from auditor.rules.ruleset import Ruleset
 from auditor.run import pieces, stream
 from auditor.run.job import AuditJob
@@ -348,13 +349,25 @@ def _client(distributed, scheduler: str | None, jobs: int):
     # A forked worker closes the report folder's lock it inherited and ends
     # with the audit (`auditor.run.dask_setup`).
     forked = _fork_available()
-    with dask.config.set({"distributed.worker.multiprocessing-method":
-                          "fork" if forked else "spawn"}):
+    with dask.config.set(LOCAL_CONFIG | {"distributed.worker.multiprocessing-method":
+                                         "fork" if forked else "spawn"}):
         cluster = distributed.LocalCluster(
             n_workers=max(1, jobs), threads_per_worker=1, processes=True,
             dashboard_address=None, silence_logs=logging.CRITICAL,
+            # (its HTTP server on a free port of this machine alone: no
+            # warning that 8787, dask's default, is taken)
+            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
             preload=["auditor.run.dask_setup"] if forked else [])
     return _Closing(distributed.Client(cluster), cluster)
+
+
+#: The local cluster's settings that cost the audit time and tell it
+#: nothing: each worker's statistical profiler (a look at the running
+#: task's stack every 10 ms, for a dashboard no one opens) and the event
+#: loops' 20 ms ticks (for a warning of a blocked loop). A cluster of your
+#: own keeps its own settings.
+LOCAL_CONFIG = {"distributed.worker.profile.enabled": False,
+                "distributed.admin.tick.interval": "1s"}
 
 
 def _fork_available() -> bool:
@@ -365,7 +378,10 @@ def _fork_available() -> bool:
 
 
 class _Closing:
-    """A client and the LocalCluster started for it, closed together."""
+    """A client and the LocalCluster started for it, closed together: once
+    the audit is done, by a thread of its own while the reports are written
+    (the program waits for it as it exits: not a daemon); on an error, at
+    once."""
 
     def __init__(self, client, cluster):
         self.client, self.cluster = client, cluster
@@ -373,10 +389,16 @@ class _Closing:
     def __enter__(self):
         return self.client
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, *exc):
+        if kind is None:
+            threading.Thread(target=self.close, name="auditor-dask-close").start()
+        else:
+            self.close()
+        return False
+
+    def close(self) -> None:
         self.client.close()
         self.cluster.close()
-        return False
 
 
 # --- tasks (run on the workers) -------------------------------------------------

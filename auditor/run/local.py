@@ -266,7 +266,9 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
                     raise (on_error(error, done) if on_error else error)
                 tell(k, [t - s for t, s in zip(_totals(result), told[k])])
                 results[k] = result
-        pool.shutdown()
+        # Every result is in: the workers exit while the parts are merged and
+        # the reports written (the executor joins them as the program ends).
+        pool.shutdown(wait=False)
     except BaseException:
         _stop(pool)
         raise

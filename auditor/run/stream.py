@@ -3,9 +3,15 @@ group of files that share a table, not by the whole input.
 
 A table must be replayed whole, so files that share a table must be loaded
 together. Before anything is loaded, each file is *scanned* for the tables it
-holds (Parquet: the `table_id` column only; CSV: that column parsed by Arrow,
-the other cells skipped; anything else: read whole once more); files that
-share a table form a connected component; consecutive components are packed
+holds. A Parquet file is first planned from its footer (`survey`): a row
+group whose `table_id` statistics have min == max holds that one table; a
+file whose row groups' [min, max] span overlaps no other file's shares no
+table, whatever it holds inside the span; the `table_id` column is read only
+of the files whose spans overlap another's, or whose statistics are missing
+or would read otherwise once trimmed and typed as the loader does. Other
+files: a CSV's table_id column parsed by Arrow, the other cells skipped;
+anything else read whole once more. Files that share a table form a
+connected component; consecutive components are packed
 into batches of at most `STREAM_EVENTS` events (a component larger than that
 is a batch of its own). Each batch is then loaded, replayed and checked like
 a whole input, and its events dropped before the next, once a report's
@@ -97,10 +103,19 @@ def load_with_progress(paths: list[str | Path], progress,
 @dataclass(frozen=True)
 class Scanned:
     """What the scan learnt of one file: the tables it names (trimmed text,
-    every row, quarantined or not) and about how many rows it has."""
+    every row, quarantined or not) and about how many rows it has. With a
+    `span` (from a Parquet footer), `tables` is only those known for sure and
+    every table the file names lies within the span, bounds included."""
 
     tables: frozenset[str]
     rows: int
+    span: tuple[str, str] | None = None
+
+    def bounds(self) -> tuple[str, str] | None:
+        """The least and greatest table the file may name (None: none)."""
+        if self.span is not None:
+            return self.span
+        return (min(self.tables), max(self.tables)) if self.tables else None
 
 
 def plan(files: list[Path], progress=None, budget: int | None = None,
@@ -113,18 +128,40 @@ def plan(files: list[Path], progress=None, budget: int | None = None,
     if progress is not None:
         progress.expect(files=len(files))
         progress.stage("scanning")
-    scans = []
-    for f in files:
-        scans.append(scan(f, read))
+    scans = [scan(f, read) for f in files]
+    again = overlapping([s.span for s in scans], [s.bounds() for s in scans])
+    if progress is not None:
+        progress.advance(scanned=len(files) - len(again))
+    for i in again:  # a span that meets another file's: the file's exact tables
+        scans[i] = read_tables(files[i], read)
         if progress is not None:
             progress.advance(scanned=1)
     batches = pack(components([s.tables for s in scans]), [s.rows for s in scans], budget)
     if len(batches) < 2:
         return None
     if progress is not None:
-        progress.expect(tables=len(set().union(*(s.tables for s in scans))),
+        known = all(s.span is None for s in scans)  # (else counted as the batches end)
+        progress.expect(tables=len(set().union(*(s.tables for s in scans))) if known else None,
                         events=sum(s.rows for s in scans))  # (quarantined rows too)
     return batches
+
+
+def overlapping(spans: list[tuple[str, str] | None],
+                bounds: list[tuple[str, str] | None]) -> list[int]:
+    """The positions whose `spans` (None: not a span) meet another file's
+    `bounds` (None: names no table): those files' exact tables are needed."""
+    order = sorted((b[0], b[1], i) for i, b in enumerate(bounds) if b is not None)
+    meets: set[int] = set()
+    reach, holder = None, -1  # the greatest upper bound so far, and whose
+    for lo, hi, i in order:
+        if reach is not None and lo <= reach:
+            meets.update((i, holder))
+        if reach is None or hi > reach:
+            reach, holder = hi, i
+    # (a span that meets an earlier one meets the one reaching furthest so
+    # far, `holder`; the earlier of two that meet is marked as the first
+    # span after it to meet it is)
+    return sorted(i for i in meets if spans[i] is not None)
 
 
 def _size(path: Path) -> int:
@@ -177,6 +214,19 @@ def pack(comps: list[list[int]], rows: list[int], budget: int) -> list[list[int]
 
 
 def scan(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
+    """What the plan first learns of `path`: a Parquet file's footer where
+    it tells enough (`survey`), else the tables it names (`read_tables`)."""
+    if format_from_name(path) == "parquet" and not path.name.lower().endswith(".gz"):
+        try:
+            found = survey(path)
+        except Exception:  # noqa: BLE001 - anything odd: read as the loader does
+            found = None
+        if found is not None:
+            return found
+    return read_tables(path, read)
+
+
+def read_tables(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     """The tables `path` names, cheaply where the format allows. A file the
     quick scan cannot read is read as the loader reads it (which raises
     LogFileError for a file that cannot be a log)."""
@@ -201,6 +251,69 @@ def _scan_parquet(path: Path) -> Scanned:
         return Scanned(frozenset(), rows)  # the loader will say what is wrong
     col = pf.read(columns=["table_id"], use_threads=False).column(0)
     return Scanned(_table_names(col), rows)
+
+
+def survey(path: Path) -> Scanned | None:
+    """A Parquet file's tables from its footer alone: exact where each row
+    group's `table_id` statistics have min == max (trimmed as the loader
+    trims), else the span of its row groups' [min, max]; None when the
+    column must be read: no such text column, a row group without
+    statistics, or a span whose bounds are not plain printable ASCII (first
+    and last byte neither white space nor part of a longer character). With
+    such bounds no id in the span starts with white space, and one trimmed
+    at its end stays within the span unless the white space it loses is
+    not ASCII: that plan, wrong, is caught as the batches are loaded
+    (`TablesCrossBatches`, the audit loaded at once)."""
+    meta = pq.read_metadata(path)
+    at = [i for i in range(meta.num_columns) if meta.schema.column(i).path == "table_id"]
+    if len(at) != 1:
+        return None
+    column = meta.schema.column(at[0])
+    if column.physical_type != "BYTE_ARRAY" or str(column.logical_type.type) != "STRING":
+        return None
+    singles: set[bytes] = set()
+    lo = hi = None
+    spanned = False
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        stats = group.column(at[0]).statistics
+        if group.num_rows == 0:
+            continue
+        if stats is None:
+            return None
+        if stats.has_null_count and stats.null_count >= group.num_rows:
+            continue  # no table named
+        if not stats.has_min_max:
+            return None
+        low, high = stats.min_raw, stats.max_raw
+        if not isinstance(low, bytes):
+            low, high = str(low).encode("utf-8"), str(high).encode("utf-8")
+        if low == high:
+            singles.add(low)
+        else:
+            spanned = True
+        lo = low if lo is None or low < lo else lo
+        hi = high if hi is None or high > hi else hi
+    names = _trimmed_names(singles)
+    if not spanned:
+        return Scanned(names, meta.num_rows)
+    if not (_plain(lo) and _plain(hi)):
+        return None
+    return Scanned(names, meta.num_rows, (lo.decode("ascii"), hi.decode("ascii")))
+
+
+def _plain(text: bytes) -> bool:
+    """Printable ASCII, spaces inside only: what trimming leaves as it is
+    and what no id starting with white space can lie between."""
+    return bool(text) and all(0x20 <= c < 0x7F for c in text) \
+        and text[0] != 0x20 and text[-1] != 0x20
+
+
+def _trimmed_names(values: set[bytes]) -> frozenset[str]:
+    """Raw table ids as the loader reads them (`_table_names`)."""
+    if not values:
+        return frozenset()
+    return _table_names(pa.array(sorted(values), pa.binary()))
 
 
 def _scan_csv(path: Path) -> Scanned:
