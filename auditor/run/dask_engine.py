@@ -168,7 +168,7 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
         results = _as_done(distributed, futures, lambda r: progress.advance(*r.counts())
                            if isinstance(r, stream.BatchResult) else None)
         del futures
-        errors = [LogFileError(*r) for r in results if isinstance(r, tuple) and len(r) == 3]
+        errors = [r.error() for r in results if isinstance(r, stream.FileFailure)]
         if errors:  # the first file, in file order, that cannot be a log (as --jobs)
             position = {str(f): i for i, f in enumerate(files)}
             error = min(errors, key=lambda e: position.get(e.path, len(files)))
@@ -409,7 +409,7 @@ def _read_file(label: str, path: str, limits: InflateLimits,
     `read` says: (events, quarantine, provenance), or the LogFileError it
     raised as (path, problem, line), named as the client names the file."""
     if not Path(path).exists():  # the client found it: this worker does not see it
-        return LogFileError(*_unseen(label, path))
+        return _unseen(label, path).error()
     try:
         with inflate_limits(limits):
             return load_file(Path(path), label=label, options=read, site=site)
@@ -417,17 +417,17 @@ def _read_file(label: str, path: str, limits: InflateLimits,
         return LogFileError(label, exc.problem, exc.line)
 
 
-def _unseen(label: str, path: str) -> tuple[str, str, None]:
+def _unseen(label: str, path: str) -> stream.FileFailure:
     """The error of a file the client found and this worker does not see."""
-    return (label, f"not found by the dask worker {_worker_address()} at {path}: every "
-            "worker must see the logs at the same absolute path as the client (a shared "
-            "file system)", None)
+    return stream.FileFailure(
+        label, f"not found by the dask worker {_worker_address()} at {path}: every worker "
+        "must see the logs at the same absolute path as the client (a shared file system)")
 
 
 def _audit_batch(labels: list[str], paths: list[str], job: AuditJob, limits: InflateLimits):
     """One batch of files read from `paths` (named `labels`) and audited as
     `--jobs` audits it (`stream.audit_batch`): its BatchResult, or the
-    LogFileError it met as (file, problem, line)."""
+    `FileFailure` it met."""
     for label, path in zip(labels, paths):
         if not Path(path).exists():
             return _unseen(label, path)
@@ -436,18 +436,17 @@ def _audit_batch(labels: list[str], paths: list[str], job: AuditJob, limits: Inf
             return stream.audit_batch([Path(p) for p in paths], job, NoProgress(),
                                       dict(zip(paths, labels)))
     except LogFileError as exc:
-        return (exc.path, exc.problem, exc.line)
+        return stream.FileFailure.of(exc)
 
 
 def _audit_piece(label: str, piece: pieces.Piece, job: AuditJob, limits: InflateLimits):
     """One piece of a file read from its absolute path (named `label`) and
-    audited as `--jobs` audits it (`pieces.audit_piece`): its PieceResult,
-    ("whole",), or the LogFileError it met as (file, problem, line)."""
+    audited as `--jobs` audits it (`pieces.audit_piece`): its BatchResult,
+    `ReadWhole`, or the `FileFailure` it met."""
     if not Path(piece.path).exists():
         return _unseen(label, piece.path)
     with inflate_limits(limits):
-        result = pieces.audit_piece(piece, job, NoProgress(), label)
-    return result[1:] if isinstance(result, tuple) and result[0] == "error" else result
+        return pieces.audit_piece(piece, job, NoProgress(), label)
 
 
 def _worker_address() -> str:

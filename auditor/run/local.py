@@ -172,19 +172,18 @@ def _audit_item(item, job: AuditJob, progress):
     a log."""
     if isinstance(item, pieces.Piece):
         result = pieces.audit_piece(item, job, progress)
-        if isinstance(result, tuple) and result[0] == "error":
-            raise LogFileError(*result[1:])
+        if isinstance(result, stream.FileFailure):
+            raise result.error()
         return result
     return stream.audit_batch(item, job, progress)
 
 
 def _audit_item_task(task: int, item, job: AuditJob):
-    """In a worker: `_audit_item`, or the LogFileError it met (as its
-    arguments: the exception itself does not survive pickling)."""
+    """In a worker: `_audit_item`, or the `FileFailure` it met."""
     try:
         return _audit_item(item, job, _WorkerProgress(task))
     except LogFileError as exc:
-        return ("error", exc.path, exc.problem, exc.line)
+        return stream.FileFailure.of(exc)
 
 
 # --- groups of tables of loaded logs -------------------------------------------------------
@@ -260,10 +259,9 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
             for future in finished:
                 k = futures[future]
                 result = future.result()
-                if isinstance(result, tuple) and result and result[0] == "error":
-                    error = LogFileError(*result[1:])
-                    done = [j for j in results]
-                    raise (on_error(error, done) if on_error else error)
+                if isinstance(result, stream.FileFailure):
+                    error = result.error()
+                    raise (on_error(error, list(results)) if on_error else error)
                 tell(k, [t - s for t, s in zip(_totals(result), told[k])])
                 results[k] = result
         # Every result is in: the workers exit while the parts are merged and

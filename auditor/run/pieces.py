@@ -73,17 +73,8 @@ class Piece:
 
 
 @dataclass
-class PieceResult(stream.BatchResult):
-    """A piece's `BatchResult`, with the rows it held; its `inputs` hold the
-    piece's provenance, joined with the other pieces' by `join`."""
-
-    rows: tuple[int, int] = (0, 0)
-
-    def counts(self) -> list[int]:
-        """(files, events read, tables, events replayed): the file counted by
-        its first piece only."""
-        return [1 if self.rows[0] == 0 else 0, sum(f.rows_read for f in self.inputs),
-                len(self.tables), self.events]
+class ReadWhole:
+    """A piece's answer that its file must be read whole (see module)."""
 
 
 def split(files: list[Path], batches: list[list[int]] | None,
@@ -262,15 +253,16 @@ def piece_rows(piece: Piece) -> tuple[int, int]:
 
 def audit_piece(piece: Piece, job, progress, label: str | None = None):
     """In a worker: one piece of the file read, replayed and checked (a
-    `PieceResult`); ("error", path, problem, line) for a file that cannot
-    be a log, as one reading of it says; ("whole",) when the file must be
+    `BatchResult` with its `rows`); a `FileFailure` for a file that cannot
+    be a log, as one reading of it says; `ReadWhole` when the file must be
     read whole (see module). `label`: the file's name in the reports."""
     path = Path(piece.path)
     site = (job.sites or {}).get(label or piece.path)
     try:
         a, b = piece_rows(piece)
         if a >= b:  # (a table runs across the whole piece: its start's piece holds it)
-            return PieceResult([], pd.DataFrame(), [], [], set(), 0, {}, None, rows=(a, b))
+            return stream.BatchResult([], pd.DataFrame(), [], [], set(), 0, {}, None,
+                                      rows=(a, b))
 
         def load() -> LoadedLogs:
             events, quarantine, loaded = load_file(path, label, job.read, site,
@@ -280,15 +272,14 @@ def audit_piece(piece: Piece, job, progress, label: str | None = None):
 
         result = stream.audit_read(load, job, progress)
     except (PieceOverShare, pa.ArrowException, OSError):
-        return ("whole",)
+        return ReadWhole()
     except LogFileError:
         try:  # the error one reading of the whole file gives
             load_file(path, label, job.read, site)
         except LogFileError as exc:
-            return ("error", exc.path, exc.problem, exc.line)
-        return ("whole",)
-    return PieceResult(**{f.name: getattr(result, f.name)
-                          for f in dataclasses.fields(stream.BatchResult)}, rows=(a, b))
+            return stream.FileFailure.of(exc)
+        return ReadWhole()
+    return dataclasses.replace(result, rows=(a, b))
 
 
 def join(work: list, results: list) -> tuple[list, list[int]]:
@@ -318,7 +309,7 @@ def join(work: list, results: list) -> tuple[list, list[int]]:
 
 def _joined(results: list) -> list | None:
     """One file's pieces' results, joined (`join`), or None to read it whole."""
-    if any(not isinstance(r, PieceResult) for r in results):
+    if any(not isinstance(r, stream.BatchResult) or r.rows is None for r in results):
         return None
     results = [r for r in results if r.rows[0] < r.rows[1]]
     named: set[str] = set()

@@ -364,7 +364,8 @@ def _table_names(col) -> frozenset[str]:
 
 @dataclass
 class BatchResult:
-    """What one batch leaves behind once its events are dropped."""
+    """What one batch, or one piece of a file (`auditor.run.pieces`), leaves
+    behind once its events are dropped."""
 
     parts: list[pd.DataFrame]
     quarantine: pd.DataFrame
@@ -374,12 +375,36 @@ class BatchResult:
     events: int
     timings: dict[str, float]
     digest: object  # what the collector kept of the events, or None
+    #: a piece's rows [a, b) of its file; None for a batch of whole files
+    #: (a piece's `inputs` hold its own provenance until `pieces.join`)
+    rows: tuple[int, int] | None = None
 
     def counts(self) -> list[int]:
         """(files, events read, tables, events replayed): what the progress
-        is told of it when it ends."""
-        return [len(self.inputs), sum(f.rows_read for f in self.inputs), len(self.tables),
-                self.events]
+        is told of it when it ends; a split file is counted by its first
+        piece only."""
+        files = len(self.inputs) if self.rows is None else int(self.rows[0] == 0)
+        return [files, sum(f.rows_read for f in self.inputs), len(self.tables), self.events]
+
+
+@dataclass(frozen=True)
+class FileFailure:
+    """A file that cannot be a log, as a worker (of `--jobs` or dask) met it:
+    its LogFileError's arguments, which survive pickling where the
+    exception does not."""
+
+    path: str
+    problem: str
+    line: int | None = None
+
+    @classmethod
+    def of(cls, exc: LogFileError, path: str | None = None) -> FileFailure:
+        """`exc`, named `path` where the worker read the file under another
+        name (a dask worker reads the absolute path)."""
+        return cls(str(exc.path) if path is None else path, exc.problem, exc.line)
+
+    def error(self) -> LogFileError:
+        return LogFileError(self.path, self.problem, self.line)
 
 
 def audit_batch(files: list[Path], job, progress,

@@ -87,7 +87,7 @@ def split(monkeypatch, tmp_path):
 
     def spy(piece, job, progress, label=None):
         result = real(piece, job, progress, label)
-        if isinstance(result, pieces.PieceResult):
+        if isinstance(result, stream.BatchResult):
             held.add(result.rows)
         return result
     monkeypatch.setattr(pieces, "audit_piece", spy)
