@@ -26,7 +26,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from auditor.checks import CHECKS
 from auditor.checks.parameters import PARAMETERS, ParameterError, validate_value
+from auditor.checks.registry import STAFF_ROLES
 from auditor.codes import CODES, LOG_CODES, SEVERITIES, SEVERITY_RANK
 from auditor.errors import RulesetError
 from auditor.guarded import MAX_KEY_CHARS, MAX_KEY_PARTS, load_toml  # noqa: F401 (re-exported)
@@ -86,8 +88,6 @@ class Rule:
         check's default (`auditor.checks.registry.RESPONSIBLE_ROLES`)."""
         if self.responsible_role is not None:
             return self.responsible_role
-        from auditor.checks import CHECKS
-
         check = CHECKS.get(self.check)
         return check.responsible_role if check is not None else None
 
@@ -343,8 +343,6 @@ def _stated_code(rule: dict) -> str | None:
     reports one code, so `code` may be left out)."""
     if rule.get("code"):
         return rule["code"]
-    from auditor.checks import CHECKS
-
     chk = CHECKS.get(rule.get("check"))
     return chk.code if chk is not None else None
 
@@ -467,9 +465,6 @@ def _iso_date(value: Any, path: str, key: str) -> date:
 
 
 def _build(merged: dict, files: list[str], disabled: list[str]) -> Ruleset:
-    from auditor.checks import CHECKS
-    from auditor.checks.registry import STAFF_ROLES
-
     path = files[-1]
     for k in ("id", "title", "status"):
         if not merged.get(k, "").strip():
