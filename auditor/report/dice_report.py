@@ -17,8 +17,6 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -34,7 +32,14 @@ from auditor.report.dice_stats import (
     dice_stats,
     level_of,
 )
-from auditor.report.dice_tally import FACES, DiceTally, custody_of, natural_order, tally
+from auditor.report.dice_tally import (
+    FACES,
+    DiceTally,
+    custody_of,
+    natural_order,
+    shooters_of_die,
+    tally,
+)
 from auditor.report.shared import shared
 
 DICE_FILE = "dice_stats.parquet"
@@ -168,8 +173,8 @@ def html_context(result, dice_alpha: float | None = None) -> dict:
         fair = r.rolls / 6
         top = max(max(counts), fair) or 1
         scale = 100 / top  # bars up to 100 units tall, their feet at y = 120
-        sessions = _of_die(tally_.sessions_of, r.site, r.serial)
-        shooters = _of_die(tally_.shooters_of, r.site, r.serial)
+        sessions = tally_.sessions_of.of(r.site, r.serial)
+        shooters = shooters_of_die(tally_.shooters_of, r.site, r.serial)
         kept = custody_of(tally_.custody, r.site, r.serial)
         flagged.append({
             "die": f"{r.site}/{r.serial}" if r.site is not None else r.serial,
@@ -212,9 +217,3 @@ def html_context(result, dice_alpha: float | None = None) -> dict:
 
 def _text(value) -> str:
     return "" if value is None or value != value else str(value)
-
-
-def _of_die(frame: pd.DataFrame, site, serial) -> pd.DataFrame:
-    same_site = frame["site"].isna() if site is None else \
-        (frame["site"] == site).to_numpy(dtype=bool)
-    return frame[np.asarray(same_site, dtype=bool) & (frame["serial"] == serial).to_numpy()]

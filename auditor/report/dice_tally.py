@@ -22,6 +22,7 @@ The statistics are worked out from the joined tally (`auditor.report.dice_stats`
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from dataclasses import dataclass, field
 
@@ -51,29 +52,69 @@ def site_and_table(key: str) -> tuple[str | None, str]:
     return None, key
 
 
+class PerDie:
+    """Rows about dice that are read a die at a time (a flagged die's
+    sessions, shooters, custody record), kept as the tallies' parts: joining
+    tallies puts their parts side by side, and only the rows of a die asked
+    for are ever gathered (`of`). At 46.7M events in 32 batches, joining
+    them row by row was 0.3 s of the main process's own CPU."""
+
+    def __init__(self, parts: list[pd.DataFrame]):
+        self.parts = [p for p in parts if len(p)] or parts[:1]
+
+    def __add__(self, other: PerDie) -> PerDie:
+        return PerDie(self.parts + other.parts)
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+    def of(self, site, serial: str | None = None, names=None) -> pd.DataFrame:
+        """The rows of die (`site`, `serial`), part by part in order: those
+        whose `serial` is it, or, with `names(frame)` (a boolean mask of
+        the rows naming the die), those."""
+        picked = []
+        for frame in self.parts:
+            if not len(frame):
+                continue
+            same_site = frame["site"].isna().to_numpy() if site is None else \
+                (frame["site"] == site).to_numpy(dtype=bool)
+            mine = names(frame) if names is not None else \
+                (frame["serial"] == serial).to_numpy(dtype=bool)
+            picked.append(frame[same_site & mine])
+        if not picked:
+            return self.parts[0].iloc[:0] if self.parts else pd.DataFrame()
+        if len(picked) == 1:
+            return picked[0]
+        return pd.concat([_plain(p) for p in picked], ignore_index=True)
+
+
 @dataclass
 class DiceTally:
     """What the dice statistics need of some tables' events.
 
     `dice`: per die (site, serial) the count of each counted face;
     `sessions_of` / `shooters_of`: per die, the table sessions and the
-    shooters it was thrown in, with its rolls there; `sessions` / `sets`:
-    the counted totals per table session and per dice set; `custody`: each
-    die's custody events (the first CUSTODY_KEPT); `unread`: valid rolls
-    whose dice or faces could not be counted."""
+    shooters it was thrown in, with its rolls there (a die's shooters
+    summed as read: `shooters_of_die`); `sessions` / `sets`: the counted
+    totals per table session and per dice set; `custody`: every custody
+    event, with the dice it names (a die's first CUSTODY_KEPT: `custody_of`);
+    `unread`: valid rolls whose dice or faces could not be counted."""
 
     dice: pd.DataFrame = field(default_factory=lambda: _empty(("site", "serial", *FACES)))
-    sessions_of: pd.DataFrame = field(default_factory=lambda: _empty(
-        ("site", "serial", "table_id", "session_seq", "rolls")))
-    shooters_of: pd.DataFrame = field(default_factory=lambda: _empty(
-        ("site", "serial", "shooter", "rolls")))
+    sessions_of: PerDie = field(default_factory=lambda: PerDie([_empty(
+        ("site", "serial", "table_id", "session_seq", "rolls"))]))
+    shooters_of: PerDie = field(default_factory=lambda: PerDie([_empty(
+        ("site", "serial", "shooter", "rolls"))]))
     sessions: pd.DataFrame = field(default_factory=lambda: _empty(
         ("site", "table_id", "session_seq", *TOTALS)))
     sets: pd.DataFrame = field(default_factory=lambda: _empty(
         ("site", "table_id", "session_seq", "set", "dice", *TOTALS)))
-    custody: pd.DataFrame = field(default_factory=lambda: _empty(
-        ("site", "table_id", "seq", "dice", "event", "actor_role", "actor_id", "outcome")))
+    custody: PerDie = field(default_factory=lambda: PerDie([_empty(CUSTODY_COLUMNS)]))
     unread: int = 0
+
+
+CUSTODY_COLUMNS = ("site", "table_id", "seq", "dice", "event", "actor_role", "actor_id",
+                   "outcome")
 
 
 def _empty(columns) -> pd.DataFrame:
@@ -120,9 +161,11 @@ def join(tallies: list[DiceTally]) -> DiceTally:
         frame["site"] = frame["site"].astype(object).where(frame["site"].notna(), None)
         return frame
 
-    return DiceTally(summed("dice", ["site", "serial"], list(FACES)), cat("sessions_of"),
-                     summed("shooters_of", ["site", "serial", "shooter"], ["rolls"]),
-                     cat("sessions"), cat("sets"), cat("custody"),
+    def parts(name):
+        return functools.reduce(operator.add, (getattr(t, name) for t in tallies))
+
+    return DiceTally(summed("dice", ["site", "serial"], list(FACES)), parts("sessions_of"),
+                     parts("shooters_of"), cat("sessions"), cat("sets"), parts("custody"),
                      sum(t.unread for t in tallies))
 
 
@@ -236,14 +279,14 @@ def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
 
     table_names = np.array(table_of or [""], dtype=object)
     d, s, n = per_die(np.concatenate([session[run], session[run]]), len(starts))
-    out["sessions_of"] = pd.DataFrame({
-        "site": _objects(die_site[d]), "serial": _objects(die_serial[d]),
-        "table_id": _objects(table_names[session_table[s]]),
-        "session_seq": session_seq[s], "rolls": n})
+    out["sessions_of"] = PerDie([pd.DataFrame({
+        "site": _coded(die_site, d), "serial": _coded(die_serial, d),
+        "table_id": _coded(table_names, session_table[s]),
+        "session_seq": session_seq[s], "rolls": n})])
     d, p, n = per_die(np.concatenate([shooter[run], shooter[run]]), len(shooter_names))
-    out["shooters_of"] = pd.DataFrame({
-        "site": _objects(die_site[d]), "serial": _objects(die_serial[d]),
-        "shooter": _objects(np.array(shooter_names, dtype=object)[p]), "rolls": n})
+    out["shooters_of"] = PerDie([pd.DataFrame({
+        "site": _coded(die_site, d), "serial": _coded(die_serial, d),
+        "shooter": _coded(np.array(shooter_names, dtype=object), p), "rolls": n})])
     # Totals per session, and per set (the set of each run's first die).
     total = face1 + face2 - 2
     out["sessions"] = _totals(session, total, len(starts), session_table, session_seq, site_of,
@@ -259,8 +302,16 @@ def tally(events: pd.DataFrame, state: ReplayState) -> DiceTally:
                        sets=keys % width - 1)
     names = _set_names(sh, state, receipts, starts, keys // width, keys % width - 1)
     out["sets"].insert(out["sets"].columns.get_loc("set") + 1, "dice", _objects(names))
-    out["custody"] = _custody(sh, found["custody"], table_site, site_names_of, table_names)
+    out["custody"] = PerDie([_custody(sh, found["custody"], table_site, site_names_of,
+                                      table_names)])
     return DiceTally(**out)
+
+
+def _coded(names: np.ndarray, index: np.ndarray) -> pd.Series:
+    """`names[index]` as a categorical column (None a missing value): a
+    worker sends it as codes, not a Python string a row."""
+    codes, uniques = pd.factorize(names, use_na_sentinel=True)
+    return pd.Series(pd.Categorical.from_codes(codes[index], categories=uniques))
 
 
 def _objects(values) -> pd.Series:
@@ -419,24 +470,41 @@ def _custody(sh: Shared, rows: np.ndarray, table_site: np.ndarray, site_names: n
     events' own columns taken as they are held: categoricals, no text
     copied); `custody_of` picks a die's."""
     if not len(rows):
-        return DiceTally().custody
+        return _empty(CUSTODY_COLUMNS)
     table = sh.codes("table_id")[rows]
-    columns = {"site": _objects(site_names[table_site[table]]),
-               "table_id": _objects(table_names[table]), "seq": sh.seq[rows]}
+    columns = {"site": _coded(site_names, table_site[table]),
+               "table_id": _coded(table_names, table), "seq": sh.seq[rows]}
     for name in ("dice", "event", "actor_role", "actor_id", "outcome"):
         columns[name] = sh.events[name].array.take(rows) if name in sh.events else \
             _objects([None] * len(rows))
     return pd.DataFrame(columns)
 
 
-def custody_of(custody: pd.DataFrame, site, serial: str) -> pd.DataFrame:
+def custody_of(custody: PerDie, site, serial: str) -> pd.DataFrame:
     """The custody events naming die (`site`, `serial`), the first
     CUSTODY_KEPT, in the order recorded."""
-    if not len(custody):
-        return custody
-    dice = custody["dice"].astype(object)
-    texts = {t: serial in str(t).split(",") for t in pd.unique(dice) if isinstance(t, str)}
-    names = np.array([texts.get(t, False) for t in dice.tolist()], dtype=bool)
-    same_site = custody["site"].isna().to_numpy() if site is None else \
-        (custody["site"] == site).to_numpy(dtype=bool)
-    return custody[names & same_site].head(CUSTODY_KEPT)
+    def names(frame: pd.DataFrame) -> np.ndarray:
+        dice = frame["dice"].astype(object)
+        texts = {t: serial in str(t).split(",") for t in pd.unique(dice) if isinstance(t, str)}
+        return np.array([texts.get(t, False) for t in dice.tolist()], dtype=bool)
+
+    return custody.of(site, names=names).head(CUSTODY_KEPT)
+
+
+def shooters_of_die(shooters_of: PerDie, site, serial: str) -> pd.DataFrame:
+    """The shooters die (`site`, `serial`) was thrown by and its rolls with
+    each, summed over the parts (in the order first met; a shooter not
+    recorded is None)."""
+    rows = _plain(shooters_of.of(site, serial))
+    if not len(rows):
+        return rows
+    rows = rows.assign(shooter=rows["shooter"].astype(object).where(rows["shooter"].notna(),
+                                                                    None))
+    return rows.groupby("shooter", dropna=False, sort=False, as_index=False)["rolls"].sum()
+
+
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with its categorical columns as Python objects (so parts
+    with different categories join without a cast per value)."""
+    coded = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    return frame.astype({c: object for c in coded}) if coded else frame

@@ -242,6 +242,39 @@ def test_a_die_is_its_site_and_serial_and_every_engine_counts_alike(tmp_path):
     assert two.equals(one)
 
 
+def test_a_die_thrown_in_two_batches_shows_its_sessions_shooters_and_custody_whole(
+        tmp_path, monkeypatch):
+    """Die A1 (no site) leans at T01 and at T02, one file each: audited a
+    batch a file, under --jobs 1 and 2, its flagged entry (tables, sessions,
+    shooters summed, custody) is what one audit of both files shows, and
+    the whole page is the same."""
+    from auditor.report.dice_report import html_context
+    from auditor.report.html import COLLECTOR, render_html
+    from auditor.run import AuditJob, run_audit, stream
+
+    root = tmp_path / "exports"
+    root.mkdir()
+    for first in (1, 2):
+        log = generate(1, 1500, 7 + first, ["dice.face_bias"], first_table=first,
+                       die_lean=0.6)
+        write_log(log.table, root / f"t{first}.parquet")
+    ruleset = load_ruleset("nz-table-games")
+    meta = {"test": "dice parts"}
+    once = run_audit(AuditJob.of([root], ruleset, collector=COLLECTOR))
+    whole = html_context(once)
+    [die] = [d for d in whole["flagged"] if d["die"] == "A1"]
+    assert die["tables"] == ["T01", "T02"]
+    assert len(die["sessions"]) == 2 and die["shooters"] and die["custody"]
+    page = render_html(once, meta)
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    for jobs in (1, 2):
+        parts = run_audit(AuditJob.of([root], ruleset, jobs=jobs, collector=COLLECTOR))
+        assert len(parts.logs.digest["dice"].shooters_of.parts) == 2
+        assert html_context(parts) == whole, jobs
+        assert render_html(parts, meta) == page, jobs
+
+
 def test_the_faces_counted_add_up_to_the_totals_the_replay_decided(tmp_path):
     """Every counted roll's two faces make the total the game counted
     (after cocked dice), and each session's totals add up to its rolls."""
