@@ -27,7 +27,8 @@ inflates another's:
 - `peak_rss_mb`: the audit process's own peak resident memory; with psutil
   installed, `peak_tree_mb` is the peak of it and its workers together
   (proportional set size, so pages a forked worker shares with its parent
-  count once; sampled every 0.2 s);
+  count once; sampled every 0.2 s), and `peak_worker_mb` the largest
+  resident size any one worker reached (the memory a worker needs);
 - `main_cpu_s`: the audit process's own CPU (user + system, its threads
   included: with dask's local cluster, the scheduler's), without its
   workers': `main_share` is it over `cpu_s`; `main_stages` splits it into
@@ -328,6 +329,8 @@ def run_one(path: Path, engine_name: str, ruleset: str, pythonpath: str | None,
     peak.join()
     if peak.value:
         got["peak_tree_mb"] = round(peak.value / 2**20, 1)
+    if getattr(peak, "worker", 0):
+        got["peak_worker_mb"] = round(peak.worker / 2**20, 1)
     return got
 
 
@@ -338,6 +341,9 @@ class _Peak(threading.Thread):
     def __init__(self, pid: int):
         super().__init__(daemon=True)
         self.pid, self.value = pid, 0
+        #: the largest resident size of any one process below the audit's
+        #: (a `--jobs` or dask worker): what "memory per worker" means
+        self.worker = 0
 
     def run(self) -> None:
         import psutil
@@ -349,7 +355,10 @@ class _Peak(threading.Thread):
                 total = 0
                 for p in procs:
                     try:
-                        total += getattr(p.memory_full_info(), "pss", 0) or p.memory_info().rss
+                        info = p.memory_full_info()
+                        total += getattr(info, "pss", 0) or info.rss
+                        if p is not root:
+                            self.worker = max(self.worker, info.rss)
                     except psutil.Error:
                         pass
                 self.value = max(self.value, total)
@@ -395,8 +404,9 @@ def scale_table(engines: list[str], rounds: list[dict[str, dict]]) -> list[str]:
     round's `--jobs 1` (speed-up: its wall over this one's; CPU: this one's
     over its) and of the main process's own share of the CPU."""
     base = "jobs1" if "jobs1" in engines else None
-    lines = ["| run | wall s | CPU s | speed-up | CPU / `--jobs 1` | main process's CPU |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = ["| run | wall s | CPU s | speed-up | CPU / `--jobs 1` | main process's CPU "
+             "| peak MB: main / a worker |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for e in engines:
         rs = [r[e] for r in rounds]
         wall = _median([r["wall_s"] for r in rs])
@@ -408,7 +418,11 @@ def scale_table(engines: list[str], rounds: list[dict[str, dict]]) -> list[str]:
         ratio = f"{_median([r[e]['cpu_s'] / r[base]['cpu_s'] for r in rounds]):.2f}x" \
             if base else "-"
         share = "-" if e == FLOOR else f"{100 * _median([r['main_share'] for r in rs]):.0f} %"
-        lines.append(f"| {describe(e)} | {wall:.2f} | {cpu:.2f} | {speed} | {ratio} | {share} |")
+        own = _median([r["peak_rss_mb"] for r in rs])
+        workers = [r["peak_worker_mb"] for r in rs if "peak_worker_mb" in r]
+        memory = f"{own:.0f} / {_median(workers):.0f}" if workers else f"{own:.0f}"
+        lines.append(f"| {describe(e)} | {wall:.2f} | {cpu:.2f} | {speed} | {ratio} | {share} "
+                     f"| {memory} |")
     return lines
 
 
