@@ -177,6 +177,7 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
             raise stream.first_error(files, error, done, read)
         return results
 
+    pieces.expect_rows(work, progress)
     progress.stage("auditing")
     with stage(timings, "parallel"):
         results, whole = pieces.join(work, audited(work))

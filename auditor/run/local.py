@@ -139,8 +139,7 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
     file its pieces could not judge alone is then audited whole."""
     files, read = list(job.files), job.read
     progress.expect(files=len(files))
-    if all(isinstance(item, pieces.Piece) for item in work):
-        progress.expect(events=work[0].rows)
+    pieces.expect_rows(work, progress)
     items = [[files[i] for i in item] if isinstance(item, list) else item for item in work]
     if job.jobs > 1:
         progress.stage("auditing")  # the workers read and audit side by side

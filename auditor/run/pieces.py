@@ -77,6 +77,14 @@ class ReadWhole:
     """A piece's answer that its file must be read whole (see module)."""
 
 
+def expect_rows(work: list, progress) -> None:
+    """Tell `progress` the events a work list of one file's pieces holds
+    (the file's rows: its time left reads by them); batches of files are
+    counted by their plan (`stream.plan`)."""
+    if work and all(isinstance(item, Piece) for item in work):
+        progress.expect(events=work[0].rows)
+
+
 def split(files: list[Path], batches: list[list[int]] | None,
           jobs: int) -> list[list[int] | Piece] | None:
     """The work of an audit of `files` by `jobs` workers: each batch of

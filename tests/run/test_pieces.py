@@ -26,6 +26,7 @@ from auditor.logs.load import load_logs
 from auditor.logs.parquet_format import row_group_starts
 from auditor.report.html import COLLECTOR, render_html
 from auditor.run import AuditJob, pieces, run_audit, stream
+from auditor.run.progress import NoProgress
 
 META = {"test": "pieces"}
 ROW_GROUP = 500
@@ -252,10 +253,14 @@ def test_every_report_is_byte_identical_split_or_not(big, tmp_path, split):
 def test_dask_audits_the_same_pieces_with_the_same_worker_function(big, ruleset, tmp_path,
                                                                    split, cluster):
     once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([big]))
+    progress = NoProgress()
     result = run_audit(AuditJob.of([big], ruleset, engine="dask", collector=COLLECTOR,
-                                   scheduler=cluster.scheduler_address))
+                                   scheduler=cluster.scheduler_address), progress=progress)
     assert len(split.rows()) == 2  # the cluster's two workers
     _same(result, once, tmp_path)
+    # the time left reads by the file's rows, every one counted once
+    assert progress.events_total == pq.ParquetFile(big).metadata.num_rows
+    assert (progress.files, progress.events) == (1, progress.events_total)
 
 
 # --- what a piece cannot judge alone -------------------------------------------------------
