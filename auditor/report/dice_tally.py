@@ -69,9 +69,9 @@ class PerDie:
         return sum(len(p) for p in self.parts)
 
     def of(self, site, serial: str | None = None, names=None) -> pd.DataFrame:
-        """The rows of die (`site`, `serial`), part by part in order: those
-        whose `serial` is it, or, with `names(frame)` (a boolean mask of
-        the rows naming the die), those."""
+        """The rows of die (`site`, `serial`), part by part in order, text
+        as Python objects: those whose `serial` is it, or, with
+        `names(frame)` (a boolean mask of the rows naming the die), those."""
         picked = []
         for frame in self.parts:
             if not len(frame):
@@ -82,9 +82,9 @@ class PerDie:
                 (frame["serial"] == serial).to_numpy(dtype=bool)
             picked.append(frame[same_site & mine])
         if not picked:
-            return self.parts[0].iloc[:0] if self.parts else pd.DataFrame()
+            return _plain(self.parts[0].iloc[:0]) if self.parts else pd.DataFrame()
         if len(picked) == 1:
-            return picked[0]
+            return _plain(picked[0])
         return pd.concat([_plain(p) for p in picked], ignore_index=True)
 
 
@@ -495,7 +495,7 @@ def shooters_of_die(shooters_of: PerDie, site, serial: str) -> pd.DataFrame:
     """The shooters die (`site`, `serial`) was thrown by and its rolls with
     each, summed over the parts (in the order first met; a shooter not
     recorded is None)."""
-    rows = _plain(shooters_of.of(site, serial))
+    rows = shooters_of.of(site, serial)
     if not len(rows):
         return rows
     rows = rows.assign(shooter=rows["shooter"].astype(object).where(rows["shooter"].notna(),
