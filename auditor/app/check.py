@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.atomic import commit_together, report_folder
+from auditor.audit.collect import Collectors
+from auditor.audit.core import AuditResult
 from auditor.audit.responsible import regulated
 from auditor.errors import EngineError, LogFileError, OutputError, UnreadableLogsError
 from auditor.escape import one_line
@@ -28,14 +30,12 @@ from auditor.report.formats import (
     format_options,
     write_and_render,
 )
-from auditor.audit.core import AuditResult
 from auditor.report.manifest import OWN_NAMES, write_manifest
 from auditor.report.provenance import provenance, suspect_line
 from auditor.report.sarif import MAX_RESULTS
 from auditor.report.summary import summary_text
 from auditor.rules.ruleset import load_ruleset
 from auditor.rules.versions import resolve_family
-from auditor.audit.collect import Collectors
 from auditor.run import AuditJob, check_engine, run_audit
 from auditor.run.family import audit_family
 from auditor.run.progress import NoProgress

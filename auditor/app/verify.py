@@ -37,7 +37,6 @@ from auditor.audit.responsible import regulated
 from auditor.errors import AuditorError, LogFileError, ReportError, RulesetError
 from auditor.findings import stored_schema
 from auditor.logs.load import load_logs
-from auditor.logs.screen import not_audited_meta, still_unreadable
 from auditor.logs.raw import (
     DEFAULT_INFLATE_LIMITS,
     InflateLimits,
@@ -45,6 +44,7 @@ from auditor.logs.raw import (
     inflate_limits,
     sha256_of,
 )
+from auditor.logs.screen import not_audited_meta, still_unreadable
 from auditor.report.formats import write_and_render
 from auditor.report.manifest import MANIFEST_NAME, OWN_NAMES, file_entry
 from auditor.report.parquet import QUARANTINE_SCHEMA

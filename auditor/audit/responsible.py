@@ -20,9 +20,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pandas as pd
 
+from auditor.audit.exposure import Exposure
 from auditor.checks.registry import STAFF_ROLES
 from auditor.findings import SITE_SEPARATOR
-from auditor.audit.exposure import Exposure
 
 #: The columns added to the findings, after `caveat` (findings.parquet only).
 RESPONSIBLE_COLUMNS = ("responsible_id", "responsible_role")

@@ -24,10 +24,10 @@ from auditor.logs import schema
 from auditor.logs.coerce import Placement, coerce
 from auditor.logs.discover import discover_logs
 from auditor.logs.frame import order_events
+from auditor.logs.local_day import open_offsets
 from auditor.logs.memory import release_memory, small_pages, use_lean_memory_pool
 from auditor.logs.raw import DEFAULT_READ, RawLog, RawRejected, ReadOptions
 from auditor.logs.read import read_log
-from auditor.logs.local_day import open_offsets
 from auditor.logs.sessions import table_marks
 from auditor.logs.site import with_site
 

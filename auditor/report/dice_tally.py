@@ -32,8 +32,8 @@ import pandas as pd
 from auditor.checks.common import Shared
 from auditor.findings import SITE_SEPARATOR
 from auditor.game.dice_values import DiceValues
-from auditor.logs.tables import session_starts
 from auditor.game.state import ReplayState
+from auditor.logs.tables import session_starts
 
 FACES = tuple(f"face_{k}" for k in range(1, 7))
 TOTALS = tuple(f"total_{k}" for k in range(2, 13))

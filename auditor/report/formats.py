@@ -28,6 +28,7 @@ from pathlib import Path
 from auditor.errors import OutputError
 from auditor.report.shared import sharing
 
+
 @dataclass(frozen=True)
 class ReportFormat:
     """One report format, all it is: its `--format` name, the module that

@@ -46,6 +46,7 @@ from markupsafe import Markup
 
 from auditor.atomic import write_text
 from auditor.audit.collect import Collectors, taken_by
+from auditor.audit.core import replay_state
 from auditor.audit.coverage import scope
 from auditor.codes import CODES, SEVERITIES, SEVERITY_RANK
 from auditor.findings import at_or_above, joined_sites, severity_counts
@@ -68,7 +69,6 @@ from auditor.report.html_events import (
     utc_ns,
     window_of,
 )
-from auditor.audit.core import replay_state
 from auditor.report.html_events import text as _text
 from auditor.report.page import PAGE, TEMPLATES, environment
 from auditor.report.provenance import provenance

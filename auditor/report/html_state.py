@@ -29,8 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from auditor.checks.common import (BLOCK, Shared, code_is, expand, next_after,
-                                   searchsorted_ascending)
+from auditor.checks.common import BLOCK, Shared, code_is, expand, next_after, searchsorted_ascending
 from auditor.game.inputs import coded, values_and_nulls
 from auditor.game.outcomes import POINTS, pass_outcome
 from auditor.game.state import DIE_LOCATIONS, ReplayState

@@ -20,11 +20,11 @@ from auditor.codes import SEVERITY_RANK
 from auditor.escape import html_safe_json
 from auditor.findings import STATUSES, severity_counts
 from auditor.report.dice_report import summary_section
+from auditor.report.json_text import dumps_indented
+from auditor.report.records import finding_records, finding_statuses
 from auditor.report.rollups import notes as rollup_notes
 from auditor.report.rollups import records as rollup_records
 from auditor.report.rollups import rollups_of
-from auditor.report.json_text import dumps_indented
-from auditor.report.records import finding_records, finding_statuses
 
 SCHEMA_VERSION = "1"
 

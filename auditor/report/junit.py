@@ -32,7 +32,6 @@ from auditor.audit.coverage import scoped
 from auditor.codes import REPORT_ONLY, SEVERITY_RANK
 from auditor.escape import xml_text
 from auditor.report.json_format import inert_json
-from auditor.report.summary import incomplete_text, verdict_line
 from auditor.report.records import (
     FindingStatus,
     finding_records,
@@ -40,6 +39,7 @@ from auditor.report.records import (
     rules_of,
     table_label,
 )
+from auditor.report.summary import incomplete_text, verdict_line
 
 NO_TABLE = "(no table)"
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from auditor.audit.core import AuditResult
 from auditor.audit.coverage import coverage_line
+from auditor.audit.midsession import mid_session_line
 from auditor.codes import REPORT_ONLY
 from auditor.escape import one_line
 from auditor.findings import severity_counts
-from auditor.audit.midsession import mid_session_line
 
 
 def summary_text(result: AuditResult, outputs: list[str], fail_on: str, failing: int,

@@ -29,6 +29,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from auditor.audit.coverage import coverage_line
+from auditor.audit.midsession import mid_session_line
 from auditor.codes import SEVERITIES, SEVERITY_RANK
 from auditor.escape import one_line
 from auditor.findings import severity_counts
@@ -43,8 +45,6 @@ from auditor.report.summary import (
     verdict_line,
     verdict_word,
 )
-from auditor.audit.coverage import coverage_line
-from auditor.audit.midsession import mid_session_line
 
 #: how many findings the table lists
 TOP_FINDINGS = 20
