@@ -81,21 +81,19 @@ def _read_parquet(path: Path, source, rows: tuple[int, int] | None = None):
             # distinct value once.
             pf, names = _opened(path, source, packed, read_dictionary=_text_columns(source))
             if len(set(names)) == len(names):
-                table = _parquet_columns(pf, names, rows)
-                if rows is None:
-                    _refuse_decoding(path, packed, table)
-                else:
-                    _within_share(path, packed, table, rows, pf.metadata.num_rows)
+                table = _held(path, packed, _parquet_columns(pf, names, rows), rows,
+                              pf.metadata.num_rows)
         except MemoryError:
             raise
         except (pa.ArrowException, OSError, UnicodeDecodeError):
             # A damaged file: read as before, so its error (or its rows) are
-            # exactly what the plain reader gives.
+            # exactly what the plain reader gives, held to the same cap.
             if hasattr(source, "seek"):
                 source.seek(0)
             pf, names = _opened(path, source, packed)
             if len(set(names)) == len(names):
-                table = _parquet_columns(pf, names, rows)
+                table = _held(path, packed, _parquet_columns(pf, names, rows), rows,
+                              pf.metadata.num_rows)
     except MemoryError:
         raise
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
@@ -107,6 +105,18 @@ def _read_parquet(path: Path, source, rows: tuple[int, int] | None = None):
     first = rows[0] if rows is not None else 0
     return table, np.arange(first + 1, first + table.num_rows + 1, dtype=np.int64), \
         RawRejected()
+
+
+def _held(path: Path, packed: int, table: pa.Table, rows: tuple[int, int] | None,
+          file_rows: int) -> pa.Table:
+    """`table` (the file's columns, or rows [a, b) of them) if it decodes
+    within the file's cap (`_refuse_decoding`) or, for a piece, its share of
+    it (`_within_share`)."""
+    if rows is None:
+        _refuse_decoding(path, packed, table)
+    else:
+        _within_share(path, packed, table, rows, file_rows)
+    return table
 
 
 def _opened(path: Path, source, packed: int, **options) -> tuple[pq.ParquetFile, list[str]]:

@@ -212,6 +212,29 @@ def test_a_large_dictionary_value_in_a_few_rows_is_audited(tmp_path):
     assert md["rows"] == {"read": 15, "replayed": 15, "quarantined": 0}
 
 
+@pytest.mark.parametrize("rows, refused", [(200, True), (15, False)])
+def test_a_damaged_parquet_read_plain_is_held_to_the_same_cap(tmp_path, monkeypatch, rows,
+                                                              refused):
+    """A file the dictionary reader cannot read is read again as the plain
+    reader reads it: 200 rows of one 900 KB actor_id (180 MB decoded from a
+    few KB) are refused there as by the dictionary reader; 15 rows (13.5 MB,
+    within the 16 MiB always allowed) are read."""
+    from auditor.errors import LogFileError
+    from auditor.logs import parquet_format
+
+    log = dictionary_parquet(tmp_path / "night.parquet", 1, "A" * 900_000, rows=rows)
+
+    def damaged(source):
+        raise pa.ArrowInvalid("a dictionary page the reader cannot read")
+    monkeypatch.setattr(parquet_format, "_text_columns", damaged)
+    if refused:
+        with pytest.raises(LogFileError, match="its columns decode to more than 100 times"):
+            parquet_format.read_parquet(log)
+    else:
+        table, lines, _ = parquet_format.read_parquet(log)
+        assert table.num_rows == len(lines) == 15
+
+
 def test_a_dictionary_encoded_parquet_finds_what_the_same_csv_finds(tmp_path):
     header, body = clean_rows(10_000, PLANTED)
     csv_log = tmp_path / "night.csv"
