@@ -33,6 +33,7 @@ from auditor.report.formats import (
 from auditor.report.manifest import OWN_NAMES, write_manifest
 from auditor.report.provenance import provenance, suspect_line
 from auditor.report.sarif import MAX_RESULTS
+from auditor.report.shared import sharing
 from auditor.report.summary import summary_text
 from auditor.rules.ruleset import load_ruleset
 from auditor.rules.versions import resolve_family
@@ -99,7 +100,9 @@ class CheckOutcome:
     fail_on: str
     require_complete: bool = False
     streamed: list[str] = dataclasses.field(default_factory=list)
-    dice_alpha: float | None = None
+    #: a line per flagged die (`flagged_lines`), from the statistics the
+    #: reports were written with
+    dice_lines: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def incomplete(self) -> bool:
@@ -122,7 +125,7 @@ class CheckOutcome:
         return "\n".join(filter(None, (
             summary_text(self.result, self.written, self.fail_on, failing, self.meta),
             one_line(self.triage.summary_text()) if self.triage.summary_text() else "",
-            *flagged_lines(self.result, self.dice_alpha),
+            *self.dice_lines,
             f"error: --require-complete: {len(rules)} rule(s) not evaluated (the reports "
             f"say where and why)" if self.incomplete else "")))
 
@@ -179,15 +182,17 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
         progress.stage("writing")
         # The formats read each finding's status from its columns, not from meta.
         triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
-        with commit_together():  # every report file in place, or none, before the summary
-            written, streamed = write_and_render(
-                triaged, meta, target.staging if target else request.out,
-                request.formats, request.streams, options)
+        with sharing():  # (the dice statistics computed once, for the files and the terminal)
+            with commit_together():  # every report file in place, or none, before the summary
+                written, streamed = write_and_render(
+                    triaged, meta, target.staging if target else request.out,
+                    request.formats, request.streams, options)
+            dice_lines = flagged_lines(triaged, request.dice_alpha)
         if target:
             written.append(write_manifest(target.staging, meta, files, options))
             written = [str(request.out / Path(w).name) for w in written]
     return CheckOutcome(result, written, meta, triage, request.fail_on,
-                        request.require_complete, streamed, request.dice_alpha)
+                        request.require_complete, streamed, dice_lines)
 
 
 def collector_for(formats) -> Collectors:

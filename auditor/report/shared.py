@@ -15,6 +15,11 @@ _memo: ContextVar[dict | None] = ContextVar("auditor_report_memo", default=None)
 
 @contextmanager
 def sharing():
+    """A block whose reports share what they derive; a block inside another
+    shares the outer one's (the terminal's lines and the files, say)."""
+    if _memo.get() is not None:
+        yield
+        return
     token = _memo.set({})
     try:
         yield

@@ -155,6 +155,24 @@ def _check(tmp_path, log, *extra, out_name="out"):
     return result, out
 
 
+def test_the_dice_are_tested_once_for_the_files_and_the_terminal(tmp_path, monkeypatch):
+    """The statistics behind dice_stats.parquet, summary.json, the page and
+    the terminal's DICE line are one computation (it was two: the terminal
+    tested every die again)."""
+    import auditor.report.dice_report as dice_report
+
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return dice_stats(*args, **kwargs)
+
+    monkeypatch.setattr(dice_report, "dice_stats", counted)
+    result, _ = _check(tmp_path, _night(2, 2000, lean=0.6))
+    assert "DICE: die A1 flagged for inspection" in result.output
+    assert len(calls) == 1
+
+
 def test_a_flag_is_no_finding_and_keeps_the_exit_code(tmp_path):
     result, out = _check(tmp_path, _night(2, 2000, lean=0.6))
     assert result.exit_code == 0, result.output
