@@ -30,6 +30,15 @@ class Collector(Protocol):
         """The batches' takings (of different tables) as one."""
 
 
+def spilled(collector: Any, taken: Any, folder: str) -> Any:
+    """`taken` with what `collector` lets wait on disk until a report asks
+    for it written to files in `folder` (its optional `spill(taken,
+    folder)`), for a batch's result about to cross to another process; as
+    it is for a collector without one."""
+    spill = getattr(collector, "spill", None)
+    return spill(taken, folder) if spill is not None and taken is not None else taken
+
+
 class Taken(dict):
     """What several collectors took (`Collectors`), by name."""
 
@@ -59,3 +68,6 @@ class Collectors:
     def join(self, taken: list[Any]) -> Taken:
         return Taken({k: c.join([t[k] for t in taken if t is not None])
                       for k, c in self.named})
+
+    def spill(self, taken: Taken, folder: str) -> Taken:
+        return Taken({k: spilled(c, taken[k], folder) for k, c in self.named})

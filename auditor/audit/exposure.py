@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from auditor.audit.collect import spilled
 from auditor.checks.common import Shared
 from auditor.game.state import ReplayState
 from auditor.logs.tables import session_starts, table_runs
@@ -231,6 +232,9 @@ class Paired:
     def join(self, taken: list) -> tuple:
         return (self.first.join([t[0] for t in taken]),
                 self.second.join([t[1] for t in taken]))
+
+    def spill(self, taken: tuple, folder: str) -> tuple:
+        return (spilled(self.first, taken[0], folder), spilled(self.second, taken[1], folder))
 
 
 def with_exposure(result, paired: bool):

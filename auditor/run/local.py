@@ -24,11 +24,14 @@ from __future__ import annotations
 import copy
 import multiprocessing
 import os
+import shutil
 import sys
+import tempfile
+import weakref
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from auditor.atomic import release_inherited_locks
-from auditor.audit.collect import Collector
+from auditor.audit.collect import Collector, spilled
 from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.audit.exposure import EXPOSURE
 from auditor.compat import die_with_parent, pool_processes
@@ -47,6 +50,8 @@ from auditor.run.progress import NoProgress
 _GROUPS: list[LoadedLogs] = []
 #: Where forked workers report progress: (task, files, events, tables, audited).
 _REPORT = None
+#: In a worker of a pool of batches, the folder its collectors spill to.
+_SPILL: str | None = None
 
 
 def audit_paths(job: AuditJob, timings: dict[str, float] | None = None,
@@ -142,20 +147,56 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
     pieces.expect_rows(work, progress)
     items = [[files[i] for i in item] if isinstance(item, list) else item for item in work]
     if job.jobs > 1:
-        progress.stage("auditing")  # the workers read and audit side by side
-        with stage(timings, "parallel"):
-            results = _run_pool(items, _audit_item_task, job, job.jobs, progress,
-                                on_error=lambda exc, done: stream.first_error(
-                                    files, exc, {i for k in done for i in pieces.files_of(work[k])},
-                                    read))
-    else:
-        results = []
-        for k, item in enumerate(items):
-            try:
-                results.append(_audit_item(item, job, progress))
-            except LogFileError as exc:
-                done = {i for w in work[:k] for i in pieces.files_of(w)}
-                raise stream.first_error(files, exc, done, read) from None
+        # What the reports read of the batches only for a flagged die waits
+        # in files of this folder (`collect.spilled`), removed with the result.
+        folder = _spill_folder()
+        try:
+            out = _audit_in_pool(job, work, items, timings, progress, folder)
+        except BaseException:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
+        if folder is not None:
+            weakref.finalize(out.logs, shutil.rmtree, folder, ignore_errors=True)
+        return out
+    results = []
+    for k, item in enumerate(items):
+        try:
+            results.append(_audit_item(item, job, progress))
+        except LogFileError as exc:
+            done = {i for w in work[:k] for i in pieces.files_of(w)}
+            raise stream.first_error(files, exc, done, read) from None
+    return _joined(job, work, results, timings, progress)
+
+
+def _spill_folder() -> str | None:
+    """A fresh folder of the system's temporary space (TMPDIR), or None
+    where none can be made: the workers then send those rows with their
+    results, as `--jobs 1` keeps them."""
+    try:
+        return tempfile.mkdtemp(prefix="auditor-")
+    except OSError:
+        return None
+
+
+def _audit_in_pool(job: AuditJob, work: list, items: list, timings, progress,
+                   folder: str | None) -> AuditResult:
+    """`_audit_work`'s items audited by `job.jobs` workers, which write
+    what their collectors spill to `folder`."""
+    files, read = list(job.files), job.read
+    progress.stage("auditing")  # the workers read and audit side by side
+    with stage(timings, "parallel"):
+        results = _run_pool(items, _audit_item_task, job, job.jobs, progress,
+                            on_error=lambda exc, done: stream.first_error(
+                                files, exc, {i for k in done for i in pieces.files_of(work[k])},
+                                read), spill=folder)
+    return _joined(job, work, results, timings, progress)
+
+
+def _joined(job: AuditJob, work: list, results: list, timings, progress) -> AuditResult:
+    """The items' results as one audit; a split file its pieces could not
+    judge alone audited whole first."""
+    files, read = list(job.files), job.read
     results, whole = pieces.join(work, results)
     for i in whole:  # (rare: a file read in pieces that must be judged whole)
         try:
@@ -178,11 +219,19 @@ def _audit_item(item, job: AuditJob, progress):
 
 
 def _audit_item_task(task: int, item, job: AuditJob):
-    """In a worker: `_audit_item`, or the `FileFailure` it met."""
+    """In a worker: `_audit_item` (what its collectors spill written to the
+    pool's folder), or the `FileFailure` it met."""
     try:
-        return _audit_item(item, job, _WorkerProgress(task))
+        result = _audit_item(item, job, _WorkerProgress(task))
     except LogFileError as exc:
         return stream.FileFailure.of(exc)
+    if _SPILL is not None and job.collector is not None and \
+            isinstance(result, stream.BatchResult):  # (not a piece's `ReadWhole`)
+        try:
+            result.digest = spilled(job.collector, result.digest, _SPILL)
+        except OSError:  # (the disk full, say: the rows go with the result)
+            pass
+    return result
 
 
 # --- groups of tables of loaded logs -------------------------------------------------------
@@ -223,10 +272,12 @@ def _fork_context():
     return None
 
 
-def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=None) -> list:
+def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=None,
+              spill: str | None = None) -> list:
     """`func(task, item, job)` for each item in up to `jobs` processes,
-    the results in item order. Progress: what forked workers report as they
-    go, and on each item's end whatever it had not reported yet."""
+    the results in item order (`spill`: the folder the workers spill to).
+    Progress: what forked workers report as they go, and on each item's end
+    whatever it had not reported yet."""
     global _REPORT
     context = _fork_context() or multiprocessing.get_context("spawn")
     report = context.SimpleQueue() if _fork_context() is not None else None
@@ -248,7 +299,7 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
 
     _REPORT = report
     pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(work))), mp_context=context,
-                               initializer=_worker_start, initargs=(os.getpid(),))
+                               initializer=_worker_start, initargs=(os.getpid(), spill))
     try:
         futures = {pool.submit(func, k, item, job): k for k, item in enumerate(work)}
         pending = set(futures)
@@ -276,11 +327,14 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
     return [results[k] for k in range(len(work))]
 
 
-def _worker_start(parent: int) -> None:
+def _worker_start(parent: int, spill: str | None = None) -> None:
     """A worker dies with the audit that started it (a SIGKILL of the
-    parent included) and holds none of its report folder locks."""
+    parent included), holds none of its report folder locks, and spills
+    to the pool's folder."""
+    global _SPILL
     die_with_parent(parent)
     release_inherited_locks()
+    _SPILL = spill
 
 
 def _totals(result) -> list[int]:

@@ -3,7 +3,10 @@ against a fair die; flags are signals, never findings."""
 
 from __future__ import annotations
 
+import gc
 import json
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -22,7 +25,7 @@ from auditor.report.dice_stats import (
     dice_stats,
     holm,
 )
-from auditor.report.dice_tally import custody_of, tally
+from auditor.report.dice_tally import Spilled, custody_of, tally
 from auditor.rules.ruleset import load_ruleset
 from builder import audit, cocked, dispute, lawful_table, no_roll, ruling
 
@@ -159,7 +162,7 @@ def test_the_dice_are_tested_once_for_the_files_and_the_terminal(tmp_path, monke
     """The statistics behind dice_stats.parquet, summary.json, the page and
     the terminal's DICE line are one computation (it was two: the terminal
     tested every die again)."""
-    import auditor.report.dice_report as dice_report
+    from auditor.report import dice_report
 
     calls = []
 
@@ -288,9 +291,65 @@ def test_a_die_thrown_in_two_batches_shows_its_sessions_shooters_and_custody_who
     monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
     for jobs in (1, 2):
         parts = run_audit(AuditJob.of([root], ruleset, jobs=jobs, collector=COLLECTOR))
-        assert len(parts.logs.digest["dice"].shooters_of.parts) == 2
+        shooters = parts.logs.digest["dice"].shooters_of.parts
+        assert len(shooters) == 2
+        # (under --jobs 2 the workers wrote them to files, read back for A1)
+        assert [isinstance(p, Spilled) for p in shooters] == [jobs == 2] * 2
         assert html_context(parts) == whole, jobs
         assert render_html(parts, meta) == page, jobs
+
+
+def _two_batches(tmp_path, monkeypatch):
+    from auditor.run import stream
+
+    root = tmp_path / "exports"
+    root.mkdir()
+    for first in (1, 2):
+        write_log(generate(1, 300, first, first_table=first).table, root / f"t{first}.parquet")
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    spill = tmp_path / "tmp"
+    spill.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spill))
+    return root, spill
+
+
+def test_the_rows_spilled_by_the_workers_are_removed_with_the_result(tmp_path, monkeypatch):
+    from auditor.report.html import COLLECTOR
+    from auditor.run import AuditJob, run_audit
+
+    root, spill = _two_batches(tmp_path, monkeypatch)
+    result = run_audit(AuditJob.of([root], load_ruleset("nz-table-games"), jobs=2,
+                                   collector=COLLECTOR))
+    files = [Path(p.path) for p in result.logs.digest["dice"].custody.parts]
+    assert len(files) == 2 and all(f.exists() and f.parent.parent == spill for f in files)
+    del result
+    gc.collect()
+    assert list(spill.iterdir()) == []
+
+
+def test_a_pool_that_fails_leaves_no_spilled_rows(tmp_path, monkeypatch):
+    from auditor.errors import LogFileError
+    from auditor.report.html import COLLECTOR
+    from auditor.run import AuditJob, run_audit
+
+    from auditor.run import stream
+
+    root, spill = _two_batches(tmp_path, monkeypatch)
+    audit_batch = stream.audit_batch
+
+    def second_unreadable(paths, *args):  # (in the worker that reads it: forked, patched)
+        if any(str(p).endswith("t2.parquet") for p in paths):
+            raise LogFileError(str(paths[0]), "unreadable (as the test has it)")
+        return audit_batch(paths, *args)
+
+    monkeypatch.setattr(stream, "audit_batch", second_unreadable)
+    made, mkdtemp = [], tempfile.mkdtemp
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda **kw: made.append(mkdtemp(**kw)) or made[-1])
+    with pytest.raises(LogFileError):
+        run_audit(AuditJob.of([root], load_ruleset("nz-table-games"), jobs=2,
+                              collector=COLLECTOR))
+    assert len(made) == 1 and list(spill.iterdir()) == []
 
 
 def test_the_faces_counted_add_up_to_the_totals_the_replay_decided(tmp_path):
