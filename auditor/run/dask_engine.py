@@ -133,21 +133,25 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
         work = pieces.split(files, batches, sum(client.nthreads().values()))
         if work is not None:
             try:
-                return _audit_work(distributed, client, job, work, timings, progress)
+                if job.scheduler:  # (its workers may not share this machine's disk)
+                    return _audit_work(distributed, client, job, work, timings, progress)
+                # A local cluster's workers spill as --jobs workers do (decision 105).
+                return stream.spilling(lambda folder: _audit_work(
+                    distributed, client, job, work, timings, progress, folder))
             except stream.TablesCrossBatches:  # the plan was wrong: a task per table
                 progress.start(files=len(files))
         return _audit_files(distributed, client, job, timings, progress)
 
 
 def _audit_work(distributed, client, job: AuditJob, work: list, timings,
-                progress) -> AuditResult:
+                progress, spill: str | None = None) -> AuditResult:
     """Each batch of files (`auditor.run.stream.plan`) and each piece of a
     large file (`auditor.run.pieces.split`) read and audited by one task, as
     `--jobs` runs them (`stream.audit_batch`, `pieces.audit_piece`): the
     worker reads its own rows from the files' absolute paths and sends back
     the findings parts, quarantine and what the collector took, never the
     events. A split file its pieces could not judge alone is then audited
-    whole, by one task."""
+    whole, by one task. `spill`: the folder the tasks spill to, if any."""
     files, read = list(job.files), job.read
     absolute = {str(f): str(f.resolve()) for f in files}
     sent = dataclasses.replace(job, sites={absolute[k]: v for k, v in job.sites.items()}
@@ -159,9 +163,10 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
             name = str(files[item.file])
             return client.submit(_audit_piece, name,
                                  dataclasses.replace(item, path=absolute[name]), job, limits,
-                                 pure=False)
+                                 spill, pure=False)
         return client.submit(_audit_batch, [str(files[i]) for i in item],
-                             [absolute[str(files[i])] for i in item], sent, limits, pure=False)
+                             [absolute[str(files[i])] for i in item], sent, limits, spill,
+                             pure=False)
 
     def audited(items: list) -> list:
         futures = [submit(item) for item in items]
@@ -425,29 +430,33 @@ def _unseen(label: str, path: str) -> stream.FileFailure:
         "must see the logs at the same absolute path as the client (a shared file system)")
 
 
-def _audit_batch(labels: list[str], paths: list[str], job: AuditJob, limits: InflateLimits):
+def _audit_batch(labels: list[str], paths: list[str], job: AuditJob, limits: InflateLimits,
+                 spill: str | None = None):
     """One batch of files read from `paths` (named `labels`) and audited as
-    `--jobs` audits it (`stream.audit_batch`): its BatchResult, or the
-    `FileFailure` it met."""
+    `--jobs` audits it (`stream.audit_batch`, spilled to `spill`): its
+    BatchResult, or the `FileFailure` it met."""
     for label, path in zip(labels, paths):
         if not Path(path).exists():
             return _unseen(label, path)
     try:
         with inflate_limits(limits):
-            return stream.audit_batch([Path(p) for p in paths], job, NoProgress(),
-                                      dict(zip(paths, labels)))
+            result = stream.audit_batch([Path(p) for p in paths], job, NoProgress(),
+                                        dict(zip(paths, labels)))
     except LogFileError as exc:
         return stream.FileFailure.of(exc)
+    return stream.spill_digest(result, job, spill)
 
 
-def _audit_piece(label: str, piece: pieces.Piece, job: AuditJob, limits: InflateLimits):
+def _audit_piece(label: str, piece: pieces.Piece, job: AuditJob, limits: InflateLimits,
+                 spill: str | None = None):
     """One piece of a file read from its absolute path (named `label`) and
-    audited as `--jobs` audits it (`pieces.audit_piece`): its BatchResult,
-    `ReadWhole`, or the `FileFailure` it met."""
+    audited as `--jobs` audits it (`pieces.audit_piece`, spilled to
+    `spill`): its BatchResult, `ReadWhole`, or the `FileFailure` it met."""
     if not Path(piece.path).exists():
         return _unseen(label, piece.path)
     with inflate_limits(limits):
-        return pieces.audit_piece(piece, job, NoProgress(), label)
+        return stream.spill_digest(pieces.audit_piece(piece, job, NoProgress(), label), job,
+                                   spill)
 
 
 def _worker_address() -> str:

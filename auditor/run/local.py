@@ -24,14 +24,11 @@ from __future__ import annotations
 import copy
 import multiprocessing
 import os
-import shutil
 import sys
-import tempfile
-import weakref
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from auditor.atomic import release_inherited_locks
-from auditor.audit.collect import Collector, spilled
+from auditor.audit.collect import Collector
 from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.audit.exposure import EXPOSURE
 from auditor.compat import die_with_parent, pool_processes
@@ -147,18 +144,10 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
     pieces.expect_rows(work, progress)
     items = [[files[i] for i in item] if isinstance(item, list) else item for item in work]
     if job.jobs > 1:
-        # What the reports read of the batches only for a flagged die waits
-        # in files of this folder (`collect.spilled`), removed with the result.
-        folder = _spill_folder()
-        try:
-            out = _audit_in_pool(job, work, items, timings, progress, folder)
-        except BaseException:
-            if folder is not None:
-                shutil.rmtree(folder, ignore_errors=True)
-            raise
-        if folder is not None:
-            weakref.finalize(out.logs, shutil.rmtree, folder, ignore_errors=True)
-        return out
+        # (what the reports read of the batches only for a flagged die waits
+        # in files the workers write, not in their results)
+        return stream.spilling(lambda folder: _audit_in_pool(job, work, items, timings,
+                                                             progress, folder))
     results = []
     for k, item in enumerate(items):
         try:
@@ -167,16 +156,6 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
             done = {i for w in work[:k] for i in pieces.files_of(w)}
             raise stream.first_error(files, exc, done, read) from None
     return _joined(job, work, results, timings, progress)
-
-
-def _spill_folder() -> str | None:
-    """A fresh folder of the system's temporary space (TMPDIR), or None
-    where none can be made: the workers then send those rows with their
-    results, as `--jobs 1` keeps them."""
-    try:
-        return tempfile.mkdtemp(prefix="auditor-")
-    except OSError:
-        return None
 
 
 def _audit_in_pool(job: AuditJob, work: list, items: list, timings, progress,
@@ -225,13 +204,7 @@ def _audit_item_task(task: int, item, job: AuditJob):
         result = _audit_item(item, job, _WorkerProgress(task))
     except LogFileError as exc:
         return stream.FileFailure.of(exc)
-    if _SPILL is not None and job.collector is not None and \
-            isinstance(result, stream.BatchResult):  # (not a piece's `ReadWhole`)
-        try:
-            result.digest = spilled(job.collector, result.digest, _SPILL)
-        except OSError:  # (the disk full, say: the rows go with the result)
-            pass
-    return result
+    return stream.spill_digest(result, job, _SPILL)
 
 
 # --- groups of tables of loaded logs -------------------------------------------------------

@@ -31,6 +31,10 @@ a single batch) is loaded at once, as before.
 from __future__ import annotations
 
 import io
+import shutil
+import tempfile
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +45,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from auditor.audit.collect import spilled
 from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.errors import ControlSignal, LogFileError
 from auditor.findings import finalize
@@ -481,6 +486,42 @@ def merge(files: list[Path], results: list[BatchResult]
     parts = [p for r in results for p in r.parts]
     tables = sorted({t for r in results for t in r.tables})
     return parts, quarantine, [f for f in inputs if f is not None], tables
+
+
+# --- what the workers spill --------------------------------------------------------------
+
+def spilling(audit: Callable[[str | None], AuditResult]) -> AuditResult:
+    """`audit(folder)` given a fresh folder of the system's temporary space
+    (TMPDIR) for its workers to spill to (`spill_digest`; decision 105),
+    removed with the result it returns or at once on an error; None where
+    no folder can be made (the workers then send those rows with their
+    results)."""
+    try:
+        folder = tempfile.mkdtemp(prefix="auditor-")
+    except OSError:
+        folder = None
+    try:
+        out = audit(folder)
+    except BaseException:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    if folder is not None:
+        weakref.finalize(out.logs, shutil.rmtree, folder, ignore_errors=True)
+    return out
+
+
+def spill_digest(result, job, folder: str | None):
+    """In a worker, before `result` (a batch's or a piece's) is sent: what
+    the job's collectors spill of its digest written to `folder`
+    (`collect.spilled`); anything else, or with no folder, as it is; on a
+    write that fails (a full disk, say) the rows go with the result."""
+    if folder is not None and job.collector is not None and isinstance(result, BatchResult):
+        try:
+            result.digest = spilled(job.collector, result.digest, folder)
+        except OSError:
+            pass
+    return result
 
 
 def merged_result(job, results: list[BatchResult], timings: dict[str, float] | None,

@@ -4,6 +4,7 @@ against a fair die; flags are signals, never findings."""
 from __future__ import annotations
 
 import gc
+import importlib.util
 import json
 import tempfile
 from pathlib import Path
@@ -289,14 +290,17 @@ def test_a_die_thrown_in_two_batches_shows_its_sessions_shooters_and_custody_who
     page = render_html(once, meta)
     monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
     monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
-    for jobs in (1, 2):
-        parts = run_audit(AuditJob.of([root], ruleset, jobs=jobs, collector=COLLECTOR))
+    engines = [{"jobs": 1}, {"jobs": 2}]
+    if importlib.util.find_spec("distributed") is not None:
+        engines.append({"jobs": 2, "engine": "dask"})  # (a local cluster)
+    for engine in engines:
+        parts = run_audit(AuditJob.of([root], ruleset, collector=COLLECTOR, **engine))
         shooters = parts.logs.digest["dice"].shooters_of.parts
         assert len(shooters) == 2
-        # (under --jobs 2 the workers wrote them to files, read back for A1)
-        assert [isinstance(p, Spilled) for p in shooters] == [jobs == 2] * 2
-        assert html_context(parts) == whole, jobs
-        assert render_html(parts, meta) == page, jobs
+        # (the workers of two wrote them to files, read back for A1)
+        assert [isinstance(p, Spilled) for p in shooters] == [engine["jobs"] == 2] * 2
+        assert html_context(parts) == whole, engine
+        assert render_html(parts, meta) == page, engine
 
 
 def _two_batches(tmp_path, monkeypatch):
