@@ -332,6 +332,29 @@ def test_the_rows_spilled_by_the_workers_are_removed_with_the_result(tmp_path, m
     assert list(spill.iterdir()) == []
 
 
+@pytest.mark.parametrize("where", ["no folder", "no room"])
+def test_rows_that_cannot_be_spilled_travel_with_the_results(tmp_path, monkeypatch, where):
+    """No temporary folder to be had, or a worker that cannot write to it
+    (a full disk): the rows come back in the results, the same page."""
+    from auditor.report import dice_tally
+    from auditor.report.html import COLLECTOR, render_html
+    from auditor.run import AuditJob, run_audit
+
+    root, _ = _two_batches(tmp_path, monkeypatch)
+    ruleset = load_ruleset("nz-table-games")
+    page = render_html(run_audit(AuditJob.of([root], ruleset, collector=COLLECTOR)), {})
+    if where == "no folder":
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    else:
+        def full(frame, folder):
+            raise OSError(28, "No space left on device")
+        monkeypatch.setattr(dice_tally.Spilled, "of", staticmethod(full))
+    result = run_audit(AuditJob.of([root], ruleset, jobs=2, collector=COLLECTOR))
+    parts = result.logs.digest["dice"].custody.parts
+    assert len(parts) == 2 and not any(isinstance(p, Spilled) for p in parts)
+    assert render_html(result, {}) == page
+
+
 def test_a_pool_that_fails_leaves_no_spilled_rows(tmp_path, monkeypatch):
     from auditor.errors import LogFileError
     from auditor.report.html import COLLECTOR
