@@ -133,14 +133,19 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
         work = pieces.split(files, batches, sum(client.nthreads().values()))
         if work is not None:
             try:
-                if job.scheduler:  # (its workers may not share this machine's disk)
-                    return _audit_work(distributed, client, job, work, timings, progress)
-                # A local cluster's workers spill as --jobs workers do (decision 105).
-                return stream.spilling(lambda folder: _audit_work(
+                return _spilling(job, lambda folder: _audit_work(
                     distributed, client, job, work, timings, progress, folder))
             except stream.TablesCrossBatches:  # the plan was wrong: a task per table
                 progress.start(files=len(files))
-        return _audit_files(distributed, client, job, timings, progress)
+        return _spilling(job, lambda folder: _audit_files(distributed, client, job, timings,
+                                                          progress, folder))
+
+
+def _spilling(job: AuditJob, audit) -> AuditResult:
+    """`audit(folder)`: a local cluster's workers spill as --jobs workers
+    do (`stream.spilling`, decision 105); a cluster of `job.scheduler`,
+    whose workers may not share this machine's disk, is given no folder."""
+    return audit(None) if job.scheduler else stream.spilling(audit)
 
 
 def _audit_work(distributed, client, job: AuditJob, work: list, timings,
@@ -191,8 +196,10 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
     return stream.merged_result(job, results, timings, progress, RemoteLogs)
 
 
-def _audit_files(distributed, client, job: AuditJob, timings, progress) -> AuditResult:
-    """A task per file read and per table (or day of a table) audited."""
+def _audit_files(distributed, client, job: AuditJob, timings, progress,
+                 spill: str | None = None) -> AuditResult:
+    """A task per file read and per table (or day of a table) audited, what
+    they take spilled to `spill` if given."""
     ruleset, collector, read = job.ruleset, job.collector, job.read
     paths, files, sites = list(job.paths), list(job.files), job.sites or {}
     progress.stage("reading")
@@ -217,7 +224,7 @@ def _audit_files(distributed, client, job: AuditJob, timings, progress) -> Audit
     progress.stage("auditing")
     with stage(timings, "parallel"):
         done, digests = _audit_tables(distributed, client, loaded, summaries, tables,
-                                      quarantine, ruleset, progress, collector)
+                                      quarantine, ruleset, progress, collector, spill)
     del loaded
     add_work(timings, [t for _, t in done])
     with stage(timings, "checks"):
@@ -253,7 +260,7 @@ def long_lived(summaries: list[_FileSummary]) -> set[str]:
 
 def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary],
                   tables: list[str], quarantine: pd.DataFrame, ruleset: Ruleset,
-                  progress, collector: Collector | None
+                  progress, collector: Collector | None, spill: str | None = None
                   ) -> tuple[list[tuple[list[pd.DataFrame], dict[str, float]]], list]:
     """Every table audited by one task, or a long-lived one by a task per
     day once a task has ordered it and cut it (`day_units`). Results come
@@ -290,10 +297,10 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
             work.add(cut)
         else:
             left[table] = 1
-            submit((t, 0, table), _audit_table, pieces, rows, ruleset, collector)
+            submit((t, 0, table), _audit_table, pieces, rows, ruleset, collector, spill)
     if not tables and len(quarantine):  # nothing replayable: the quarantine only
         left[None] = 1
-        submit((0, 0, None), _audit_table, [], quarantine, ruleset, collector)
+        submit((0, 0, None), _audit_table, [], quarantine, ruleset, collector, spill)
     results = {}
     for future in work:
         if future.key in plans:
@@ -320,7 +327,7 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
             number, events = by_day.pop(table)
             parts = [p for (u, _), (ps, _) in results.items() if u == number for p in ps]
             digesting.add(submit((number, -1, table), _replayed_digest, events, parts,
-                                 ruleset, collector))
+                                 ruleset, collector, spill))
     return [results[key] for key in sorted(results)], [digests[t] for t in sorted(digests)]
 
 
@@ -541,21 +548,24 @@ def _table_events(pieces: list[pa.Table]) -> pd.DataFrame:
 
 
 def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Ruleset,
-                 collector: Collector | None):
+                 collector: Collector | None, spill: str | None = None):
     """One table audited whole: (stamped findings, stage times, events
-    replayed, what `collector` takes of its events or None)."""
+    replayed, what `collector` takes of its events, spilled to `spill`, or
+    None)."""
     events = _table_events(pieces)
     timings: dict[str, float] = {}
     parts, taken = audit_tables(LoadedLogs(events, quarantine, []), ruleset, collector, timings)
-    return parts, timings, len(events), taken
+    return parts, timings, len(events), stream.spill_taken(collector, taken, spill)
 
 
 def _replayed_digest(events: pd.DataFrame, parts: list[pd.DataFrame], ruleset: Ruleset,
-                     collector: Collector):
+                     collector: Collector, spill: str | None = None):
     """What `collector` takes of a table audited a day at a time, given its
     findings (as of a batch of one table: `auditor.run.stream`): the table
-    replayed whole once more, since each day's task replayed only its day."""
-    return collector.take(events, finalize(parts), replay_state(events, ruleset))
+    replayed whole once more, since each day's task replayed only its day;
+    spilled to `spill`."""
+    return stream.spill_taken(collector, collector.take(events, finalize(parts),
+                                                        replay_state(events, ruleset)), spill)
 
 
 def _audit_day(frame: pd.DataFrame, unit: DayUnit, quarantine: pd.DataFrame,

@@ -511,16 +511,23 @@ def spilling(audit: Callable[[str | None], AuditResult]) -> AuditResult:
     return out
 
 
+def spill_taken(collector, taken, folder: str | None):
+    """In a worker, before `taken` (what `collector` took of some tables) is
+    sent: what the collector spills of it written to `folder`
+    (`collect.spilled`); with no folder, as it is; on a write that fails (a
+    full disk, say) as it is too, the rows going with it."""
+    if folder is None or collector is None or taken is None:
+        return taken
+    try:
+        return spilled(collector, taken, folder)
+    except OSError:
+        return taken
+
+
 def spill_digest(result, job, folder: str | None):
-    """In a worker, before `result` (a batch's or a piece's) is sent: what
-    the job's collectors spill of its digest written to `folder`
-    (`collect.spilled`); anything else, or with no folder, as it is; on a
-    write that fails (a full disk, say) the rows go with the result."""
-    if folder is not None and job.collector is not None and isinstance(result, BatchResult):
-        try:
-            result.digest = spilled(job.collector, result.digest, folder)
-        except OSError:
-            pass
+    """`spill_taken` of a batch's or a piece's result; anything else as it is."""
+    if isinstance(result, BatchResult):
+        result.digest = spill_taken(job.collector, result.digest, folder)
     return result
 
 

@@ -303,6 +303,35 @@ def test_a_die_thrown_in_two_batches_shows_its_sessions_shooters_and_custody_who
         assert render_html(parts, meta) == page, engine
 
 
+def test_dask_spills_from_its_task_per_table_too(tmp_path, monkeypatch):
+    """A small input dask audits a task per table (not in batches): each
+    table's task spills its per-die rows to the local cluster's folder, and
+    the page is the page of one process."""
+    pytest.importorskip("distributed")
+    from auditor.report.html import COLLECTOR, render_html
+    from auditor.run import AuditJob, run_audit
+
+    root = tmp_path / "exports"
+    root.mkdir()
+    for first in (1, 2):
+        log = generate(1, 1500, 7 + first, ["dice.face_bias"], first_table=first,
+                       die_lean=0.6)
+        write_log(log.table, root / f"t{first}.parquet")
+    ruleset = load_ruleset("nz-table-games")
+    page = render_html(run_audit(AuditJob.of([root], ruleset, collector=COLLECTOR)), {})
+    spill = tmp_path / "tmp"
+    spill.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spill))
+    result = run_audit(AuditJob.of([root], ruleset, engine="dask", jobs=2,
+                                   collector=COLLECTOR))
+    parts = result.logs.digest["dice"].custody.parts
+    assert len(parts) == 2 and all(isinstance(p, Spilled) for p in parts)
+    assert "Die <code>A1</code>" in page and render_html(result, {}) == page
+    del result, parts
+    gc.collect()
+    assert list(spill.glob("auditor-*")) == []  # (dask keeps its own dask-scratch-space)
+
+
 def _two_batches(tmp_path, monkeypatch):
     from auditor.run import stream
 
