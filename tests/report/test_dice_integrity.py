@@ -264,6 +264,17 @@ def test_a_die_is_its_site_and_serial_and_every_engine_counts_alike(tmp_path):
     assert two.equals(one)
 
 
+def _a_leaning_die_at_two_tables(tmp_path):
+    """exports/: die A1 (no site) leaning at T01 and at T02, one file each."""
+    root = tmp_path / "exports"
+    root.mkdir()
+    for first in (1, 2):
+        log = generate(1, 1500, 7 + first, ["dice.face_bias"], first_table=first,
+                       die_lean=0.6)
+        write_log(log.table, root / f"t{first}.parquet")
+    return root
+
+
 def test_a_die_thrown_in_two_batches_shows_its_sessions_shooters_and_custody_whole(
         tmp_path, monkeypatch):
     """Die A1 (no site) leans at T01 and at T02, one file each: audited a
@@ -274,12 +285,7 @@ def test_a_die_thrown_in_two_batches_shows_its_sessions_shooters_and_custody_who
     from auditor.report.html import COLLECTOR, render_html
     from auditor.run import AuditJob, run_audit, stream
 
-    root = tmp_path / "exports"
-    root.mkdir()
-    for first in (1, 2):
-        log = generate(1, 1500, 7 + first, ["dice.face_bias"], first_table=first,
-                       die_lean=0.6)
-        write_log(log.table, root / f"t{first}.parquet")
+    root = _a_leaning_die_at_two_tables(tmp_path)
     ruleset = load_ruleset("nz-table-games")
     meta = {"test": "dice parts"}
     once = run_audit(AuditJob.of([root], ruleset, collector=COLLECTOR))
@@ -311,12 +317,7 @@ def test_dask_spills_from_its_task_per_table_too(tmp_path, monkeypatch):
     from auditor.report.html import COLLECTOR, render_html
     from auditor.run import AuditJob, run_audit
 
-    root = tmp_path / "exports"
-    root.mkdir()
-    for first in (1, 2):
-        log = generate(1, 1500, 7 + first, ["dice.face_bias"], first_table=first,
-                       die_lean=0.6)
-        write_log(log.table, root / f"t{first}.parquet")
+    root = _a_leaning_die_at_two_tables(tmp_path)
     ruleset = load_ruleset("nz-table-games")
     page = render_html(run_audit(AuditJob.of([root], ruleset, collector=COLLECTOR)), {})
     spill = tmp_path / "tmp"
