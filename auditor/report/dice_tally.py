@@ -86,16 +86,14 @@ class PerDie:
         for part in self.parts:
             if not len(part):
                 continue
-            frame = part.frame() if isinstance(part, Spilled) else part
+            frame = _frame(part)
             same_site = frame["site"].isna().to_numpy() if site is None else \
                 (frame["site"] == site).to_numpy(dtype=bool)
             mine = names(frame) if names is not None else \
                 (frame["serial"] == serial).to_numpy(dtype=bool)
             picked.append(frame[same_site & mine])
         if not picked:
-            first = self.parts[0] if self.parts else None
-            first = first.frame() if isinstance(first, Spilled) else first
-            return _plain(first.iloc[:0]) if first is not None else pd.DataFrame()
+            return _plain(_frame(self.parts[0]).iloc[:0]) if self.parts else pd.DataFrame()
         if len(picked) == 1:
             return _plain(picked[0])
         return pd.concat([_plain(p) for p in picked], ignore_index=True)
@@ -126,6 +124,11 @@ class Spilled:
     def frame(self) -> pd.DataFrame:
         with open(self.path, "rb") as f:
             return pickle.load(f)  # (written by this audit's own worker)
+
+
+def _frame(part: pd.DataFrame | Spilled) -> pd.DataFrame:
+    """A part's rows, read back from its file if it was spilled."""
+    return part.frame() if isinstance(part, Spilled) else part
 
 
 @dataclass

@@ -333,6 +333,24 @@ def test_dask_spills_from_its_task_per_table_too(tmp_path, monkeypatch):
     assert list(spill.glob("auditor-*")) == []  # (dask keeps its own dask-scratch-space)
 
 
+def test_a_cluster_of_your_own_is_given_no_folder(tmp_path, monkeypatch, cluster):
+    """--scheduler: the workers may not share this machine's disk, so they
+    send the per-die rows with their results (no folder made), the same page."""
+    from auditor.report.html import COLLECTOR, render_html
+    from auditor.run import AuditJob, run_audit
+
+    root = _a_leaning_die_at_two_tables(tmp_path)
+    ruleset = load_ruleset("nz-table-games")
+    page = render_html(run_audit(AuditJob.of([root], ruleset, collector=COLLECTOR)), {})
+    made = []
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda **kw: made.append(kw) or "/nonexistent")
+    result = run_audit(AuditJob.of([root], ruleset, engine="dask",
+                                   scheduler=cluster.scheduler_address, collector=COLLECTOR))
+    parts = result.logs.digest["dice"].custody.parts
+    assert made == [] and not any(isinstance(p, Spilled) for p in parts)
+    assert render_html(result, {}) == page
+
+
 def _two_batches(tmp_path, monkeypatch):
     from auditor.run import stream
 
