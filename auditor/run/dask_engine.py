@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import shutil
 import threading
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -55,7 +56,7 @@ from auditor.logs.raw import (
     inflate_limits,
 )
 from auditor.rules.ruleset import Ruleset
-from auditor.run import pieces, stream
+from auditor.run import pieces, scratch, stream
 from auditor.run.job import AuditJob
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.run.progress import NoProgress
@@ -362,16 +363,28 @@ def _client(distributed, scheduler: str | None, jobs: int):
     # A forked worker closes the report folder's lock it inherited and ends
     # with the audit (`auditor.run.dask_setup`).
     forked = _fork_available()
-    with dask.config.set(LOCAL_CONFIG | {"distributed.worker.multiprocessing-method":
-                                         "fork" if forked else "spawn"}):
-        cluster = distributed.LocalCluster(
-            n_workers=max(1, jobs), threads_per_worker=1, processes=True,
-            dashboard_address=None, silence_logs=logging.CRITICAL,
-            # (its HTTP server on a free port of this machine alone: no
-            # warning that 8787, dask's default, is taken)
-            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
-            preload=["auditor.run.dask_setup"] if forked else [])
-    return _Closing(distributed.Client(cluster), cluster)
+    # The scheduler's and workers' own files in a folder of this audit's,
+    # not in TMPDIR's shared dask-scratch-space: removed as the cluster closes, or by the
+    # next audit if this one is killed (`auditor.run.scratch`).
+    scratch_folder = scratch.make("dask")
+    try:
+        settings = LOCAL_CONFIG | {"distributed.worker.multiprocessing-method":
+                                   "fork" if forked else "spawn"}
+        if scratch_folder is not None:
+            settings["temporary-directory"] = scratch_folder
+        with dask.config.set(settings):
+            cluster = distributed.LocalCluster(
+                n_workers=max(1, jobs), threads_per_worker=1, processes=True,
+                dashboard_address=None, silence_logs=logging.CRITICAL,
+                # (its HTTP server on a free port of this machine alone: no
+                # warning that 8787, dask's default, is taken)
+                scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+                preload=["auditor.run.dask_setup"] if forked else [])
+        return _Closing(distributed.Client(cluster), cluster, scratch_folder)
+    except BaseException:
+        if scratch_folder is not None:
+            shutil.rmtree(scratch_folder, ignore_errors=True)
+        raise
 
 
 #: The local cluster's settings that cost the audit time and tell it
@@ -396,8 +409,8 @@ class _Closing:
     (the program waits for it as it exits: not a daemon); on an error, at
     once."""
 
-    def __init__(self, client, cluster):
-        self.client, self.cluster = client, cluster
+    def __init__(self, client, cluster, folder: str | None = None):
+        self.client, self.cluster, self.folder = client, cluster, folder
 
     def __enter__(self):
         return self.client
@@ -410,8 +423,12 @@ class _Closing:
         return False
 
     def close(self) -> None:
-        self.client.close()
-        self.cluster.close()
+        try:
+            self.client.close()
+            self.cluster.close()
+        finally:
+            if self.folder is not None:
+                shutil.rmtree(self.folder, ignore_errors=True)
 
 
 # --- tasks (run on the workers) -------------------------------------------------

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import io
 import shutil
-import tempfile
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +54,7 @@ from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs
 from auditor.logs.memory import release_memory
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.logs.read import read_log
+from auditor.run import scratch
 
 #: Events a batch may hold (from the scan). A component of linked files
 #: larger than this is one batch. About 0.45 KB of peak memory per event.
@@ -492,14 +492,11 @@ def merge(files: list[Path], results: list[BatchResult]
 
 def spilling(audit: Callable[[str | None], AuditResult]) -> AuditResult:
     """`audit(folder)` given a fresh folder of the system's temporary space
-    (TMPDIR) for its workers to spill to (`spill_digest`; decision 105),
-    removed with the result it returns or at once on an error; None where
+    (TMPDIR, `auditor.run.scratch`) for its workers to spill to
+    (`spill_digest`; decision 105), removed with the result it returns or at once on an error; None where
     no folder can be made (the workers then send those rows with their
     results)."""
-    try:
-        folder = tempfile.mkdtemp(prefix="auditor-")
-    except OSError:
-        folder = None
+    folder = scratch.make("spill")
     try:
         out = audit(folder)
     except BaseException:

@@ -1,7 +1,8 @@
 """`--jobs` workers die with the audit that started them (issue 28): the
 main process killed with SIGKILL (a CI hard timeout) leaves no worker
 behind holding memory or the report folder's lock, and the next audit
-into that folder runs. The workers are stopped (SIGSTOP) before the parent
+into that folder runs and removes the temporary folders the killed one
+left (`auditor.run.scratch`). The workers are stopped (SIGSTOP) before the parent
 is killed, so that none can end on its own: only dying with the parent
 ends them."""
 
@@ -65,13 +66,20 @@ def logs(tmp_path_factory) -> Path:
 ENGINES = pytest.mark.parametrize("engine", [[], ["--engine", "dask"]], ids=["jobs", "dask"])
 
 
+def own_temporary_space(tmp_path: Path) -> dict[str, str]:
+    """An environment whose TMPDIR is a fresh folder, to see what is left there."""
+    (tmp_path / "tmp").mkdir()
+    return {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
+
+
 @ENGINES
 def test_workers_die_with_a_killed_parent_and_free_the_report_folder(logs, tmp_path, engine):
     out = tmp_path / "out"
+    env = own_temporary_space(tmp_path)
     parent = subprocess.Popen([*AUDITOR, "check", str(logs), "--ruleset", "nz-table-games",
                                "--jobs", "2", *engine, "--out", str(out), "--format",
                                "parquet"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     workers: set[int] = set()
     try:
         # Until both workers are seen at work (CPU used: past their start,
@@ -97,11 +105,16 @@ def test_workers_die_with_a_killed_parent_and_free_the_report_folder(logs, tmp_p
         for w in workers:
             if alive(w):
                 os.kill(w, signal.SIGKILL)
+    # (the dask cluster's folder at least; this input is too small for --jobs to spill)
+    left_behind = sorted(p.name for p in (tmp_path / "tmp").iterdir())
+    assert (left_behind or not engine) and all(n.startswith("auditor-") and f"-{parent.pid}-" in n
+                               for n in left_behind), left_behind
     again = subprocess.run([*AUDITOR, "check", str(logs), "--ruleset", "nz-table-games",
-                            "--out", str(out), "--format", "parquet"], capture_output=True,
-                           text=True)
+                            "--jobs", "2", *engine, "--out", str(out), "--format", "parquet"],
+                           capture_output=True, text=True, env=env, check=False)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "another audit is writing" not in again.stderr
+    assert list((tmp_path / "tmp").iterdir()) == []  # the killed audit's folders swept
 
 
 @ENGINES
@@ -110,7 +123,8 @@ def test_an_audit_with_workers_left_alone_ends_whole(logs, tmp_path, engine):
     no worker."""
     run = subprocess.Popen([*AUDITOR, "check", str(logs), "--ruleset", "nz-table-games",
                             "--jobs", "2", *engine, "--out", str(tmp_path / "out"), "--format",
-                            "parquet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            "parquet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=own_temporary_space(tmp_path))
     seen: set[int] = set()
     while run.poll() is None:
         seen |= children(run.pid)
@@ -118,3 +132,5 @@ def test_an_audit_with_workers_left_alone_ends_whole(logs, tmp_path, engine):
     assert run.returncode == 0, run.stderr.read()
     assert (tmp_path / "out" / "findings.parquet").is_file()
     assert not any(alive(w) for w in seen)
+    # nothing left in TMPDIR: neither the dice rows' folder nor dask's own
+    assert list((tmp_path / "tmp").iterdir()) == []
