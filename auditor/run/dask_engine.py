@@ -175,7 +175,10 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
                              pure=False)
 
     def audited(items: list) -> list:
-        futures = [submit(item) for item in items]
+        # (handed out largest first, as --jobs does; the results in item order)
+        submitted = {k: submit(items[k]) for k in pieces.largest_first(items)}
+        futures = [submitted[k] for k in range(len(items))]
+        del submitted
         results = _as_done(distributed, futures, lambda r: progress.advance(*r.counts())
                            if isinstance(r, stream.BatchResult) else None)
         del futures

@@ -168,7 +168,7 @@ def _audit_in_pool(job: AuditJob, work: list, items: list, timings, progress,
         results = _run_pool(items, _audit_item_task, job, job.jobs, progress,
                             on_error=lambda exc, done: stream.first_error(
                                 files, exc, {i for k in done for i in pieces.files_of(work[k])},
-                                read), spill=folder)
+                                read), spill=folder, order=pieces.largest_first(work))
     return _joined(job, work, results, timings, progress)
 
 
@@ -246,9 +246,10 @@ def _fork_context():
 
 
 def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=None,
-              spill: str | None = None) -> list:
+              spill: str | None = None, order: list[int] | None = None) -> list:
     """`func(task, item, job)` for each item in up to `jobs` processes,
-    the results in item order (`spill`: the folder the workers spill to).
+    handed out in `order` (positions; default: item order), the results in
+    item order (`spill`: the folder the workers spill to).
     Progress: what forked workers report as they go, and on each item's end
     whatever it had not reported yet."""
     global _REPORT
@@ -274,7 +275,8 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
     pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(work))), mp_context=context,
                                initializer=_worker_start, initargs=(os.getpid(), spill))
     try:
-        futures = {pool.submit(func, k, item, job): k for k, item in enumerate(work)}
+        futures = {pool.submit(func, k, work[k], job): k
+                   for k in (range(len(work)) if order is None else order)}
         pending = set(futures)
         while pending:
             finished, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)

@@ -85,7 +85,7 @@ def expect_rows(work: list, progress) -> None:
         progress.expect(events=work[0].rows)
 
 
-def split(files: list[Path], batches: list[list[int]] | None,
+def split(files: list[Path], batches: list[stream.Batch] | None,
           jobs: int) -> list[list[int] | Piece] | None:
     """The work of an audit of `files` by `jobs` workers: each batch of
     files (`stream.plan`: file positions) as it is, but a batch of one plain
@@ -101,6 +101,23 @@ def split(files: list[Path], batches: list[list[int]] | None,
         found = pieces(files[batch[0]], batch[0], jobs) if len(batch) == 1 else None
         work += found or [batch]
     return work
+
+
+def largest_first(work: list) -> list[int]:
+    """The order to hand `work` (of `split`) out to workers in: the largest
+    items first, by the rows the plan counted (a piece's nominal rows, a
+    batch's `rows`), ties in file order. Each worker takes the next item as
+    it finishes one, so the last items to start are the smallest and the
+    workers finish close together: handed out in file order, a large file
+    last starts when the others are done, and one worker audits it alone.
+    The results are merged in file order whatever the order they end in."""
+    return sorted(range(len(work)), key=lambda k: -_rows_of(work[k]))
+
+
+def _rows_of(item) -> int:
+    if isinstance(item, Piece):
+        return item.stop - item.start
+    return getattr(item, "rows", 0)
 
 
 def files_of(item: list[int] | Piece) -> list[int]:

@@ -124,7 +124,7 @@ class Scanned:
 
 
 def plan(files: list[Path], progress=None, budget: int | None = None,
-         read: ReadOptions = DEFAULT_READ) -> list[list[int]] | None:
+         read: ReadOptions = DEFAULT_READ) -> list[Batch] | None:
     """Batches of file positions (each in file order), or None when the
     input is best loaded at once (small, or one batch anyway)."""
     budget = STREAM_EVENTS if budget is None else budget
@@ -200,21 +200,31 @@ def components(tables: list[frozenset[str]]) -> list[list[int]]:
     return sorted(groups.values(), key=lambda g: g[0])
 
 
-def pack(comps: list[list[int]], rows: list[int], budget: int) -> list[list[int]]:
+class Batch(list):
+    """A batch of the plan: its file positions (a list, in file order) and
+    `rows`, the rows the scan counted in its files, by which the engines
+    hand the largest batches out first (`pieces.largest_first`)."""
+
+    def __init__(self, positions=(), rows: int = 0):
+        super().__init__(positions)
+        self.rows = rows
+
+
+def pack(comps: list[list[int]], rows: list[int], budget: int) -> list[Batch]:
     """Consecutive components joined into batches of at most `budget` rows
     (fewer, larger audits: each audit has a fixed cost of its own)."""
-    batches: list[list[int]] = []
+    batches: list[Batch] = []
     current: list[int] = []
     size = 0
     for comp in comps:
         n = sum(rows[i] for i in comp)
         if current and size + n > budget:
-            batches.append(sorted(current))
+            batches.append(Batch(sorted(current), size))
             current, size = [], 0
         current += comp
         size += n
     if current:
-        batches.append(sorted(current))
+        batches.append(Batch(sorted(current), size))
     return batches
 
 

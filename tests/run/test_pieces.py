@@ -222,13 +222,75 @@ def test_a_large_file_among_others_is_split_within_the_batches(big, ruleset, tmp
     write_log(generate(1, 30, seed=48, first_table=10).table, folder / "d.parquet")
     files = discover([folder])
     work = pieces.split(files, stream.plan(files), 2 if jobs == "dask" else jobs)
-    assert [type(w).__name__ for w in work] == ["list", "Piece", "Piece", "Piece", "list"]
+    assert [type(w).__name__ for w in work] == ["Batch", "Piece", "Piece", "Piece", "Batch"]
     assert work[0] == [0, 2]  # a.csv and c.jsonl share T08
     once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([folder]))
     engine = {"engine": "dask", "scheduler": request.getfixturevalue("cluster")
               .scheduler_address} if jobs == "dask" else {"jobs": jobs}
     result = run_audit(AuditJob.of([folder], ruleset, collector=COLLECTOR, **engine))
     assert len(split.rows()) == 3
+    _same(result, once, tmp_path)
+
+
+def test_work_is_ordered_largest_first_ties_in_file_order():
+    work = [stream.Batch([0, 1], rows=300), pieces.Piece("f", 2, 0, 0, 1000, 1500),
+            pieces.Piece("f", 2, 1, 1000, 1500, 1500), stream.Batch([3], rows=1000), [4]]
+    assert pieces.largest_first(work) == [1, 3, 2, 0, 4]
+
+
+@pytest.mark.parametrize("jobs", [2, "dask"])
+def test_the_largest_work_is_handed_out_first(big, ruleset, tmp_path, split, monkeypatch,
+                                              request, jobs):
+    """The workers are handed the pieces of the large file before the
+    smaller batches (the last to start are the smallest: the workers end
+    together), and the reports are those of one reading all the same."""
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 2000)
+    folder = tmp_path / "month"
+    folder.mkdir()
+    other = generate(2, 30, seed=47, inject=["call.wrong_total"], first_table=8).table
+    write_log(other.slice(0, 150), folder / "a.csv")  # T08 in both
+    write_log(other.slice(150), folder / "b.jsonl")
+    (folder / "c-big.parquet").write_bytes(big.read_bytes())
+    write_log(generate(1, 30, seed=48, first_table=10).table, folder / "d.parquet")
+    files = discover([folder])
+    work = pieces.split(files, stream.plan(files), 2)
+    expected = pieces.largest_first(work)
+    assert [type(work[k]).__name__ for k in expected] == ["Piece"] * 3 + ["Batch"] * 2
+    assert expected != sorted(expected)  # (file order would fail this test)
+
+    handed: list[int] = []
+    if jobs == "dask":
+        import distributed
+
+        def named(item) -> int:  # a work item's position, from what a task is given
+            return next(k for k, w in enumerate(work) if w == item or
+                        isinstance(w, pieces.Piece) and isinstance(item, pieces.Piece)
+                        and w.part == item.part)
+        real_submit = distributed.Client.submit
+
+        def submit(self, func, *args, **kw):
+            if func.__name__ == "_audit_piece":
+                handed.append(named(args[1]))
+            elif func.__name__ == "_audit_batch":
+                handed.append(named([files.index(Path(p)) for p in args[0]]))
+            return real_submit(self, func, *args, **kw)
+        monkeypatch.setattr(distributed.Client, "submit", submit)
+        engine = {"engine": "dask", "scheduler": request.getfixturevalue("cluster")
+                  .scheduler_address}
+    else:
+        from auditor.run import local
+
+        class Recording(local.ProcessPoolExecutor):
+            def submit(self, func, task, *args, **kw):
+                handed.append(task)
+                return super().submit(func, task, *args, **kw)
+        monkeypatch.setattr(local, "ProcessPoolExecutor", Recording)
+        engine = {"jobs": jobs}
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([folder]))
+    result = run_audit(AuditJob.of([folder], ruleset, collector=COLLECTOR, **engine))
+    assert handed == expected
     _same(result, once, tmp_path)
 
 
