@@ -31,7 +31,7 @@ class LogFileError(AuditorError):
         super().__init__(f"{where}: {problem}")
 
 
-def ran_out_of_memory(path: Path | str) -> "LogFileError":
+def ran_out_of_memory(path: Path | str) -> LogFileError:
     """A file that could not be read for want of memory: said as such, since
     a readable file is not unreadable evidence."""
     return LogFileError(path, "ran out of memory while reading it (the file may be "

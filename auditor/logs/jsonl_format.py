@@ -126,8 +126,8 @@ def _json_row(raw: bytes) -> tuple[dict[str, str | None] | None, list[str]]:
     try:
         obj = json.loads(raw.decode("utf-8"), object_pairs_hook=_refusing_twice)
     except _KeyTwice as exc:
-        return None, [f"key {_shown_key(exc.key)} appears twice in the line (which value "
-                      "was meant cannot be known)"]
+        return None, [(f"key {_shown_key(exc.key)} appears twice in the line (which value "
+                       "was meant cannot be known)")]
     except UnicodeDecodeError:
         return None, ["the line is not UTF-8 text"]
     except RecursionError:

@@ -114,7 +114,7 @@ def summary_section(result, dice_alpha: float | None = None) -> dict:
         "test": "Pearson chi-square against a fair die (5 df); totals against two fair dice "
                 "(10 df); Holm adjustment across the dice tested, and across the sessions "
                 "and sets tested",
-        "dice": int(len(dice)),
+        "dice": len(dice),
         "tested": int((dice["status"] != "too few rolls").sum()),
         "too_few_rolls": int((dice["status"] == "too few rolls").sum()),
         "unread_rolls": stats.unread,
@@ -200,7 +200,7 @@ def html_context(result, dice_alpha: float | None = None) -> dict:
     return {
         "meaning": MEANING, "alpha": f"{stats.level.alpha:g}",
         "min_rolls": stats.level.min_rolls,
-        "count": int(len(dice)),
+        "count": len(dice),
         "tested": int((dice["status"] != "too few rolls").sum()),
         "too_few": int((dice["status"] == "too few rolls").sum()),
         "unread": stats.unread,

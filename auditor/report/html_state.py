@@ -312,7 +312,7 @@ def _wagers(log: _Log, rows: np.ndarray, seat: np.ndarray) -> list[str]:
                          dtype=np.int64)
     outcome_codes, outcomes = coded(events["outcome"])
     undecided = np.array([o not in ("win", "lose") for o in outcomes], dtype=bool)
-    seat_values, no_seat = log.seat_values, log.no_seat
+    seat_values = log.seat_values
     width = max(len(families), 1)
     names: list[list[str]] = [[] for _ in rows]
     for k in range(len(log.session_starts)):

@@ -13,6 +13,6 @@ from auditor.atomic import release_inherited_locks
 from auditor.compat import die_with_parent
 
 
-def dask_setup(worker) -> None:  # noqa: ARG001  (dask's preload signature)
+def dask_setup(worker) -> None:  # (dask's preload signature: the worker unused)
     release_inherited_locks()
     die_with_parent(os.getppid())

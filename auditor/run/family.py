@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -78,7 +79,7 @@ def seam_findings(logs: LoadedLogs, parts: list[Part], audit_fn,
     for table, ss in by_table.items():
         ss.sort(key=lambda s: s.start)
         k = 0
-        for a, b in zip(ss, ss[1:]):
+        for a, b in pairwise(ss):
             if part_of[id(a)] != part_of[id(b)]:
                 batches.setdefault((part_of[id(b)], k), []).append((a.stop - 1, b.start, table))
                 k += 1
