@@ -3,9 +3,10 @@ share: where `--jobs` and dask's local workers spill each die's rows
 (decision 105) and where a local dask cluster keeps its workers' own
 files. The audit removes its folders as it ends, on an error or on SIGINT
 and SIGTERM; a SIGKILL (a CI job's hard timeout) gives it no chance. So
-each folder is named for its audit, `auditor-HOST-PID-…`, and the next
-audit on the same host removes those whose process no longer runs: a
-regulator's year of batches, some killed, leaves no pile behind.
+each folder is named for its audit, `auditor-HOST-PID-…`, and a later
+audit on the same host removes those whose process no longer runs (and
+that have not changed for an hour): a regulator's year of batches, some
+killed, leaves no pile behind.
 """
 
 from __future__ import annotations
@@ -15,10 +16,16 @@ import re
 import shutil
 import socket
 import tempfile
+import time
 from pathlib import Path
 
 #: What starts every such folder's name: its audits' marks follow.
 PREFIX = "auditor-"
+#: How long a folder must have gone unchanged before it is swept: its
+#: process gone is the test; this is the margin for a process the host's
+#: table does not show (a container sharing TMPDIR and the host's name but
+#: not its processes), whose folder changes as its workers write.
+STALE_SECONDS = 3600
 
 
 def _host() -> str:
@@ -46,8 +53,9 @@ def make(kind: str = "") -> str | None:
 
 def sweep(root: str | None = None) -> list[str]:
     """Remove the folders of `root` (TMPDIR) that an audit on this host
-    made and left behind as it was killed: its process no longer runs. A
-    folder of a running audit, of another user or of another host stays.
+    made and left behind as it was killed: its process no longer runs and
+    the folder has not changed for `STALE_SECONDS`. A folder of a running
+    audit, of another user or of another host stays.
     The names removed, for the tests. Only on POSIX, where a process can be
     asked whether it runs without being touched."""
     if os.name != "posix":
@@ -64,9 +72,12 @@ def sweep(root: str | None = None) -> list[str]:
         if found is None or int(found.group(1)) == os.getpid() or _running(int(found.group(1))):
             continue
         try:
-            if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != os.getuid():
+            if not entry.is_dir(follow_symlinks=False):
                 continue
+            info = entry.stat(follow_symlinks=False)
         except OSError:
+            continue
+        if info.st_uid != os.getuid() or time.time() - info.st_mtime < STALE_SECONDS:
             continue
         shutil.rmtree(Path(root) / entry.name, ignore_errors=True)
         removed.append(entry.name)

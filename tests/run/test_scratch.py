@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -26,11 +27,20 @@ def mark(pid: int) -> str:
     return f"{scratch.PREFIX}{scratch._host()}-{pid}-"
 
 
+def aged(path, seconds: float = scratch.STALE_SECONDS + 60):
+    """`path` made to look unchanged for `seconds`."""
+    then = time.time() - seconds
+    os.utime(path, (then, then), follow_symlinks=False)
+    return path
+
+
 def test_a_folder_of_an_ended_audit_is_swept_and_every_other_entry_stays(tmp_path):
     dead, alive = a_finished_pid(), os.getppid()
     (tmp_path / f"{mark(dead)}spill-x1").mkdir()
     (tmp_path / f"{mark(dead)}spill-x1" / "part.pkl").write_bytes(b"rows")
+    aged(tmp_path / f"{mark(dead)}spill-x1")
     (tmp_path / f"{mark(dead)}dask-x2").mkdir()
+    aged(tmp_path / f"{mark(dead)}dask-x2", 10 * 24 * 3600)
     kept = [f"{mark(alive)}spill-x3",                      # a running audit's
             f"{mark(os.getpid())}spill-x4",                # this audit's own
             f"{scratch.PREFIX}another-host-{dead}-spill-x5",  # another host's
@@ -38,8 +48,12 @@ def test_a_folder_of_an_ended_audit_is_swept_and_every_other_entry_stays(tmp_pat
             "dask-scratch-space"]
     for name in kept:
         (tmp_path / name).mkdir()
+        aged(tmp_path / name)
     (tmp_path / f"{mark(dead)}a-file").write_text("not a folder")
+    aged(tmp_path / f"{mark(dead)}a-file")
     kept.append(f"{mark(dead)}a-file")
+    (tmp_path / f"{mark(dead)}spill-recent").mkdir()  # changed within the hour: the margin
+    kept.append(f"{mark(dead)}spill-recent")
 
     removed = scratch.sweep(str(tmp_path))
 
@@ -53,7 +67,9 @@ def test_a_symbolic_link_named_like_a_stale_folder_is_not_followed(tmp_path):
     (target / "precious").write_text("keep me")
     room = tmp_path / "tmp"
     room.mkdir()
-    (room / f"{mark(a_finished_pid())}spill-x").symlink_to(target)
+    link = room / f"{mark(a_finished_pid())}spill-x"
+    link.symlink_to(target)
+    aged(link)
 
     assert scratch.sweep(str(room)) == []
     assert (target / "precious").read_text() == "keep me"
@@ -64,6 +80,7 @@ def test_make_names_the_folder_for_this_audit_and_sweeps_first(tmp_path, monkeyp
     monkeypatch.setattr("tempfile.tempdir", None)  # read TMPDIR again
     stale = tmp_path / f"{mark(a_finished_pid())}spill-old"
     stale.mkdir()
+    aged(stale)
 
     made = scratch.make("spill")
 
@@ -81,3 +98,16 @@ def test_make_gives_none_where_no_folder_can_be_made(tmp_path, monkeypatch):
     monkeypatch.setattr("tempfile.mkdtemp", lambda **_: (_ for _ in ()).throw(OSError(28, "full")))
 
     assert scratch.make("spill") is None
+
+
+def test_another_users_folder_stays(tmp_path):
+    theirs = tmp_path / f"{mark(a_finished_pid())}spill-theirs"
+    theirs.mkdir()
+    try:
+        os.chown(theirs, os.getuid() + 1, -1)
+    except PermissionError:
+        pytest.skip("giving a folder to another user needs root")
+    aged(theirs)
+
+    assert scratch.sweep(str(tmp_path)) == []
+    assert theirs.is_dir()
