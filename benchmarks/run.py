@@ -7,6 +7,7 @@ time, peak memory and the time of each stage, per log size, format and engine.
     python benchmarks/run.py --sizes 50M --files 20 --engines jobs1   # a folder of 20 files
     python benchmarks/run.py --sizes 1M --days 7 --engines jobs1,dask  # tables open 7 days
     python benchmarks/run.py --sizes 3.8M --files 8 --engines scale --repeat 3  # scale-out
+    python benchmarks/run.py --sizes 7M --files 9 --skew --engines jobs2  # one big file last
 
 `--engines scale` is, in one run: the read floor (`floor`: a fresh process
 that only reads every file with pyarrow), `--jobs 1`, `--jobs N` for every N
@@ -102,20 +103,34 @@ def size_label(n: int) -> str:
 
 
 def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1,
-            days: int = 1, tables: int | None = None) -> Path:
+            days: int = 1, tables: int | None = None, skew: bool = False) -> Path:
     """The cached generated log of about `size` events (made if missing): one
     file, or a folder of `files` files holding different tables (as a state's
     logs would be kept: a file per table and period); with `days` > 1 each
     table is opened and closed once a day (what dask audits a day a task).
-    `tables` (default 4 per million events, at least 4) how many tables."""
+    `tables` (default 4 per million events, at least 4) how many tables.
+    `skew` (a folder): its last file is one table holding half the events,
+    the other files share the other half (a large file that cannot be cut,
+    sorting last: what the order work is handed out in decides)."""
     tables = tables or max(4, size // 250_000)
-    tables += -tables % files  # the same number of tables in every file
+    tables += -tables % (files - 1 if skew and files > 1 else files)  # as many in every file
     rolls = max(1, round(size / tables / days / EVENTS_PER_ROLL))
     name = f"events-{size_label(size)}-t{tables}-s{seed}" + (f"-d{days}" if days > 1 else "")
     if files == 1:
         path = cache / f"{name}.{fmt}"
         _generate(path, tables, rolls, seed, 1, days)
         return path
+    if skew:
+        folder = cache / f"{name}-f{files}-skew-{fmt}"
+        per_file = tables // (files - 1)
+        half = max(1, round(size / 2 / per_file / (files - 1) / days / EVENTS_PER_ROLL))
+        for j in range(files - 1):
+            _generate(folder / f"part-{j + 1:03d}.{fmt}", per_file, half, seed + j,
+                      1 + j * per_file, days)
+        _generate(folder / f"part-{files:03d}.{fmt}", 1,
+                  max(1, round(size / 2 / days / EVENTS_PER_ROLL)), seed + files - 1,
+                  1 + tables, days)
+        return folder
     folder = cache / f"{name}-f{files}-{fmt}"
     per_file = tables // files
     for j in range(files):
@@ -475,6 +490,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="split each log into this many files of different tables (a folder)")
     ap.add_argument("--tables", type=int,
                     help="tables in all (default: 4 per million events, at least 4)")
+    ap.add_argument("--skew", action="store_true",
+                    help="with --files: the last file one table of half the events, the "
+                         "others sharing the rest")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run the engines this many times, interleaved (medians printed)")
     ap.add_argument("--days", type=int, default=1,
@@ -526,7 +544,8 @@ def main(argv: list[str] | None = None) -> None:
     runs = []
     for size in sizes:
         for fmt in formats:
-            path = log_for(size, fmt, cache, args.seed, args.files, args.days, args.tables)
+            path = log_for(size, fmt, cache, args.seed, args.files, args.days, args.tables,
+                           args.skew)
             rounds = []
             for i in range(args.repeat):
                 done = {}
@@ -534,7 +553,7 @@ def main(argv: list[str] | None = None) -> None:
                     r = run_one(path, engine, args.ruleset, args.pythonpath,
                                 tuple(args.reports.split(",")))
                     r.update({"size": size_label(size), "format": fmt, "log": path.name,
-                              "files": args.files, "days": args.days,
+                              "files": args.files, "skew": args.skew, "days": args.days,
                               "reports": args.reports, "round": i + 1})
                     print_row(r)
                     runs.append(r)
