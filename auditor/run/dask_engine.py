@@ -367,8 +367,8 @@ def _client(distributed, scheduler: str | None, jobs: int):
     # with the audit (`auditor.run.dask_setup`).
     forked = _fork_available()
     # The scheduler's and workers' own files in a folder of this audit's,
-    # not in TMPDIR's shared dask-scratch-space: removed as the cluster closes, or by the
-    # next audit if this one is killed (`auditor.run.scratch`).
+    # not in TMPDIR's shared dask-scratch-space: removed as the cluster
+    # closes, or by a later audit if this one is killed (`auditor.run.scratch`).
     scratch_folder = scratch.make("dask")
     try:
         settings = LOCAL_CONFIG | {"distributed.worker.multiprocessing-method":

@@ -503,9 +503,9 @@ def merge(files: list[Path], results: list[BatchResult]
 def spilling(audit: Callable[[str | None], AuditResult]) -> AuditResult:
     """`audit(folder)` given a fresh folder of the system's temporary space
     (TMPDIR, `auditor.run.scratch`) for its workers to spill to
-    (`spill_digest`; decision 105), removed with the result it returns or at once on an error; None where
-    no folder can be made (the workers then send those rows with their
-    results)."""
+    (`spill_digest`; decision 105), removed with the result it returns or
+    at once on an error; None where no folder can be made (the workers then
+    send those rows with their results)."""
     folder = scratch.make("spill")
     try:
         out = audit(folder)
