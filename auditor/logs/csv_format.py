@@ -36,7 +36,7 @@ def read_csv(path: Path, data: bytes):
     # Arrow cannot hand a row with the wrong cell count to the handler when the
     # row is not UTF-8 (the whole file would fail): bytes that are not UTF-8
     # are marked while Arrow parses, and put back afterwards.
-    marked = not _is_utf8(data)
+    marked = not is_utf8(data)
     recorded = data
     if marked:
         data = data.decode("utf-8", _MARK_ERRORS).encode("utf-8")
@@ -146,7 +146,7 @@ class _CheckedReader:
         self.quoted = self.quoted or b'"' in data
         if data:
             self._check(data)
-        elif self._tail and not _is_utf8(self._tail):  # the end: its last character
+        elif self._tail and not is_utf8(self._tail):  # the end: its last character
             raise _NotUtf8()
         return data
 
@@ -166,7 +166,7 @@ class _CheckedReader:
                 if data[-k] >= 0xC0:
                     end = len(data) - k
                 break
-        if not (_is_utf8(self._tail + data[:lead]) and _is_utf8(memoryview(data)[lead:end])):
+        if not (is_utf8(self._tail + data[:lead]) and is_utf8(memoryview(data)[lead:end])):
             raise _NotUtf8()
         self._tail = data[end:]
 
@@ -458,7 +458,7 @@ def _mark_escape(m: re.Match) -> str:
     return f"\\x{ord(m.group()) - _MARK_BASE:02x}"
 
 
-def _is_utf8(data: bytes) -> bool:
+def is_utf8(data: bytes) -> bool:
     """Whether `data` is UTF-8, checked by Arrow without a copy."""
     offsets = pa.py_buffer(np.array([0, len(data)], dtype=np.int64).tobytes())
     text = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(data)])

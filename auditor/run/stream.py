@@ -48,6 +48,7 @@ from auditor.audit.collect import spilled
 from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.errors import ControlSignal, LogFileError
 from auditor.findings import finalize
+from auditor.logs.csv_format import is_utf8
 from auditor.logs.discover import format_from_name
 from auditor.logs.identity import check_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs
@@ -333,9 +334,12 @@ def _trimmed_names(values: set[bytes]) -> frozenset[str]:
 
 def _scan_csv(path: Path) -> Scanned:
     """The table_id column of a plain UTF-8 CSV file, by Arrow, every other
-    cell skipped. Anything unusual (a byte order mark, quoted names) goes to
+    cell skipped. Anything unusual (a byte order mark, quoted names, bytes
+    that are not UTF-8, which Arrow cannot hand to the row handler) goes to
     the loader's own reading."""
     data = path.read_bytes()
+    if not is_utf8(data):
+        raise ValueError("not UTF-8: read it whole")
     end = data.find(b"\n")
     header = (data if end < 0 else data[:end]).rstrip(b"\r")
     if header.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or b'"' in header:

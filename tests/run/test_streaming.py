@@ -5,6 +5,7 @@ again."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -249,6 +250,27 @@ def test_scans_read_table_ids_as_the_loader_types_them(tmp_path):
     (tmp_path / "c.csv").write_text("table_id,seq\n T3 ,1\n\nT4,2,extra\n\"T5\",3\n",
                                     encoding="utf-8")
     assert stream.scan(tmp_path / "c.csv").tables == {"T3", "T5"}
+
+
+def test_a_scan_of_a_csv_with_bytes_that_are_not_utf8_says_nothing_and_reads_as_the_loader(
+        tmp_path, monkeypatch):
+    """A row of the wrong length holding bytes that are not UTF-8: Arrow
+    cannot hand it to the scan's row handler (it fails decoding it, and the
+    failure was printed, a traceback, on the terminal). The scan reads such
+    a file as the loader does, in silence."""
+    raised = []
+    monkeypatch.setattr(sys, "unraisablehook", raised.append)
+    path = tmp_path / "night.csv"
+    write_log(generate(2, 5, seed=3).table, path)
+    with path.open("ab") as out:
+        out.write(b"T09,1,2,extra \xff\xfe\n")  # (the wrong cell count: quarantined)
+
+    scanned = stream.scan(path)
+
+    assert raised == []
+    loaded = load_logs([path])
+    assert scanned.tables == set(loaded.events["table_id"].astype(str)) == {"T01", "T02"}
+    assert len(loaded.quarantine) == 1
 
 
 def test_components_and_packing():
