@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import shutil
 import threading
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -385,8 +384,7 @@ def _client(distributed, scheduler: str | None, jobs: int):
                 preload=["auditor.run.dask_setup"] if forked else [])
         return _Closing(distributed.Client(cluster), cluster, scratch_folder)
     except BaseException:
-        if scratch_folder is not None:
-            shutil.rmtree(scratch_folder, ignore_errors=True)
+        scratch.remove(scratch_folder)
         raise
 
 
@@ -430,8 +428,7 @@ class _Closing:
             self.client.close()
             self.cluster.close()
         finally:
-            if self.folder is not None:
-                shutil.rmtree(self.folder, ignore_errors=True)
+            scratch.remove(self.folder)
 
 
 # --- tasks (run on the workers) -------------------------------------------------

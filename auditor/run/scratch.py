@@ -51,6 +51,12 @@ def make(kind: str = "") -> str | None:
         return None
 
 
+def remove(folder: str | None) -> None:
+    """A folder `make` gave removed with all it holds (None: none was made)."""
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def sweep(root: str | None = None) -> list[str]:
     """Remove the folders of `root` (TMPDIR) that an audit on this host
     made and left behind as it was killed: its process no longer runs and
@@ -79,7 +85,7 @@ def sweep(root: str | None = None) -> list[str]:
             continue
         if info.st_uid != os.getuid() or time.time() - info.st_mtime < STALE_SECONDS:
             continue
-        shutil.rmtree(Path(root) / entry.name, ignore_errors=True)
+        remove(str(Path(root) / entry.name))
         removed.append(entry.name)
     return removed
 

@@ -31,7 +31,6 @@ a single batch) is loaded at once, as before.
 from __future__ import annotations
 
 import io
-import shutil
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -514,11 +513,9 @@ def spilling(audit: Callable[[str | None], AuditResult]) -> AuditResult:
     try:
         out = audit(folder)
     except BaseException:
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+        scratch.remove(folder)
         raise
-    if folder is not None:
-        weakref.finalize(out.logs, shutil.rmtree, folder, ignore_errors=True)
+    weakref.finalize(out.logs, scratch.remove, folder)
     return out
 
 
@@ -527,7 +524,7 @@ def spill_taken(collector, taken, folder: str | None):
     sent: what the collector spills of it written to `folder`
     (`collect.spilled`); with no folder, as it is; on a write that fails (a
     full disk, say) as it is too, the rows going with it."""
-    if folder is None or collector is None or taken is None:
+    if folder is None or collector is None:
         return taken
     try:
         return spilled(collector, taken, folder)

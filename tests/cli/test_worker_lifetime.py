@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from auditor.run import scratch
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="reads /proc to find the workers")
 
@@ -109,7 +111,7 @@ def test_workers_die_with_a_killed_parent_and_free_the_report_folder(logs, tmp_p
     left_behind = sorted(p.name for p in (tmp_path / "tmp").iterdir())
     assert (left_behind or not engine) and all(n.startswith("auditor-") and f"-{parent.pid}-" in n
                                for n in left_behind), left_behind
-    an_hour_ago = time.time() - 3700  # (a folder is swept once unchanged for an hour)
+    an_hour_ago = time.time() - scratch.STALE_SECONDS - 100  # (swept once unchanged so long)
     for name in left_behind:
         os.utime(tmp_path / "tmp" / name, (an_hour_ago, an_hour_ago))
     again = subprocess.run([*AUDITOR, "check", str(logs), "--ruleset", "nz-table-games",
