@@ -133,30 +133,43 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
         work = pieces.split(files, batches, sum(client.nthreads().values()))
         if work is not None:
             try:
-                return _spilling(job, lambda folder: _audit_work(
-                    distributed, client, job, work, timings, progress, folder))
+                return _spilling(job, lambda spill: _audit_work(
+                    distributed, client, job, work, timings, progress, spill))
             except stream.TablesCrossBatches:  # the plan was wrong: a task per table
                 progress.start(files=len(files))
-        return _spilling(job, lambda folder: _audit_files(distributed, client, job, timings,
-                                                          progress, folder))
+        return _spilling(job, lambda spill: _audit_files(distributed, client, job, timings,
+                                                         progress, spill))
+
+
+@dataclass(frozen=True)
+class _Spill:
+    """Where the dice tally's per-die rows are written (decision 105): by
+    the tasks, to `workers`, on a local cluster (as --jobs workers write
+    them); by the client, to `here`, as each result arrives from a cluster
+    of `--scheduler`, whose workers may not share this machine's disk (the
+    rows cross the network as before, but do not pile up in the client's
+    memory: about 1 MB a million events)."""
+
+    workers: str | None = None
+    here: str | None = None
 
 
 def _spilling(job: AuditJob, audit) -> AuditResult:
-    """`audit(folder)`: a local cluster's workers spill as --jobs workers
-    do (`stream.spilling`, decision 105); a cluster of `job.scheduler`,
-    whose workers may not share this machine's disk, is given no folder."""
-    return audit(None) if job.scheduler else stream.spilling(audit)
+    """`audit(spill)` given a folder of its own (`stream.spilling`), written
+    to by the workers of a local cluster or by the client (`_Spill`)."""
+    return stream.spilling(lambda folder: audit(
+        _Spill(here=folder) if job.scheduler else _Spill(workers=folder)))
 
 
 def _audit_work(distributed, client, job: AuditJob, work: list, timings,
-                progress, spill: str | None = None) -> AuditResult:
+                progress, spill: _Spill = _Spill()) -> AuditResult:
     """Each batch of files (`auditor.run.stream.plan`) and each piece of a
     large file (`auditor.run.pieces.split`) read and audited by one task, as
     `--jobs` runs them (`stream.audit_batch`, `pieces.audit_piece`): the
     worker reads its own rows from the files' absolute paths and sends back
     the findings parts, quarantine and what the collector took, never the
     events. A split file its pieces could not judge alone is then audited
-    whole, by one task. `spill`: the folder the tasks spill to, if any."""
+    whole, by one task. `spill`: where the per-die rows go."""
     files, read = list(job.files), job.read
     absolute = {str(f): str(f.resolve()) for f in files}
     sent = dataclasses.replace(job, sites={absolute[k]: v for k, v in job.sites.items()}
@@ -168,18 +181,22 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
             name = str(files[item.file])
             return client.submit(_audit_piece, name,
                                  dataclasses.replace(item, path=absolute[name]), job, limits,
-                                 spill, pure=False)
+                                 spill.workers, pure=False)
         return client.submit(_audit_batch, [str(files[i]) for i in item],
-                             [absolute[str(files[i])] for i in item], sent, limits, spill,
-                             pure=False)
+                             [absolute[str(files[i])] for i in item], sent, limits,
+                             spill.workers, pure=False)
+
+    def arrived(result) -> None:
+        if isinstance(result, stream.BatchResult):
+            stream.spill_digest(result, job, spill.here)
+            progress.advance(*result.counts())
 
     def audited(items: list) -> list:
         # (handed out largest first, as --jobs does; the results in item order)
         submitted = {k: submit(items[k]) for k in pieces.largest_first(items)}
         futures = [submitted[k] for k in range(len(items))]
         del submitted
-        results = _as_done(distributed, futures, lambda r: progress.advance(*r.counts())
-                           if isinstance(r, stream.BatchResult) else None)
+        results = _as_done(distributed, futures, arrived)
         del futures
         errors = [r.error() for r in results if isinstance(r, stream.FileFailure)]
         if errors:  # the first file, in file order, that cannot be a log (as --jobs)
@@ -200,9 +217,9 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
 
 
 def _audit_files(distributed, client, job: AuditJob, timings, progress,
-                 spill: str | None = None) -> AuditResult:
+                 spill: _Spill = _Spill()) -> AuditResult:
     """A task per file read and per table (or day of a table) audited, what
-    they take spilled to `spill` if given."""
+    they take spilled as `spill` says."""
     ruleset, collector, read = job.ruleset, job.collector, job.read
     paths, files, sites = list(job.paths), list(job.files), job.sites or {}
     progress.stage("reading")
@@ -263,7 +280,7 @@ def long_lived(summaries: list[_FileSummary]) -> set[str]:
 
 def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary],
                   tables: list[str], quarantine: pd.DataFrame, ruleset: Ruleset,
-                  progress, collector: Collector | None, spill: str | None = None
+                  progress, collector: Collector | None, spill: _Spill = _Spill()
                   ) -> tuple[list[tuple[list[pd.DataFrame], dict[str, float]]], list]:
     """Every table audited by one task, or a long-lived one by a task per
     day once a task has ordered it and cut it (`day_units`). Results come
@@ -300,10 +317,12 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
             work.add(cut)
         else:
             left[table] = 1
-            submit((t, 0, table), _audit_table, pieces, rows, ruleset, collector, spill)
+            submit((t, 0, table), _audit_table, pieces, rows, ruleset, collector,
+                   spill.workers)
     if not tables and len(quarantine):  # nothing replayable: the quarantine only
         left[None] = 1
-        submit((0, 0, None), _audit_table, [], quarantine, ruleset, collector, spill)
+        submit((0, 0, None), _audit_table, [], quarantine, ruleset, collector,
+               spill.workers)
     results = {}
     for future in work:
         if future.key in plans:
@@ -317,7 +336,7 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
             continue
         if future.key in digesting:
             t, _, _ = slot.pop(future.key)
-            digests[t] = future.result()
+            digests[t] = stream.spill_taken(collector, future.result(), spill.here)
             continue
         parts, timings, audited, digest = future.result()
         t, k, table = slot.pop(future.key)
@@ -325,12 +344,12 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
         progress.advance(tables=int(table is not None and not left[table]), audited=audited)
         results[t, k] = (parts, timings)
         if digest is not None:
-            digests[t] = digest
+            digests[t] = stream.spill_taken(collector, digest, spill.here)
         elif collector is not None and table in by_day and not left[table]:
             number, events = by_day.pop(table)
             parts = [p for (u, _), (ps, _) in results.items() if u == number for p in ps]
             digesting.add(submit((number, -1, table), _replayed_digest, events, parts,
-                                 ruleset, collector, spill))
+                                 ruleset, collector, spill.workers))
     return [results[key] for key in sorted(results)], [digests[t] for t in sorted(digests)]
 
 

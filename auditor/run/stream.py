@@ -505,7 +505,7 @@ def merge(files: list[Path], results: list[BatchResult]
 
 def spilling(audit: Callable[[str | None], AuditResult]) -> AuditResult:
     """`audit(folder)` given a fresh folder of the system's temporary space
-    (TMPDIR, `auditor.run.scratch`) for its workers to spill to
+    (TMPDIR, `auditor.run.scratch`) for the per-die rows to be spilled to
     (`spill_digest`; decision 105), removed with the result it returns or
     at once on an error; None where no folder can be made (the workers then
     send those rows with their results)."""
@@ -521,9 +521,11 @@ def spilling(audit: Callable[[str | None], AuditResult]) -> AuditResult:
 
 def spill_taken(collector, taken, folder: str | None):
     """In a worker, before `taken` (what `collector` took of some tables) is
-    sent: what the collector spills of it written to `folder`
-    (`collect.spilled`); with no folder, as it is; on a write that fails (a
-    full disk, say) as it is too, the rows going with it."""
+    sent, or in the main process as it arrives from workers that could not
+    write to `folder` (a dask cluster of `--scheduler`): what the collector
+    spills of it written to `folder` (`collect.spilled`); with no folder, as
+    it is; on a write that fails (a full disk, say) as it is too, the rows
+    going with it."""
     if folder is None or collector is None:
         return taken
     try:

@@ -336,22 +336,43 @@ def test_dask_spills_from_its_task_per_table_too(tmp_path, monkeypatch):
     assert list(spill.iterdir()) == []  # (dask's own files were in a folder of the audit's)
 
 
-def test_a_cluster_of_your_own_is_given_no_folder(tmp_path, monkeypatch, cluster):
+@pytest.mark.parametrize("tasks", ["a task per table", "batches"])
+def test_a_cluster_of_your_own_sends_the_rows_and_the_client_spills_them(
+        tmp_path, monkeypatch, cluster, tasks):
     """--scheduler: the workers may not share this machine's disk, so they
-    send the per-die rows with their results (no folder made), the same page."""
+    are given no folder and send the per-die rows with their results; the
+    client writes them to a folder of its own as each result arrives (not
+    kept in its memory). The same page; the folder goes with the result."""
     from auditor.report.html import COLLECTOR, render_html
-    from auditor.run import AuditJob, run_audit
+    from auditor.run import AuditJob, run_audit, stream
 
     root = _a_leaning_die_at_two_tables(tmp_path)
     ruleset = load_ruleset("nz-table-games")
     page = render_html(run_audit(AuditJob.of([root], ruleset, collector=COLLECTOR)), {})
-    made = []
-    monkeypatch.setattr(tempfile, "mkdtemp", lambda **kw: made.append(kw) or "/nonexistent")
+    if tasks == "batches":
+        monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+        monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    spill = tmp_path / "tmp"
+    spill.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spill))
+    given = set()  # (in the client?, given a folder?); the cluster's workers are threads here
+    spill_taken = stream.spill_taken
+
+    def recorded(collector, taken, folder):
+        given.add((threading.current_thread() is threading.main_thread(), folder is not None))
+        return spill_taken(collector, taken, folder)
+
+    monkeypatch.setattr(stream, "spill_taken", recorded)
     result = run_audit(AuditJob.of([root], ruleset, engine="dask",
                                    scheduler=cluster.scheduler_address, collector=COLLECTOR))
+    assert given == {(False, False), (True, True)}
     parts = result.logs.digest["dice"].custody.parts
-    assert made == [] and not any(isinstance(p, Spilled) for p in parts)
+    assert len(parts) == 2 and all(isinstance(p, Spilled) for p in parts)
+    assert all(Path(p.path).parent.parent == spill for p in parts)
     assert render_html(result, {}) == page
+    del result, parts
+    gc.collect()
+    assert list(spill.iterdir()) == []
 
 
 def _two_batches(tmp_path, monkeypatch):
