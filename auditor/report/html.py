@@ -72,7 +72,7 @@ from auditor.report.html_events import (
 from auditor.report.html_events import text as _text
 from auditor.report.page import PAGE, TEMPLATES, environment
 from auditor.report.provenance import provenance
-from auditor.report.records import finding_records
+from auditor.report.records import record_texts
 from auditor.report.summary import incomplete_text, loosened_line
 
 #: findings listed per table and code; counts and charts always cover them all
@@ -158,7 +158,7 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
     by_code = _by_code(findings, result.ruleset, listed)
     events = event_digest(result, per_table_code)
     tables = _tables(events, findings, listed)
-    unlisted = _unlisted(findings, listed)
+    unlisted = _unlisted(result.findings, listed)  # (as recorded: the site apart)
 
     rs = prov.get("ruleset", {})
     entries = _finding_entries(result, events, listed)
@@ -433,13 +433,14 @@ def listed_order(listed: pd.DataFrame) -> pd.DataFrame:
 
 def _unlisted(findings: pd.DataFrame, listed: pd.DataFrame) -> str:
     """The findings not listed, one JSON object a line (as `--format json`
-    writes them, in finding order): carried in the page, inert, for its
-    download button, so no finding is left out of the page."""
+    writes them, in finding order: a table's site in `site`, apart from
+    its id): carried in the page, inert, for its download button, so no
+    finding is left out of the page."""
     if len(listed) == len(findings):
         return ""
-    rest = findings[~findings["finding_id"].isin(listed["finding_id"])]
-    return "".join(json.dumps(rec, ensure_ascii=True, separators=(",", ":")) + "\n"
-                   for rec in finding_records(rest))
+    texts = record_texts(findings)  # (as the json format's lines: made once)
+    rest = np.flatnonzero(~findings["finding_id"].isin(listed["finding_id"]).to_numpy())
+    return "".join(texts[i] + "\n" for i in rest.tolist())
 
 
 def code_cap(sizes: list[int], per_table_code: int, budget: int) -> int:

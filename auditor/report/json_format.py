@@ -10,7 +10,6 @@ the file is pasted into an HTML page or split on Unicode line breaks.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -20,8 +19,8 @@ from auditor.codes import SEVERITY_RANK
 from auditor.escape import html_safe_json
 from auditor.findings import STATUSES, severity_counts
 from auditor.report.dice_report import summary_section
-from auditor.report.json_text import dumps_indented
-from auditor.report.records import finding_records, finding_statuses
+from auditor.report.json_text import compact_json, dumps_indented, quote_json
+from auditor.report.records import finding_statuses, record_texts
 from auditor.report.rollups import notes as rollup_notes
 from auditor.report.rollups import records as rollup_records
 from auditor.report.rollups import rollups_of
@@ -33,22 +32,24 @@ def inert_json(value, indent: int | None = None) -> str:
     """JSON text that is ASCII only, with `<`, `>` and `&` escaped too (they
     can only occur inside strings, so the replacement is exact)."""
     if indent is None:
-        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+        text = compact_json(value)
     else:  # what json.dumps writes with this indent, written faster
         text = dumps_indented(value, indent)
     return html_safe_json(text)
 
 
 def findings_jsonl(result, meta: dict) -> str:
+    """One finding a line: its record (`record_texts`) with its status and
+    waiver after the record's own keys, as `inert_json` of
+    `{**record, "status": ..., "waiver": ...}` writes it."""
     findings = result.findings
     lines = []
-    for rec, (status, _, waiver) in zip(finding_records(findings),
-                                        finding_statuses(findings)):
-        line = {**rec, "status": status,
-                "waiver": {"number": waiver["number"], "reason": waiver["reason"]}
-                if waiver else None}
-        lines.append(inert_json(line) + "\n")
-    return "".join(lines)
+    for text, (status, _, waiver) in zip(record_texts(findings), finding_statuses(findings)):
+        waived = compact_json({"number": waiver["number"], "reason": waiver["reason"]}) \
+            if waiver else "null"
+        lines.append(f'{text[:-1]},"status":{quote_json(status)},"waiver":{waived}}}')
+    lines.append("")
+    return html_safe_json("\n".join(lines))  # (as inert_json each line: the same text)
 
 
 def summary(result, meta: dict, dice_alpha: float | None = None) -> dict:

@@ -1,5 +1,6 @@
 """Indented JSON text, byte for byte what `json.dumps(value, indent=N,
-separators=(",", ": "))` writes (ensure_ascii), but several times faster.
+separators=(",", ": "))` writes (ensure_ascii), but several times faster;
+and compact JSON text (`compact_json`) by an encoder built once.
 
 With `indent`, CPython's json drops its C encoder for a pure-Python one
 whose chained generators dominate writing a large report (SARIF). This
@@ -20,6 +21,11 @@ from auditor.errors import ControlSignal
 
 _quote = json_string_quoter(ensure_ascii=True)
 _INF = float("inf")
+#: `json.dumps(value, ensure_ascii=True, separators=(",", ":"))`, its encoder
+#: built once: json.dumps builds one on every call given separators (a
+#: third of the time of a finding's line).
+compact_json = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+quote_json = _quote
 
 
 class _NotPlain(ControlSignal):

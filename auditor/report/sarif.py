@@ -67,20 +67,27 @@ def _rule(rule) -> dict:
     }
 
 
-def sarif_results(result, rules: list[dict]) -> list[dict]:
-    """One SARIF result per finding, in the findings' order."""
+def sarif_results(result, rules: list[dict], only: list[int] | None = None) -> list[dict]:
+    """One SARIF result per finding, in the findings' order; with `only`,
+    for the findings at those positions alone (in the order given)."""
     findings = result.findings
     index = {r["id"]: i for i, r in enumerate(rules)}
+    uris: dict[str, str] = {}  # (a few files hold every finding: each made once)
+    records, statuses = finding_records(findings), finding_statuses(findings)
+    if only is not None:
+        records, statuses = [records[i] for i in only], [statuses[i] for i in only]
     results = []
-    for rec, (status, in_baseline, waiver) in zip(finding_records(findings),
-                                                  finding_statuses(findings)):
+    for rec, (status, in_baseline, waiver) in zip(records, statuses):
         res = {"ruleId": rec["rule_id"]}
         if rec["rule_id"] in index:
             res["ruleIndex"] = index[rec["rule_id"]]
         res["level"] = LEVELS[rec["severity"]]
         res["message"] = {"text": rec["message"] or rec["code"]}
         if rec["source_file"]:
-            loc = {"artifactLocation": {"uri": artifact_uri(rec["source_file"])}}
+            uri = uris.get(rec["source_file"])
+            if uri is None:
+                uri = uris[rec["source_file"]] = artifact_uri(rec["source_file"])
+            loc = {"artifactLocation": {"uri": uri}}
             if rec["source_line"] is not None and rec["source_line"] >= 1:
                 loc["region"] = {"startLine": rec["source_line"]}
             res["locations"] = [{"physicalLocation": loc}]
@@ -116,22 +123,26 @@ def sarif_log(result, meta: dict, max_results: int = MAX_RESULTS) -> dict:
 def _fitted(result, meta: dict, max_results: int) -> tuple[dict, str]:
     """The SARIF log within the limits, and its text."""
     rules = [_rule(r) for r in rules_of(result)]
-    results = sarif_results(result, rules)
-    doc = _document(result, meta, rules, results)
-    if not max_results:
-        return doc, inert_json(doc, indent=2)
-    if len(results) <= max_results:
+    records, statuses = finding_records(result.findings), finding_statuses(result.findings)
+    results = None
+    if not max_results or len(records) <= max_results:
+        results = sarif_results(result, rules)
+        doc = _document(result, meta, rules, results)
         text = inert_json(doc, indent=2)
-        if len(text) < MAX_BYTES:
+        if not max_results or len(text) < MAX_BYTES:
             return doc, text
-    order = sorted(range(len(results)), key=lambda i: (
-        results[i]["properties"]["status"] != "new",
-        SEVERITY_RANK.get(results[i]["properties"]["severity"], len(SEVERITY_RANK)), i))
-    keep = min(max_results, len(results))
+    # Over the limits: only the results kept are made (at 650,000 findings,
+    # making every one to keep 25,000 took seconds).
+    order = sorted(range(len(records)), key=lambda i: (
+        statuses[i].status != "new",
+        SEVERITY_RANK.get(records[i]["severity"], len(SEVERITY_RANK)), i))
+    keep = min(max_results, len(records))
     while True:
         kept = sorted(order[:keep])
-        doc = _document(result, meta, rules, [results[i] for i in kept],
-                        _omitted(results, sorted(order[keep:]), max_results))
+        doc = _document(result, meta, rules,
+                        [results[i] for i in kept] if results is not None
+                        else sarif_results(result, rules, kept),
+                        _omitted(records, sorted(order[keep:]), max_results))
         text = inert_json(doc, indent=2)  # ASCII only: characters are bytes
         if len(text) < MAX_BYTES or keep == 0:
             return doc, text
@@ -139,13 +150,14 @@ def _fitted(result, meta: dict, max_results: int) -> tuple[dict, str]:
         keep = min(keep - 1, int(keep * MAX_BYTES / len(text) * 0.98))
 
 
-def _omitted(results: list[dict], left_out: list[int], max_results: int) -> dict:
-    """The findings a capped run leaves out: how many, per rule and severity."""
+def _omitted(records: list[dict], left_out: list[int], max_results: int) -> dict:
+    """The findings a capped run leaves out (positions in `records`, the
+    finding records): how many, per rule and severity."""
     by_rule: dict[str, dict[str, int]] = {}
     for i in left_out:
-        props = results[i]["properties"]
-        counts = by_rule.setdefault(results[i]["ruleId"], {})
-        counts[props["severity"]] = counts.get(props["severity"], 0) + 1
+        severity = records[i]["severity"]
+        counts = by_rule.setdefault(records[i]["rule_id"], {})
+        counts[severity] = counts.get(severity, 0) + 1
     return {"total": len(left_out), "max_results": max_results, "max_bytes": MAX_BYTES,
             "by_rule": {rule: {"total": sum(c.values()), "by_severity": c}
                         for rule, c in sorted(by_rule.items())}}

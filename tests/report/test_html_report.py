@@ -35,6 +35,7 @@ from auditor.report import html as html_report
 from auditor.report import html_charts, html_events
 from auditor.report.page import visible
 from auditor.report.provenance import provenance
+from auditor.report.records import finding_records
 from builder import audit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -330,6 +331,24 @@ def test_every_critical_finding_is_listed_and_the_rest_is_in_the_page(planted):
         shown = sum(1 for d in page.details if d["data-table"] == table)
         assert int(options[table]["data-total"]) == n
         assert int(options[table]["data-unlisted"]) == n - shown
+
+
+def test_the_findings_carried_in_the_page_name_their_site_as_the_json_format_does(planted):
+    """A finding of a table with a site is carried as `--format json`
+    writes it: the site in `site`, the table id as recorded (not the key
+    that joins them, with its control character)."""
+    big = synthetic(planted, {"call.wrong_total": 450})
+    findings = big.findings.copy()
+    findings.insert(findings.columns.get_loc("table_id"), "site", "casino-a")
+    sited = AuditResult(big.ruleset, big.logs, findings)
+    page = Page(html_report.render_html(sited, provenance(sited), per_table_code=5,
+                                        budget=100))
+    carried = [json.loads(line) for line in page.blocks["unlisted"].splitlines()]
+    assert len(carried) == 450 - len(page.details) > 0
+    by_id = {r["finding_id"]: r for r in finding_records(findings)}
+    assert carried == [by_id[r["finding_id"]] for r in carried]
+    assert {(r["site"], r["table_id"][:1]) for r in carried} == {("casino-a", "T")}
+    assert "\\u001f" not in page.blocks["unlisted"] and "\x1f" not in page.blocks["unlisted"]
 
 
 def test_the_listed_findings_are_sorted_by_severity_time_and_table(planted, planted_html):

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from auditor.codes import SEVERITY_RANK
 from auditor.report import html as html_report
-from auditor.report import html_events, json_format, junit, sarif
+from auditor.report import html_events, json_format, junit, records, sarif
 from auditor.report.html_charts import TIMELINE_BINS, time_bins
 from auditor.report.html_events import NO_TIME
 from auditor.report.json_text import dumps_indented
@@ -266,14 +266,22 @@ def test_xml_bytes_are_those_of_tostring(pairs):
 def test_finding_records_are_derived_once_per_write_and_left_unmodified():
     result = audit([str(PLANTED)], "nz-table-games")
     meta = provenance(result)
-    fresh = json_format.finding_records(result.findings)
-    assert json_format.finding_records(result.findings) is not fresh
+    fresh = records.finding_records(result.findings)
+    assert records.finding_records(result.findings) is not fresh
     with sharing():
-        shared_records = json_format.finding_records(result.findings)
-        assert json_format.finding_records(result.findings) is shared_records
+        shared_records = records.finding_records(result.findings)
+        assert records.finding_records(result.findings) is shared_records
+        texts = records.record_texts(result.findings)
+        assert records.record_texts(result.findings) is texts
         jsonl = json_format.findings_jsonl(result, meta)
         sarif.sarif_log(result, meta)
         junit.junit_bytes(result, meta)
         assert shared_records == fresh  # no format changed them
     assert jsonl == json_format.findings_jsonl(result, meta)
-    assert json_format.finding_records(result.findings) is not shared_records
+    assert records.finding_records(result.findings) is not shared_records
+    # a line is its record's text with the status and waiver after it
+    lines = [json.loads(line) for line in jsonl.splitlines()]
+    assert texts == [json_format.compact_json(r) for r in fresh]
+    assert lines == [{**r, "status": "new", "waiver": None} for r in fresh]
+    assert jsonl == "".join(json_format.inert_json({**r, "status": "new", "waiver": None}) + "\n"
+                            for r in fresh)

@@ -13,6 +13,7 @@ from builder import run_cli as run
 
 from auditor.errors import BaselineError
 from auditor.findings import FINDING_COLUMNS, RESPONSIBLE_FIELDS, STATUS_COLUMNS
+from auditor.report.json_format import inert_json
 from auditor.triage.baseline import (
     Baseline,
     Waiver,
@@ -273,6 +274,11 @@ reason = "typo"
     assert [(u["number"], u["why"]) for u in summary["unused_waivers"]] == [
         (2, "matched no finding"), (3, "matched no finding"),
         (4, "the ruleset has no rule with this id")]
+    # each line as json.dumps writes the finding's object, its waiver included
+    lines = (tmp_path / "out" / "findings.jsonl").read_text().splitlines()
+    assert [inert_json(json.loads(line)) for line in lines] == lines
+    waived = [json.loads(line) for line in lines if '"status":"waived"' in line]
+    assert [w["waiver"]["number"] for w in waived] == [1]
 
 
 def test_an_expired_waiver_does_not_apply(tmp_path):
