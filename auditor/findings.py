@@ -7,6 +7,7 @@ import gc
 import hashlib
 import json
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -196,11 +197,95 @@ def finalize(parts: list[pd.DataFrame]) -> pd.DataFrame:
     frame by text columns and per-row pandas `map`s cost seconds for tens
     of thousands of findings."""
     with paused_gc():
-        return _finalize(parts)
+        return _merged([_sorted(parts)])
+
+
+@dataclass
+class SortedFindings:
+    """The findings of some whole tables, finalized where they were found
+    (`sort_findings`: a batch's worker) so that `merge_sorted` need not
+    order or hash them again. `tabled`: the rows of a table, in finding
+    order, with their ids, each site still joined to its table id;
+    `loose`: the rows of no table (no table id, or an empty one) as found,
+    since their order and ids depend on such rows of other batches."""
+
+    tabled: pd.DataFrame
+    loose: list[pd.DataFrame]
+
+    def __len__(self) -> int:
+        return len(self.tabled) + sum(len(p) for p in self.loose)
+
+
+def sort_findings(parts: list[pd.DataFrame]) -> SortedFindings:
+    """`parts` (per-rule findings of whole tables: no other part to be merged
+    with them holds rows of these tables) ordered and given their ids."""
+    with paused_gc():
+        return _sorted(parts)
+
+
+def merge_sorted(parts: list[SortedFindings]) -> pd.DataFrame:
+    """What `finalize` gives of every part `parts` were sorted from, in this
+    order: the loose rows finalized together (a missing table ranks first,
+    and their ids' counters run across parts), then each table's rows as
+    sorted, the tables in the order of their ids. Each table's rows are in
+    one part (as the batches keep them: `auditor.run.stream`), so a row's
+    place among its table's and its id are those one finalize gives."""
+    with paused_gc():
+        return _merged(parts)
+
+
+def _sorted(parts: list[pd.DataFrame]) -> SortedFindings:
+    tabled, loose = [], []
+    for part in (joined_sites(p) for p in parts if len(p)):
+        tables = part["table_id"].astype(object) if "table_id" in part else None
+        none = np.ones(len(part), dtype=bool) if tables is None else \
+            (tables.isna() | (tables.fillna("-") == "")).to_numpy(dtype=bool)
+        if none.all():
+            loose.append(part)
+        elif not none.any():
+            tabled.append(part)
+        else:
+            loose.append(part[none])
+            tabled.append(part[~none])
+    return SortedFindings(_finalize(tabled), loose)
+
+
+def _merged(parts: list[SortedFindings]) -> pd.DataFrame:
+    head = _finalize([p for s in parts for p in s.loose])
+    tabled = [s.tabled for s in parts if len(s.tabled)]
+    if len(tabled) > 1:
+        frame = pd.concat(tabled, ignore_index=True)
+        ranks = _rank(frame["table_id"])
+        ends = np.cumsum([len(t) for t in tabled])
+        held = [np.unique(r) for r in np.split(ranks, ends[:-1])]
+        if sum(len(h) for h in held) > len(np.unique(ranks)):
+            frame = _tables_finalized_again(frame, ranks, held)
+            ranks = _rank(frame["table_id"])
+        order = np.argsort(ranks, kind="stable")
+        if (np.diff(order) < 0).any():  # (the tables not already in order)
+            frame = frame.take(order).reset_index(drop=True)
+        tabled = [frame]
+    frames = [f for f in (head, *tabled) if len(f)]
+    if not frames:
+        return head
+    return split_sites(frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True))
+
+
+def _tables_finalized_again(frame: pd.DataFrame, ranks: np.ndarray,
+                            held: list[np.ndarray]) -> pd.DataFrame:
+    """`frame` (the parts' tabled rows, in part order) with the rows of a
+    table that several parts hold ordered and named again, together: the
+    engines never cut a table, so this is a safeguard, not a path taken."""
+    counts = np.bincount(np.concatenate(held))
+    again = np.isin(ranks, np.flatnonzero(counts > 1))
+    redone = _finalize([frame[again].drop(columns=["finding_id"])])
+    return pd.concat([frame[~again], redone], ignore_index=True)
 
 
 def _finalize(parts: list[pd.DataFrame]) -> pd.DataFrame:
-    parts = [joined_sites(p) for p in parts if len(p)]
+    """`parts` (their sites joined to their table ids) ordered, with their
+    ids; the sites left joined."""
+    parts = [p for p in parts if len(p)]
     if not parts:
         frame = pd.DataFrame({c: pd.Series(dtype=object) for c in FINDING_COLUMNS})
         return _typed(frame)
@@ -210,7 +295,7 @@ def _finalize(parts: list[pd.DataFrame]) -> pd.DataFrame:
     order = _finding_order(typed)
     typed = {name: values.take(order).reset_index(drop=True) for name, values in typed.items()}
     ids = pd.Series(_finding_ids(typed, frame, order), dtype=object)
-    return split_sites(pd.DataFrame({"finding_id": ids, **typed}))
+    return pd.DataFrame({"finding_id": ids, **typed})
 
 
 def _finding_order(frame: dict[str, pd.Series]) -> np.ndarray:

@@ -20,7 +20,7 @@ from auditor.audit.stamp import stamp_all
 from auditor.checks import CHECKS
 from auditor.checks.context import CheckContext
 from auditor.checks.registry import Hits
-from auditor.findings import finalize, paused_gc
+from auditor.findings import SortedFindings, finalize, merge_sorted, paused_gc, sort_findings
 from auditor.game import replay as replay_module
 from auditor.game.state import ReplayState
 from auditor.logs.load import LoadedLogs
@@ -69,11 +69,16 @@ class AuditedTables(NamedTuple):
     parts: list[pd.DataFrame]
     #: what the report's collector took of the events (None without one)
     taken: Any
+    #: with `ordered`, the findings already ordered and named
+    #: (`auditor.findings.sort_findings`), to be merged with other tables'
+    #: by `merge_sorted`; else None
+    ordered: SortedFindings | None = None
 
 
 def audit_tables(logs: LoadedLogs, ruleset: Ruleset, collector: Collector | None = None,
                  timings: dict[str, float] | None = None,
-                 on_stage: Callable[[str], None] | None = None) -> AuditedTables:
+                 on_stage: Callable[[str], None] | None = None,
+                 ordered: bool = False) -> AuditedTables:
     """The audit of loaded `logs` (whole tables) in this process: every
     table replayed, every rule's check run, the hits stamped. The one entry
     point of the audit: every engine (`auditor.run`) calls it on the tables
@@ -85,20 +90,28 @@ def audit_tables(logs: LoadedLogs, ruleset: Ruleset, collector: Collector | None
     `timings`, when given, receives the seconds spent per stage (`replay`,
     `checks`), added to what it already holds. `on_stage(name)`, when given,
     is called as each stage ends ("replay", then "checks"): what a live
-    progress display follows."""
+    progress display follows. `ordered`: the findings also ordered and
+    named here (`ordered`), for an engine that merges whole tables'
+    findings without finalizing them again (the main process of --jobs
+    and dask: decision 107)."""
     # The cyclic collector stays off from the replay to the state's end:
     # the state holds hundreds of thousands of lists (the replay's values by
     # row), and a collection between the stages traversed them all (0.4 s
     # at 10M events, for garbage made of none of them).
     with paused_gc():
         parts, state = _replayed_parts(logs, ruleset, timings, on_stage)
+        with stage(timings, "checks"):
+            sorted_parts = sort_findings(parts) if ordered else None
         # (a collector that reads no findings, `needs_findings` False, is
         # spared their ordering while the state is held: the dice tally)
-        taken = None if collector is None else collector.take(
-            logs.events, finalize(parts) if getattr(collector, "needs_findings", True)
-            else pd.DataFrame(), state)
+        taken = None
+        if collector is not None:
+            needs = getattr(collector, "needs_findings", True)
+            findings = pd.DataFrame() if not needs else finalize(parts) \
+                if sorted_parts is None else merge_sorted([sorted_parts])
+            taken = collector.take(logs.events, findings, state)
         del state
-    return AuditedTables(parts, taken)
+    return AuditedTables(parts, taken, sorted_parts)
 
 
 def _replayed_parts(logs: LoadedLogs, ruleset: Ruleset, timings: dict[str, float] | None,

@@ -590,7 +590,8 @@ def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Rule
     None)."""
     events = _table_events(pieces)
     timings: dict[str, float] = {}
-    parts, taken = audit_tables(LoadedLogs(events, quarantine, []), ruleset, collector, timings)
+    parts, taken, _ = audit_tables(LoadedLogs(events, quarantine, []), ruleset, collector,
+                                   timings)
     return parts, timings, len(events), stream.spill_taken(collector, taken, spill)
 
 

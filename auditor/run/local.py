@@ -33,7 +33,7 @@ from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.audit.exposure import EXPOSURE
 from auditor.compat import die_with_parent, pool_processes
 from auditor.errors import LogFileError
-from auditor.findings import finalize
+from auditor.findings import finalize, merge_sorted
 from auditor.logs.identity import check_events
 from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
@@ -86,7 +86,7 @@ def audit_in_process(logs: LoadedLogs, ruleset: Ruleset,
     """The audit of loaded `logs` in this process, as they are (no identity
     check, no progress): what `auditor verify`, the ruleset cases and each
     version of a family audited again use."""
-    parts, exposure = audit_tables(logs, ruleset, EXPOSURE, timings=timings)
+    parts, exposure, _ = audit_tables(logs, ruleset, EXPOSURE, timings=timings)
     with stage(timings, "checks"):
         findings = finalize(parts)
     return AuditResult(ruleset, logs, findings, exposure=exposure)
@@ -109,17 +109,17 @@ def audit_local(logs: LoadedLogs, job: AuditJob, timings: dict[str, float] | Non
     groups = split_tables(logs, jobs) if jobs > 1 else [logs]
     if len(groups) == 1:
         work: dict[str, float] = {}
-        parts, taken = audit_tables(logs, ruleset, collector, work, stream.stage_progress(
+        parts, taken, _ = audit_tables(logs, ruleset, collector, work, stream.stage_progress(
             progress, len(logs.events), len({t for t, _, _ in runs})))
         add_work(timings, [work])
         with stage(timings, "checks"):
             findings = finalize(parts)
         return AuditResult(ruleset, _digested(logs, collector, [taken]), findings)
     with stage(timings, "parallel"):
-        parts, worker_timings, taken = _run_groups(groups, job, progress)
+        found, worker_timings, taken = _run_groups(groups, job, progress)
     add_work(timings, worker_timings)
     with stage(timings, "checks"):
-        findings = finalize(parts)
+        findings = merge_sorted(found)  # (the groups hold different tables)
     return AuditResult(ruleset, _digested(logs, collector, taken), findings)
 
 
@@ -221,20 +221,21 @@ def _run_groups(groups: list[LoadedLogs], job: AuditJob, progress):
         done = _run_pool(work, _audit_group, job, len(groups), progress)
     finally:
         _GROUPS = []
-    parts = [p for group_parts, *_ in done for p in group_parts]
-    return parts, [t for _, t, _, _ in done], [d for *_, d in done if d is not None]
+    found = [ordered for ordered, *_ in done]
+    return found, [t for _, t, _, _ in done], [d for *_, d in done if d is not None]
 
 
 def _audit_group(task: int, group: int | LoadedLogs, job: AuditJob):
-    """In a worker: the stamped findings of one group, its stage times, its
-    totals for the progress (files, events read, tables, events replayed),
-    and what the job's collector (if any) takes of its events."""
+    """In a worker: the findings of one group, ordered and named
+    (`sort_findings`), its stage times, its totals for the progress (files,
+    events read, tables, events replayed), and what the job's collector (if
+    any) takes of its events."""
     logs = _GROUPS[group] if isinstance(group, int) else group
     tables = len({t for t, _, _ in table_spans(logs.events)})
     timings: dict[str, float] = {}
-    parts, taken = audit_tables(logs, job.ruleset, job.collector, timings, stream.stage_progress(
-        _WorkerProgress(task), len(logs.events), tables))
-    return parts, timings, (0, 0, tables, len(logs.events)), taken
+    audited = audit_tables(logs, job.ruleset, job.collector, timings, stream.stage_progress(
+        _WorkerProgress(task), len(logs.events), tables), ordered=True)
+    return audited.ordered, timings, (0, 0, tables, len(logs.events)), audited.taken
 
 
 # --- the worker pool ---------------------------------------------------------------------

@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from auditor.errors import LogFileError
+from auditor.findings import sort_findings
 from auditor.logs.discover import format_from_name
 from auditor.logs.load import LoadedLogs, joined_input, load_file, logs_of
 from auditor.logs.parquet_format import PieceOverShare, row_group_starts
@@ -286,8 +287,8 @@ def audit_piece(piece: Piece, job, progress, label: str | None = None):
     try:
         a, b = piece_rows(piece)
         if a >= b:  # (a table runs across the whole piece: its start's piece holds it)
-            return stream.BatchResult([], pd.DataFrame(), [], [], set(), 0, {}, None,
-                                      rows=(a, b))
+            return stream.BatchResult(sort_findings([]), pd.DataFrame(), [], [], set(), 0, {},
+                                      None, rows=(a, b))
 
         def load() -> LoadedLogs:
             events, quarantine, loaded = load_file(path, label, job.read, site,

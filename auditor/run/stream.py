@@ -15,8 +15,9 @@ connected component; consecutive components are packed
 into batches of at most `STREAM_EVENTS` events (a component larger than that
 is a batch of its own). Each batch is then loaded, replayed and checked like
 a whole input, and its events dropped before the next, once a report's
-collector has taken what it needs of them (`auditor.audit.collect`). The stamped
-findings of every batch are merged by `auditor.findings.finalize`, the
+collector has taken what it needs of them (`auditor.audit.collect`). Each
+batch's findings are ordered and named where it was audited
+(`auditor.findings.sort_findings`) and merged by `merge_sorted`, the
 quarantined rows and the inputs put back in file order: the same findings,
 quarantine, provenance and reports, byte for byte, as loading everything at
 once.
@@ -46,7 +47,7 @@ import pyarrow.parquet as pq
 from auditor.audit.collect import spilled
 from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.errors import ControlSignal, LogFileError
-from auditor.findings import finalize
+from auditor.findings import SortedFindings, merge_sorted
 from auditor.logs.csv_format import is_utf8
 from auditor.logs.discover import format_from_name
 from auditor.logs.identity import check_events
@@ -385,7 +386,7 @@ class BatchResult:
     """What one batch, or one piece of a file (`auditor.run.pieces`), leaves
     behind once its events are dropped."""
 
-    parts: list[pd.DataFrame]
+    findings: SortedFindings  # ordered and named where the batch was audited
     quarantine: pd.DataFrame
     inputs: list[InputFile]
     tables: list[str]           # tables with events (audited)
@@ -450,10 +451,10 @@ def audit_read(load, job, progress) -> BatchResult:
     q = logs.quarantine["table_id"] if len(logs.quarantine) else pd.Series([], dtype=object)
     named = set(tables) | {str(t) for t in q.dropna().tolist()}
     progress.stage("auditing")
-    parts, digest = audit_tables(logs, job.ruleset, job.collector, timings,
-                                 stage_progress(progress, len(logs.events), len(tables)))
-    out = BatchResult(parts, logs.quarantine, list(logs.inputs), tables, named,
-                      len(logs.events), timings, digest)
+    audited = audit_tables(logs, job.ruleset, job.collector, timings,
+                           stage_progress(progress, len(logs.events), len(tables)), ordered=True)
+    out = BatchResult(audited.ordered, logs.quarantine, list(logs.inputs), tables, named,
+                      len(logs.events), timings, audited.taken)
     # (the batch's events go now, by their count of references: nothing of
     # them is in a cycle, so no collection of the whole heap is run for them,
     # about 40 ms a batch; tests/run/test_streaming.py holds it so)
@@ -478,9 +479,9 @@ def stage_progress(progress, events: int, tables: int):
 
 def merge(files: list[Path], results: list[BatchResult]
           ) -> tuple[list, pd.DataFrame, list[InputFile], list[str]]:
-    """The batches' findings parts, and their quarantine, inputs and tables
+    """The batches' sorted findings, and their quarantine, inputs and tables
     in file order, as one load gives them. TablesCrossBatches when two
-    batches hold rows of one table."""
+    batches hold rows of one table (their findings could not be merged)."""
     seen: set[str] = set()
     for r in results:
         if seen & r.named:
@@ -496,9 +497,9 @@ def merge(files: list[Path], results: list[BatchResult]
         where = quarantine["source_file"].map(lambda p: position.get(str(p), -1))
         order = np.argsort(where.to_numpy(dtype=np.int64), kind="stable")
         quarantine = quarantine.iloc[order].reset_index(drop=True)
-    parts = [p for r in results for p in r.parts]
+    findings = [r.findings for r in results]
     tables = sorted({t for r in results for t in r.tables})
-    return parts, quarantine, [f for f in inputs if f is not None], tables
+    return findings, quarantine, [f for f in inputs if f is not None], tables
 
 
 # --- what the workers spill --------------------------------------------------------------
@@ -548,10 +549,10 @@ def merged_result(job, results: list[BatchResult], timings: dict[str, float] | N
     finalized, the logs lazy (`logs_type`), their digest what the job's
     collector took of each."""
     add_work(timings, [r.timings for r in results])
-    parts, quarantine, inputs, tables = merge(list(job.files), results)
+    found, quarantine, inputs, tables = merge(list(job.files), results)
     progress.expect(tables=len(tables))
     with stage(timings, "checks"):
-        findings = finalize(parts)
+        findings = merge_sorted(found)
     collector = job.collector
     digest = collector.join([r.digest for r in results]) if collector is not None else None
     return AuditResult(job.ruleset, logs_type(list(job.paths), quarantine, inputs, digest,

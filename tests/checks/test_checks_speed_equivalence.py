@@ -21,7 +21,17 @@ from auditor.checks.common import (
 from auditor.checks.log import _file_order, _utc_texts
 from auditor.checks.offer import _next_clockwise, next_clockwise
 from auditor.codes import SEVERITY_RANK
-from auditor.findings import FINDING_COLUMNS, _jsonable, evidence_json, evidence_jsons, finalize
+from auditor.findings import (
+    FINDING_COLUMNS,
+    SITE_SEPARATOR,
+    _jsonable,
+    evidence_json,
+    evidence_jsons,
+    finalize,
+    joined_sites,
+    merge_sorted,
+    sort_findings,
+)
 
 
 def test_next_clockwise_of_many_masks_matches_one_by_one():
@@ -179,16 +189,16 @@ def _finalize_reference(parts):
     return frame
 
 
-def test_finalize_orders_and_names_findings_as_before():
-    rng = np.random.default_rng(9)
-    n = 400
+def _random_parts(rng, n: int, count: int, tables: list) -> list[pd.DataFrame]:
+    """`count` parts of `n` stamped findings each, on `tables` (None: no
+    table), with repeated keys, unread seqs and ties."""
     parts = []
-    for k in range(3):
+    for k in range(count):
         seq = pd.array([None if rng.random() < 0.1 else int(s)
                         for s in rng.integers(1, 30, n)], dtype="Int64")
         parts.append(pd.DataFrame({
             "table_id": pd.Series([None if rng.random() < 0.05 else t
-                                   for t in rng.choice(["T2", "T10", "T1"], n)], dtype=object),
+                                   for t in rng.choice(tables, n)], dtype=object),
             "seq": seq,
             "ts": pd.Series(pd.to_datetime(rng.integers(0, 10 ** 9, n), unit="s", utc=True)),
             "event": pd.Series(["roll"] * n, dtype=object),
@@ -206,8 +216,52 @@ def test_finalize_orders_and_names_findings_as_before():
             "evidence": pd.Series(["{}"] * n, dtype=object),
             "caveat": pd.Series([None] * n, dtype=object),
         }))
+    return parts
+
+
+def test_finalize_orders_and_names_findings_as_before():
+    parts = _random_parts(np.random.default_rng(9), 400, 3, ["T2", "T10", "T1"])
     got = finalize(parts)
     want = _finalize_reference(parts)
     assert list(got.columns) == list(FINDING_COLUMNS)
     for column in FINDING_COLUMNS:
         assert got[column].astype(str).tolist() == want[column].astype(str).tolist(), column
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_findings_sorted_where_found_merge_as_one_finalize(seed):
+    """Each batch's findings sorted and named in its worker, then merged in
+    the main process (`sort_findings`, `merge_sorted`): the same rows, order
+    and ids as one finalize of every part, in batch order. Each table is in
+    one batch; rows of no table (or table "") in any, their ids' counters
+    running across batches; some tables keyed by site."""
+    rng = np.random.default_rng(seed)
+    tables = ["T2", "T10", "T1", "", f"casino-b{SITE_SEPARATOR}T1",
+              f"casino-a{SITE_SEPARATOR}T10", "T3"]
+    parts = _random_parts(rng, 300, 4, tables)
+    batches = int(rng.integers(1, 5))
+    home = {t: int(rng.integers(0, batches)) for t in tables if t}
+    split: list[list[pd.DataFrame]] = [[] for _ in range(batches)]
+    for part in parts:  # (a part's rows of no table go to a batch by chance)
+        where = np.array([home[t] if isinstance(t, str) and t else int(rng.integers(0, batches))
+                          for t in part["table_id"]])
+        for b in range(batches):
+            if (where == b).any():
+                split[b].append(part[where == b].reset_index(drop=True))
+    merged = merge_sorted([sort_findings(b) for b in split])
+    whole = finalize([p for b in split for p in b])
+    assert merged.equals(whole)
+    assert merged.columns[0] == "finding_id" and "site" in merged.columns
+    want = _finalize_reference([p for b in split for p in b])
+    joined = joined_sites(merged)
+    for column in FINDING_COLUMNS:
+        assert joined[column].astype(str).tolist() == want[column].astype(str).tolist(), column
+    assert merged["finding_id"].is_unique
+
+
+def test_a_table_found_in_two_batches_is_ordered_and_named_again():
+    """A safeguard (no engine cuts a table): findings of one table sorted in
+    two batches merge as one finalize of both."""
+    parts = _random_parts(np.random.default_rng(3), 200, 2, ["T1", "T2"])
+    merged = merge_sorted([sort_findings([parts[0]]), sort_findings([parts[1]])])
+    assert merged.equals(finalize(parts))

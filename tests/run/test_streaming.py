@@ -312,7 +312,7 @@ def test_a_batch_s_events_are_freed_when_it_ends_without_a_collection(tmp_path, 
     gc.disable()
     try:
         out = stream.audit_batch(list(job.files), job, NoProgress())
-        assert len(out.parts) and loaded
+        assert len(out.findings) and loaded
         assert all(logs() is None and events() is None for logs, events in loaded)
     finally:
         gc.enable()
