@@ -125,7 +125,7 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
     files = list(job.files)
     progress.expect(files=len(files))
     try:
-        batches = stream.plan(files, progress, read=job.read)
+        batches = stream.plan(files, progress, read=job.read, sites=job.sites)
     except LogFileError:  # named below, as a worker reads the files
         batches = None
     with ExitStack() as stack:

@@ -61,7 +61,7 @@ def audit_paths(job: AuditJob, timings: dict[str, float] | None = None,
     files = list(job.files)
     progress.expect(files=len(files))
     try:
-        batches = stream.plan(files, progress, read=job.read)
+        batches = stream.plan(files, progress, read=job.read, sites=job.sites)
     except LogFileError as exc:
         raise stream.first_error(files, exc, set(), job.read) from None
     work = pieces.split(files, batches, job.jobs)

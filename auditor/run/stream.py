@@ -47,13 +47,14 @@ import pyarrow.parquet as pq
 from auditor.audit.collect import spilled
 from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.errors import ControlSignal, LogFileError
-from auditor.findings import SortedFindings, merge_sorted
+from auditor.findings import SITE_SEPARATOR, SortedFindings, merge_sorted
 from auditor.logs.csv_format import is_utf8
 from auditor.logs.discover import format_from_name
 from auditor.logs.identity import check_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs
 from auditor.logs.memory import release_memory
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
+from auditor.logs.site import SITE_COLUMN
 from auditor.logs.read import read_log
 from auditor.run import scratch
 
@@ -116,6 +117,9 @@ class Scanned:
     tables: frozenset[str]
     rows: int
     span: tuple[str, str] | None = None
+    #: the file has a `site` column of its own (a cell of it wins over the
+    #: folder's site: `auditor.logs.site`)
+    site_column: bool = False
 
     def bounds(self) -> tuple[str, str] | None:
         """The least and greatest table the file may name (None: none)."""
@@ -123,11 +127,24 @@ class Scanned:
             return self.span
         return (min(self.tables), max(self.tables)) if self.tables else None
 
+    def of_site(self, site: str | None) -> Scanned:
+        """What it names keyed by `site` (as the loader keys a file's tables
+        by its folder's site); as it is without one."""
+        if site is None:
+            return self
+        key = site + SITE_SEPARATOR
+        return Scanned(frozenset(key + t for t in self.tables), self.rows,
+                       None if self.span is None else (key + self.span[0], key + self.span[1]),
+                       self.site_column)
+
 
 def plan(files: list[Path], progress=None, budget: int | None = None,
-         read: ReadOptions = DEFAULT_READ) -> list[Batch] | None:
+         read: ReadOptions = DEFAULT_READ,
+         sites: dict[str, str] | None = None) -> list[Batch] | None:
     """Batches of file positions (each in file order), or None when the
-    input is best loaded at once (small, or one batch anyway)."""
+    input is best loaded at once (small, or one batch anyway). `sites`: each
+    file's site (`--site-from-path`), so that two casinos' `T01` are two
+    tables here as they are to the audit (`plan_sites`)."""
     budget = STREAM_EVENTS if budget is None else budget
     if len(files) < 2 or sum(_size(f) for f in files) <= STREAM_MIN_BYTES:
         return None
@@ -135,11 +152,13 @@ def plan(files: list[Path], progress=None, budget: int | None = None,
         progress.expect(files=len(files))
         progress.stage("scanning")
     scans = [scan(f, read) for f in files]
+    site_of = plan_sites(files, scans, sites, read)
+    scans = [s.of_site(site) for s, site in zip(scans, site_of)]
     again = overlapping([s.span for s in scans], [s.bounds() for s in scans])
     if progress is not None:
         progress.advance(scanned=len(files) - len(again))
     for i in again:  # a span that meets another file's: the file's exact tables
-        scans[i] = read_tables(files[i], read)
+        scans[i] = read_tables(files[i], read).of_site(site_of[i])
         if progress is not None:
             progress.advance(scanned=1)
     batches = pack(components([s.tables for s in scans]), [s.rows for s in scans], budget)
@@ -150,6 +169,20 @@ def plan(files: list[Path], progress=None, budget: int | None = None,
         progress.expect(tables=len(set().union(*(s.tables for s in scans))) if known else None,
                         events=sum(s.rows for s in scans))  # (quarantined rows too)
     return batches
+
+
+def plan_sites(files: list[Path], scans: list[Scanned], sites: dict[str, str] | None,
+               read: ReadOptions = DEFAULT_READ) -> list[str | None]:
+    """The site the plan keys each file's tables by: its folder's
+    (`sites`), unless some file has a `site` column of its own (or one is
+    renamed to or from `site` on read), whose cells may name any site: then
+    none, and a table id links the files that name it whatever their sites
+    (the plan of a run without sites). A plan wrong all the same is caught
+    as the batches are loaded (`TablesCrossBatches`)."""
+    renames_site = any(SITE_COLUMN in pair for pair in read.columns)
+    if not sites or renames_site or any(s.site_column for s in scans):
+        return [None] * len(files)
+    return [sites.get(str(f)) for f in files]
 
 
 def overlapping(spans: list[tuple[str, str] | None],
@@ -257,7 +290,8 @@ def read_tables(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
         pass
     raw = read_log(path, read)
     col = raw.table.column("table_id")
-    return Scanned(_table_names(col), raw.table.num_rows + len(raw.rejected.lines))
+    return Scanned(_table_names(col), raw.table.num_rows + len(raw.rejected.lines),
+                   site_column=SITE_COLUMN in raw.table.column_names)
 
 
 def _scan_parquet(path: Path) -> Scanned:
@@ -266,7 +300,7 @@ def _scan_parquet(path: Path) -> Scanned:
     if "table_id" not in pf.schema_arrow.names:
         return Scanned(frozenset(), rows)  # the loader will say what is wrong
     col = pf.read(columns=["table_id"], use_threads=False).column(0)
-    return Scanned(_table_names(col), rows)
+    return Scanned(_table_names(col), rows, site_column=SITE_COLUMN in pf.schema_arrow.names)
 
 
 def survey(path: Path) -> Scanned | None:
@@ -311,11 +345,12 @@ def survey(path: Path) -> Scanned | None:
         lo = low if lo is None or low < lo else lo
         hi = high if hi is None or high > hi else hi
     names = _trimmed_names(singles)
+    sited = any(meta.schema.column(i).path == SITE_COLUMN for i in range(meta.num_columns))
     if not spanned:
-        return Scanned(names, meta.num_rows)
+        return Scanned(names, meta.num_rows, site_column=sited)
     if not (_plain(lo) and _plain(hi)):
         return None
-    return Scanned(names, meta.num_rows, (lo.decode("ascii"), hi.decode("ascii")))
+    return Scanned(names, meta.num_rows, (lo.decode("ascii"), hi.decode("ascii")), sited)
 
 
 def _plain(text: bytes) -> bool:
@@ -357,7 +392,8 @@ def _scan_csv(path: Path) -> Scanned:
                                               column_types={"table_id": pa.string()},
                                               strings_can_be_null=False,
                                               check_utf8=False))
-    return Scanned(_table_names(table.column(0)), table.num_rows)
+    return Scanned(_table_names(table.column(0)), table.num_rows,
+                   site_column=SITE_COLUMN in names)
 
 
 def _table_names(col) -> frozenset[str]:

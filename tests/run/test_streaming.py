@@ -20,6 +20,7 @@ from auditor.errors import LogFileError
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.discover import discover
 from auditor.logs.load import load_logs
+from auditor.report.dice_tally import Spilled
 from auditor.report.html import COLLECTOR, render_html
 from auditor.run import AuditJob, run_audit, stream
 from auditor.run.stream import LazyLogs, components, pack
@@ -88,6 +89,53 @@ def test_the_plan_keeps_files_sharing_a_table_together(logs_dir, streaming):
                                        "d2.csv", "e.parquet"]
     assert stream.plan(files) == [[0], [1], [2], [3, 4], [5]]
     assert stream.scan(files[1]).tables == {"T03", "T99"}  # a quarantined row's table too
+
+
+def _two_casinos(root: Path) -> list[Path]:
+    """Two casinos' nights, T01 at each (casino-a's in two files)."""
+    a = generate(1, 120, seed=41, inject=["call.wrong_total", "offer.order"]).table
+    half = a.num_rows // 2
+    write_log(a.slice(0, half), root / "casino-a" / "n1.parquet")
+    write_log(a.slice(half), root / "casino-a" / "n2.csv")
+    write_log(generate(1, 100, seed=42, inject=["settle.missing"]).table,
+              root / "casino-b" / "n1.jsonl")
+    return discover([root])
+
+
+def test_two_casinos_tables_of_one_id_are_planned_apart(tmp_path, streaming):
+    """--site-from-path: casino-a's T01 and casino-b's are two tables to the
+    audit, and to the plan: two batches, not one input loaded at once. A
+    file with a `site` column of its own (a cell names any site) keeps the
+    plan of a run without sites."""
+    from auditor.logs.site import path_sites
+
+    files = _two_casinos(tmp_path)
+    sites = path_sites([tmp_path], files)
+    assert stream.plan(files) is None  # (T01 links all three: one batch)
+    assert stream.plan(files, sites=sites) == [[0, 1], [2]]
+    own = generate(1, 30, seed=43).table
+    write_log(own.append_column("site", pa.array(["casino-b"] * own.num_rows)),
+              tmp_path / "casino-b" / "n2.parquet")
+    files = discover([tmp_path])
+    assert stream.plan(files, sites=path_sites([tmp_path], files)) is None
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_two_casinos_audited_a_batch_each_report_as_one_load(tmp_path, ruleset, streaming,
+                                                             jobs):
+    _two_casinos(tmp_path / "logs")
+    once = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, site_from_path=True,
+                                 collector=COLLECTOR))
+    streaming.clear()
+    streamed = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, jobs=jobs,
+                                     site_from_path=True, collector=COLLECTOR))
+    if jobs == 1:  # (the batches a worker audits are not seen here)
+        assert sorted(streaming) == [["n1.jsonl"], ["n1.parquet", "n2.csv"]]
+    parts = streamed.logs.digest["dice"].custody.parts  # a part a batch, spilled by a worker
+    assert [isinstance(p, Spilled) for p in parts] == [jobs == 2] * 2
+    assert set(streamed.findings["site"]) == {"casino-a", "casino-b"}
+    assert _bytes(streamed, tmp_path, "streamed") == _bytes(once, tmp_path, "once")
+    assert render_html(streamed, META) == render_html(once, META)
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
