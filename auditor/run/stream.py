@@ -54,8 +54,8 @@ from auditor.logs.identity import check_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs
 from auditor.logs.memory import release_memory
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
-from auditor.logs.site import SITE_COLUMN
 from auditor.logs.read import read_log
+from auditor.logs.site import SITE_COLUMN
 from auditor.run import scratch
 
 #: Events a batch may hold (from the scan). A component of linked files
