@@ -78,13 +78,14 @@ class PerDie:
         return PerDie([Spilled.of(p, folder) if isinstance(p, pd.DataFrame) and len(p) else p
                        for p in self.parts])
 
-    def of(self, site, serial: str | None = None, names=None) -> pd.DataFrame:
+    def of(self, site, serial: str, names=None) -> pd.DataFrame:
         """The rows of die (`site`, `serial`), part by part in order, text
         as Python objects: those whose `serial` is it, or, with
-        `names(frame)` (a boolean mask of the rows naming the die), those."""
+        `names(frame)` (a boolean mask of the rows naming the die), those.
+        A spilled part that names no such die is not read."""
         picked = []
         for part in self.parts:
-            if not len(part):
+            if not len(part) or isinstance(part, Spilled) and not part.may_hold(site, serial):
                 continue
             frame = _frame(part)
             same_site = frame["site"].isna().to_numpy() if site is None else \
@@ -93,7 +94,7 @@ class PerDie:
                 (frame["serial"] == serial).to_numpy(dtype=bool)
             picked.append(frame[same_site & mine])
         if not picked:
-            return _plain(_frame(self.parts[0]).iloc[:0]) if self.parts else pd.DataFrame()
+            return _none_of(self.parts[0]) if self.parts else pd.DataFrame()
         if len(picked) == 1:
             return _plain(picked[0])
         return pd.concat([_plain(p) for p in picked], ignore_index=True)
@@ -106,20 +107,28 @@ class Spilled:
     were 1.4 MB of each batch's 1.5 MB result. The file is the frame
     pickled, read back whole, as it was, for a die asked for. Whoever
     made the folder removes it, with the files, when the audit's result
-    is gone."""
+    is gone. `dice`: every (site, serial) its rows name, so a die's page
+    reads only the parts that may hold it (a year's batches each spill
+    theirs: reading them all for each flagged die was gigabytes a die);
+    `empty`: its columns, no rows."""
 
-    def __init__(self, path: str, rows: int):
-        self.path, self.rows = path, rows
+    def __init__(self, path: str, rows: int, dice: frozenset | None = None,
+                 empty: pd.DataFrame | None = None):
+        self.path, self.rows, self.dice, self.empty = path, rows, dice, empty
 
     @classmethod
     def of(cls, frame: pd.DataFrame, folder: str) -> Spilled:
         handle, path = tempfile.mkstemp(suffix=".pickle", dir=folder)
         with os.fdopen(handle, "wb") as out:
             pickle.dump(frame, out, protocol=pickle.HIGHEST_PROTOCOL)
-        return cls(path, len(frame))
+        return cls(path, len(frame), dice_named(frame), _plain(frame.iloc[:0]))
 
     def __len__(self) -> int:
         return self.rows
+
+    def may_hold(self, site, serial) -> bool:
+        """Whether die (`site`, `serial`) may have rows here."""
+        return self.dice is None or not isinstance(serial, str) or (site, serial) in self.dice
 
     def frame(self) -> pd.DataFrame:
         with open(self.path, "rb") as f:
@@ -129,6 +138,29 @@ class Spilled:
 def _frame(part: pd.DataFrame | Spilled) -> pd.DataFrame:
     """A part's rows, read back from its file if it was spilled."""
     return part.frame() if isinstance(part, Spilled) else part
+
+
+def _none_of(part: pd.DataFrame | Spilled) -> pd.DataFrame:
+    """A part's columns, no rows (a spilled part is not read for them)."""
+    if isinstance(part, Spilled) and part.empty is not None:
+        return part.empty
+    return _plain(_frame(part).iloc[:0])
+
+
+def dice_named(frame: pd.DataFrame) -> frozenset | None:
+    """Every die (site, serial; no site: None) the rows of a `PerDie` part
+    name: by its `serial` column, or each of the comma-separated serials of
+    its custody events' `dice` (as `custody_of` reads them); None for a
+    part of neither."""
+    for column, split in (("serial", False), ("dice", True)):
+        if column in frame:
+            pairs = pd.DataFrame({"site": frame["site"].astype(object),
+                                  "text": frame[column].astype(object)}).drop_duplicates()
+            sites = [None if pd.isna(v) else v for v in pairs["site"].tolist()]
+            return frozenset((site, serial) for site, text in zip(sites, pairs["text"].tolist())
+                             if isinstance(text, str)
+                             for serial in (text.split(",") if split else (text,)))
+    return None
 
 
 @dataclass
@@ -537,7 +569,7 @@ def custody_of(custody: PerDie, site, serial: str) -> pd.DataFrame:
         texts = {t: serial in str(t).split(",") for t in pd.unique(dice) if isinstance(t, str)}
         return np.array([texts.get(t, False) for t in dice.tolist()], dtype=bool)
 
-    return custody.of(site, names=names).head(CUSTODY_KEPT)
+    return custody.of(site, serial, names=names).head(CUSTODY_KEPT)
 
 
 def shooters_of_die(shooters_of: PerDie, site, serial: str) -> pd.DataFrame:

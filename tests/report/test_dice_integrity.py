@@ -310,6 +310,38 @@ def test_a_die_thrown_in_two_batches_shows_its_sessions_shooters_and_custody_who
         assert render_html(parts, meta) == page, engine
 
 
+def test_a_flagged_die_s_page_reads_only_the_spilled_parts_that_name_it(tmp_path, monkeypatch):
+    """Die A1 flagged at two sites, one batch each, under --jobs 2: the page
+    of each reads back only its own site's spilled parts (not every batch's,
+    as a year's batches would make it), and the page is that of one process."""
+    from auditor.report import dice_tally
+    from auditor.report.html import COLLECTOR, render_html
+    from auditor.run import AuditJob, run_audit, stream
+
+    root = _two_site_folder(tmp_path)
+    ruleset = load_ruleset("nz-table-games")
+    page = render_html(run_audit(AuditJob.of([root], ruleset, collector=COLLECTOR,
+                                             site_from_path=True)), {})
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    result = run_audit(AuditJob.of([root], ruleset, jobs=2, collector=COLLECTOR,
+                                   site_from_path=True))
+    tally = result.logs.digest["dice"]
+    lists = (tally.sessions_of, tally.shooters_of, tally.custody)
+    assert all(len(d.parts) == 2 and all(isinstance(p, Spilled) for p in d.parts)
+               for d in lists)
+    assert [p.dice >= {(site, "A1")} for p in tally.custody.parts
+            for site in ("casino-a", "casino-b")] == [True, False, False, True]
+    read = []
+    frame = dice_tally.Spilled.frame
+    monkeypatch.setattr(dice_tally.Spilled, "frame", lambda self: read.append(self) or frame(self))
+    assert render_html(result, {}) == page
+    assert "casino-a/A1" in page and "casino-b/A1" in page
+    # each flagged die: its site's part of each of the three lists, once
+    assert sorted(lists.index(d) for p in read for d in lists if p in d.parts) == [0, 0, 1, 1, 2, 2]
+    assert len(read) == len(set(map(id, read))) == 6
+
+
 def test_dask_spills_from_its_task_per_table_too(tmp_path, monkeypatch):
     """A small input dask audits a task per table (not in batches): each
     table's task spills its per-die rows to the local cluster's folder, and
