@@ -8,6 +8,7 @@ time, peak memory and the time of each stage, per log size, format and engine.
     python benchmarks/run.py --sizes 1M --days 7 --engines jobs1,dask  # tables open 7 days
     python benchmarks/run.py --sizes 3.8M --files 8 --engines scale --repeat 3  # scale-out
     python benchmarks/run.py --sizes 7M --files 9 --skew --engines jobs2  # one big file last
+    python benchmarks/run.py --sizes 3.6M --sites 10 --tables 20 --engines scale  # 10 casinos
 
 `--engines scale` is, in one run: the read floor (`floor`: a fresh process
 that only reads every file with pyarrow), `--jobs 1`, `--jobs N` for every N
@@ -103,7 +104,8 @@ def size_label(n: int) -> str:
 
 
 def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1,
-            days: int = 1, tables: int | None = None, skew: bool = False) -> Path:
+            days: int = 1, tables: int | None = None, skew: bool = False,
+            sites: int = 0) -> Path:
     """The cached generated log of about `size` events (made if missing): one
     file, or a folder of `files` files holding different tables (as a state's
     logs would be kept: a file per table and period); with `days` > 1 each
@@ -111,11 +113,20 @@ def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1,
     `tables` (default 4 per million events, at least 4) how many tables.
     `skew` (a folder): its last file is one table holding half the events,
     the other files share the other half (a large file that cannot be cut,
-    sorting last: what the order work is handed out in decides)."""
+    sorting last: what the order work is handed out in decides). `sites` (a
+    folder): that many casinos' folders, `casino-NN/night.FMT`, each holding
+    the same table ids (T01 ...): audited with `--site-from-path`, as a
+    regulator's many casinos are."""
     tables = tables or max(4, size // 250_000)
-    tables += -tables % (files - 1 if skew and files > 1 else files)  # as many in every file
+    tables += -tables % (sites or (files - 1 if skew and files > 1 else files))
     rolls = max(1, round(size / tables / days / EVENTS_PER_ROLL))
     name = f"events-{size_label(size)}-t{tables}-s{seed}" + (f"-d{days}" if days > 1 else "")
+    if sites:
+        folder = cache / f"{name}-sites{sites}-{fmt}"
+        for k in range(sites):
+            _generate(folder / f"casino-{k + 1:02d}" / f"night.{fmt}", tables // sites, rolls,
+                      seed + k, 1, days)
+        return folder
     if files == 1:
         path = cache / f"{name}.{fmt}"
         _generate(path, tables, rolls, seed, 1, days)
@@ -161,9 +172,9 @@ REPORTS = ("parquet", "html", "json", "junit", "sarif")
 
 
 def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
-               reports: tuple[str, ...] = REPORTS) -> dict:
+               reports: tuple[str, ...] = REPORTS, site_from_path: bool = False) -> dict:
     """What `auditor check PATH --ruleset R --engine E --jobs J --format ...`
-    does, timed, every report written."""
+    (`--site-from-path`) does, timed, every report written."""
     from auditor.report.formats import write_reports
     from auditor.report.provenance import provenance
     from auditor.rules.ruleset import load_ruleset
@@ -197,8 +208,9 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
                     collector = COLLECTOR if "html" in reports else None
                 else:
                     collector = collector_for(reports)
+                sited = {"site_from_path": True} if site_from_path else {}
                 job = AuditJob.of([path], ruleset, jobs=jobs, engine=engine,
-                                  collector=collector)
+                                  collector=collector, **sited)
                 result = run_audit(job, timings=timings)
             else:  # an older checkout: the options one by one
                 if "collector" in params and "html" in reports:
@@ -316,13 +328,14 @@ def _audit_staged(path: str, ruleset, timings: dict[str, float]):
 # --- the driver ----------------------------------------------------------------------
 
 def run_one(path: Path, engine_name: str, ruleset: str, pythonpath: str | None,
-            reports: tuple[str, ...] = REPORTS) -> dict:
+            reports: tuple[str, ...] = REPORTS, site_from_path: bool = False) -> dict:
     engine, jobs = engine_spec(engine_name)
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, str(Path(__file__).resolve()), "--one", str(path), "--engine",
-           engine, "--jobs", str(jobs), "--ruleset", ruleset, "--reports", ",".join(reports)]
+           engine, "--jobs", str(jobs), "--ruleset", ruleset, "--reports", ",".join(reports),
+           *(["--site-from-path"] if site_from_path else [])]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
@@ -493,6 +506,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--skew", action="store_true",
                     help="with --files: the last file one table of half the events, the "
                          "others sharing the rest")
+    ap.add_argument("--sites", type=int, default=0,
+                    help="a folder of this many casinos' folders, each a file of the same "
+                         "table ids, audited with --site-from-path")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run the engines this many times, interleaved (medians printed)")
     ap.add_argument("--days", type=int, default=1,
@@ -514,13 +530,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--engine", default="local", help=argparse.SUPPRESS)
     ap.add_argument("--jobs", type=int, default=1, help=argparse.SUPPRESS)
+    ap.add_argument("--site-from-path", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one and args.engine == FLOOR:  # the read floor, in its own process
         print(json.dumps(read_floor(args.one)))
         return
     if args.one:  # a single audit, in the process the driver started
         print(json.dumps(_as_the_program(lambda: audit_once(
-            args.one, args.engine, args.jobs, args.ruleset, tuple(args.reports.split(","))))))
+            args.one, args.engine, args.jobs, args.ruleset, tuple(args.reports.split(",")),
+            args.site_from_path))))
         return
     cache = args.cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) \
         / "auditor-benchmarks"
@@ -545,15 +563,16 @@ def main(argv: list[str] | None = None) -> None:
     for size in sizes:
         for fmt in formats:
             path = log_for(size, fmt, cache, args.seed, args.files, args.days, args.tables,
-                           args.skew)
+                           args.skew, args.sites)
             rounds = []
             for i in range(args.repeat):
                 done = {}
                 for engine in engines:
                     r = run_one(path, engine, args.ruleset, args.pythonpath,
-                                tuple(args.reports.split(",")))
+                                tuple(args.reports.split(",")), bool(args.sites))
                     r.update({"size": size_label(size), "format": fmt, "log": path.name,
                               "files": args.files, "skew": args.skew, "days": args.days,
+                              "sites": args.sites,
                               "reports": args.reports, "round": i + 1})
                     print_row(r)
                     runs.append(r)
