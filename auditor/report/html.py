@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from auditor.atomic import write_text
+from auditor.atomic import atomic_path
 from auditor.audit.collect import Collectors, taken_by
 from auditor.audit.core import replay_state
 from auditor.audit.coverage import scope
@@ -99,9 +99,13 @@ REPORT_NAME = "report.html"
 
 
 def write(result, meta: dict, out: Path, dice_alpha: float | None = None) -> list[str]:
-    """The `html` format: OUT/report.html, written atomically."""
+    """The `html` format: OUT/report.html, written atomically, piece by
+    piece as the template makes it (the text `render_html` gives: a page
+    carrying 650,000 findings not listed is 500 MB, joined and encoded
+    whole it was twice that again in memory)."""
     target = Path(out) / REPORT_NAME
-    write_text(target, render_html(result, meta, dice_alpha=dice_alpha))
+    with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8") as page:
+        page.writelines(page_pieces(result, meta, dice_alpha=dice_alpha))
     return [str(target)]
 
 
@@ -109,9 +113,16 @@ def render_html(result, meta: dict | None = None,
                 per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
                 budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None) -> str:
     """The whole page as text."""
+    return "".join(page_pieces(result, meta, per_table_code, budget, dice_alpha))
+
+
+def page_pieces(result, meta: dict | None = None,
+                per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
+                budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None):
+    """The page's text in the pieces the template makes it in."""
     template, static = _template()
     context = report_context(result, meta or {}, per_table_code, budget, dice_alpha)
-    return template.render(**context, **static)
+    return template.generate(**context, **static)
 
 
 @functools.cache
@@ -440,7 +451,7 @@ def _unlisted(findings: pd.DataFrame, listed: pd.DataFrame) -> str:
         return ""
     texts = record_texts(findings)  # (as the json format's lines: made once)
     rest = np.flatnonzero(~findings["finding_id"].isin(listed["finding_id"]).to_numpy())
-    return "".join(texts[i] + "\n" for i in rest.tolist())
+    return "\n".join([texts[i] for i in rest.tolist()]) + "\n" if len(rest) else ""
 
 
 def code_cap(sizes: list[int], per_table_code: int, budget: int) -> int:

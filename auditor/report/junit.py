@@ -44,12 +44,13 @@ from auditor.report.summary import incomplete_text, verdict_line
 NO_TABLE = "(no table)"
 
 
-def _detail(rec: dict, status: str, waiver: dict | None) -> str:
+def _detail(rec: dict, status: str, waiver: dict | None, evidence: str | None = None) -> str:
     """A finding as lines of `key: value`; a line break in a value written
     as a visible `\\n` (as `one_line` does; `xml_text` then writes every
     other invisible character), so no value (a table id holding a line
     break) starts a line of its own in the XML's text, which a CI log
-    prints as it is (`--format junit:-`)."""
+    prints as it is (`--format junit:-`). `evidence`: the evidence's text,
+    if already made."""
     actor = " ".join(str(v) for v in (rec["actor_role"], rec["actor_id"]) if v) or "-"
     lines = [
         f"status: {status}",
@@ -61,13 +62,15 @@ def _detail(rec: dict, status: str, waiver: dict | None) -> str:
         f"ts: {rec['ts'] or '-'}",
         f"event: {rec['event'] or '-'}",
         f"actor: {actor}",
-        f"evidence: {inert_json(rec['evidence'])}",
+        f"evidence: {inert_json(rec['evidence']) if evidence is None else evidence}",
         f"source: {rec['source_file']}:{rec['source_line']}",
         f"finding_id: {rec['finding_id']}",
     ]
     if waiver:
         lines.append(f"waiver: {waiver['number']}: {waiver['reason']}")
-    return "\n".join(line.replace("\n", "\\n") for line in lines)  # (the rest: xml_text)
+    if any("\n" in line for line in lines):
+        lines = [line.replace("\n", "\\n") for line in lines]
+    return "\n".join(lines)  # (the rest: xml_text)
 
 
 def failure_message(rec: dict) -> str:
@@ -123,6 +126,14 @@ def junit_tree(result, meta: dict) -> ET.Element:
                                               "value": xml_text(f"{rule_id} @ {w}")})
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     seen: set[str] = set()
+    evidence: dict[int, str] = {}  # (records of one evidence text share its object)
+
+    def detail(rec: dict, status: str, waiver: dict | None) -> str:
+        text = evidence.get(id(rec["evidence"]))
+        if text is None:
+            text = evidence[id(rec["evidence"])] = inert_json(rec["evidence"])
+        return _detail(rec, status, waiver, text)
+
     for rule_id, code in rules:
         if rule_id in seen:
             continue
@@ -137,7 +148,7 @@ def junit_tree(result, meta: dict) -> ET.Element:
         for rec, st in failing:
             fail = ET.SubElement(case, "failure", {"message": xml_text(failure_message(rec)),
                                                    "type": xml_text(rec["severity"])})
-            fail.text = xml_text(_detail(rec, st.status, None))
+            fail.text = xml_text(detail(rec, st.status, None))
         if failing:
             counts["failures"] += 1
         elif rule_id in unseen:
@@ -152,7 +163,7 @@ def junit_tree(result, meta: dict) -> ET.Element:
         if other:
             out = ET.SubElement(case, "system-out")
             out.text = xml_text(_not_failing_header(other, fail_on) + "\n\n" + "\n\n".join(
-                _detail(rec, st.status, st.waiver) for rec, st in other))
+                detail(rec, st.status, st.waiver) for rec, st in other))
     for e in meta.get("not_audited", []):  # a file not read is an error, not a pass
         case = ET.SubElement(suite, "testcase", {"classname": suite_name,
                                                  "name": xml_text(f"not audited {e['file']}")})
