@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from auditor.findings import STATUS_COLUMNS, findings_columns
+from auditor.findings import findings_columns
 from auditor.report.json_text import compact_json
 from auditor.report.shared import shared
 
@@ -147,16 +147,29 @@ def finding_statuses(findings: pd.DataFrame) -> list[FindingStatus]:
 def _statuses(findings: pd.DataFrame) -> list[FindingStatus]:
     if "status" not in findings.columns:
         return [NEW] * len(findings)
-    waivers: dict[int, dict] = {}
+    # Column by column; a finding no waiver waived shares its status with
+    # every other of the same status and baseline (one tuple each).
+    status = [str(v) for v in findings["status"].tolist()]
+    in_baseline = [plain(v) for v in findings["in_baseline"].tolist()]
+    numbers = findings["waiver"].tolist()
+    waived = np.flatnonzero(findings["waiver"].notna().to_numpy()).tolist()
+    same: dict[tuple, FindingStatus] = {}
     statuses = []
-    for status, in_baseline, number, reason, expires in \
-            findings[list(STATUS_COLUMNS)].itertuples(index=False, name=None):
-        waiver = None
-        if plain(number) is not None:
-            number = int(number)
-            waiver = waivers.setdefault(number, {"number": number, "reason": reason,
-                                                 "expires": plain(expires)})
-        statuses.append(FindingStatus(str(status), plain(in_baseline), waiver))
+    for s, b in zip(status, in_baseline):
+        key = (s, b)
+        made = same.get(key)
+        if made is None:
+            made = same[key] = FindingStatus(s, b, None)
+        statuses.append(made)
+    waivers: dict[int, dict] = {}
+    reasons, expiries = findings["waiver_reason"].tolist(), findings["waiver_expires"].tolist()
+    for i in waived:
+        if plain(numbers[i]) is None:
+            continue
+        number = int(numbers[i])
+        waiver = waivers.setdefault(number, {"number": number, "reason": reasons[i],
+                                             "expires": plain(expiries[i])})
+        statuses[i] = FindingStatus(status[i], in_baseline[i], waiver)
     return statuses
 
 

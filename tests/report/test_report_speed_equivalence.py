@@ -285,3 +285,33 @@ def test_finding_records_are_derived_once_per_write_and_left_unmodified():
     assert lines == [{**r, "status": "new", "waiver": None} for r in fresh]
     assert jsonl == "".join(json_format.inert_json({**r, "status": "new", "waiver": None}) + "\n"
                             for r in fresh)
+
+
+def test_finding_statuses_are_those_read_row_by_row():
+    """Column by column, a status shared by the findings no waiver waived:
+    the same statuses, and one waiver object per waiver, as reading each
+    row of the triage's columns gives."""
+    rng = np.random.default_rng(5)
+    n = 500
+    status = rng.choice(["new", "known", "waived"], n)
+    number = [int(rng.integers(1, 4)) if s == "waived" else None for s in status]
+    findings = pd.DataFrame({
+        "status": pd.Series(status, dtype=object),
+        "in_baseline": pd.Series(rng.choice([True, False, None], n), dtype=object),
+        "waiver": pd.array(number, dtype="Int64"),
+        "waiver_reason": pd.Series([None if k is None else f"reason {k}" for k in number],
+                                   dtype=object),
+        "waiver_expires": pd.Series([None if k in (None, 2) else "2027-01-01" for k in number],
+                                    dtype=object),
+    })
+    waivers: dict[int, dict] = {}
+    want = []
+    for s, b, k, reason, expires in findings.itertuples(index=False, name=None):
+        waiver = None
+        if records.plain(k) is not None:
+            waiver = waivers.setdefault(int(k), {"number": int(k), "reason": reason,
+                                                 "expires": records.plain(expires)})
+        want.append(records.FindingStatus(str(s), records.plain(b), waiver))
+    got = records.finding_statuses(findings)
+    assert got == want
+    assert len({id(s.waiver) for s in got if s.waiver}) == 3
