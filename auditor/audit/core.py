@@ -20,7 +20,7 @@ from auditor.audit.stamp import stamp_all
 from auditor.checks import CHECKS
 from auditor.checks.context import CheckContext
 from auditor.checks.registry import Hits
-from auditor.findings import SortedFindings, finalize, merge_sorted, paused_gc, sort_findings
+from auditor.findings import SortedFindings, merge_sorted, paused_gc, sort_findings
 from auditor.game import replay as replay_module
 from auditor.game.state import ReplayState
 from auditor.logs.load import LoadedLogs
@@ -100,18 +100,15 @@ def audit_tables(logs: LoadedLogs, ruleset: Ruleset, collector: Collector | None
     # at 10M events, for garbage made of none of them).
     with paused_gc():
         parts, state = _replayed_parts(logs, ruleset, timings, on_stage)
-        with stage(timings, "checks"):
-            sorted_parts = sort_findings(parts) if ordered else None
         # (a collector that reads no findings, `needs_findings` False, is
         # spared their ordering while the state is held: the dice tally)
-        taken = None
-        if collector is not None:
-            needs = getattr(collector, "needs_findings", True)
-            findings = pd.DataFrame() if not needs else finalize(parts) \
-                if sorted_parts is None else merge_sorted([sorted_parts])
-            taken = collector.take(logs.events, findings, state)
+        needs = collector is not None and getattr(collector, "needs_findings", True)
+        with stage(timings, "checks"):
+            sorted_parts = sort_findings(parts) if ordered or needs else None
+        taken = None if collector is None else collector.take(
+            logs.events, merge_sorted([sorted_parts]) if needs else pd.DataFrame(), state)
         del state
-    return AuditedTables(parts, taken, sorted_parts)
+    return AuditedTables(parts, taken, sorted_parts if ordered else None)
 
 
 def _replayed_parts(logs: LoadedLogs, ruleset: Ruleset, timings: dict[str, float] | None,

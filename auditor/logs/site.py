@@ -102,6 +102,12 @@ def _unkeyed(site: str | None) -> str | None:
     return None if site is None else site.replace(SITE_SEPARATOR, _SHOWN_SEPARATOR)
 
 
+def site_prefix(site: str) -> str:
+    """What a table id of `site` is keyed with, as `with_site` keys it: the
+    site (a separator in it shown, never cut), then the separator."""
+    return _unkeyed(site) + SITE_SEPARATOR
+
+
 def _holds_separator(values) -> bool:
     """Whether a recorded table id holds the separator (a control character
     the format does not forbid)."""

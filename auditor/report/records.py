@@ -164,8 +164,6 @@ def _statuses(findings: pd.DataFrame) -> list[FindingStatus]:
     waivers: dict[int, dict] = {}
     reasons, expiries = findings["waiver_reason"].tolist(), findings["waiver_expires"].tolist()
     for i in waived:
-        if plain(numbers[i]) is None:
-            continue
         number = int(numbers[i])
         waiver = waivers.setdefault(number, {"number": number, "reason": reasons[i],
                                              "expires": plain(expiries[i])})

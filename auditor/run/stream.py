@@ -47,7 +47,7 @@ import pyarrow.parquet as pq
 from auditor.audit.collect import spilled
 from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.errors import ControlSignal, LogFileError
-from auditor.findings import SITE_SEPARATOR, SortedFindings, merge_sorted
+from auditor.findings import SortedFindings, merge_sorted
 from auditor.logs.csv_format import is_utf8
 from auditor.logs.discover import format_from_name
 from auditor.logs.identity import check_events
@@ -55,7 +55,7 @@ from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs
 from auditor.logs.memory import release_memory
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.logs.read import read_log
-from auditor.logs.site import SITE_COLUMN
+from auditor.logs.site import SITE_COLUMN, site_prefix
 from auditor.run import scratch
 
 #: Events a batch may hold (from the scan). A component of linked files
@@ -132,7 +132,7 @@ class Scanned:
         by its folder's site); as it is without one."""
         if site is None:
             return self
-        key = site + SITE_SEPARATOR
+        key = site_prefix(site)
         return Scanned(frozenset(key + t for t in self.tables), self.rows,
                        None if self.span is None else (key + self.span[0], key + self.span[1]),
                        self.site_column)

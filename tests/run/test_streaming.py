@@ -20,6 +20,7 @@ from auditor.errors import LogFileError
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.discover import discover
 from auditor.logs.load import load_logs
+from auditor.logs.raw import ReadOptions
 from auditor.report.dice_tally import Spilled
 from auditor.report.html import COLLECTOR, render_html
 from auditor.run import AuditJob, run_audit, stream
@@ -113,6 +114,8 @@ def test_two_casinos_tables_of_one_id_are_planned_apart(tmp_path, streaming):
     sites = path_sites([tmp_path], files)
     assert stream.plan(files) is None  # (T01 links all three: one batch)
     assert stream.plan(files, sites=sites) == [[0, 1], [2]]
+    renamed = ReadOptions(columns=(("casino", "site"),))  # (a column read as `site`)
+    assert stream.plan(files, sites=sites, read=renamed) is None
     own = generate(1, 30, seed=43).table
     write_log(own.append_column("site", pa.array(["casino-b"] * own.num_rows)),
               tmp_path / "casino-b" / "n2.parquet")
