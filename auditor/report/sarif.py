@@ -121,14 +121,15 @@ def sarif_log(result, meta: dict, max_results: int = MAX_RESULTS) -> dict:
 
 
 def _fitted(result, meta: dict, max_results: int) -> tuple[dict, str]:
-    """The SARIF log within the limits, and its text."""
+    """The SARIF log within the limits, and its text. Each result is
+    encoded once (`_Encoded`): cutting an over-large run down to MAX_BYTES
+    joins the texts of fewer results again, it does not encode them again."""
     rules = [_rule(r) for r in rules_of(result)]
     records, statuses = finding_records(result.findings), finding_statuses(result.findings)
-    results = None
+    made = None
     if not max_results or len(records) <= max_results:
-        results = sarif_results(result, rules)
-        doc = _document(result, meta, rules, results)
-        text = inert_json(doc, indent=2)
+        made = _Encoded(sarif_results(result, rules), range(len(records)))
+        doc, text = _assembled(result, meta, rules, made, range(len(records)))
         if not max_results or len(text) < MAX_BYTES:
             return doc, text
     # Over the limits: only the results kept are made (at 650,000 findings,
@@ -137,17 +138,57 @@ def _fitted(result, meta: dict, max_results: int) -> tuple[dict, str]:
         statuses[i].status != "new",
         SEVERITY_RANK.get(records[i]["severity"], len(SEVERITY_RANK)), i))
     keep = min(max_results, len(records))
+    if made is None:  # (the most that can be kept: what is cut later is among them)
+        first = sorted(order[:keep])
+        made = _Encoded(sarif_results(result, rules, first), first)
     while True:
-        kept = sorted(order[:keep])
-        doc = _document(result, meta, rules,
-                        [results[i] for i in kept] if results is not None
-                        else sarif_results(result, rules, kept),
-                        _omitted(records, sorted(order[keep:]), max_results))
-        text = inert_json(doc, indent=2)  # ASCII only: characters are bytes
+        doc, text = _assembled(result, meta, rules, made, sorted(order[:keep]),
+                               _omitted(records, sorted(order[keep:]), max_results))
         if len(text) < MAX_BYTES or keep == 0:
             return doc, text
         # the kept results share what is over the limit in proportion; 2% to spare
         keep = min(keep - 1, int(keep * MAX_BYTES / len(text) * 0.98))
+
+
+#: Where the run's keys stand in the document's text (three levels of two
+#: spaces in), the key of its results, and each result's lines (one deeper).
+_RUN_LINE = "\n      "
+_RESULTS_KEY = _RUN_LINE + '"results": '
+_RESULT_LINE = _RUN_LINE + "  "
+
+
+class _Encoded:
+    """SARIF results made once, and each one's text as it stands in the
+    document (`inert_json(doc, indent=2)` writes the same bytes: the text of
+    a value nested N levels deep is its own text with N indents after each
+    line break, since JSON text holds no line break inside a string)."""
+
+    def __init__(self, results: list[dict], positions):
+        self.results = results
+        self.texts = [inert_json(r, indent=2).replace("\n", _RESULT_LINE) for r in results]
+        #: a finding's position in the findings -> its result's here
+        self.at = {p: k for k, p in enumerate(positions)}
+
+    def of(self, positions) -> tuple[list[dict], list[str]]:
+        ks = [self.at[p] for p in positions]
+        return [self.results[k] for k in ks], [self.texts[k] for k in ks]
+
+
+def _assembled(result, meta: dict, rules: list[dict], made: _Encoded, positions,
+               omitted: dict | None = None) -> tuple[dict, str]:
+    """The document of the results of the findings at `positions`, and its
+    text: the document's own text written with no results, theirs put in
+    its place."""
+    results, texts = made.of(positions)
+    doc = _document(result, meta, rules, results, omitted)
+    run = doc["runs"][0]
+    head, key, tail = inert_json({**doc, "runs": [{**run, "results": []}]},
+                                 indent=2).partition(_RESULTS_KEY + "[]")
+    if not key or _RESULTS_KEY in tail:  # (never: other keys at that depth are the run's)
+        raise AssertionError("the SARIF run's results are not where they were expected")
+    body = ("[" + _RESULT_LINE + ("," + _RESULT_LINE).join(texts) + _RUN_LINE + "]"
+            if texts else "[]")
+    return doc, head + _RESULTS_KEY + body + tail
 
 
 def _omitted(records: list[dict], left_out: list[int], max_results: int) -> dict:

@@ -6,6 +6,7 @@ the formats of one write). Equivalence only: no timings here."""
 from __future__ import annotations
 
 import collections
+import dataclasses
 import enum
 import json
 import math
@@ -315,3 +316,67 @@ def test_finding_statuses_are_those_read_row_by_row():
     got = records.finding_statuses(findings)
     assert got == want
     assert len({id(s.waiver) for s in got if s.waiver}) == 3
+
+
+# --- SARIF: each result encoded once -----------------------------------------------
+
+def _sarif_as_first_written(result, meta, max_results):
+    """The SARIF log as it was first fitted: the whole document encoded
+    again at each cut."""
+    rules = [sarif._rule(r) for r in records.rules_of(result)]
+    recs = records.finding_records(result.findings)
+    statuses = records.finding_statuses(result.findings)
+    results = sarif.sarif_results(result, rules)
+    doc = sarif._document(result, meta, rules, results)
+    text = json_format.inert_json(doc, indent=2)
+    if not max_results or (len(recs) <= max_results and len(text) < sarif.MAX_BYTES):
+        return doc, text
+    order = sorted(range(len(recs)), key=lambda i: (
+        statuses[i].status != "new", SEVERITY_RANK.get(recs[i]["severity"], 9), i))
+    keep = min(max_results, len(recs))
+    while True:
+        doc = sarif._document(result, meta, rules, [results[i] for i in sorted(order[:keep])],
+                              sarif._omitted(recs, sorted(order[keep:]), max_results))
+        text = json_format.inert_json(doc, indent=2)
+        if len(text) < sarif.MAX_BYTES or keep == 0:
+            return doc, text
+        keep = min(keep - 1, int(keep * sarif.MAX_BYTES / len(text) * 0.98))
+
+
+@pytest.mark.parametrize(("max_results", "room", "kept"), [
+    (sarif.MAX_RESULTS, None, "all"),  # within both limits
+    (0, 0.0, "all"),  # no limit at all, however small MAX_BYTES
+    (3, None, 3),  # cut by count
+    (sarif.MAX_RESULTS, 0.5, "some"),  # cut by size alone
+    (5, 0.5, "some"),  # by count, then by size (or by count alone)
+    (5, 0.0, 0),  # not even the run without results fits: none kept
+])
+def test_sarif_encoded_once_is_the_document_encoded_whole(monkeypatch, max_results, room,
+                                                           kept):
+    """`room`: MAX_BYTES between the run's size with no results (0.0) and
+    with every result (1.0); None: as it is."""
+    result = audit([str(PLANTED)], "nz-table-games")
+    meta = provenance(result)
+    if room is not None:
+        whole = len(sarif._fitted(result, meta, 0)[1])
+        rules = [sarif._rule(r) for r in records.rules_of(result)]
+        bare = len(json_format.inert_json(sarif._document(result, meta, rules, []), indent=2))
+        monkeypatch.setattr(sarif, "MAX_BYTES", int(bare + room * (whole - bare)))
+    doc, text = sarif._fitted(result, meta, max_results)
+    assert (doc, text) == _sarif_as_first_written(result, meta, max_results)
+    assert text == json_format.inert_json(doc, indent=2)
+    n = len(doc["runs"][0]["results"])
+    total = len(result.findings)
+    assert total > 5
+    assert {"all": n == total, "some": 0 < n < total}.get(kept, n == kept)
+    if max_results and n < total:
+        assert len(text) < sarif.MAX_BYTES or n == 0
+
+
+def test_sarif_of_no_findings_is_the_document_encoded_whole():
+    result = audit([str(PLANTED)], "nz-table-games")
+    empty = dataclasses.replace(result, findings=result.findings.iloc[:0])
+    meta = provenance(empty)
+    doc, text = sarif._fitted(empty, meta, sarif.MAX_RESULTS)
+    assert doc["runs"][0]["results"] == []
+    assert text == json_format.inert_json(doc, indent=2)
