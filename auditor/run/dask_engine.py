@@ -12,9 +12,10 @@ single-process core (`auditor.audit.audit_tables`). A long-lived table (its
 sessions open on more than one UTC day) is ordered by one task and then
 audited by one task per day (`auditor.run.partition.day_units`: whole
 sessions, plus the rows the checks read across the cut; each task keeps
-the findings at its own rows). The client gathers the stamped findings and
-merges them with `auditor.findings.finalize`: the same findings, byte for
-byte, as the local engine. What a report's collector keeps of the events
+the findings at its own rows, and one more task orders the days' findings
+as one table's). Each table's findings come back ordered and named
+(`auditor.findings.sort_findings`) and the client only merges them
+(`merge_sorted`): the same findings, byte for byte, as the local engine. What a report's collector keeps of the events
 comes back from the tables' tasks too (`auditor.audit.collect`), so the
 client never reads the events.
 
@@ -43,7 +44,7 @@ import pyarrow.compute as pc
 from auditor.audit.collect import Collector
 from auditor.audit.core import AuditResult, add_work, audit_tables, replay_state, stage
 from auditor.errors import EngineError, LogFileError
-from auditor.findings import finalize
+from auditor.findings import SortedFindings, merge_sorted, sort_findings
 from auditor.logs.frame import order_events
 from auditor.logs.identity import TableIdentityError, check_events, overlapping
 from auditor.logs.load import InputFile, LoadedLogs, load_file
@@ -243,12 +244,13 @@ def _audit_files(distributed, client, job: AuditJob, timings, progress,
                     events=sum(i.rows_read for i in inputs) - len(quarantine))
     progress.stage("auditing")
     with stage(timings, "parallel"):
-        done, digests = _audit_tables(distributed, client, loaded, summaries, tables,
-                                      quarantine, ruleset, progress, collector, spill)
+        found, times, digests = _audit_tables(distributed, client, loaded, summaries,
+                                              tables, quarantine, ruleset, progress,
+                                              collector, spill)
     del loaded
-    add_work(timings, [t for _, t in done])
+    add_work(timings, times)
     with stage(timings, "checks"):
-        findings = finalize([p for parts, _ in done for p in parts])
+        findings = merge_sorted(found)
     digest = collector.join(digests) if collector is not None else None
     return AuditResult(ruleset, RemoteLogs(paths, quarantine, inputs, digest, read,
                                            sites or None), findings,
@@ -281,21 +283,25 @@ def long_lived(summaries: list[_FileSummary]) -> set[str]:
 def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary],
                   tables: list[str], quarantine: pd.DataFrame, ruleset: Ruleset,
                   progress, collector: Collector | None, spill: _Spill = _Spill()
-                  ) -> tuple[list[tuple[list[pd.DataFrame], dict[str, float]]], list]:
+                  ) -> tuple[list[SortedFindings], list[dict[str, float]], list]:
     """Every table audited by one task, or a long-lived one by a task per
-    day once a task has ordered it and cut it (`day_units`). Results come
-    back in (table, day) order, whatever order the tasks end in; progress
-    counts a table when its last task ends, and each task's events. With a
-    `collector`, what it takes of the tables' events for a report:
-    taken by a table's task, or for a table cut by day, by a task of its
-    own once its days are audited (a day's rows around a finding may be the
-    next day's)."""
+    day once a task has ordered it and cut it (`day_units`), then by a task
+    that orders its days' findings (`_finished_table`). Returns each
+    table's findings, ordered and named by its tasks (in table order,
+    whatever order the tasks end in), the stage times of every task, and
+    what `collector` took: of a table audited whole, by its task; of a table
+    cut by day, by the task that finishes it (a day's rows around a finding
+    may be the next day's). Progress counts a table when its last day ends,
+    and each task's events."""
     work = distributed.as_completed()
     plans: dict[str, tuple] = {}  # a cut's key: (table number, table, quarantine, events)
     slot: dict[str, tuple[int, int, str | None]] = {}  # a task's key: (table, unit, id)
     left: dict[str | None, int] = {}  # tasks still running per table
     by_day: dict[str, tuple] = {}  # a table cut by day: (table number, its events)
-    digesting: set[str] = set()  # keys of the digest tasks
+    finishing: set[str] = set()  # keys of the tasks finishing a table cut by day
+    found: dict[int, SortedFindings] = {}
+    days: dict[tuple[int, int], list[pd.DataFrame]] = {}  # a day's stamped findings
+    times: list[dict[str, float]] = []
     digests: dict[int, object] = {}
 
     def submit(key: tuple[int, int, str | None], task, *args) -> str:
@@ -323,7 +329,6 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
         left[None] = 1
         submit((0, 0, None), _audit_table, [], quarantine, ruleset, collector,
                spill.workers)
-    results = {}
     for future in work:
         if future.key in plans:
             t, table, rows, events = plans.pop(future.key)
@@ -334,23 +339,27 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
                 frame = client.submit(unit.events, events, pure=False)
                 submit((t, k, table), _audit_day, frame, unit, rows, ruleset, k == 0)
             continue
-        if future.key in digesting:
-            t, _, _ = slot.pop(future.key)
-            digests[t] = stream.spill_taken(collector, future.result(), spill.here)
-            continue
-        parts, timings, audited, digest = future.result()
         t, k, table = slot.pop(future.key)
-        left[table] -= 1
-        progress.advance(tables=int(table is not None and not left[table]), audited=audited)
-        results[t, k] = (parts, timings)
+        if future.key in finishing:
+            found[t], digest = future.result()
+        else:
+            result, timings, audited, digest = future.result()
+            times.append(timings)
+            left[table] -= 1
+            progress.advance(tables=int(table is not None and not left[table]),
+                             audited=audited)
+            if table in by_day:
+                days[t, k] = result
+            else:
+                found[t] = result
         if digest is not None:
             digests[t] = stream.spill_taken(collector, digest, spill.here)
-        elif collector is not None and table in by_day and not left[table]:
+        if table in by_day and not left[table] and future.key not in finishing:
             number, events = by_day.pop(table)
-            parts = [p for (u, _), (ps, _) in results.items() if u == number for p in ps]
-            digesting.add(submit((number, -1, table), _replayed_digest, events, parts,
+            parts = [p for (u, _), ps in sorted(days.items()) if u == number for p in ps]
+            finishing.add(submit((number, -1, table), _finished_table, events, parts,
                                  ruleset, collector, spill.workers))
-    return [results[key] for key in sorted(results)], [digests[t] for t in sorted(digests)]
+    return [found[t] for t in sorted(found)], times, [digests[t] for t in sorted(digests)]
 
 
 def _as_done(distributed, futures: list, on_result) -> list:
@@ -585,24 +594,28 @@ def _table_events(pieces: list[pa.Table]) -> pd.DataFrame:
 
 def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Ruleset,
                  collector: Collector | None, spill: str | None = None):
-    """One table audited whole: (stamped findings, stage times, events
-    replayed, what `collector` takes of its events, spilled to `spill`, or
-    None)."""
+    """One table audited whole: (its findings ordered and named, stage
+    times, events replayed, what `collector` takes of its events, spilled
+    to `spill`, or None)."""
     events = _table_events(pieces)
     timings: dict[str, float] = {}
-    parts, taken, _ = audit_tables(LoadedLogs(events, quarantine, []), ruleset, collector,
-                                   timings)
-    return parts, timings, len(events), stream.spill_taken(collector, taken, spill)
+    _, taken, found = audit_tables(LoadedLogs(events, quarantine, []), ruleset, collector,
+                                   timings, ordered=True)
+    return found, timings, len(events), stream.spill_taken(collector, taken, spill)
 
 
-def _replayed_digest(events: pd.DataFrame, parts: list[pd.DataFrame], ruleset: Ruleset,
-                     collector: Collector, spill: str | None = None):
-    """What `collector` takes of a table audited a day at a time, given its
-    findings (as of a batch of one table: `auditor.run.stream`): the table
-    replayed whole once more, since each day's task replayed only its day;
-    spilled to `spill`."""
-    return stream.spill_taken(collector, collector.take(events, finalize(parts),
-                                                        replay_state(events, ruleset)), spill)
+def _finished_table(events: pd.DataFrame, parts: list[pd.DataFrame], ruleset: Ruleset,
+                    collector: Collector | None, spill: str | None = None):
+    """A table audited a day at a time, finished: its days' stamped findings
+    ordered and named as one table's (`sort_findings`), and what `collector`
+    takes of it (as of a batch of one table: `auditor.run.stream`), spilled
+    to `spill`: the table replayed whole once more, since each day's task
+    replayed only its day (None without a collector)."""
+    found = sort_findings(parts)
+    if collector is None:
+        return found, None
+    taken = collector.take(events, merge_sorted([found]), replay_state(events, ruleset))
+    return found, stream.spill_taken(collector, taken, spill)
 
 
 def _audit_day(frame: pd.DataFrame, unit: DayUnit, quarantine: pd.DataFrame,
