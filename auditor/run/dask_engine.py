@@ -15,9 +15,9 @@ sessions, plus the rows the checks read across the cut; each task keeps
 the findings at its own rows, and one more task orders the days' findings
 as one table's). Each table's findings come back ordered and named
 (`auditor.findings.sort_findings`) and the client only merges them
-(`merge_sorted`): the same findings, byte for byte, as the local engine. What a report's collector keeps of the events
-comes back from the tables' tasks too (`auditor.audit.collect`), so the
-client never reads the events.
+(`merge_sorted`): the same findings, byte for byte, as the local engine.
+What a report's collector keeps of the events comes back from the tables'
+tasks too (`auditor.audit.collect`), so the client never reads the events.
 
 Every worker must see the files at the same absolute paths as the client
 (a shared file system) and have the auditor installed. The reports name each
@@ -356,7 +356,8 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
             digests[t] = stream.spill_taken(collector, digest, spill.here)
         if table in by_day and not left[table] and future.key not in finishing:
             number, events = by_day.pop(table)
-            parts = [p for (u, _), ps in sorted(days.items()) if u == number for p in ps]
+            ours = sorted(key for key in days if key[0] == number)
+            parts = [p for key in ours for p in days.pop(key)]  # (sent on: not kept here)
             finishing.add(submit((number, -1, table), _finished_table, events, parts,
                                  ruleset, collector, spill.workers))
     return [found[t] for t in sorted(found)], times, [digests[t] for t in sorted(digests)]
