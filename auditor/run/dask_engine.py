@@ -131,7 +131,8 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
         batches = None
     with ExitStack() as stack:
         client = stack.enter_context(_client(distributed, job.scheduler, job.jobs))
-        work = pieces.split(files, batches, sum(client.nthreads().values()))
+        work = pieces.split(files, batches, sum(client.nthreads().values()),
+                            alone=min(LOADED_PIECE_ROWS, pieces.PIECE_ROWS))
         if work is not None:
             try:
                 return _spilling(job, lambda spill: _audit_work(
@@ -140,6 +141,15 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
                 progress.start(files=len(files))
         return _spilling(job, lambda spill: _audit_files(distributed, client, job, timings,
                                                          progress, spill))
+
+
+#: The fewest rows a piece of a single file the plan loads at once is cut
+#: with for dask's workers (`pieces.split`), far fewer than `--jobs` asks
+#: (`pieces.PIECE_ROWS`): without pieces, dask audits such a file a task
+#: per table and day, which cost 2.7x the CPU of `--jobs 2` on a week of 8
+#: tables in one 1.9M-row file, where its pieces cost 3-13 % more than one
+#: reading (docs/performance.md, 2026-12-05 (8)).
+LOADED_PIECE_ROWS = 1 << 17
 
 
 @dataclass(frozen=True)

@@ -87,15 +87,17 @@ def expect_rows(work: list, progress) -> None:
 
 
 def split(files: list[Path], batches: list[stream.Batch] | None,
-          jobs: int) -> list[list[int] | Piece] | None:
+          jobs: int, alone: int | None = None) -> list[list[int] | Piece] | None:
     """The work of an audit of `files` by `jobs` workers: each batch of
     files (`stream.plan`: file positions) as it is, but a batch of one plain
     Parquet file cut into its `pieces`. Without batches (the input loaded at
-    once), the pieces of a single file; None when there are none."""
+    once), the pieces of a single file, each of `alone` rows or more
+    (default `PIECE_ROWS`; an engine that audits such an input dearly
+    otherwise asks for smaller pieces: `pieces`); None when there are none."""
     if batches is None:
         if len(files) != 1:
             return None
-        found = pieces(files[0], 0, jobs)
+        found = pieces(files[0], 0, jobs, alone)
         return list(found) if found else None
     work: list[list[int] | Piece] = []
     for batch in batches:
@@ -126,13 +128,16 @@ def files_of(item: list[int] | Piece) -> list[int]:
     return [item.file] if isinstance(item, Piece) else list(item)
 
 
-def pieces(path: Path, file: int, jobs: int) -> list[Piece] | None:
+def pieces(path: Path, file: int, jobs: int, least: int | None = None) -> list[Piece] | None:
     """The pieces of `path` (the job's file `file`) for `jobs` workers, from
-    its footer alone: one a worker for a file of `PIECE_ROWS` rows a
-    worker, and pieces of at most `PIECE_BUDGET` rows (nominal: a piece ends
-    where a table does) whatever the workers. None when it is not split
-    (not plain Parquet, small, or row groups whose statistics say one table
-    holds every row)."""
+    its footer alone: one a worker for a file of `least` (`PIECE_ROWS`) rows
+    a worker, and pieces of at most `PIECE_BUDGET` rows (nominal: a piece
+    ends where a table does) whatever the workers. Of pieces smaller than
+    `PIECE_ROWS` there are no more than the file has row groups (or two),
+    planned at their starts: a piece starting inside a row group decodes
+    the group's rows before it (two pieces of one group decode it 1.5
+    times). None when it is not split (not plain Parquet,
+    small, or row groups whose statistics say one table holds every row)."""
     if format_from_name(path) != "parquet" or path.name.lower().endswith(".gz"):
         return None
     try:
@@ -142,8 +147,12 @@ def pieces(path: Path, file: int, jobs: int) -> list[Piece] | None:
         return None
     if "table_id" not in names or names.count("table_id") != 1 or _one_table(meta, names):
         return None
+    least = PIECE_ROWS if least is None else least
     rows = meta.num_rows
-    parts = max(min(jobs, rows // PIECE_ROWS), -(-rows // PIECE_BUDGET))
+    budget = -(-rows // PIECE_BUDGET)
+    parts = max(min(jobs, rows // least), budget)
+    if least < PIECE_ROWS:
+        parts = max(min(parts, max(2, meta.num_row_groups)), budget)
     if parts < 2:
         return None
     cuts = nominal_cuts(row_group_starts(meta), parts)

@@ -83,6 +83,11 @@ def split(monkeypatch, tmp_path):
     piece held."""
     monkeypatch.setattr(pieces, "PIECE_ROWS", 400)
     monkeypatch.setattr(pieces, "PIECE_BUDGET", 10 ** 9)
+    return _held_pieces(monkeypatch, tmp_path)
+
+
+def _held_pieces(monkeypatch, tmp_path: Path) -> _Held:
+    """The rows each piece audited from now on held."""
     held = _Held(tmp_path / "held.txt")
     real = pieces.audit_piece
 
@@ -323,6 +328,38 @@ def test_dask_audits_the_same_pieces_with_the_same_worker_function(big, ruleset,
     # the time left reads by the file's rows, every one counted once
     assert progress.events_total == pq.ParquetFile(big).metadata.num_rows
     assert (progress.files, progress.events) == (1, progress.events_total)
+
+
+def test_a_file_loaded_at_once_is_cut_for_dask_into_pieces_smaller_than_jobs_asks(
+        big, ruleset, tmp_path, monkeypatch, cluster):
+    """A single file too small for `--jobs`' pieces: dask's workers still
+    share it by pieces (`LOADED_PIECE_ROWS` rows or more each, no more than
+    its row groups), not a task per table and day; the result is one
+    reading's."""
+    from auditor.run import dask_engine
+
+    monkeypatch.setattr(dask_engine, "LOADED_PIECE_ROWS", 400)
+    held = _held_pieces(monkeypatch, tmp_path)
+    assert pieces.split([big], None, 2) is None  # (--jobs 2 loads it at once)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([big]))
+    result = run_audit(AuditJob.of([big], ruleset, engine="dask", collector=COLLECTOR,
+                                   scheduler=cluster.scheduler_address))
+    assert len(held.rows()) == 2  # the cluster's two workers
+    _same(result, once, tmp_path)
+
+
+def test_pieces_smaller_than_piece_rows_are_no_more_than_the_row_groups_or_two(tmp_path):
+    log = generate(4, 40, seed=7).table
+    two = _write(log, tmp_path / "two.parquet", row_group=-(-log.num_rows // 2))
+    assert pq.ParquetFile(two).metadata.num_row_groups == 2
+    assert pieces.pieces(two, 0, 8) is None  # (far fewer rows than PIECE_ROWS a worker)
+    found = pieces.pieces(two, 0, 8, least=100)
+    assert [(p.start, p.stop) for p in found] == [(0, int(row_group_starts(
+        pq.ParquetFile(two).metadata)[1])), (int(row_group_starts(
+            pq.ParquetFile(two).metadata)[1]), log.num_rows)]
+    assert pieces.pieces(two, 0, 8, least=log.num_rows) is None  # one piece: not cut
+    one = _write(log, tmp_path / "one.parquet", row_group=log.num_rows)
+    assert len(pieces.pieces(one, 0, 8, least=100)) == 2  # (two pieces of one group)
 
 
 # --- what a piece cannot judge alone -------------------------------------------------------
