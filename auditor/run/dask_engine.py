@@ -9,7 +9,8 @@ reports take. Otherwise the workers read and type the files
 events are cut by table, and each table is audited by one task that gathers
 its pieces from every file holding it (a table may span files) and runs the
 single-process core (`auditor.audit.audit_tables`). A long-lived table (its
-sessions open on more than one UTC day) is ordered by one task and then
+sessions open on more than one UTC day), when it is large or the tables
+are fewer than the workers (`cut_by_day`), is ordered by one task and then
 audited by one task per day (`auditor.run.partition.day_units`: whole
 sessions, plus the rows the checks read across the cut; each task keeps
 the findings at its own rows, and one more task orders the days' findings
@@ -93,6 +94,8 @@ class _FileSummary:
     #: Per table, the (min seq, max seq) of its events in this file: two
     #: files holding one table id in overlapping ranges are refused.
     seq_ranges: dict[str, tuple[int, int]] | None = None
+    #: Per table, its events in this file.
+    table_rows: dict[str, int] | None = None
 
 
 def audit_dask(job: AuditJob, timings: dict[str, float] | None = None,
@@ -282,7 +285,7 @@ def _check_identity(client, read: list, summaries: list[_FileSummary]) -> None:
 
 def long_lived(summaries: list[_FileSummary]) -> set[str]:
     """The tables whose sessions open on more than one UTC day, whatever
-    files hold them: those audited a day at a time."""
+    files hold them."""
     days: dict[str, set[str]] = {}
     for s in summaries:
         for table, opened in (s.opening_days or {}).items():
@@ -290,11 +293,35 @@ def long_lived(summaries: list[_FileSummary]) -> set[str]:
     return {t for t, d in days.items() if len(d) > 1}
 
 
+#: A long-lived table of more events than this is audited a day at a time
+#: whatever the cluster (a day's task bounds a worker's memory, as a
+#: piece's rows do: `pieces.PIECE_BUDGET`).
+DAY_CUT_ROWS = 2_000_000
+
+
+def cut_by_day(summaries: list[_FileSummary], workers: int) -> set[str]:
+    """The long-lived tables (`long_lived`) audited a day at a time: all of
+    them where the cluster has more workers than there are tables (the days
+    then share out the work), else only those of more than `DAY_CUT_ROWS`
+    events. Cutting costs: each day's task reads its context, and with a
+    report's collector the table is replayed whole once more, so a week of
+    8 tables in one CSV file cut by day took 2.5× the CPU of `--jobs 2`
+    (decision 110)."""
+    lived = long_lived(summaries)
+    if len({t for s in summaries for t in s.tables}) < workers:
+        return lived
+    rows: dict[str, int] = {}
+    for s in summaries:
+        for table, n in (s.table_rows or {}).items():
+            rows[table] = rows.get(table, 0) + n
+    return {t for t in lived if rows.get(t, 0) > DAY_CUT_ROWS}
+
+
 def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary],
                   tables: list[str], quarantine: pd.DataFrame, ruleset: Ruleset,
                   progress, collector: Collector | None, spill: _Spill = _Spill()
                   ) -> tuple[list[SortedFindings], list[dict[str, float]], list]:
-    """Every table audited by one task, or a long-lived one by a task per
+    """Every table audited by one task, or one `cut_by_day` by a task per
     day once a task has ordered it and cut it (`day_units`), then by a task
     that orders its days' findings (`_finished_table`). Returns each
     table's findings, ordered and named by its tasks (in table order,
@@ -320,7 +347,7 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
         work.add(future)
         return future.key
 
-    split = long_lived(summaries)
+    split = cut_by_day(summaries, sum(client.nthreads().values()))
     for t, (table, rows) in enumerate(zip(tables, quarantine_groups(quarantine,
                                                                     [[x] for x in tables]))):
         pieces = [client.submit(_table_piece, r, table, pure=False)
@@ -538,8 +565,11 @@ def _summary(read) -> _FileSummary:
     events, quarantine, loaded = read
     tables = pc.unique(events.column("table_id")).drop_null().to_pylist() \
         if events.num_rows else []
+    counted = pc.value_counts(events.column("table_id")).to_pylist() if events.num_rows else []
     return _FileSummary(loaded=loaded, quarantine=quarantine, tables=tuple(tables),
-                        opening_days=_opening_days(events), seq_ranges=_seq_ranges(events))
+                        opening_days=_opening_days(events), seq_ranges=_seq_ranges(events),
+                        table_rows={c["values"]: c["counts"] for c in counted
+                                    if c["values"] is not None})
 
 
 def _seq_ranges(events: pa.Table) -> dict[str, tuple[int, int]]:

@@ -19,7 +19,7 @@ from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
 from auditor.report.html import COLLECTOR, render_html
 from auditor.rules.ruleset import load_ruleset
-from auditor.run import AuditJob, run_audit
+from auditor.run import AuditJob, dask_engine, run_audit
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.run.progress import NoProgress
 
@@ -140,6 +140,13 @@ def _write(rows: list[dict], path: Path) -> None:
 def boundary(tmp_path_factory) -> tuple[Path, dict[str, int]]:
     folder = tmp_path_factory.mktemp("boundary")
     return folder, _boundary_log(folder)
+
+
+@pytest.fixture(autouse=True)
+def every_long_lived_table_cut(monkeypatch):
+    """Every long-lived table cut by day, however small (`cut_by_day`
+    spares small ones where the tables keep the workers busy)."""
+    monkeypatch.setattr(dask_engine, "DAY_CUT_ROWS", 0)
 
 
 @pytest.fixture(scope="module")
@@ -321,6 +328,44 @@ def test_dask_on_generated_weeks_finds_the_same(generated, cluster, ruleset_id, 
         report_bytes(local, tmp_path / "local", META)
     assert len(progress.ends) == _expected_tasks(generated) == 3 * 4 + 1
     assert sum(t for t, _ in progress.ends) == 4
+
+
+@pytest.mark.parametrize(("cut_rows", "tasks"), [
+    (2_000_000, 4),  # small tables, as many as the workers or more: a task a table
+    (0, 3 * 4 + 1),  # every long-lived table cut: a task a day
+])
+def test_small_long_lived_tables_are_cut_by_day_only_to_share_the_work(
+        generated, cluster, monkeypatch, tmp_path, cut_rows, tasks):
+    """Four tables (three open four days) on two workers: cut by day only
+    when larger than `DAY_CUT_ROWS`; the same findings either way."""
+    monkeypatch.setattr(dask_engine, "DAY_CUT_ROWS", cut_rows)
+    ruleset = load_ruleset("nz-table-games")
+    progress = _Counting()
+    remote = run_audit(AuditJob.of([generated], ruleset, engine="dask",
+                                   scheduler=cluster.scheduler_address), progress=progress)
+    local = run_audit(AuditJob.of([generated], ruleset))
+    assert len(progress.ends) == tasks
+    assert sum(t for t, _ in progress.ends) == 4
+    assert report_bytes(remote, tmp_path / "dask", META) == \
+        report_bytes(local, tmp_path / "local", META)
+
+
+def test_tables_are_cut_by_day_to_share_the_work_or_bound_the_memory(monkeypatch):
+    """`cut_by_day`: every long-lived table where the workers outnumber the
+    tables, else those of more events (over every file) than DAY_CUT_ROWS."""
+    monkeypatch.setattr(dask_engine, "DAY_CUT_ROWS", 8)
+    two_days, one_day = {"2026-01-01", "2026-01-02"}, {"2026-01-01"}
+    summaries = [
+        dask_engine._FileSummary(tables=("T1", "T2"), opening_days={"T1": two_days,
+                                                                    "T2": one_day},
+                                 table_rows={"T1": 5, "T2": 50}),
+        dask_engine._FileSummary(tables=("T1", "T3"), opening_days={"T1": one_day,
+                                                                    "T3": two_days},
+                                 table_rows={"T1": 4, "T3": 8}),
+    ]
+    assert dask_engine.cut_by_day(summaries, 4) == {"T1", "T3"}  # 3 tables, 4 workers
+    assert dask_engine.cut_by_day(summaries, 3) == {"T1"}  # 9 events over two files
+    assert dask_engine.cut_by_day(summaries, 1) == {"T1"}  # (T2 is not long-lived)
 
 
 def test_check_on_a_dask_cluster_writes_the_same_reports(boundary, cluster, tmp_path):
