@@ -140,13 +140,16 @@ class Scanned:
 
 def plan(files: list[Path], progress=None, budget: int | None = None,
          read: ReadOptions = DEFAULT_READ,
-         sites: dict[str, str] | None = None) -> list[Batch] | None:
+         sites: dict[str, str] | None = None, shares: int = 0) -> list[Batch] | None:
     """Batches of file positions (each in file order), or None when the
     input is best loaded at once (small, or one batch anyway). `sites`: each
     file's site (`--site-from-path`), so that two casinos' `T01` are two
-    tables here as they are to the audit (`plan_sites`)."""
+    tables here as they are to the audit (`plan_sites`). `shares`: a small
+    input planned too, in batches of at most its rows over `shares` (an
+    engine that cannot load it at once and share its tables out cheaply,
+    as `--jobs` does, audits it by batches instead)."""
     budget = STREAM_EVENTS if budget is None else budget
-    if len(files) < 2 or sum(_size(f) for f in files) <= STREAM_MIN_BYTES:
+    if len(files) < 2 or (not shares and small(files)):
         return None
     if progress is not None:
         progress.expect(files=len(files))
@@ -161,6 +164,8 @@ def plan(files: list[Path], progress=None, budget: int | None = None,
         scans[i] = read_tables(files[i], read).of_site(site_of[i])
         if progress is not None:
             progress.advance(scanned=1)
+    if shares:
+        budget = min(budget, max(1, -(-sum(s.rows for s in scans) // shares)))
     batches = pack(components([s.tables for s in scans]), [s.rows for s in scans], budget)
     if len(batches) < 2:
         return None
@@ -201,6 +206,12 @@ def overlapping(spans: list[tuple[str, str] | None],
     # far, `holder`; the earlier of two that meet is marked as the first
     # span after it to meet it is)
     return sorted(i for i in meets if spans[i] is not None)
+
+
+def small(files: list[Path]) -> bool:
+    """Whether `files` are few enough bytes (`STREAM_MIN_BYTES` in all) to
+    be loaded at once without a plan."""
+    return sum(_size(f) for f in files) <= STREAM_MIN_BYTES
 
 
 def _size(path: Path) -> int:

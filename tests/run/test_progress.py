@@ -14,7 +14,7 @@ from auditor.cli import check_cmd, main
 from auditor.cli.progress import Progress
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
-from auditor.run import AuditJob, run_audit, stream
+from auditor.run import AuditJob, dask_engine, run_audit, stream
 from auditor.run.progress import NoProgress
 
 
@@ -291,7 +291,9 @@ def test_dask_batches_report_as_each_batch_ends(logs_dir, ruleset, expected, clu
     assert result.findings.equals(expected["result"].findings)
 
 
-def test_dask_reports_each_file_and_each_table(logs_dir, ruleset, expected, cluster):
+def test_dask_reports_each_file_and_each_table(logs_dir, ruleset, expected, cluster,
+                                               monkeypatch):
+    monkeypatch.setattr(dask_engine, "SMALL_INPUT_BATCHES", False)  # (a task a file and table)
     p = Recording()
     p.start()
     result = run_audit(AuditJob.of([logs_dir], ruleset, engine="dask",
@@ -301,4 +303,18 @@ def test_dask_reports_each_file_and_each_table(logs_dir, ruleset, expected, clus
     assert p.advances(TABLES) == [1, 1, 1, 1]  # as each table's task ends
     stages = [c[1] for c in p.calls if c[0] == "stage"]
     assert stages == ["reading", "auditing"]
+    assert result.findings.equals(expected["result"].findings)
+
+
+def test_dask_reports_a_small_input_batch_by_batch(logs_dir, ruleset, expected, cluster):
+    """Small files are planned in batches for dask's workers (`_small`):
+    each batch's files and tables counted as its task ends."""
+    p = Recording()
+    p.start()
+    result = run_audit(AuditJob.of([logs_dir], ruleset, engine="dask",
+                                   scheduler=cluster.scheduler_address), progress=p)
+    _assert_totals(p, expected)
+    assert sorted(p.advances(FILES)) == [1, 1, 2]  # a.parquet, b.jsonl, c and d (T04)
+    assert sorted(p.advances(TABLES)) == [1, 1, 2]
+    assert [c[1] for c in p.calls if c[0] == "stage"][-1] == "auditing"
     assert result.findings.equals(expected["result"].findings)
