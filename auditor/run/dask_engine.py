@@ -132,8 +132,9 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
     with ExitStack() as stack:
         client = stack.enter_context(_client(distributed, job.scheduler, job.jobs))
         workers = sum(client.nthreads().values())
-        if batches is None and _small(files):  # (--jobs loads it at once: dask shares it)
-            batches = _planned(files, job, progress, shares=2 * workers)
+        shares = stream.small_shares(files, workers) if SMALL_INPUT_BATCHES else 0
+        if batches is None and shares:  # a small input: in batches (decision 111)
+            batches = _planned(files, job, progress, shares=shares)
         work = pieces.split(files, batches, workers,
                             alone=min(LOADED_PIECE_ROWS, pieces.PIECE_ROWS))
         if work is not None:
@@ -164,18 +165,11 @@ def _planned(files: list[Path], job: AuditJob, progress, shares: int = 0):
         return None
 
 
-def _small(files: list[Path]) -> bool:
-    """Files the plan loads at once for being small (`stream.STREAM_MIN_BYTES`
-    in all): `--jobs` then shares their tables out from its main process,
-    cheaply; dask plans them in batches, each read and audited by one task
-    as a batch of a large input is, rather than a task per file read and
-    per table audited (2.1× the CPU of `--jobs 2` on 8 files of 12 MB)."""
-    return SMALL_INPUT_BATCHES and len(files) > 1 and stream.small(files)
-
-
-#: Whether a small input of several files is audited by batches (`_small`);
-#: False: a task per file read and per table audited, as an input whose
-#: files one table links all together is.
+#: Whether a small input of several files is audited by batches
+#: (`stream.small_shares`, decision 111: a task per file read and per table
+#: audited cost 2.1× the CPU of `--jobs 2` on 8 files of 12 MB); False: a
+#: task per file and per table, as for an input whose files one table links
+#: all together.
 SMALL_INPUT_BATCHES = True
 
 

@@ -60,8 +60,10 @@ def audit_paths(job: AuditJob, timings: dict[str, float] | None = None,
     progress = progress if progress is not None else NoProgress()
     files = list(job.files)
     progress.expect(files=len(files))
+    # (a small input is loaded at once by one process, by workers a batch each)
+    shares = stream.small_shares(files, job.jobs) if job.jobs > 1 else 0
     try:
-        batches = stream.plan(files, progress, read=job.read, sites=job.sites)
+        batches = stream.plan(files, progress, read=job.read, sites=job.sites, shares=shares)
     except LogFileError as exc:
         raise stream.first_error(files, exc, set(), job.read) from None
     work = pieces.split(files, batches, job.jobs)

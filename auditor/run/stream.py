@@ -214,6 +214,14 @@ def small(files: list[Path]) -> bool:
     return sum(_size(f) for f in files) <= STREAM_MIN_BYTES
 
 
+def small_shares(files: list[Path], workers: int) -> int:
+    """The `shares` of `plan` for `workers` workers of an engine that does
+    not load a small input at once (decision 111): twice the workers (so
+    that they end close together) for several files of a `small` input;
+    0 otherwise (the plan by size)."""
+    return 2 * workers if len(files) > 1 and small(files) else 0
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size

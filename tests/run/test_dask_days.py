@@ -146,7 +146,7 @@ def boundary(tmp_path_factory) -> tuple[Path, dict[str, int]]:
 def every_long_lived_table_cut(monkeypatch):
     """Every long-lived table cut by day, however small (`cut_by_day`
     spares small ones where the tables keep the workers busy), and these
-    small logs audited a task per table (not by batches: `_small`)."""
+    small logs audited a task per table (not by batches: decision 111)."""
     monkeypatch.setattr(dask_engine, "DAY_CUT_ROWS", 0)
     monkeypatch.setattr(dask_engine, "SMALL_INPUT_BATCHES", False)
 

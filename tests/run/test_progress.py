@@ -203,12 +203,27 @@ def test_jobs_1_reports_each_file_then_replay_then_checks(logs_dir, ruleset, exp
     assert p.line().startswith("auditing: 4/4 file(s), 4/4 table(s), ")
 
 
-def test_jobs_2_reports_each_group_of_tables(logs_dir, ruleset, expected):
+def test_jobs_2_reports_each_group_of_tables(logs_dir, ruleset):
+    """One file loaded at once, its tables shared out in groups."""
+    one = logs_dir / "a.parquet"
     p = Recording()
     p.start()
-    run_audit(AuditJob.of([logs_dir], ruleset, jobs=2), progress=p)
-    _assert_totals(p, expected)
-    assert len(p.advances(TABLES)) == 2  # two groups of whole tables
+    result = run_audit(AuditJob.of([one], ruleset, jobs=2), progress=p)
+    assert p.advances(TABLES) == [1, 1]  # two groups of a whole table each
+    assert p.audited == len(load_logs([one]).events)
+    assert result.findings.equals(run_audit(AuditJob.of([one], ruleset)).findings)
+
+
+def test_jobs_2_reports_a_small_input_batch_by_batch(logs_dir, ruleset, expected):
+    """Small files are planned in batches for --jobs' workers (as for
+    dask's): each batch's files and tables counted as it ends."""
+    p = Recording()
+    p.start()
+    result = run_audit(AuditJob.of([logs_dir], ruleset, jobs=2), progress=p)
+    _assert_totals(p, expected, events_total="read")
+    assert isinstance(result.logs, stream.LazyLogs)
+    assert sorted(p.advances(TABLES)) == [1, 1, 2]  # a.parquet, b.jsonl, c and d (T04)
+    assert result.findings.equals(expected["result"].findings)
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -307,7 +322,7 @@ def test_dask_reports_each_file_and_each_table(logs_dir, ruleset, expected, clus
 
 
 def test_dask_reports_a_small_input_batch_by_batch(logs_dir, ruleset, expected, cluster):
-    """Small files are planned in batches for dask's workers (`_small`):
+    """Small files are planned in batches for dask's workers (decision 111):
     each batch's files and tables counted as its task ends."""
     p = Recording()
     p.start()
