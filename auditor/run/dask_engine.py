@@ -143,8 +143,8 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
                     distributed, client, job, work, timings, progress, spill))
             except stream.TablesCrossBatches:  # the plan was wrong: a task per table
                 progress.start(files=len(files))
-        return _spilling(job, lambda spill: _audit_files(distributed, client, job, timings,
-                                                         progress, spill))
+        return _spilling(job, lambda spill: _audit_files(distributed, client, job, workers,
+                                                         timings, progress, spill))
 
 
 #: The fewest rows a piece of a single file the plan loads at once is cut
@@ -248,7 +248,7 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
     return stream.merged_result(job, results, timings, progress, RemoteLogs)
 
 
-def _audit_files(distributed, client, job: AuditJob, timings, progress,
+def _audit_files(distributed, client, job: AuditJob, workers: int, timings, progress,
                  spill: _Spill = _Spill()) -> AuditResult:
     """A task per file read and per table (or day of a table) audited, what
     they take spilled as `spill` says."""
@@ -275,9 +275,9 @@ def _audit_files(distributed, client, job: AuditJob, timings, progress,
                     events=sum(i.rows_read for i in inputs) - len(quarantine))
     progress.stage("auditing")
     with stage(timings, "parallel"):
-        found, times, digests = _audit_tables(distributed, client, loaded, summaries,
-                                              tables, quarantine, ruleset, progress,
-                                              collector, spill)
+        found, times, digests = _audit_tables(distributed, client, workers, loaded,
+                                              summaries, tables, quarantine, ruleset,
+                                              progress, collector, spill)
     del loaded
     add_work(timings, times)
     with stage(timings, "checks"):
@@ -312,9 +312,9 @@ def long_lived(summaries: list[_FileSummary]) -> set[str]:
 
 
 #: A long-lived table of more events than this is audited a day at a time
-#: whatever the cluster (a day's task bounds a worker's memory, as a
-#: piece's rows do: `pieces.PIECE_BUDGET`).
-DAY_CUT_ROWS = 2_000_000
+#: whatever the cluster: a day's task bounds a worker's memory, as a
+#: piece's rows do.
+DAY_CUT_ROWS = pieces.PIECE_BUDGET
 
 
 def cut_by_day(summaries: list[_FileSummary], workers: int) -> set[str]:
@@ -335,7 +335,8 @@ def cut_by_day(summaries: list[_FileSummary], workers: int) -> set[str]:
     return {t for t in lived if rows.get(t, 0) > DAY_CUT_ROWS}
 
 
-def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary],
+def _audit_tables(distributed, client, workers: int, read: list,
+                  summaries: list[_FileSummary],
                   tables: list[str], quarantine: pd.DataFrame, ruleset: Ruleset,
                   progress, collector: Collector | None, spill: _Spill = _Spill()
                   ) -> tuple[list[SortedFindings], list[dict[str, float]], list]:
@@ -347,12 +348,12 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
     what `collector` took: of a table audited whole, by its task; of a table
     cut by day, by the task that finishes it (a day's rows around a finding
     may be the next day's). Progress counts a table when its last day ends,
-    and each task's events."""
+    and each task's events. `workers`: the cluster's (`cut_by_day`)."""
     work = distributed.as_completed()
     plans: dict[str, tuple] = {}  # a cut's key: (table number, table, quarantine, events)
     slot: dict[str, tuple[int, int, str | None]] = {}  # a task's key: (table, unit, id)
     left: dict[str | None, int] = {}  # tasks still running per table
-    by_day: dict[str, tuple] = {}  # a table cut by day: (table number, its events)
+    by_day: dict[str, object] = {}  # a table cut by day: its events' future
     finishing: set[str] = set()  # keys of the tasks finishing a table cut by day
     found: dict[int, SortedFindings] = {}
     days: dict[tuple[int, int], list[pd.DataFrame]] = {}  # a day's stamped findings
@@ -365,7 +366,7 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
         work.add(future)
         return future.key
 
-    split = cut_by_day(summaries, sum(client.nthreads().values()))
+    split = cut_by_day(summaries, workers)
     for t, (table, rows) in enumerate(zip(tables, quarantine_groups(quarantine,
                                                                     [[x] for x in tables]))):
         pieces = [client.submit(_table_piece, r, table, pure=False)
@@ -374,7 +375,7 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
             events = client.submit(_table_events, pieces, pure=False)
             cut = client.submit(day_units, events, pure=False)
             plans[cut.key] = (t, table, rows, events)
-            by_day[table] = (t, events)
+            by_day[table] = events
             work.add(cut)
         else:
             left[table] = 1
@@ -403,18 +404,17 @@ def _audit_tables(distributed, client, read: list, summaries: list[_FileSummary]
             left[table] -= 1
             progress.advance(tables=int(table is not None and not left[table]),
                              audited=audited)
-            if table in by_day:
-                days[t, k] = result
-            else:
+            if table not in by_day:
                 found[t] = result
+            else:
+                days[t, k] = result
+                if not left[table]:  # its last day: the table finished by one more task
+                    parts = [p for key in sorted(key for key in days if key[0] == t)
+                             for p in days.pop(key)]  # (sent on: not kept here)
+                    finishing.add(submit((t, -1, table), _finished_table, by_day.pop(table),
+                                         parts, ruleset, collector, spill.workers))
         if digest is not None:
             digests[t] = stream.spill_taken(collector, digest, spill.here)
-        if table in by_day and not left[table] and future.key not in finishing:
-            number, events = by_day.pop(table)
-            ours = sorted(key for key in days if key[0] == number)
-            parts = [p for key in ours for p in days.pop(key)]  # (sent on: not kept here)
-            finishing.add(submit((number, -1, table), _finished_table, events, parts,
-                                 ruleset, collector, spill.workers))
     return [found[t] for t in sorted(found)], times, [digests[t] for t in sorted(digests)]
 
 
@@ -581,13 +581,11 @@ def _summary(read) -> _FileSummary:
     if isinstance(read, LogFileError):
         return _FileSummary(error=(read.path, read.problem, read.line))
     events, quarantine, loaded = read
-    tables = pc.unique(events.column("table_id")).drop_null().to_pylist() \
-        if events.num_rows else []
     counted = pc.value_counts(events.column("table_id")).to_pylist() if events.num_rows else []
-    return _FileSummary(loaded=loaded, quarantine=quarantine, tables=tuple(tables),
+    rows = {c["values"]: c["counts"] for c in counted if c["values"] is not None}
+    return _FileSummary(loaded=loaded, quarantine=quarantine, tables=tuple(rows),
                         opening_days=_opening_days(events), seq_ranges=_seq_ranges(events),
-                        table_rows={c["values"]: c["counts"] for c in counted
-                                    if c["values"] is not None})
+                        table_rows=rows)
 
 
 def _seq_ranges(events: pa.Table) -> dict[str, tuple[int, int]]:
