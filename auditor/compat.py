@@ -85,6 +85,34 @@ def pool_processes(pool: ProcessPoolExecutor) -> list:
     return list((getattr(pool, "_processes", None) or {}).values())
 
 
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """The processes of a pool, ended now (an error or an interruption must
+    not wait for the work they are doing)."""
+    processes = pool_processes(pool)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        try:
+            p.terminate()
+        except (OSError, AttributeError):
+            pass
+    for p in processes:
+        try:
+            p.join(timeout=5)
+        except (OSError, AssertionError):
+            pass
+
+
+def fork_context():
+    """multiprocessing's fork context where processes are forked (Linux:
+    a forked process inherits what its parent holds, nothing is sent to
+    it); None elsewhere."""
+    import multiprocessing
+
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return None
+
+
 def die_with_parent(parent: int) -> None:
     """In a worker process: end when `parent` (the process that started it)
     ends, however it ends (a CI job's SIGKILL included), so no orphan keeps

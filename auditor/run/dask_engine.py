@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 
 from auditor.audit.collect import Collector
 from auditor.audit.core import AuditResult, add_work, audit_tables, replay_state, stage
+from auditor.compat import fork_context
 from auditor.errors import EngineError, LogFileError
 from auditor.findings import SortedFindings, merge_sorted, sort_findings
 from auditor.logs.frame import order_events
@@ -448,7 +449,7 @@ def _client(distributed, scheduler: str | None, jobs: int):
 
     # A forked worker closes the report folder's lock it inherited and ends
     # with the audit (`auditor.run.dask_setup`).
-    forked = _fork_available()
+    forked = fork_context() is not None
     # The scheduler's and workers' own files in a folder of this audit's,
     # not in TMPDIR's shared dask-scratch-space: removed as the cluster
     # closes, or by a later audit if this one is killed (`auditor.run.scratch`).
@@ -479,13 +480,6 @@ def _client(distributed, scheduler: str | None, jobs: int):
 #: own keeps its own settings.
 LOCAL_CONFIG = {"distributed.worker.profile.enabled": False,
                 "distributed.admin.tick.interval": "1s"}
-
-
-def _fork_available() -> bool:
-    import multiprocessing
-    import sys
-
-    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 class _Closing:

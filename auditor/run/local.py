@@ -24,14 +24,13 @@ from __future__ import annotations
 import copy
 import multiprocessing
 import os
-import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from auditor.atomic import release_inherited_locks
 from auditor.audit.collect import Collector
 from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.audit.exposure import EXPOSURE
-from auditor.compat import die_with_parent, pool_processes
+from auditor.compat import die_with_parent, fork_context, stop_pool
 from auditor.errors import LogFileError
 from auditor.findings import finalize, merge_sorted
 from auditor.logs.identity import check_events
@@ -213,7 +212,7 @@ def _audit_item_task(task: int, item, job: AuditJob):
 
 def _run_groups(groups: list[LoadedLogs], job: AuditJob, progress):
     global _GROUPS
-    forked = _fork_context() is not None
+    forked = fork_context() is not None
     if forked:
         _GROUPS = groups
         work = list(range(len(groups)))
@@ -242,12 +241,6 @@ def _audit_group(task: int, group: int | LoadedLogs, job: AuditJob):
 
 # --- the worker pool ---------------------------------------------------------------------
 
-def _fork_context():
-    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("fork")
-    return None
-
-
 def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=None,
               spill: str | None = None, order: list[int] | None = None) -> list:
     """`func(task, item, job)` for each item in up to `jobs` processes,
@@ -256,8 +249,8 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
     Progress: what forked workers report as they go, and on each item's end
     whatever it had not reported yet."""
     global _REPORT
-    context = _fork_context() or multiprocessing.get_context("spawn")
-    report = context.SimpleQueue() if _fork_context() is not None else None
+    context = fork_context() or multiprocessing.get_context("spawn")
+    report = context.SimpleQueue() if fork_context() is not None else None
     told: dict[int, list[int]] = {k: [0, 0, 0, 0] for k in range(len(work))}
     results: dict[int, object] = {}
 
@@ -296,7 +289,7 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
         # the reports written (the executor joins them as the program ends).
         pool.shutdown(wait=False)
     except BaseException:
-        _stop(pool)
+        stop_pool(pool)
         raise
     finally:
         _REPORT = None
@@ -322,23 +315,6 @@ def _totals(result) -> list[int]:
     if isinstance(result, tuple) and len(result) == 4:  # a group of tables
         return list(result[2])
     return [0, 0, 0, 0]
-
-
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """The workers this audit started, ended now (an error or an interruption
-    must not wait for their batches)."""
-    processes = pool_processes(pool)
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in processes:
-        try:
-            p.terminate()
-        except (OSError, AttributeError):
-            pass
-    for p in processes:
-        try:
-            p.join(timeout=5)
-        except (OSError, AssertionError):
-            pass
 
 
 class _WorkerProgress:
