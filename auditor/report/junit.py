@@ -68,9 +68,10 @@ def _detail(rec: dict, status: str, waiver: dict | None, evidence: str | None = 
     ]
     if waiver:
         lines.append(f"waiver: {waiver['number']}: {waiver['reason']}")
-    if any("\n" in line for line in lines):
-        lines = [line.replace("\n", "\\n") for line in lines]
-    return "\n".join(lines)  # (the rest: xml_text)
+    text = "\n".join(lines)
+    if text.count("\n") >= len(lines):  # a line break inside a value (one test, not a line each)
+        text = "\n".join(line.replace("\n", "\\n") for line in lines)
+    return text  # (the rest: xml_text)
 
 
 def failure_message(rec: dict) -> str:
