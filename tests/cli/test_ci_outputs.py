@@ -410,3 +410,19 @@ def test_the_pre_commit_hook_runs_auditor_check():
                  "night.csv.gz"):
         assert re.search(hook["files"], name), name
     assert not re.search(hook["files"], "notes.txt")
+
+
+def test_junit_keeps_a_line_break_in_a_table_id_on_its_line(tmp_path):
+    """Each finding's detail is `key: value` lines; a line break inside a
+    value is written as a visible `\\n`, so a CI log printing the XML shows
+    no line of the log's own making (and one without it is left alone)."""
+    res = run("check", breaches(tmp_path), "-r", "nz-table-games", "--out", tmp_path / "o1",
+              "--format", "junit:-")
+    plain = res.stdout
+    assert res.exit_code == 1, res.output
+    assert "table: T1\n" in plain
+    forged = run("check", breaches(tmp_path, table=FORGED_TABLE), "-r", "nz-table-games",
+                 "--out", tmp_path / "o2", "--format", "junit:-").stdout
+    assert "table: T9\\n::error ::forged\n" in forged
+    assert not any(line.lstrip().startswith("::") for line in forged.splitlines())
+    assert len(forged.splitlines()) == len(plain.splitlines())
