@@ -111,6 +111,39 @@ def commit_together():
                 raise PENDING_INTERRUPTIONS[0]
 
 
+@contextmanager
+def held_renames():
+    """Hold back the renames of every `atomic_path` inside the block and
+    yield them, neither done nor undone: (temporary, target) pairs for
+    `adopt_renames` to hand to a `commit_together` block of another process
+    (a report format written in a process of its own). On an error or an
+    interruption in the block, its temporary files are removed."""
+    pending: list[tuple[str, Path]] = []
+    _BATCHES.append(pending)
+    try:
+        yield pending
+    except BaseException:
+        discard_renames(pending)
+        raise
+    finally:
+        _BATCHES.remove(pending)
+
+
+def adopt_renames(pending: list[tuple[str, Path]]) -> None:
+    """Renames `held_renames` held back (in this process or another): held
+    by the enclosing `commit_together` block with its own, or done now."""
+    if _BATCHES:
+        _BATCHES[-1].extend(pending)
+    else:
+        _commit(pending)
+
+
+def discard_renames(pending: list[tuple[str, Path]]) -> None:
+    """The temporary files of renames held back, removed: no target touched."""
+    for tmp, _ in pending:
+        _unlink(tmp)
+
+
 def after_commit(action: Callable[[], None]) -> None:
     """Run `action` once the files of the enclosing `commit_together` block
     are in place (now, outside one); never when they are not: what is

@@ -228,8 +228,11 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
             pass
         else:
             result = regulated(result)
+        # (as `auditor check`: under --jobs N the formats may be written side by side)
+        side = {"workers": jobs} if "workers" in inspect.signature(write_reports).parameters \
+            else {}  # (an older checkout: one after another)
         with tempfile.TemporaryDirectory() as out:
-            write_reports(result, provenance(result), Path(out), reports)
+            write_reports(result, provenance(result), Path(out), reports, **side)
         timings["report"] = time.perf_counter() - start
     main_cpu["report"] = _own_cpu()
     own = resource.getrusage(resource.RUSAGE_SELF)  # this process alone, not its workers

@@ -186,7 +186,7 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
             with commit_together():  # every report file in place, or none, before the summary
                 written, streamed = write_and_render(
                     triaged, meta, target.staging if target else request.out,
-                    request.formats, request.streams, options)
+                    request.formats, request.streams, options, workers=request.jobs)
             dice_lines = flagged_lines(triaged, request.dice_alpha)
         if target:
             written.append(write_manifest(target.staging, meta, files, options))

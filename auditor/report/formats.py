@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.errors import OutputError
+from auditor.report.apart import apart_formats, write_apart
 from auditor.report.shared import sharing
 
 
@@ -117,23 +118,32 @@ def check_out_dir(out: Path) -> None:
         raise OutputError(f"{out}: --out names a file, not a folder")
 
 
-def write_reports(result, meta: dict, out: Path, formats, options=None) -> list[str]:
+def write_reports(result, meta: dict, out: Path, formats, options=None,
+                  workers: int = 1) -> list[str]:
     """Write every requested format, in the order given, once each."""
-    return write_and_render(result, meta, out, formats, (), options)[0]
+    return write_and_render(result, meta, out, formats, (), options, workers)[0]
 
 
 def write_and_render(result, meta: dict, out: Path, formats, streams=(),
-                     options=None) -> tuple[list[str], list[str]]:
+                     options=None, workers: int = 1) -> tuple[list[str], list[str]]:
     """Write every format of `formats` (in the order given, once each) and
     render the text of every format of `streams` (STREAMABLE) for standard
     output: (files written, texts). `options` maps a format to its keyword
-    arguments."""
+    arguments. `workers` > 1: the formats making files may be written side
+    by side in that many processes (`auditor.report.apart`), the same bytes."""
     check_out_dir(out)
     options = options or {}
     written: list[str] = []
     texts: list[str] = []
+    formats = tuple(dict.fromkeys(formats))
+    apart = apart_formats(result, [f for f in formats if REPORT_FORMATS[f].writes_files],
+                          workers)
     with sharing():  # the finding records, say, derived once for every format
-        for name in dict.fromkeys(formats):
+        made = write_apart(result, meta, out, apart, options, workers) if apart else {}
+        for name in formats:
+            if name in made:
+                written += made[name]
+                continue
             module = REPORT_FORMATS[name].load()
             written += module.write(result, meta, out, **options.get(name, {}))
         for name in dict.fromkeys(streams):
