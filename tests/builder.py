@@ -209,6 +209,19 @@ def lawful_table(seats=(2, 5, 7), shooter: int = 2, **open_kwargs) -> LogBuilder
     return b
 
 
+def one_roll_table(name: str, wrong_call: bool = False) -> LogBuilder:
+    """`lawful_table` named `name`, with one roll (3 and 4) called and every
+    pass bet settled; `wrong_call`: the call after it says 6 (one finding)."""
+    b = lawful_table()
+    b.table = name
+    for row in b.rows:
+        row["table_id"] = name
+    seq = b.play(2, 3, 4, settlements=[(s, "pass", "win", 10) for s in (2, 5, 7)])
+    if wrong_call:
+        b.rows[seq]["total"] = 6  # the call after the roll
+    return b
+
+
 def findings_of(builder: LogBuilder, tmp_path: Path, ruleset: str = "nz-table-games"):
     path = builder.write_csv(tmp_path / f"{builder.table}.csv")
     return audit([path], ruleset).findings

@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
-from builder import LogBuilder, lawful_table, report_findings, report_provenance
+from builder import one_roll_table, report_findings, report_provenance
 from builder import run_cli as run
 
 RULESET = "nz-table-games"
@@ -29,17 +29,6 @@ BAD = {
 }
 
 
-def _table(name: str, wrong_call: bool = False) -> LogBuilder:
-    b = lawful_table()
-    b.table = name
-    for row in b.rows:
-        row["table_id"] = name
-    seq = b.play(2, 3, 4, settlements=[(s, "pass", "win", 10) for s in (2, 5, 7)])
-    if wrong_call:
-        b.rows[seq]["total"] = 6  # the call after the roll
-    return b
-
-
 @pytest.fixture
 def batch(tmp_path) -> Path:
     """month/: casino-a (one file), casino-b (two files, one with a wrong
@@ -47,9 +36,9 @@ def batch(tmp_path) -> Path:
     month = tmp_path / "month"
     for folder in ("casino-a", "casino-b", "casino-c"):
         (month / folder).mkdir(parents=True)
-    _table("A1").write_csv(month / "casino-a" / "night.csv")
-    _table("B1").write_csv(month / "casino-b" / "t1.csv")
-    _table("B2", wrong_call=True).write_csv(month / "casino-b" / "t2.csv")
+    one_roll_table("A1").write_csv(month / "casino-a" / "night.csv")
+    one_roll_table("B1").write_csv(month / "casino-b" / "t1.csv")
+    one_roll_table("B2", wrong_call=True).write_csv(month / "casino-b" / "t2.csv")
     whole = gzip.compress((month / "casino-a" / "night.csv").read_bytes())
     (month / "casino-c" / "hour-02.csv.gz").write_bytes(whole[: len(whole) // 2])
     table = pa_csv.read_csv(month / "casino-b" / "t1.csv")

@@ -10,7 +10,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from builder import lawful_table
+from builder import one_roll_table
 from builder import run_cli as run
 
 from auditor import atomic
@@ -30,14 +30,7 @@ def night(tmp_path) -> Path:
     folder = tmp_path / "night"
     folder.mkdir()
     for name, wrong in (("T1", True), ("T2", True), ("T3", False)):
-        b = lawful_table()
-        b.table = name
-        for row in b.rows:
-            row["table_id"] = name
-        seq = b.play(2, 3, 4, settlements=[(s, "pass", "win", 10) for s in (2, 5, 7)])
-        if wrong:
-            b.rows[seq]["total"] = 6  # the call after the roll
-        b.write_csv(folder / f"{name}.csv")
+        one_roll_table(name, wrong_call=wrong).write_csv(folder / f"{name}.csv")
     return folder
 
 
