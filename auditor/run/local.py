@@ -59,8 +59,11 @@ def audit_paths(job: AuditJob, timings: dict[str, float] | None = None,
     progress = progress if progress is not None else NoProgress()
     files = list(job.files)
     progress.expect(files=len(files))
-    # (a small input is loaded at once by one process, by workers a batch each)
-    shares = stream.small_shares(files, job.jobs) if job.jobs > 1 else 0
+    # (a small input is loaded at once by one process; by workers a batch
+    # each where the plan reads no rows: else reading them to plan costs
+    # more than loading at once, decision 111)
+    shares = stream.small_shares(files, job.jobs) \
+        if job.jobs > 1 and stream.footers_only(files) else 0
     try:
         batches = stream.plan(files, progress, read=job.read, sites=job.sites, shares=shares)
     except LogFileError as exc:

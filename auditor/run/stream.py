@@ -222,6 +222,17 @@ def small_shares(files: list[Path], workers: int) -> int:
     return 2 * workers if len(files) > 1 and small(files) else 0
 
 
+def footers_only(files: list[Path]) -> bool:
+    """Whether the plan learns every file's tables from its Parquet footer
+    (plain Parquet files): a plan that reads no rows. Of CSV it reads the
+    `table_id` column, of JSON Lines and gzip'd files every row."""
+    return all(_footer_scanned(f) for f in files)
+
+
+def _footer_scanned(path: Path) -> bool:
+    return format_from_name(path) == "parquet" and not path.name.lower().endswith(".gz")
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -284,7 +295,7 @@ def pack(comps: list[list[int]], rows: list[int], budget: int) -> list[Batch]:
 def scan(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     """What the plan first learns of `path`: a Parquet file's footer where
     it tells enough (`survey`), else the tables it names (`read_tables`)."""
-    if format_from_name(path) == "parquet" and not path.name.lower().endswith(".gz"):
+    if _footer_scanned(path):
         try:
             found = survey(path)
         except Exception:  # noqa: BLE001 - anything odd: read as the loader does
