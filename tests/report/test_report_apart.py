@@ -5,8 +5,10 @@ findings, or under `--jobs 1`, the formats are written in turn."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -164,3 +166,34 @@ def test_held_renames_of_a_failed_block_and_discarded_ones_leave_nothing(tmp_pat
         atomic.write_text(tmp_path / "b.txt", "new")
     atomic.discard_renames(pending)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("signum,code,word", [(signal.SIGTERM, 143, "terminated"),
+                                              (signal.SIGINT, 130, "interrupted")])
+def test_a_signal_while_the_writers_write_leaves_the_earlier_report(night, tmp_path,
+                                                                   monkeypatch, used, signum,
+                                                                   code, word):
+    """The run is interrupted (its main process signalled) while a writer
+    is at work: the run ends as interrupted, the writers are stopped, and
+    the earlier report folder is as it was, no temporary file left."""
+    out = tmp_path / "out"
+    assert _check(night, out, 2).exit_code == 1
+    before = {p.name: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+    def interrupted(result, meta, out, **options):
+        with atomic.atomic_path(Path(out) / "findings.sarif") as tmp:
+            Path(tmp).write_text("half")
+            os.kill(os.getppid(), signum)  # (the audit's main process: this test's)
+            time.sleep(30)  # until the main process stops this writer
+
+    monkeypatch.setattr(sarif, "write", interrupted)
+    started = time.monotonic()
+    result = _check(night, out, 2)
+    assert result.exit_code == code, result.output
+    assert len(used) == 2  # (the earlier run's writers, and this one's)
+    assert word in result.output and "Traceback" not in result.output
+    assert time.monotonic() - started < 20  # the writer was stopped, not waited for
+    after = {p.name: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["night", "out"]
+    assert not multiprocessing.active_children()
