@@ -50,10 +50,10 @@ HEAVIEST_FIRST = ("html", "sarif", "junit", "csv", "parquet", "json")
 
 #: What several formats derive from the same audit, and which formats do:
 #: worked out once in the main process before the writers fork (they
-#: inherit it) when two or more of those formats are written apart. Each
-#: writer working it out again cost a quarter more CPU, and no wall time is
-#: saved by it: the writer that needs it most (the HTML page) waits for it
-#: either way.
+#: inherit it) when two or more of those formats are written apart, rather
+#: than by each writer again (the records alone are 0.3 s at 53,000
+#: findings, and five formats read them). It costs the run no wall time:
+#: the writer that needs it most (the HTML page) would wait for it anyway.
 SHARED = (
     (lambda result: (finding_records(result.findings), finding_statuses(result.findings)),
      {"html", "json", "sarif", "junit", "csv"}),
