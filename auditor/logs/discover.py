@@ -27,6 +27,12 @@ def format_from_name(path: Path) -> str | None:
     return None
 
 
+def plain_parquet(path: Path) -> bool:
+    """Whether `path` is named as a Parquet file not gzip'd: one whose footer
+    can be read without reading its rows (to plan, or to cut it in pieces)."""
+    return format_from_name(path) == "parquet" and not path.name.lower().endswith(".gz")
+
+
 def discover(paths: list[str | Path]) -> list[Path]:
     """Every log file named or found (recursively) under the given paths, in a
     stable order so two runs read the same files in the same order. Anything

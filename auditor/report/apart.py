@@ -102,17 +102,13 @@ def write_apart(result, meta: dict, out: Path, formats, options: dict,
         pool.shutdown(wait=True)
     except BaseException:  # an interruption: no writer goes on, nothing is kept
         stop_pool(pool)
-        for outcome in outcomes.values():
-            if outcome[0] == "written":
-                discard_renames(outcome[2])
+        _discard_written(outcomes)
         raise
     finally:
         _JOB = None
     failed = [name for name in formats if outcomes[name][0] == "failed"]
     if failed:
-        for outcome in outcomes.values():
-            if outcome[0] == "written":
-                discard_renames(outcome[2])
+        _discard_written(outcomes)
         error = outcomes[failed[0]][1]
         if isinstance(error, BrokenExecutor):  # a writer was killed: say which went unwritten
             unwritten = [f for f in failed if isinstance(outcomes[f][1], BrokenExecutor)]
@@ -123,6 +119,13 @@ def write_apart(result, meta: dict, out: Path, formats, options: dict,
     for name in formats:  # in the order asked, as writing them in turn holds them
         adopt_renames(outcomes[name][2])
     return {name: outcomes[name][1] for name in formats}
+
+
+def _discard_written(outcomes: dict[str, tuple]) -> None:
+    """The files of the writers that finished, removed (the run keeps none)."""
+    for outcome in outcomes.values():
+        if outcome[0] == "written":
+            discard_renames(outcome[2])
 
 
 def _write_format(name: str) -> tuple[list[str], list]:

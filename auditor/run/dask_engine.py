@@ -34,7 +34,7 @@ import dataclasses
 import logging
 import threading
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -89,14 +89,17 @@ class _FileSummary:
     error: tuple[str, str, int | None] | None = None
     loaded: InputFile | None = None
     quarantine: pd.DataFrame | None = None
-    tables: tuple[str, ...] = ()
+    #: Per table (in the order its rows first appear), its events in this file.
+    table_rows: dict[str, int] = field(default_factory=dict)
     #: Per table, the UTC days its sessions open on in this file.
     opening_days: dict[str, set[str]] | None = None
     #: Per table, the (min seq, max seq) of its events in this file: two
     #: files holding one table id in overlapping ranges are refused.
     seq_ranges: dict[str, tuple[int, int]] | None = None
-    #: Per table, its events in this file.
-    table_rows: dict[str, int] | None = None
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        return tuple(self.table_rows)
 
 
 def audit_dask(job: AuditJob, timings: dict[str, float] | None = None,
@@ -327,13 +330,13 @@ def cut_by_day(summaries: list[_FileSummary], workers: int) -> set[str]:
     8 tables in one CSV file cut by day took 2.5× the CPU of `--jobs 2`
     (decision 110)."""
     lived = long_lived(summaries)
-    if len({t for s in summaries for t in s.tables}) < workers:
-        return lived
-    rows: dict[str, int] = {}
+    rows: dict[str, int] = {}  # every table's events, over the files
     for s in summaries:
-        for table, n in (s.table_rows or {}).items():
+        for table, n in s.table_rows.items():
             rows[table] = rows.get(table, 0) + n
-    return {t for t in lived if rows.get(t, 0) > DAY_CUT_ROWS}
+    if len(rows) < workers:
+        return lived
+    return {t for t in lived if rows[t] > DAY_CUT_ROWS}
 
 
 def _audit_tables(distributed, client, workers: int, read: list,
@@ -577,9 +580,8 @@ def _summary(read) -> _FileSummary:
     events, quarantine, loaded = read
     counted = pc.value_counts(events.column("table_id")).to_pylist() if events.num_rows else []
     rows = {c["values"]: c["counts"] for c in counted if c["values"] is not None}
-    return _FileSummary(loaded=loaded, quarantine=quarantine, tables=tuple(rows),
-                        opening_days=_opening_days(events), seq_ranges=_seq_ranges(events),
-                        table_rows=rows)
+    return _FileSummary(loaded=loaded, quarantine=quarantine, table_rows=rows,
+                        opening_days=_opening_days(events), seq_ranges=_seq_ranges(events))
 
 
 def _seq_ranges(events: pa.Table) -> dict[str, tuple[int, int]]:

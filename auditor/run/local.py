@@ -60,10 +60,8 @@ def audit_paths(job: AuditJob, timings: dict[str, float] | None = None,
     files = list(job.files)
     progress.expect(files=len(files))
     # (a small input is loaded at once by one process; by workers a batch
-    # each where the plan reads no rows: else reading them to plan costs
-    # more than loading at once, decision 111)
-    shares = stream.small_shares(files, job.jobs) \
-        if job.jobs > 1 and stream.footers_only(files) else 0
+    # each where the plan reads no rows: decision 111)
+    shares = stream.small_shares(files, job.jobs, read_rows=False) if job.jobs > 1 else 0
     try:
         batches = stream.plan(files, progress, read=job.read, sites=job.sites, shares=shares)
     except LogFileError as exc:

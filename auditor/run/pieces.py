@@ -44,7 +44,7 @@ import pyarrow.parquet as pq
 
 from auditor.errors import LogFileError
 from auditor.findings import sort_findings
-from auditor.logs.discover import format_from_name
+from auditor.logs.discover import plain_parquet
 from auditor.logs.load import LoadedLogs, joined_input, load_file, logs_of
 from auditor.logs.parquet_format import PieceOverShare, row_group_starts
 from auditor.run import stream
@@ -138,7 +138,7 @@ def pieces(path: Path, file: int, jobs: int, least: int | None = None) -> list[P
     the group's rows before it (two pieces of one group decode it 1.5
     times). None when it is not split (not plain Parquet,
     small, or row groups whose statistics say one table holds every row)."""
-    if format_from_name(path) != "parquet" or path.name.lower().endswith(".gz"):
+    if not plain_parquet(path):
         return None
     try:
         meta = pq.read_metadata(path)

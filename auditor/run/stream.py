@@ -49,7 +49,7 @@ from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.errors import ControlSignal, LogFileError
 from auditor.findings import SortedFindings, merge_sorted
 from auditor.logs.csv_format import is_utf8
-from auditor.logs.discover import format_from_name
+from auditor.logs.discover import format_from_name, plain_parquet
 from auditor.logs.identity import check_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs
 from auditor.logs.memory import release_memory
@@ -214,23 +214,17 @@ def small(files: list[Path]) -> bool:
     return sum(_size(f) for f in files) <= STREAM_MIN_BYTES
 
 
-def small_shares(files: list[Path], workers: int) -> int:
+def small_shares(files: list[Path], workers: int, read_rows: bool = True) -> int:
     """The `shares` of `plan` for `workers` workers of an engine that does
     not load a small input at once (decision 111): twice the workers (so
     that they end close together) for several files of a `small` input;
-    0 otherwise (the plan by size)."""
+    0 otherwise (the plan by size). `read_rows` False: 0 too unless every
+    file is plain Parquet, whose footer tells the plan its tables (of CSV
+    the plan reads the `table_id` column, of JSON Lines and gzip'd files
+    every row: for `--jobs`, more than loading the input at once costs)."""
+    if not read_rows and not all(plain_parquet(f) for f in files):
+        return 0
     return 2 * workers if len(files) > 1 and small(files) else 0
-
-
-def footers_only(files: list[Path]) -> bool:
-    """Whether the plan learns every file's tables from its Parquet footer
-    (plain Parquet files): a plan that reads no rows. Of CSV it reads the
-    `table_id` column, of JSON Lines and gzip'd files every row."""
-    return all(_footer_scanned(f) for f in files)
-
-
-def _footer_scanned(path: Path) -> bool:
-    return format_from_name(path) == "parquet" and not path.name.lower().endswith(".gz")
 
 
 def _size(path: Path) -> int:
@@ -295,7 +289,7 @@ def pack(comps: list[list[int]], rows: list[int], budget: int) -> list[Batch]:
 def scan(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     """What the plan first learns of `path`: a Parquet file's footer where
     it tells enough (`survey`), else the tables it names (`read_tables`)."""
-    if _footer_scanned(path):
+    if plain_parquet(path):
         try:
             found = survey(path)
         except Exception:  # noqa: BLE001 - anything odd: read as the loader does
@@ -309,12 +303,11 @@ def read_tables(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     """The tables `path` names, cheaply where the format allows. A file the
     quick scan cannot read is read as the loader reads it (which raises
     LogFileError for a file that cannot be a log)."""
-    fmt = format_from_name(path)
-    plain = not path.name.lower().endswith(".gz")
     try:
-        if fmt == "parquet" and plain:
+        if plain_parquet(path):
             return _scan_parquet(path)
-        if fmt == "csv" and plain and read.encoding is None:
+        if format_from_name(path) == "csv" and not path.name.lower().endswith(".gz") \
+                and read.encoding is None:
             return _scan_csv(path)
     except Exception:  # noqa: BLE001, S110 - anything odd: read it as the loader does
         pass

@@ -358,12 +358,10 @@ def test_tables_are_cut_by_day_to_share_the_work_or_bound_the_memory(monkeypatch
     monkeypatch.setattr(dask_engine, "DAY_CUT_ROWS", 8)
     two_days, one_day = {"2026-01-01", "2026-01-02"}, {"2026-01-01"}
     summaries = [
-        dask_engine._FileSummary(tables=("T1", "T2"), opening_days={"T1": two_days,
-                                                                    "T2": one_day},
-                                 table_rows={"T1": 5, "T2": 50}),
-        dask_engine._FileSummary(tables=("T1", "T3"), opening_days={"T1": one_day,
-                                                                    "T3": two_days},
-                                 table_rows={"T1": 4, "T3": 8}),
+        dask_engine._FileSummary(table_rows={"T1": 5, "T2": 50},
+                                 opening_days={"T1": two_days, "T2": one_day}),
+        dask_engine._FileSummary(table_rows={"T1": 4, "T3": 8},
+                                 opening_days={"T1": one_day, "T3": two_days}),
     ]
     assert dask_engine.cut_by_day(summaries, 4) == {"T1", "T3"}  # 3 tables, 4 workers
     assert dask_engine.cut_by_day(summaries, 3) == {"T1"}  # 9 events over two files

@@ -367,3 +367,19 @@ def test_a_batch_s_events_are_freed_when_it_ends_without_a_collection(tmp_path, 
         assert all(logs() is None and events() is None for logs, events in loaded)
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(("names", "read_rows", "shares"), [
+    (["a.parquet", "b.parquet"], False, 4),  # footers tell the plan: batches for workers
+    (["a.parquet", "b.parquet.gz"], False, 0),  # a gzip'd file is read whole to plan
+    (["a.parquet", "b.csv"], False, 0),  # a CSV file's table_id column is read
+    (["a.jsonl", "b.csv"], True, 4),  # (dask: batches whatever the plan reads)
+    (["a.parquet"], False, 0),  # one file: pieces, not a plan
+])
+def test_small_shares_for_workers_need_footers_alone_when_rows_may_not_be_read(
+        tmp_path, names, read_rows, shares):
+    files = []
+    for name in names:
+        (tmp_path / name).write_bytes(b"x" * 100)  # (small: the names decide)
+        files.append(tmp_path / name)
+    assert stream.small_shares(files, 2, read_rows=read_rows) == shares
