@@ -116,26 +116,39 @@ def rollups(findings: pd.DataFrame, exposure) -> pd.DataFrame:
 
 
 def finding_days(findings, sessions, f_sites, with_sites) -> pd.Series:
-    """Each finding's gaming day: its table session's (None without a seq)."""
-    out = pd.Series([None] * len(findings), index=findings.index, dtype=object)
+    """Each finding's gaming day: its table session's (None without a seq):
+    the last of its table's sessions (in their order) whose first seq is
+    at or before the finding's. Numpy a table at a time, not a pandas
+    assignment: a state's hundreds of tables are hundreds of loop turns."""
+    out = np.full(len(findings), None, dtype=object)
     if not len(sessions):
-        return out
+        return pd.Series(out, index=findings.index, dtype=object)
     keys = findings["table_id"].astype(object)
     if with_sites:
         keys = pd.Series([t if s is None or t is None else f"{s}{SITE_SEPARATOR}{t}"
                           for s, t in zip(f_sites, keys)], index=findings.index, dtype=object)
+    # each session's table as a number (-1: none), the sessions of a table
+    # side by side in their order
+    s_code, tables = pd.factorize(sessions["table"], use_na_sentinel=True)
+    firsts = sessions["first_seq"].to_numpy(dtype=np.int64)
+    days = sessions["day"].to_numpy(dtype=object)
+    by_table = np.argsort(s_code, kind="stable")
+    bounds = np.searchsorted(s_code[by_table], np.arange(len(tables) + 1))
     seq = findings["seq"]
-    by_table = {t: (g["first_seq"].to_numpy(dtype=np.int64), g["day"].to_numpy(dtype=object))
-                for t, g in sessions.groupby("table", sort=False)}
-    frame = pd.DataFrame({"key": keys, "seq": seq})
-    for t, g in frame[seq.notna()].groupby("key", sort=False):
-        if t not in by_table:
-            continue
-        firsts, days = by_table[t]
-        at = np.searchsorted(firsts, g["seq"].to_numpy(dtype=np.int64), side="right") - 1
+    f_code = pd.Index(tables).get_indexer(keys) if len(tables) else \
+        np.full(len(findings), -1, dtype=np.intp)
+    asked = np.flatnonzero(seq.notna().to_numpy(dtype=bool) & (f_code >= 0))
+    if not len(asked):
+        return pd.Series(out, index=findings.index, dtype=object)
+    seqs = seq.to_numpy(dtype=np.int64, na_value=0)
+    asked = asked[np.argsort(f_code[asked], kind="stable")]
+    starts = np.flatnonzero(np.diff(f_code[asked], prepend=-1))
+    for rows in np.split(asked, starts[1:]):
+        mine = by_table[bounds[f_code[rows[0]]]:bounds[f_code[rows[0]] + 1]]
+        at = np.searchsorted(firsts[mine], seqs[rows], side="right") - 1
         ok = at >= 0
-        out.loc[g.index[ok]] = days[at[ok]]
-    return out
+        out[rows[ok]] = days[mine[at[ok]]]
+    return pd.Series(out, index=findings.index, dtype=object)
 
 
 def _rows(found: list[pd.DataFrame], rolls: pd.Series) -> pd.DataFrame:

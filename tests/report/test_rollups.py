@@ -236,3 +236,32 @@ def test_verify_reproves_the_rollups_and_refuses_an_edit(three_sites, tmp_path):
     frame.to_parquet(copy / "rollups.parquet")
     res = run_cli("verify", str(copy))
     assert res.exit_code != 0 and "rollups.parquet" in res.output
+
+
+def test_each_finding_is_dated_by_its_tables_session_at_or_before_its_seq():
+    """The day of the last session of the finding's table (sites kept apart)
+    that starts at or before its seq; none before a table's first session,
+    without a seq, or for a table no session names."""
+    from auditor.findings import SITE_SEPARATOR
+    from auditor.report.rollups import finding_days
+
+    sep = SITE_SEPARATOR
+    sessions = pd.DataFrame({
+        "table": [f"a{sep}T1", f"b{sep}T1", f"a{sep}T1", f"a{sep}T2", f"a{sep}T1"],
+        "first_seq": [1, 1, 50, 10, 90],
+        "day": ["2026-03-01", "2026-03-05", "2026-03-02", "2026-03-01", "2026-03-03"]})
+    findings = pd.DataFrame({
+        "table_id": ["T1", "T1", "T1", "T1", "T1", "T2", "T2", "T9", None],
+        "seq": pd.array([49, 50, 200, 7, None, 9, 10, 5, 3], dtype="Int64")},
+        index=range(10, 19))
+    sites = pd.Series(["a", "a", "a", "b", "a", "a", "a", "a", "a"], index=findings.index,
+                      dtype=object)
+    days = finding_days(findings, sessions, sites, True)
+    assert list(days.index) == list(findings.index)
+    assert days.tolist() == ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-05", None,
+                             None, "2026-03-01", None, None]
+    unsited = finding_days(findings, sessions.assign(table=["T1", "T3", "T1", "T2", "T1"]),
+                           pd.Series([None] * 9, index=findings.index, dtype=object), False)
+    assert unsited.tolist() == ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-01", None,
+                                None, "2026-03-01", None, None]
+    assert finding_days(findings, sessions.iloc[:0], sites, True).tolist() == [None] * 9
