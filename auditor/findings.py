@@ -252,8 +252,7 @@ def _sorted(parts: list[pd.DataFrame]) -> SortedFindings:
 
 
 def _merged(parts: list[SortedFindings]) -> pd.DataFrame:
-    loose = [p for s in parts for p in s.loose if len(p)]
-    head = _finalize(loose) if loose else _no_findings()
+    head = _finalize([p for s in parts for p in s.loose])
     tabled = [s.tabled for s in parts if len(s.tabled)]
     if len(tabled) > 1:
         frame = pd.concat(tabled, ignore_index=True)

@@ -343,8 +343,7 @@ def _plainly_clean(values: pa.Array) -> bool:
     two alike. Such a dictionary is what `_cleaned` and `_distinct` would
     give back as it is; looked at in Python, it spares a small file five
     Arrow calls a text column (a file of one table and night has ten)."""
-    if len(values) > PLAIN_DICTIONARY or values.null_count or \
-            not pa.types.is_string(values.type):
+    if len(values) > PLAIN_DICTIONARY or values.null_count:
         return False
     try:
         texts = values.to_pylist()

@@ -27,10 +27,16 @@ def format_from_name(path: Path) -> str | None:
     return None
 
 
+def plain_format(path: Path) -> str | None:
+    """The format a file name announces when it is not gzip'd (None for a
+    gzip'd file): one that can be read in part without inflating it whole."""
+    return None if path.name.lower().endswith(".gz") else format_from_name(path)
+
+
 def plain_parquet(path: Path) -> bool:
     """Whether `path` is named as a Parquet file not gzip'd: one whose footer
     can be read without reading its rows (to plan, or to cut it in pieces)."""
-    return format_from_name(path) == "parquet" and not path.name.lower().endswith(".gz")
+    return plain_format(path) == "parquet"
 
 
 def discover(paths: list[str | Path]) -> list[Path]:

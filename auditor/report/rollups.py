@@ -135,8 +135,7 @@ def finding_days(findings, sessions, f_sites, with_sites) -> pd.Series:
     by_table = np.argsort(s_code, kind="stable")
     bounds = np.searchsorted(s_code[by_table], np.arange(len(tables) + 1))
     seq = findings["seq"]
-    f_code = pd.Index(tables).get_indexer(keys) if len(tables) else \
-        np.full(len(findings), -1, dtype=np.intp)
+    f_code = pd.Index(tables).get_indexer(keys)  # (-1: a table no session names)
     asked = np.flatnonzero(seq.notna().to_numpy(dtype=bool) & (f_code >= 0))
     if not len(asked):
         return pd.Series(out, index=findings.index, dtype=object)

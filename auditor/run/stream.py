@@ -49,7 +49,7 @@ from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.errors import ControlSignal, LogFileError
 from auditor.findings import SortedFindings, merge_sorted
 from auditor.logs.csv_format import is_utf8
-from auditor.logs.discover import format_from_name, plain_parquet
+from auditor.logs.discover import plain_format, plain_parquet
 from auditor.logs.identity import check_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs
 from auditor.logs.memory import release_memory
@@ -306,8 +306,7 @@ def read_tables(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     try:
         if plain_parquet(path):
             return _scan_parquet(path)
-        if format_from_name(path) == "csv" and not path.name.lower().endswith(".gz") \
-                and read.encoding is None:
+        if plain_format(path) == "csv" and read.encoding is None:
             return _scan_csv(path)
     except Exception:  # noqa: BLE001, S110 - anything odd: read it as the loader does
         pass

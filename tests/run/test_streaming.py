@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from auditor.cli import main
 from auditor.errors import LogFileError
 from auditor.generate import INJECTABLE, generate, write_log
-from auditor.logs.discover import discover
+from auditor.logs.discover import discover, plain_format, plain_parquet
 from auditor.logs.load import load_logs
 from auditor.logs.raw import ReadOptions
 from auditor.report.dice_tally import Spilled
@@ -383,3 +383,16 @@ def test_small_shares_for_workers_need_footers_alone_when_rows_may_not_be_read(
         (tmp_path / name).write_bytes(b"x" * 100)  # (small: the names decide)
         files.append(tmp_path / name)
     assert stream.small_shares(files, 2, read_rows=read_rows) == shares
+
+
+@pytest.mark.parametrize(("name", "fmt", "parquet"), [
+    ("night.csv", "csv", False),
+    ("night.PARQUET", "parquet", True),
+    ("night.ndjson", "jsonl", False),
+    ("night.parquet.gz", None, False),  # gzip'd: inflated whole, never read in part
+    ("night.csv.gz", None, False),
+    ("notes.txt", None, False),
+])
+def test_a_plain_format_is_one_a_file_name_announces_not_gzip_d(name, fmt, parquet):
+    assert plain_format(Path(name)) == fmt
+    assert plain_parquet(Path(name)) is parquet
