@@ -674,6 +674,19 @@ def coerce(raw: RawLog, place: Placement | None = None,
                       assumed=notes.get("assumed", 0))
 
 
+def recorded_events(events: pa.Table) -> frozenset[str]:
+    """The event types of the spec that some row of typed `events` (or a
+    slice of them) names: what `coerce` says its rows record when none is
+    quarantined."""
+    held: set[str] = set()
+    for chunk in events.column("event").chunks:
+        if pa.types.is_dictionary(chunk.type) and not chunk.null_count:
+            counts = np.bincount(chunk.indices.to_numpy(), minlength=len(chunk.dictionary))
+            chunk = chunk.dictionary.take(pa.array(np.flatnonzero(counts)))
+        held.update(pc.unique(chunk).drop_null().to_pylist())
+    return frozenset(held) & frozenset(schema.EVENTS)
+
+
 def _recorded_events(event: TextColumn) -> frozenset[str]:
     """The event types of the spec that some row names."""
     if event.codes is None:

@@ -16,12 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from auditor.errors import LogFileError
 from auditor.logs import schema
-from auditor.logs.coerce import Placement, coerce
+from auditor.logs.coerce import Placement, coerce, recorded_events
 from auditor.logs.discover import discover_logs
 from auditor.logs.frame import order_events
 from auditor.logs.local_day import open_offsets
@@ -118,36 +119,83 @@ def load_logs(paths: list[str | Path],
               labels: dict[str, str] | None = None) -> LoadedLogs:
     """Discover, read and type every log under `paths` (LogFileError on a file
     that cannot be a log), as `options` say. `on_file`, when given, is called
-    with each file's InputFile as soon as that file is read and typed (before
-    the next is read): what a progress display needs. `sites`: each file's
-    site (by `str(file)`, `auditor.logs.site.path_sites`), when known.
-    `labels` maps a file path (as found) to the name it goes by in the
-    reports (`load_file`): how `auditor verify` reads logs that have moved
-    since the audit."""
+    with each file's InputFile as soon as that file is typed (small files are
+    typed a batch at a time: `_typed_together`): what a progress display
+    needs. `sites`: each file's site (by `str(file)`,
+    `auditor.logs.site.path_sites`), when known. `labels` maps a file path
+    (as found) to the name it goes by in the reports (`load_file`): how
+    `auditor verify` reads logs that have moved since the audit."""
     files = discover_logs(paths)
     use_lean_memory_pool()
-    tables, small, quarantines, inputs = [], [], [], []
-    for path in files:
-        label = (labels or {}).get(str(path))
-        events, quarantine, loaded = load_file(path, label, options=options,
-                                               site=(sites or {}).get(str(path)))
-        if events.num_rows < JOIN_ROWS:
-            small.append(events)
-        else:
-            tables += _joined(small)
-            tables.append(events)
-        if len(small) == JOIN_FILES or sum(t.num_rows for t in small) >= JOIN_ROWS:
-            tables += _joined(small)
-        quarantines.append(quarantine)
-        inputs.append(loaded)
-        if on_file is not None:
-            on_file(loaded)
-    tables += _joined(small)
-    events = order_events(tables)  # empties `tables`: freed as the frame is built
-    release_memory()
-    quarantine = pd.concat(quarantines, ignore_index=True)
-    return LoadedLogs(events, quarantine, inputs, options)
+    gathered = _Gathered(on_file)
+    batch: list[RawLog] = []
+    batch_site: str | None = None
 
+    def type_batch() -> None:
+        together = _typed_together(batch, options, batch_site) if len(batch) > 1 else None
+        if together is not None:
+            gathered.add(*together)
+        else:
+            for raw in batch:
+                events, quarantine, loaded = _typed(raw, options, batch_site)
+                gathered.add(events, quarantine, [loaded])
+        batch.clear()
+
+    for path in files:
+        site = (sites or {}).get(str(path))
+        try:
+            raw = _read(path, (labels or {}).get(str(path)), options)
+        except LogFileError:
+            type_batch()  # (the files before it are judged first, as in turn)
+            raise
+        if batch and (site != batch_site or not _joinable(raw, batch[0])
+                      or len(batch) == JOIN_FILES
+                      or sum(r.table.num_rows for r in batch) + raw.table.num_rows > TOGETHER_ROWS):
+            type_batch()
+        if _joinable(raw, batch[0] if batch else None):
+            batch_site = site
+            batch.append(raw)
+        else:
+            events, quarantine, loaded = _typed(raw, options, site)
+            gathered.add(events, quarantine, [loaded])
+    type_batch()
+    return gathered.logs(options)
+
+
+class _Gathered:
+    """The files typed so far, as `load_logs` joins them: small files'
+    tables joined as they come (`_joined`), every quarantine and
+    provenance in file order."""
+
+    def __init__(self, on_file: Callable[[InputFile], object] | None):
+        self.on_file = on_file
+        self.tables: list[pa.Table] = []
+        self.small: list[pa.Table] = []
+        self.quarantines: list[pd.DataFrame] = []
+        self.inputs: list[InputFile] = []
+
+    def add(self, events: pa.Table, quarantine: pd.DataFrame, inputs: list[InputFile]) -> None:
+        """The events, quarantined rows and provenance of one file, or of a
+        batch of small files typed together."""
+        if events.num_rows < JOIN_ROWS:
+            self.small.append(events)
+        else:
+            self.tables += _joined(self.small)
+            self.tables.append(events)
+        if len(self.small) == JOIN_FILES or sum(t.num_rows for t in self.small) >= JOIN_ROWS:
+            self.tables += _joined(self.small)
+        self.quarantines.append(quarantine)
+        for loaded in inputs:
+            self.inputs.append(loaded)
+            if self.on_file is not None:
+                self.on_file(loaded)
+
+    def logs(self, options: ReadOptions) -> LoadedLogs:
+        self.tables += _joined(self.small)
+        events = order_events(self.tables)  # empties `tables`: freed as the frame is built
+        release_memory()
+        quarantine = pd.concat(self.quarantines, ignore_index=True)
+        return LoadedLogs(events, quarantine, self.inputs, options)
 
 
 def logs_of(events: pa.Table, quarantine: pd.DataFrame, loaded: InputFile,
@@ -159,8 +207,8 @@ def logs_of(events: pa.Table, quarantine: pd.DataFrame, loaded: InputFile,
     return LoadedLogs(frame, quarantine, [loaded], options)
 
 
-#: Small files' tables are joined into one as they are read, up to this
-#: many files or rows a join: a table kept per file costs some 32 KB of
+#: Small files' tables are joined into one as they are typed, up to this
+#: many tables (a file's, or a batch's typed together) or rows a join: a table kept per file costs some 32 KB of
 #: Arrow's own objects (its columns, buffers, dictionaries) however few rows
 #: it holds, so 20,000 files of 4 rows held 700 MB to type 80,000 events
 #: (issue 28). A file of more rows is kept as read (joining it would copy it).
@@ -180,7 +228,6 @@ def _joined(small: list[pa.Table]) -> list[pa.Table]:
     return joined
 
 
-@small_pages()
 def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAULT_READ,
               site: str | None = None, piece: tuple[int, int, bool] | None = None
               ) -> tuple[pa.Table, pd.DataFrame, InputFile]:
@@ -194,17 +241,31 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
     only rows [a, b) of a plain Parquet file, and whether to hash it
     (`auditor.run.pieces`, which judges the whole file's rows as one
     problem: not done here)."""
+    return _typed(_read(path, label, options, piece), options, site, piece)
+
+
+@small_pages()
+def _read(path: Path, label: str | None, options: ReadOptions,
+          piece: tuple[int, int, bool] | None = None) -> RawLog:
+    """`read_log`, the file named `label` in the reports when given."""
     use_lean_memory_pool()
     raw = read_log(path, options, piece)
     release_memory()
     if label is not None:
         raw.path = label
+    return raw
+
+
+@small_pages()
+def _typed(raw: RawLog, options: ReadOptions, site: str | None,
+           piece: tuple[int, int, bool] | None = None
+           ) -> tuple[pa.Table, pd.DataFrame, InputFile]:
+    """`load_file` of a file read."""
     # Typed a slice at a time: what a slice is checked with is dropped before
     # the next (its text columns come out dictionary-encoded).
     tables, quarantines, rows_read = [], [], 0
     recorded: set[str] = set()
     assumed = 0
-    columns = tuple(raw.table.column_names)
     place = Placement(raw.table.num_rows, raw.lines)
     for start, part in _slices(raw, SLICE_ROWS):
         place.start = start
@@ -226,17 +287,70 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
     if events.num_rows == 0 and piece is None:
         _one_problem(raw.path, quarantine, options)
     events, quarantine = with_site(events, quarantine, site)
-    empty = _empty_columns(events)
-    loaded = InputFile(raw.path, raw.sha256, raw.fmt, rows_read, events.num_rows,
-                       len(quarantine), columns,
-                       tuple(e for e in schema.EVENTS if e in recorded),
-                       options.encoding if raw.fmt != "parquet" else None,
-                       options.assume_offset if assumed else None, tuple(raw.notes), site,
-                       _filled_nowhere(empty, recorded),
-                       table_marks(events),
-                       open_offsets(raw.table, options.assume_offset),
-                       empty)
+    loaded = _input_file(raw, events, rows_read, len(quarantine), recorded,
+                         options, assumed, site)
     return events, quarantine, loaded
+
+
+def _input_file(raw: RawLog, events: pa.Table, rows_read: int, quarantined: int,
+                recorded: set[str] | frozenset[str], options: ReadOptions, assumed: int,
+                site: str | None) -> InputFile:
+    """The provenance of a file read (`raw`) from its typed `events`."""
+    empty = _empty_columns(events)
+    return InputFile(raw.path, raw.sha256, raw.fmt, rows_read, events.num_rows, quarantined,
+                     tuple(raw.table.column_names),
+                     tuple(e for e in schema.EVENTS if e in recorded),
+                     options.encoding if raw.fmt != "parquet" else None,
+                     options.assume_offset if assumed else None, tuple(raw.notes), site,
+                     _filled_nowhere(empty, recorded),
+                     table_marks(events),
+                     open_offsets(raw.table, options.assume_offset),
+                     empty)
+
+
+@small_pages()
+def _typed_together(raws: list[RawLog], options: ReadOptions, site: str | None
+                    ) -> tuple[pa.Table, pd.DataFrame, list[InputFile]] | None:
+    """Small files of one site and one schema, every row read whole
+    (`_joinable`), typed and checked as one table: a file of a table-night
+    costs Arrow's and numpy's fixed costs of some ninety calls once a batch,
+    not once a file. Their events (in file order, each row naming its own
+    file), their quarantine (empty) and each file's provenance, as `_typed`
+    gives them file by file;
+    None when some row is quarantined or some time was read at an assumed
+    offset (the files are then typed one by one, so that each file's
+    quarantine, and its test of every row set aside for one reason, stay
+    its own). The checks are each row's own, so a row is judged as it would
+    be in its file alone."""
+    table = pa.concat_tables([r.table.replace_schema_metadata(None) for r in raws])
+    lines = np.concatenate([r.lines for r in raws])
+    joined = RawLog(raws[0].path, raws[0].sha256, raws[0].fmt, table, lines, RawRejected())
+    coerced = coerce(joined, Placement(table.num_rows, lines), options.assume_offset)
+    del joined, table
+    if len(coerced.quarantine) or coerced.assumed:
+        return None
+    rows = np.array([r.table.num_rows for r in raws])
+    files = pa.DictionaryArray.from_arrays(
+        pa.array(np.repeat(np.arange(len(raws), dtype=np.int32), rows)),
+        pa.array([r.path for r in raws], pa.string()), safe=False)  # (in bounds as made)
+    events = coerced.events
+    events = events.set_column(events.column_names.index("source_file"), "source_file", files)
+    events, quarantine = with_site(events, coerced.quarantine, site)
+    inputs, start = [], 0
+    for raw, n in zip(raws, rows.tolist()):
+        part = events.slice(start, n)
+        inputs.append(_input_file(raw, part, n, 0, recorded_events(part), options, 0, site))
+        start += n
+    return events, quarantine, inputs
+
+
+def _joinable(raw: RawLog, first: RawLog | None) -> bool:
+    """Whether a file read can be typed with others (`_typed_together`):
+    small, every row split into cells the reader could read, and of the
+    same columns and types as the batch's `first` file."""
+    return (raw.table.num_rows < JOIN_ROWS and not raw.rejected.lines
+            and not raw.cell_problems
+            and (first is None or raw.table.schema.equals(first.table.schema)))
 
 
 def _empty_columns(events: pa.Table) -> tuple[str, ...]:
@@ -311,6 +425,9 @@ def _one_problem(path: str, quarantine: pd.DataFrame, options: ReadOptions) -> N
 
 #: Rows typed at a time (see `load_file`).
 SLICE_ROWS = 1 << 20
+
+#: Rows of small files typed together at most (`_typed_together`).
+TOGETHER_ROWS = 1 << 18
 
 
 def _slices(raw: RawLog, rows: int):

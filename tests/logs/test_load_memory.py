@@ -233,7 +233,9 @@ def test_small_files_are_joined_as_read_into_the_frame_one_by_one_gives(tmp_path
     monkeypatch.setattr(load_module, "JOIN_FILES", 10**9)
     monkeypatch.setattr(load_module, "JOIN_ROWS", 0)  # (every file kept as read)
     one_by_one = load_logs([folder])
-    assert seen == [3, 520]  # 256 + 256 + 8 files
+    # (joined every 256 tables, a table a file or a batch of files typed
+    # together: at most 256 + 256 + 8 files)
+    assert seen[0] <= 3 and seen[1] == 520
     pd.testing.assert_frame_equal(joined.events, one_by_one.events)
     pd.testing.assert_frame_equal(joined.quarantine, one_by_one.quarantine)
     assert joined.inputs == one_by_one.inputs

@@ -1,0 +1,126 @@
+"""Small files typed and checked together (`load._typed_together`): what
+`load_logs` gives for a batch must be what typing each file alone gives
+(the frame, the quarantine, every file's provenance and marks), and a file
+must never be judged by its neighbours' rows."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+from auditor.errors import LogFileError
+from auditor.logs import load
+from auditor.logs.load import load_logs
+from auditor.logs.site import SITE_SEPARATOR
+from tests.builder import lawful_table, one_roll_table
+
+
+def _night(name: str, wrong_call: bool = False):
+    return one_roll_table(name, wrong_call=wrong_call)
+
+
+def _write(builder, path):
+    csv_path = builder.write_csv(path.with_suffix(".csv"))
+    if path.suffix == ".parquet":
+        pq.write_table(pacsv.read_csv(csv_path), path)
+        csv_path.unlink()
+    return path
+
+
+def _one_by_one(monkeypatch, paths, **kwargs):
+    """`load_logs` with every file typed alone, as before batches."""
+    with monkeypatch.context() as m:
+        m.setattr(load, "_typed_together", lambda raws, options, site: None)
+        return load_logs(paths, **kwargs)
+
+
+def _coerce_calls(monkeypatch) -> list[int]:
+    """The row count of each `coerce` call made from now on."""
+    calls: list[int] = []
+    real = load.coerce
+
+    def counted(raw, *args, **kwargs):
+        calls.append(raw.table.num_rows)
+        return real(raw, *args, **kwargs)
+
+    monkeypatch.setattr(load, "coerce", counted)
+    return calls
+
+
+def _assert_same(batched, alone):
+    pd.testing.assert_frame_equal(batched.events, alone.events)
+    pd.testing.assert_frame_equal(batched.quarantine, alone.quarantine)
+    assert batched.inputs == alone.inputs
+    for b, a in zip(batched.inputs, alone.inputs):  # (not compared by ==)
+        assert b.marks == a.marks
+        assert b.empty_columns == a.empty_columns
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_small_files_are_typed_in_one_call_and_as_each_alone(tmp_path, monkeypatch, suffix):
+    paths = [_write(_night(f"T{k}", wrong_call=k == 2), tmp_path / f"night-{k}{suffix}")
+             for k in range(1, 5)]
+    alone = _one_by_one(monkeypatch, paths)
+    calls = _coerce_calls(monkeypatch)
+    batched = load_logs(paths)
+    assert calls == [sum(len(f.rows) for f in [_night(f"T{k}") for k in range(1, 5)])]
+    _assert_same(batched, alone)
+    assert [f.path for f in batched.inputs] == [str(p) for p in paths]
+    assert batched.events.groupby("source_file", observed=True)["table_id"].first() \
+        .astype(str).to_dict() == {str(p): f"T{k}" for k, p in enumerate(paths, 1)}
+
+
+def test_a_batch_with_a_row_set_aside_is_typed_file_by_file(tmp_path, monkeypatch):
+    """A quarantined row is its own file's: the batch is typed again a file
+    at a time, so the row names its file and line and each file's counts
+    are its own."""
+    builders = [_night(f"T{k}") for k in range(1, 4)]
+    builders[1].rows[3]["seat"] = "twelve"
+    paths = [_write(b, tmp_path / f"night-{k}.csv") for k, b in enumerate(builders, 1)]
+    alone = _one_by_one(monkeypatch, paths)
+    calls = _coerce_calls(monkeypatch)
+    batched = load_logs(paths)
+    rows = [len(b.rows) for b in builders]
+    assert calls == [sum(rows), *rows]
+    _assert_same(batched, alone)
+    assert batched.quarantine[["source_file", "source_line"]].values.tolist() == \
+        [[str(paths[1]), 5]]
+    assert [f.rows_quarantined for f in batched.inputs] == [0, 1, 0]
+
+
+def test_files_of_other_columns_or_sites_are_not_typed_with_the_batch(tmp_path, monkeypatch):
+    """A Parquet file among CSV ones (other types), and a file of another
+    site, each start a batch of their own."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    paths = [_write(_night("T1"), tmp_path / "a" / "n1.csv"),
+             _write(_night("T2"), tmp_path / "a" / "n2.parquet"),
+             _write(_night("T3"), tmp_path / "a" / "n3.csv"),
+             _write(_night("T1"), tmp_path / "b" / "n1.csv"),
+             _write(_night("T2"), tmp_path / "b" / "n2.csv")]
+    sites = {str(p): p.parent.name for p in paths}
+    alone = _one_by_one(monkeypatch, paths, sites=sites)
+    calls = _coerce_calls(monkeypatch)
+    batched = load_logs(paths, sites=sites)
+    n = len(_night("T1").rows)
+    assert calls == [n, n, n, 2 * n]  # (n1, n2 and n3 of a alone; b's two together)
+    _assert_same(batched, alone)
+    assert sorted(batched.events["table_id"].astype(str).unique()) == \
+        [f"{site}{SITE_SEPARATOR}{t}" for site, t in
+         [("a", "T1"), ("a", "T2"), ("a", "T3"), ("b", "T1"), ("b", "T2")]]
+
+
+def test_an_earlier_file_of_a_batch_is_judged_before_an_unreadable_one(tmp_path):
+    """Files read but not yet typed are typed before the error of the next
+    file is raised: a file whose every row is set aside for one reason is
+    named first, as when files were typed in turn."""
+    bad = lawful_table()
+    for row in bad.rows:
+        row["ts"] = "2026-03-01 20:00:00"  # no UTC offset on any row
+    first = bad.write_csv(tmp_path / "a.csv")
+    (tmp_path / "b.csv").write_text("not,a,log\n1,2,3\n")
+    with pytest.raises(LogFileError) as caught:
+        load_logs([first, tmp_path / "b.csv"])
+    assert str(first) in str(caught.value) and "ts has no UTC offset" in str(caught.value)
