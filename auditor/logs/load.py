@@ -208,10 +208,11 @@ def logs_of(events: pa.Table, quarantine: pd.DataFrame, loaded: InputFile,
 
 
 #: Small files' tables are joined into one as they are typed, up to this
-#: many tables (a file's, or a batch's typed together) or rows a join: a table kept per file costs some 32 KB of
-#: Arrow's own objects (its columns, buffers, dictionaries) however few rows
-#: it holds, so 20,000 files of 4 rows held 700 MB to type 80,000 events
-#: (issue 28). A file of more rows is kept as read (joining it would copy it).
+#: many tables (a file's, or a batch's typed together) or rows a join: a
+#: table kept per file costs some 32 KB of Arrow's own objects (its
+#: columns, buffers, dictionaries) however few rows it holds, so 20,000
+#: files of 4 rows held 700 MB to type 80,000 events (issue 28). A file of
+#: more rows is kept as read (joining it would copy it).
 JOIN_FILES = 256
 JOIN_ROWS = 1 << 16
 
@@ -316,12 +317,11 @@ def _typed_together(raws: list[RawLog], options: ReadOptions, site: str | None
     costs Arrow's and numpy's fixed costs of some ninety calls once a batch,
     not once a file. Their events (in file order, each row naming its own
     file), their quarantine (empty) and each file's provenance, as `_typed`
-    gives them file by file;
-    None when some row is quarantined or some time was read at an assumed
-    offset (the files are then typed one by one, so that each file's
-    quarantine, and its test of every row set aside for one reason, stay
-    its own). The checks are each row's own, so a row is judged as it would
-    be in its file alone."""
+    gives them file by file; None when some row is quarantined or some time
+    was read at an assumed offset (the files are then typed one by one, so
+    that each file's quarantine, and its test of every row set aside for one
+    reason, stay its own). The checks are each row's own, so a row is judged
+    as it would be in its file alone."""
     table = pa.concat_tables([r.table.replace_schema_metadata(None) for r in raws])
     lines = np.concatenate([r.lines for r in raws])
     joined = RawLog(raws[0].path, raws[0].sha256, raws[0].fmt, table, lines, RawRejected())
