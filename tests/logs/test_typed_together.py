@@ -9,12 +9,12 @@ import pandas as pd
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+from builder import lawful_table, one_roll_table
 
 from auditor.errors import LogFileError
 from auditor.logs import load
 from auditor.logs.load import load_logs
 from auditor.logs.site import SITE_SEPARATOR
-from tests.builder import lawful_table, one_roll_table
 
 
 def _night(name: str, wrong_call: bool = False):
