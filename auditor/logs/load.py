@@ -25,11 +25,11 @@ from auditor.logs import schema
 from auditor.logs.coerce import Placement, coerce, recorded_events
 from auditor.logs.discover import discover_logs
 from auditor.logs.frame import order_events
-from auditor.logs.local_day import open_offsets
+from auditor.logs.local_day import offsets_by_file, open_offsets
 from auditor.logs.memory import release_memory, small_pages, use_lean_memory_pool
 from auditor.logs.raw import DEFAULT_READ, RawLog, RawRejected, ReadOptions
 from auditor.logs.read import read_log
-from auditor.logs.sessions import table_marks
+from auditor.logs.sessions import marks_by_file, table_marks
 from auditor.logs.site import with_site
 
 
@@ -295,8 +295,12 @@ def _typed(raw: RawLog, options: ReadOptions, site: str | None,
 
 def _input_file(raw: RawLog, events: pa.Table, rows_read: int, quarantined: int,
                 recorded: set[str] | frozenset[str], options: ReadOptions, assumed: int,
-                site: str | None) -> InputFile:
-    """The provenance of a file read (`raw`) from its typed `events`."""
+                site: str | None, found: tuple[dict, tuple] | None = None) -> InputFile:
+    """The provenance of a file read (`raw`) from its typed `events`;
+    `found`: its tables' marks and its opening offsets, when worked out
+    already (`_typed_together`)."""
+    marks, offsets = found or (table_marks(events),
+                               open_offsets(raw.table, options.assume_offset))
     empty = _empty_columns(events)
     return InputFile(raw.path, raw.sha256, raw.fmt, rows_read, events.num_rows, quarantined,
                      tuple(raw.table.column_names),
@@ -304,8 +308,7 @@ def _input_file(raw: RawLog, events: pa.Table, rows_read: int, quarantined: int,
                      options.encoding if raw.fmt != "parquet" else None,
                      options.assume_offset if assumed else None, tuple(raw.notes), site,
                      _filled_nowhere(empty, recorded),
-                     table_marks(events),
-                     open_offsets(raw.table, options.assume_offset),
+                     marks, offsets,
                      empty)
 
 
@@ -326,10 +329,12 @@ def _typed_together(raws: list[RawLog], options: ReadOptions, site: str | None
     lines = np.concatenate([r.lines for r in raws])
     joined = RawLog(raws[0].path, raws[0].sha256, raws[0].fmt, table, lines, RawRejected())
     coerced = coerce(joined, Placement(table.num_rows, lines), options.assume_offset)
-    del joined, table
+    del joined
     if len(coerced.quarantine) or coerced.assumed:
         return None
     rows = np.array([r.table.num_rows for r in raws])
+    offsets = offsets_by_file(table, rows.tolist(), options.assume_offset)
+    del table
     files = pa.DictionaryArray.from_arrays(
         pa.array(np.repeat(np.arange(len(raws), dtype=np.int32), rows)),
         pa.array([r.path for r in raws], pa.string()), safe=False)  # (in bounds as made)
@@ -337,9 +342,11 @@ def _typed_together(raws: list[RawLog], options: ReadOptions, site: str | None
     events = events.set_column(events.column_names.index("source_file"), "source_file", files)
     events, quarantine = with_site(events, coerced.quarantine, site)
     inputs, start = [], 0
-    for raw, n in zip(raws, rows.tolist()):
+    for raw, n, found in zip(raws, rows.tolist(),
+                             zip(marks_by_file(events, rows.tolist()), offsets)):
         part = events.slice(start, n)
-        inputs.append(_input_file(raw, part, n, 0, recorded_events(part), options, 0, site))
+        inputs.append(_input_file(raw, part, n, 0, recorded_events(part), options, 0, site,
+                                  found))
         start += n
     return events, quarantine, inputs
 

@@ -29,32 +29,40 @@ def open_offsets(table: pa.Table, assume_offset: str | None = None
     read: the offset its time was written in; a time without one, the
     offset it was read as (`--assume-offset`, else UTC); a Parquet time
     column, its zone's offset at that instant (none: UTC)."""
+    return offsets_by_file(table, [table.num_rows], assume_offset)[0]
+
+
+def offsets_by_file(table: pa.Table, rows: list[int], assume_offset: str | None = None
+                    ) -> list[tuple[tuple[str, int, int], ...]]:
+    """`open_offsets` of each file of small files typed together (`table`:
+    their raw rows joined; `rows`: each file's row count, in file order),
+    read in one pass."""
+    out: list[list[tuple[str, int, int]]] = [[] for _ in rows]
     names = table.column_names
-    if not all(c in names for c in ("table_id", "seq", "ts", "event")):
-        return ()
-    opens = _table_opens(table.column("event"))
-    if opens is None:
-        return ()
-    picked = table.select(["table_id", "seq", "ts"]).filter(pc.fill_null(opens, False))
-    if not picked.num_rows:
-        return ()
-    assumed = _minutes(assume_offset) if assume_offset else 0
-    ts_type = picked.schema.field("ts").type
-    out = []
-    for tid, seq, ts in zip(*(picked.column(c).to_pylist() for c in ("table_id", "seq", "ts"))):
-        try:
-            seq = int(str(seq).strip())
-        except ValueError:
-            continue
-        if tid is None or ts is None:
-            continue
-        if isinstance(ts, datetime):
-            minutes = _zone_minutes(ts, ts_type, assumed)
-        else:
-            found = _OFFSET.search(str(ts).strip())
-            minutes = assumed if found is None else _minutes(found.group(0))
-        out.append((str(tid).strip(), seq, minutes))
-    return tuple(out)
+    opens = _table_opens(table.column("event")) \
+        if all(c in names for c in ("table_id", "seq", "ts", "event")) else None
+    if opens is not None:
+        opens = pc.fill_null(opens, False)
+        picked = table.select(["table_id", "seq", "ts"]).filter(opens)
+        at = np.flatnonzero(opens.to_numpy()) if picked.num_rows else []
+        files = np.searchsorted(np.cumsum(rows), at, side="right").tolist()
+        assumed = _minutes(assume_offset) if assume_offset else 0
+        ts_type = picked.schema.field("ts").type
+        for file, tid, seq, ts in zip(files, *(picked.column(c).to_pylist()
+                                               for c in ("table_id", "seq", "ts"))):
+            try:
+                seq = int(str(seq).strip())
+            except ValueError:
+                continue
+            if tid is None or ts is None:
+                continue
+            if isinstance(ts, datetime):
+                minutes = _zone_minutes(ts, ts_type, assumed)
+            else:
+                found = _OFFSET.search(str(ts).strip())
+                minutes = assumed if found is None else _minutes(found.group(0))
+            out[file].append((str(tid).strip(), seq, minutes))
+    return [tuple(o) for o in out]
 
 
 def _table_opens(event: pa.ChunkedArray) -> pa.ChunkedArray | None:

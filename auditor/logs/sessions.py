@@ -45,6 +45,21 @@ def table_marks(events: pa.Table) -> dict[str, TableMarks]:
     return found.marks()
 
 
+def marks_by_file(events: pa.Table, rows: list[int]) -> list[dict[str, TableMarks]]:
+    """`table_marks` of each file of small files typed together (`rows`:
+    each file's row count, in file order), found in one pass over them all
+    (a file of a few rows paid the whole pass alone): a table is keyed with
+    its file, so one table id in two files (one table on two nights) is two
+    tables, as in two calls."""
+    found = _Found(np.repeat(np.arange(len(rows)), rows))
+    for start in range(0, events.num_rows, MARK_SLICE_ROWS):
+        found.add(events.slice(start, MARK_SLICE_ROWS), start)
+    out: list[dict[str, TableMarks]] = [{} for _ in rows]
+    for (file, name), marks in found.marks().items():
+        out[file][name] = marks
+    return out
+
+
 #: Rows of a file worked on at a time by `table_marks`.
 MARK_SLICE_ROWS = 1 << 20
 
@@ -52,9 +67,12 @@ MARK_SLICE_ROWS = 1 << 20
 class _Found:
     """What `table_marks` has found so far, keyed by table id: the least
     seq (with the file row first holding it) and the greatest, with their
-    rows' events; the markers' first and last seqs; each seat's first join."""
+    rows' events; the markers' first and last seqs; each seat's first join.
+    `file_of`: each row's file, where several files are worked together
+    (`marks_by_file`): a table is then keyed (file, table id)."""
 
-    def __init__(self):
+    def __init__(self, file_of: np.ndarray | None = None):
+        self.file_of = file_of
         # name -> [least seq, the file row first holding it, its event,
         #          greatest seq, the event of the last row holding it]
         self.ends: dict[str, list] = {}
@@ -65,6 +83,8 @@ class _Found:
 
     def add(self, part: pa.Table, offset: int) -> None:
         t, tables = _coded(part.column("table_id"))
+        if self.file_of is not None:
+            t, tables = _with_file(t, tables, self.file_of[offset:offset + len(t)])
         e, names = _coded(part.column("event"))
         seq_col = part.column("seq")
         seq = (pc.fill_null(seq_col, -1) if seq_col.null_count else seq_col)
@@ -188,6 +208,19 @@ def _numpy(col) -> np.ndarray:
     if isinstance(col, pa.ChunkedArray):
         col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     return col.to_numpy(zero_copy_only=False)
+
+
+def _with_file(t: np.ndarray, tables: list, file_of: np.ndarray) -> tuple[np.ndarray, list]:
+    """Table codes (-1: none) and ids made (file, table id) codes and keys,
+    for the pairs held only (a dense look-up: few files and tables a batch,
+    no sort)."""
+    width = max(len(tables), 1)
+    held = t >= 0
+    pair = np.where(held, file_of * width + t, 0)
+    present = np.zeros(int(file_of[-1] + 1) * width if len(t) else 0, dtype=bool)
+    present[pair[held]] = True
+    coded = np.where(held, (np.cumsum(present) - 1)[pair], -1)
+    return coded, [(p // width, tables[p % width]) for p in np.flatnonzero(present).tolist()]
 
 
 def _coded(col) -> tuple[np.ndarray, list]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from auditor.logs.local_day import open_offsets
+from auditor.logs.local_day import offsets_by_file, open_offsets
 
 ROWS = {
     "table_id": ["T1", "T1", "T2", "T2", "T1", "T3"],
@@ -37,3 +37,15 @@ def test_an_event_column_that_is_not_text_has_no_opens():
     assert open_offsets(table) == ()
     coded = pa.table({**ROWS, "event": pa.array([1, 2, 3, 4, 5, 6]).dictionary_encode()})
     assert open_offsets(coded) == ()
+
+
+def test_files_read_together_have_each_file_s_own_opens():
+    """`offsets_by_file` over files joined (small files typed together):
+    each file's opens, as `open_offsets` of the file alone gives them; a
+    file without one has none."""
+    files = [pa.table(ROWS).slice(a, b - a) for a, b in ((0, 2), (2, 4), (4, 4), (4, 6))]
+    joined = pa.concat_tables(files)
+    assert offsets_by_file(joined, [f.num_rows for f in files]) == \
+        [open_offsets(f) for f in files] == \
+        [(("T1", 1, 13 * 60),), (("T2", 1, 0),), (), (("T1", 3, -(5 * 60 + 30)),)]
+    assert offsets_by_file(pa.table({"event": ["table_open"]}), [1]) == [()]

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from auditor.logs import sessions
-from auditor.logs.sessions import DICE_MOVES, LAST_ONLY, MARKERS, table_marks
+from auditor.logs.sessions import DICE_MOVES, LAST_ONLY, MARKERS, marks_by_file, table_marks
 
 EVENTS = ["roll", "table_open", "table_close", "player_join", "dice_received",
           "dice_accepted", "settlement_complete", "bet", "dice_removed", None]
@@ -103,6 +103,33 @@ def test_marks_are_those_read_row_by_row_whatever_the_slices(monkeypatch, seed):
         rows, table = random_file(rng)
         monkeypatch.setattr(sessions, "MARK_SLICE_ROWS", rng.choice([1, 2, 3, 7, 1 << 20]))
         assert found(table) == reference(rows)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_files_worked_together_have_each_file_s_own_marks(monkeypatch, seed):
+    """`marks_by_file` over small files typed together: what the reference
+    reads in each file alone, the same table ids in several files kept
+    apart, whatever the slices."""
+    rng = random.Random(100 + seed)
+    for _ in range(20):
+        files = [random_file(rng) for _ in range(rng.randint(1, 5))]
+        encoded = rng.random() < .5  # (text as each file's dictionary, or plain)
+        joined = pa.concat_tables([_texts(table, encoded) for _, table in files])
+        monkeypatch.setattr(sessions, "MARK_SLICE_ROWS", rng.choice([1, 3, 7, 1 << 20]))
+        by_file = marks_by_file(joined, [table.num_rows for _, table in files])
+        assert [[(k, m.first, m.last, m.markers) for k, m in marks.items()]
+                for marks in by_file] == [reference(rows) for rows, _ in files]
+
+
+def _texts(table: pa.Table, encoded: bool) -> pa.Table:
+    """`table` with every text column plain, or dictionary-encoded."""
+    columns = []
+    for col in table.columns:
+        if pa.types.is_dictionary(col.type) or pa.types.is_string(col.type):
+            col = col.cast(pa.string())
+            col = col.dictionary_encode() if encoded else col
+        columns.append(col)
+    return pa.table(columns, names=table.column_names)
 
 
 def test_a_table_opened_and_closed_in_the_file_and_one_cut_at_both_ends():
