@@ -318,37 +318,60 @@ def _typed_together(raws: list[RawLog], options: ReadOptions, site: str | None
     """Small files of one site and one schema, every row read whole
     (`_joinable`), typed and checked as one table: a file of a table-night
     costs Arrow's and numpy's fixed costs of some ninety calls once a batch,
-    not once a file. Their events (in file order, each row naming its own
-    file), their quarantine (empty) and each file's provenance, as `_typed`
-    gives them file by file; None when some row is quarantined or some time
-    was read at an assumed offset (the files are then typed one by one, so
-    that each file's quarantine, and its test of every row set aside for one
-    reason, stay its own). The checks are each row's own, so a row is judged
-    as it would be in its file alone."""
+    not once a file. Their events (in file order), their quarantined rows
+    and each file's provenance, as `_typed` gives them file by file: every
+    check is a row's own, so a row is judged as in its file alone, and each
+    row is given back its file and line (typed under its row number in the
+    batch). None where some time was read at an assumed offset (the files
+    are then typed one by one: which file assumed is each file's own)."""
     table = pa.concat_tables([r.table.replace_schema_metadata(None) for r in raws])
-    lines = np.concatenate([r.lines for r in raws])
-    joined = RawLog(raws[0].path, raws[0].sha256, raws[0].fmt, table, lines, RawRejected())
-    coerced = coerce(joined, Placement(table.num_rows, lines), options.assume_offset)
+    number = np.arange(1, table.num_rows + 1, dtype=np.int64)  # (a row's number in the batch)
+    joined = RawLog(raws[0].path, raws[0].sha256, raws[0].fmt, table, number, RawRejected())
+    coerced = coerce(joined, Placement(table.num_rows, number), options.assume_offset)
     del joined
-    if len(coerced.quarantine) or coerced.assumed:
+    if coerced.assumed:
         return None
-    rows = np.array([r.table.num_rows for r in raws])
-    offsets = offsets_by_file(table, rows.tolist(), options.assume_offset)
+    rows = [r.table.num_rows for r in raws]
+    offsets = offsets_by_file(table, rows, options.assume_offset)
     del table
-    files = pa.DictionaryArray.from_arrays(
-        pa.array(np.repeat(np.arange(len(raws), dtype=np.int32), rows)),
-        pa.array([r.path for r in raws], pa.string()), safe=False)  # (in bounds as made)
-    events = coerced.events
-    events = events.set_column(events.column_names.index("source_file"), "source_file", files)
-    events, quarantine = with_site(events, coerced.quarantine, site)
-    inputs, start = [], 0
-    for raw, n, found in zip(raws, rows.tolist(),
-                             zip(marks_by_file(events, rows.tolist()), offsets)):
-        part = events.slice(start, n)
-        inputs.append(_input_file(raw, part, n, 0, recorded_events(part), options, 0, site,
-                                  found))
-        start += n
+    ends = np.cumsum(rows)
+    lines = np.concatenate([r.lines for r in raws])
+    paths = np.array([r.path for r in raws], dtype=object)
+    events, kept = _placed(coerced.events, ends, lines, paths)
+    quarantine = coerced.quarantine
+    set_aside = np.searchsorted(ends, quarantine["source_line"].to_numpy() - 1, side="right")
+    if len(quarantine):
+        quarantine = quarantine.assign(
+            source_file=pd.Series(paths[set_aside], index=quarantine.index, dtype=object),
+            source_line=lines[quarantine["source_line"].to_numpy() - 1])
+    bounds = np.searchsorted(kept, np.arange(len(raws) + 1))  # (each file's kept rows)
+    for k, raw in enumerate(raws):
+        if bounds[k + 1] == bounds[k]:  # (every row of this file set aside)
+            _one_problem(raw.path, quarantine[set_aside == k], options)
+    events, quarantine = with_site(events, quarantine, site)
+    found = zip(marks_by_file(events, np.diff(bounds).tolist()), offsets)
+    inputs = []
+    for k, (raw, n, marks) in enumerate(zip(raws, rows, found)):
+        part = events.slice(bounds[k], bounds[k + 1] - bounds[k])
+        named = set(quarantine["event"][set_aside == k].dropna()) if len(quarantine) else set()
+        inputs.append(_input_file(raw, part, n, int(np.count_nonzero(set_aside == k)),
+                                  recorded_events(part) | named, options, 0, site, marks))
     return events, quarantine, inputs
+
+
+def _placed(events: pa.Table, ends: np.ndarray, lines: np.ndarray, paths: np.ndarray
+            ) -> tuple[pa.Table, np.ndarray]:
+    """Events typed under their row numbers in a batch of files (`ends`:
+    where each file's rows end) given back their files and lines, and each
+    kept row's file."""
+    number = events.column("source_line").to_numpy() - 1
+    kept = np.searchsorted(ends, number, side="right")
+    files = pa.DictionaryArray.from_arrays(pa.array(kept.astype(np.int32)),
+                                           pa.array(list(paths), pa.string()), safe=False)
+    events = events.set_column(events.column_names.index("source_file"), "source_file", files)
+    events = events.set_column(events.column_names.index("source_line"), "source_line",
+                               pa.array(lines[number]))
+    return events, kept
 
 
 def _joinable(raw: RawLog, first: RawLog | None) -> bool:

@@ -72,22 +72,40 @@ def test_small_files_are_typed_in_one_call_and_as_each_alone(tmp_path, monkeypat
         .astype(str).to_dict() == {str(p): f"T{k}" for k, p in enumerate(paths, 1)}
 
 
-def test_a_batch_with_a_row_set_aside_is_typed_file_by_file(tmp_path, monkeypatch):
-    """A quarantined row is its own file's: the batch is typed again a file
-    at a time, so the row names its file and line and each file's counts
-    are its own."""
-    builders = [_night(f"T{k}") for k in range(1, 4)]
-    builders[1].rows[3]["seat"] = "twelve"
-    paths = [_write(b, tmp_path / f"night-{k}.csv") for k, b in enumerate(builders, 1)]
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_row_set_aside_in_a_batch_is_its_own_file_s(tmp_path, monkeypatch, suffix):
+    """A quarantined row names its own file and line, each file's counts
+    and recorded events (a quarantined row's event too) are its own: as
+    typed alone."""
+    builders = [_night(f"T{k}") for k in range(1, 5)]
+    builders[1].rows[3]["seat"] = 99  # (of a type a Parquet file keeps: one schema)
+    builders[3].rows[0]["actor_role"] = "croupier"  # (its table_open: no other row's)
+    builders[3].rows[5]["die1"] = 7
+    paths = [_write(b, tmp_path / f"night-{k}{suffix}") for k, b in enumerate(builders, 1)]
     alone = _one_by_one(monkeypatch, paths)
     calls = _coerce_calls(monkeypatch)
     batched = load_logs(paths)
-    rows = [len(b.rows) for b in builders]
-    assert calls == [sum(rows), *rows]
+    assert calls == [sum(len(b.rows) for b in builders)]
     _assert_same(batched, alone)
+    line = 5 if suffix == ".csv" else 4  # (a CSV's header is line 1; Parquet: row numbers)
     assert batched.quarantine[["source_file", "source_line"]].values.tolist() == \
-        [[str(paths[1]), 5]]
-    assert [f.rows_quarantined for f in batched.inputs] == [0, 1, 0]
+        [[str(paths[1]), line], [str(paths[3]), line - 3], [str(paths[3]), line + 2]]
+    assert [f.rows_quarantined for f in batched.inputs] == [0, 1, 0, 2]
+    assert [f.rows_replayed for f in batched.inputs] == \
+        [len(b.rows) - q for b, q in zip(builders, [0, 1, 0, 2])]
+
+
+def test_a_file_of_a_batch_with_every_row_set_aside_for_one_reason_is_one_error(tmp_path):
+    """As typed alone: the first file (in order) whose every row is set
+    aside for one reason stops the load, named."""
+    builders = [_night(f"T{k}") for k in range(1, 4)]
+    for b in builders[1:]:
+        for row in b.rows:
+            row["seat"] = "x"
+    paths = [_write(b, tmp_path / f"night-{k}.csv") for k, b in enumerate(builders, 1)]
+    with pytest.raises(LogFileError) as caught:
+        load_logs(paths)
+    assert caught.value.path == str(paths[1]) and "every row" in str(caught.value)
 
 
 def test_files_of_other_columns_or_sites_are_not_typed_with_the_batch(tmp_path, monkeypatch):
