@@ -457,6 +457,12 @@ def _client(distributed, scheduler: str | None, jobs: int):
     # not in TMPDIR's shared dask-scratch-space: removed as the cluster
     # closes, or by a later audit if this one is killed (`auditor.run.scratch`).
     scratch_folder = scratch.make("dask")
+    # `silence_logs` quiets dask's own handlers only: its records still reach
+    # any other handler (a test runner's), written by the cluster's threads
+    # while the workers are forked, and a worker forked mid-write inherits
+    # that stream's lock held and hangs on its first record. Its loggers are
+    # quieted instead, for the cluster's life (the workers inherit it).
+    quieted = _Quieted(logging.getLogger("distributed"))
     try:
         settings = LOCAL_CONFIG | {"distributed.worker.multiprocessing-method":
                                    "fork" if forked else "spawn"}
@@ -470,10 +476,22 @@ def _client(distributed, scheduler: str | None, jobs: int):
                 # warning that 8787, dask's default, is taken)
                 scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
                 preload=["auditor.run.dask_setup"] if forked else [])
-        return _Closing(distributed.Client(cluster), cluster, scratch_folder)
+        return _Closing(distributed.Client(cluster), cluster, scratch_folder, quieted)
     except BaseException:
+        quieted.restore()
         scratch.remove(scratch_folder)
         raise
+
+
+class _Quieted:
+    """A logger set to CRITICAL until `restore` (its level as it was)."""
+
+    def __init__(self, logger: logging.Logger):
+        self.logger, self.level = logger, logger.level
+        logger.setLevel(logging.CRITICAL)
+
+    def restore(self) -> None:
+        self.logger.setLevel(self.level)
 
 
 #: The local cluster's settings that cost the audit time and tell it
@@ -491,8 +509,10 @@ class _Closing:
     (the program waits for it as it exits: not a daemon); on an error, at
     once."""
 
-    def __init__(self, client, cluster, folder: str | None = None):
+    def __init__(self, client, cluster, folder: str | None = None,
+                 quieted: _Quieted | None = None):
         self.client, self.cluster, self.folder = client, cluster, folder
+        self.quieted = quieted
 
     def __enter__(self):
         return self.client
@@ -510,6 +530,8 @@ class _Closing:
             self.cluster.close()
         finally:
             scratch.remove(self.folder)
+            if self.quieted is not None:
+                self.quieted.restore()
 
 
 # --- tasks (run on the workers) -------------------------------------------------

@@ -5,6 +5,7 @@ at once on an error."""
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import pytest
@@ -39,3 +40,29 @@ def test_on_an_error_the_cluster_closes_at_once():
         raise RuntimeError("the audit failed")
     assert closing.cluster.status.name == "closed"
     assert not _closing_threads()
+
+
+def test_dask_s_loggers_are_quiet_while_its_workers_are_forked_and_put_back_after():
+    """`silence_logs` quiets dask's own handlers only; a record reaching
+    another (a test runner's) is written by the cluster's threads while the
+    workers are forked, and a worker forked mid-write hangs on the stream's
+    lock it inherits. The loggers themselves are quiet for the cluster's
+    life, in the workers too, and as they were after."""
+    logger = logging.getLogger("distributed")
+    before = logger.level
+    seen: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = seen.append
+    logging.getLogger().addHandler(handler)
+    try:
+        closing = dask_engine._client(distributed, None, 2)
+        with closing as client:
+            assert logger.level == logging.CRITICAL
+            levels = client.run(lambda: logging.getLogger("distributed").getEffectiveLevel())
+            assert set(levels.values()) == {logging.CRITICAL}
+        for thread in _closing_threads():
+            thread.join(timeout=60)
+    finally:
+        logging.getLogger().removeHandler(handler)
+    assert logger.level == before
+    assert not [r for r in seen if r.name.startswith("distributed") and r.levelno < 50]
