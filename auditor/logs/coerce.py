@@ -678,21 +678,27 @@ def recorded_events(events: pa.Table) -> frozenset[str]:
     """The event types of the spec that some row of typed `events` (or a
     slice of them) names: what `coerce` says its rows record when none is
     quarantined."""
-    held: set[str] = set()
+    held: frozenset[str] = frozenset()
     for chunk in events.column("event").chunks:
-        if pa.types.is_dictionary(chunk.type) and not chunk.null_count:
-            counts = np.bincount(chunk.indices.to_numpy(), minlength=len(chunk.dictionary))
-            chunk = chunk.dictionary.take(pa.array(np.flatnonzero(counts)))
-        held.update(pc.unique(chunk).drop_null().to_pylist())
-    return frozenset(held) & frozenset(schema.EVENTS)
+        if pa.types.is_dictionary(chunk.type):
+            held |= _spec_events(chunk.dictionary, _codes(chunk.indices, len(chunk.dictionary)))
+        else:
+            held |= _spec_events(chunk, None)
+    return held
 
 
 def _recorded_events(event: TextColumn) -> frozenset[str]:
     """The event types of the spec that some row names."""
-    if event.codes is None:
-        held = pc.unique(event.values).drop_null().to_pylist()
+    return _spec_events(event.values, event.codes)
+
+
+def _spec_events(values: pa.Array, codes: np.ndarray | None) -> frozenset[str]:
+    """The spec's event types among `values` that some row's code names
+    (`codes`: each row's, len(values) for none; None: every value is a
+    row's)."""
+    if codes is None:
+        held = pc.unique(values).drop_null().to_pylist()
     else:
-        counts = np.bincount(event.codes, minlength=len(event.values) + 1)
-        held = event.values.take(pa.array(np.flatnonzero(counts[:len(event.values)]))) \
-            .to_pylist()
+        counts = np.bincount(codes, minlength=len(values) + 1)
+        held = values.take(pa.array(np.flatnonzero(counts[:len(values)]))).to_pylist()
     return frozenset(held) & frozenset(schema.EVENTS)

@@ -128,38 +128,61 @@ def load_logs(paths: list[str | Path],
     files = discover_logs(paths)
     use_lean_memory_pool()
     gathered = _Gathered(on_file)
-    batch: list[RawLog] = []
-    batch_site: str | None = None
-
-    def type_batch() -> None:
-        together = _typed_together(batch, options, batch_site) if len(batch) > 1 else None
-        if together is not None:
-            gathered.add(*together)
-        else:
-            for raw in batch:
-                events, quarantine, loaded = _typed(raw, options, batch_site)
-                gathered.add(events, quarantine, [loaded])
-        batch.clear()
-
+    batch = _Batch()
     for path in files:
         site = (sites or {}).get(str(path))
         try:
             raw = _read(path, (labels or {}).get(str(path)), options)
         except LogFileError:
-            type_batch()  # (the files before it are judged first, as in turn)
+            batch.type_into(gathered, options)  # (the files before it are judged first)
             raise
-        if batch and (site != batch_site or not _joinable(raw, batch[0])
-                      or len(batch) == JOIN_FILES
-                      or sum(r.table.num_rows for r in batch) + raw.table.num_rows > TOGETHER_ROWS):
-            type_batch()
-        if _joinable(raw, batch[0] if batch else None):
-            batch_site = site
-            batch.append(raw)
+        joinable = _joinable(raw)
+        if not batch.takes(raw, site, joinable):
+            batch.type_into(gathered, options)
+        if joinable:
+            batch.add(raw, site)
         else:
             events, quarantine, loaded = _typed(raw, options, site)
             gathered.add(events, quarantine, [loaded])
-    type_batch()
+    batch.type_into(gathered, options)
     return gathered.logs(options)
+
+
+class _Batch:
+    """Small files read and held back to be typed together
+    (`_typed_together`): of one site and one schema, up to JOIN_FILES files
+    and TOGETHER_ROWS rows."""
+
+    def __init__(self):
+        self.raws: list[RawLog] = []
+        self.site: str | None = None
+        self.rows = 0
+
+    def takes(self, raw: RawLog, site: str | None, joinable: bool) -> bool:
+        """Whether `raw` (of `site`) can join the files held (true when none
+        is held)."""
+        return not self.raws or (
+            joinable and site == self.site and len(self.raws) < JOIN_FILES
+            and self.rows + raw.table.num_rows <= TOGETHER_ROWS
+            and raw.table.schema.equals(self.raws[0].table.schema))
+
+    def add(self, raw: RawLog, site: str | None) -> None:
+        self.raws.append(raw)
+        self.site = site
+        self.rows += raw.table.num_rows
+
+    def type_into(self, gathered: _Gathered, options: ReadOptions) -> None:
+        """The files held typed (together where they can be) into
+        `gathered`, and let go."""
+        together = _typed_together(self.raws, options, self.site) \
+            if len(self.raws) > 1 else None
+        if together is not None:
+            gathered.add(*together)
+        else:
+            for raw in self.raws:
+                events, quarantine, loaded = _typed(raw, options, self.site)
+                gathered.add(events, quarantine, [loaded])
+        self.raws, self.rows = [], 0
 
 
 class _Gathered:
@@ -345,17 +368,21 @@ def _typed_together(raws: list[RawLog], options: ReadOptions, site: str | None
             source_file=pd.Series(paths[set_aside], index=quarantine.index, dtype=object),
             source_line=lines[quarantine["source_line"].to_numpy() - 1])
     bounds = np.searchsorted(kept, np.arange(len(raws) + 1))  # (each file's kept rows)
+    set_aside_of = np.bincount(set_aside, minlength=len(raws)).tolist()
+    named: list[set[str]] = [set() for _ in raws]  # (the events of each file's rows set aside)
+    for k, event in zip(set_aside.tolist(), quarantine["event"].tolist()):
+        if event is not None:
+            named[k].add(event)
     for k, raw in enumerate(raws):
         if bounds[k + 1] == bounds[k]:  # (every row of this file set aside)
             _one_problem(raw.path, quarantine[set_aside == k], options)
     events, quarantine = with_site(events, quarantine, site)
     found = zip(marks_by_file(events, np.diff(bounds).tolist()), offsets)
     inputs = []
-    for k, (raw, n, marks) in enumerate(zip(raws, rows, found)):
+    for k, (raw, n, known) in enumerate(zip(raws, rows, found)):
         part = events.slice(bounds[k], bounds[k + 1] - bounds[k])
-        named = set(quarantine["event"][set_aside == k].dropna()) if len(quarantine) else set()
-        inputs.append(_input_file(raw, part, n, int(np.count_nonzero(set_aside == k)),
-                                  recorded_events(part) | named, options, 0, site, marks))
+        inputs.append(_input_file(raw, part, n, set_aside_of[k],
+                                  recorded_events(part) | named[k], options, 0, site, known))
     return events, quarantine, inputs
 
 
@@ -374,13 +401,10 @@ def _placed(events: pa.Table, ends: np.ndarray, lines: np.ndarray, paths: np.nda
     return events, kept
 
 
-def _joinable(raw: RawLog, first: RawLog | None) -> bool:
+def _joinable(raw: RawLog) -> bool:
     """Whether a file read can be typed with others (`_typed_together`):
-    small, every row split into cells the reader could read, and of the
-    same columns and types as the batch's `first` file."""
-    return (raw.table.num_rows < JOIN_ROWS and not raw.rejected.lines
-            and not raw.cell_problems
-            and (first is None or raw.table.schema.equals(first.table.schema)))
+    small, and every row split into cells the reader could read."""
+    return raw.table.num_rows < JOIN_ROWS and not raw.rejected.lines and not raw.cell_problems
 
 
 def _empty_columns(events: pa.Table) -> tuple[str, ...]:

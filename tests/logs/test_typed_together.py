@@ -14,6 +14,7 @@ from builder import lawful_table, one_roll_table
 from auditor.errors import LogFileError
 from auditor.logs import load
 from auditor.logs.load import load_logs
+from auditor.logs.raw import ReadOptions
 from auditor.logs.site import SITE_SEPARATOR
 
 
@@ -142,3 +143,57 @@ def test_an_earlier_file_of_a_batch_is_judged_before_an_unreadable_one(tmp_path)
     with pytest.raises(LogFileError) as caught:
         load_logs([first, tmp_path / "b.csv"])
     assert str(first) in str(caught.value) and "ts has no UTC offset" in str(caught.value)
+
+
+def test_a_batch_with_times_read_at_an_assumed_offset_is_typed_file_by_file(tmp_path,
+                                                                             monkeypatch):
+    """Which file's times were read at `--assume-offset` is each file's own
+    (its provenance says so): such a batch is typed again a file at a time;
+    one without a time to assume is typed once."""
+    builders = [_night(f"T{k}") for k in range(1, 4)]
+    for row in builders[1].rows:
+        row["ts"] = row["ts"].replace("+00:00", "")  # (no offset in this file alone)
+    paths = [_write(b, tmp_path / f"night-{k}.csv") for k, b in enumerate(builders, 1)]
+    read = ReadOptions(assume_offset="+13:00")
+    alone = _one_by_one(monkeypatch, paths, options=read)
+    calls = _coerce_calls(monkeypatch)
+    batched = load_logs(paths, options=read)
+    rows = [len(b.rows) for b in builders]
+    assert calls == [sum(rows), *rows]
+    _assert_same(batched, alone)
+    assert [f.assumed_offset for f in batched.inputs] == [None, "+13:00", None]
+    calls.clear()
+    load_logs([paths[0], paths[2]], options=read)
+    assert calls == [rows[0] + rows[2]]
+
+
+def test_a_file_with_a_row_the_reader_rejected_is_typed_alone(tmp_path, monkeypatch):
+    """A row the parser could not split into cells is quarantined by its
+    own file's typing: that file stays out of the batch, the others join."""
+    paths = [_write(_night(f"T{k}"), tmp_path / f"night-{k}.csv") for k in range(1, 5)]
+    with open(paths[2], "a", encoding="utf-8") as fh:
+        fh.write("T3,99\n")  # (too few cells)
+    alone = _one_by_one(monkeypatch, paths)
+    calls = _coerce_calls(monkeypatch)
+    batched = load_logs(paths)
+    n = len(_night("T1").rows)
+    assert calls == [2 * n, n, n]  # (the first two together, the third alone, then the last)
+    _assert_same(batched, alone)
+    assert [f.rows_quarantined for f in batched.inputs] == [0, 0, 1, 0]
+
+
+def test_a_batch_ends_at_its_limits_of_files_and_rows(tmp_path, monkeypatch):
+    """Up to JOIN_FILES files and TOGETHER_ROWS rows a batch; the next file
+    starts another, and the frame is the same."""
+    paths = [_write(_night(f"T{k}"), tmp_path / f"night-{k}.csv") for k in range(1, 6)]
+    n = len(_night("T1").rows)
+    alone = _one_by_one(monkeypatch, paths)
+    calls = _coerce_calls(monkeypatch)
+    monkeypatch.setattr(load, "JOIN_FILES", 2)
+    _assert_same(load_logs(paths), alone)
+    assert calls == [2 * n, 2 * n, n]
+    calls.clear()
+    monkeypatch.setattr(load, "JOIN_FILES", 256)
+    monkeypatch.setattr(load, "TOGETHER_ROWS", 3 * n)
+    _assert_same(load_logs(paths), alone)
+    assert calls == [3 * n, 2 * n]
