@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 from builder import report_provenance, run_cli
 from real_process import run_real
 
+from auditor.logs import jsonl_format
 from auditor.logs.jsonl_format import MAX_JSON_DEPTH
 
 OPEN = {"table_id": "T1", "seq": 1, "ts": "2026-03-01T20:00:00+00:00", "event": "table_open",
@@ -94,3 +95,20 @@ def test_a_lone_surrogate_quarantines_its_row_and_every_report_is_written(tmp_pa
     assert res.exit_code == 1, res.output
     assert "surrogate.jsonl:2: T1 seq 2 [log.malformed] row quarantined: actor_id is not " \
            "text: it holds a lone surrogate \\ud800" in res.output
+
+
+def test_lines_are_screened_across_the_scan_blocks(monkeypatch):
+    """Whether every line opens an object (Arrow's reader is given the file
+    only then) is found a block of bytes at a time: a line break at a
+    block's last byte, an empty line across two blocks and the break that
+    ends the file are each seen as a line-at-a-time count sees them."""
+    monkeypatch.setattr(jsonl_format, "SCAN_BYTES", 4)
+    for data, lines in [(b'{"a":1}\n{"b":2}\n', 2), (b'{"a":1}\n{"b":2}', 2),
+                        (b'{"a":}\n{"b":2}\n', 2), (b'{"a":1}\n\n{"b":2}\n', None),
+                        (b'{"a":1}\n{"b":2}\n\n', None), (b'\n{"a":1}\n', None),
+                        (b'{"a":1}\n [1]\n', None), (b'{}\n{}\n{}', 3), (b"{", 1)]:
+        assert jsonl_format._object_lines(data) == lines, data
+        split = [ln for ln in data.split(b"\n")]
+        if split[-1] == b"":
+            split.pop()
+        assert (lines is not None) == all(ln.startswith(b"{") for ln in split), data
