@@ -23,10 +23,12 @@ file is then read whole, once, and gives the error (or the audit) that one
 reading gives. What a piece cannot judge alone is thus always judged on
 the whole file.
 
-CSV and JSON Lines files are not split: a quoted value may hold a line
-break, so no byte offset can be known to start a record (or a line number
-be given to it) without reading the file from its start; a gzip stream
-cannot be entered in the middle at all (docs/decisions.md).
+CSV and JSON Lines files are not split: in CSV a quoted value may hold a
+line break, so no byte offset can be known to start a record without
+reading the file from its start; a JSON Lines piece would need its first
+line's number (every line break before it counted), a parse about each cut
+to find where a table's lines end, and the file's key order joined; a gzip
+stream cannot be entered in the middle at all (docs/decisions.md, 103).
 """
 
 from __future__ import annotations
