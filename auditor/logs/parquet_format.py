@@ -182,15 +182,20 @@ def decoded_bytes(table: pa.Table, cap: int) -> int:
     `cap`. A dictionary column (text, as read) is first bounded by its
     longest value times its rows, from the dictionary alone (a few distinct
     values: no pass over the rows); only when the bounds pass `cap` are its
-    values' lengths summed row by row. Any other column is what it holds."""
+    values' lengths summed row by row. Any other column is what it holds.
+    Coarsest first: a dictionary's own bytes bound its longest value, with
+    no Arrow call (two a column cost a small file a fifth of a millisecond)."""
     fixed, pieces = 0, []
     for column in table.columns:
         if pa.types.is_dictionary(column.type):
             pieces += [chunk for chunk in column.chunks if len(chunk)]
         else:
             fixed += column.nbytes
-    lengths = [pc.binary_length(chunk.dictionary) for chunk in pieces]
     overhead = CELL_OVERHEAD * sum(len(chunk) for chunk in pieces)
+    coarse = fixed + overhead + sum(chunk.dictionary.nbytes * len(chunk) for chunk in pieces)
+    if coarse <= cap:
+        return coarse
+    lengths = [pc.binary_length(chunk.dictionary) for chunk in pieces]
     bound = fixed + overhead + sum((pc.max(n).as_py() or 0) * len(chunk)
                                    for n, chunk in zip(lengths, pieces))
     if bound <= cap:

@@ -194,3 +194,24 @@ def test_on_file_reports_each_file_once_in_order_as_it_is_typed(tmp_path, monkey
 def test_every_text_column_comes_out_categorical_or_object():
     kinds = {c for c, k in COLUMN_KINDS.items() if k == "str"}
     assert kinds <= set(frame_module.CATEGORICAL)
+
+
+def test_the_decoded_size_is_bounded_from_above_at_every_cap():
+    """The cap on what a Parquet file's columns decode to is held with the
+    coarsest bound that fits (a dictionary's own bytes for its longest
+    value), then the longest value, then every row's: each step's answer
+    is at least what the rows decode to, so none lets a bomb through; and
+    one at or under the cap is given back as soon as a step finds it."""
+    from auditor.logs.parquet_format import CELL_OVERHEAD, decoded_bytes
+
+    values = pa.array(["a", "bb" * 50, "c" * 1000])
+    table = pa.table({"d": pa.DictionaryArray.from_arrays(pa.array([0, 0, 0, 1, 2, 0]), values),
+                      "n": pa.array([1, 2, 3, 4, 5, 6], pa.int64())})
+    exact = 48 + 6 * CELL_OVERHEAD + (1 + 1 + 1 + 100 + 1000 + 1)
+    longest = 48 + 6 * CELL_OVERHEAD + 6 * 1000
+    coarse = 48 + 6 * CELL_OVERHEAD + 6 * values.nbytes
+    assert exact < longest < coarse
+    assert decoded_bytes(table, cap=coarse) == coarse
+    assert decoded_bytes(table, cap=coarse - 1) == longest
+    assert decoded_bytes(table, cap=longest - 1) == exact
+    assert decoded_bytes(table, cap=0) == exact
