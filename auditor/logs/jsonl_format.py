@@ -80,6 +80,7 @@ def _read_as_text_times(data: bytes) -> pa.Table:
 
 
 def _read_with_text(data: bytes, text: list[str]) -> pa.Table:
+    """Arrow's read of the file, the columns named in `text` as text."""
     explicit = pa.schema([(name, pa.string()) for name in text]) if text else None
     return pa_json.read_json(io.BytesIO(data),
                              parse_options=pa_json.ParseOptions(explicit_schema=explicit))

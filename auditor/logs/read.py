@@ -284,6 +284,8 @@ def _checked_text(name: str, col: pa.Array, start: int,
                 texts.append(v.decode("utf-8", "backslashreplace"))
                 problems.setdefault(start + r, []).append(f"{name} is not UTF-8 text")
         col = pa.array(texts, col.type)
+    if col.nbytes <= MAX_CELL_BYTES:  # (its bytes bound its longest value: no call)
+        return col
     sizes = pc.binary_length(col)
     if (pc.max(sizes).as_py() or 0) > MAX_CELL_BYTES:
         big = np.flatnonzero(pc.fill_null(
