@@ -21,7 +21,6 @@ from auditor.logs.identity import check_events
 from auditor.logs.memory import small_pages
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, ReadOptions, inflate_limits
 from auditor.logs.screen import not_audited_meta, unreadable_logs
-from auditor.report import html
 from auditor.report.dice_report import flagged_lines
 from auditor.report.dice_tally import COLLECTOR as DICE_COLLECTOR
 from auditor.report.formats import (
@@ -198,8 +197,12 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
 def collector_for(formats) -> Collectors:
     """What the engine keeps of each batch's events for these reports: the
     dice tally always (the terminal names flagged dice whatever the
-    formats), the HTML page's rows when it is written."""
-    return html.COLLECTOR if "html" in formats else Collectors(dice=DICE_COLLECTOR)
+    formats), the HTML page's rows when it is written. The page's modules
+    (and jinja2, some 40 ms of every run's start) are loaded only then."""
+    if "html" not in formats:
+        return Collectors(dice=DICE_COLLECTOR)
+    from auditor.report import html  # (the page's modules: only for the page)
+    return html.COLLECTOR
 
 
 def _audit_readable(audit_all, request: CheckRequest, read: ReadOptions, left: LeftOut,

@@ -4,6 +4,7 @@ compile and import the generator, verify or the ruleset tools."""
 import subprocess
 import sys
 
+from builder import lawful_table
 from click.testing import CliRunner
 
 from auditor.cli import COMMANDS, main
@@ -38,3 +39,33 @@ def test_an_unknown_command_is_an_error():
     result = CliRunner().invoke(main, ["chek"])
     assert result.exit_code == 2
     assert "No such command 'chek'" in result.output
+
+
+def _modules_after_check(tmp_path, *formats: str) -> set[str]:
+    """The modules loaded by `auditor check` of a small log writing `formats`."""
+    tmp_path.mkdir()
+    log = lawful_table().write_csv(tmp_path / "night.csv")
+    args = ["check", str(log), "-r", "nz-table-games", "--out", str(tmp_path / "out")]
+    for name in formats:
+        args += ["--format", name]
+    code = ("import sys\n"
+            "from auditor.cli import main\n"
+            "try:\n"
+            f"    main({args!r}, standalone_mode=False)\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print(' '.join(sorted(sys.modules)))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    return set(proc.stdout.split())
+
+
+def test_the_html_page_modules_load_only_for_the_page(tmp_path):
+    """jinja2 and the page's modules are some 40 ms of a start: a run that
+    writes no page does not load them; one that writes it does."""
+    without = _modules_after_check(tmp_path / "a", "parquet", "json")
+    assert (tmp_path / "a" / "out" / "findings.parquet").exists()
+    assert not {"jinja2", "auditor.report.html", "auditor.report.html_events"} & without
+    with_page = _modules_after_check(tmp_path / "b", "html")
+    assert (tmp_path / "b" / "out" / "report.html").exists()
+    assert {"jinja2", "auditor.report.html", "auditor.report.html_events"} <= with_page
