@@ -66,15 +66,15 @@ def test_assume_offset_leaves_a_written_offset_alone(tmp_path):
 
 
 def test_a_time_without_an_offset_is_quarantined_as_in_a_csv_file(tmp_path):
-    def one_without(t, seen=[]):  # noqa: B006 - counts the rows written
-        seen.append(t)
-        text = t.astimezone(EAST_OF_NEW_YORK).isoformat()
-        return text[:19] if len(seen) == 6 else text
+    written = iter(range(1, 1000))
 
-    csv_path, jsonl_path = _night(tmp_path, ts=one_without)
+    def sixth_without(t):  # the sixth row's time written with no offset
+        text = t.astimezone(EAST_OF_NEW_YORK).isoformat()
+        return text[:19] if next(written) == 6 else text
+
+    csv_path, jsonl_path = _night(tmp_path, ts=sixth_without)
     _, _, _, quarantined = _read(jsonl_path)
     assert quarantined == [(6, NO_OFFSET)]
-    _night(tmp_path, ts=one_without)  # (the CSV file written again, from fresh rows)
     assert _read(jsonl_path) == _read(csv_path)
 
 
