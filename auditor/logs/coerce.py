@@ -670,7 +670,7 @@ def coerce(raw: RawLog, place: Placement | None = None,
     events = typed if keep.all() else typed.filter(pa.array(keep))
     return CoercedLog(events=events, quarantine=quarantine,
                       rows_read=n + len(raw.rejected.lines),
-                      recorded=_recorded_events(texts["event"]),
+                      recorded=_spec_events(texts["event"].values, texts["event"].codes),
                       assumed=notes.get("assumed", 0))
 
 
@@ -685,11 +685,6 @@ def recorded_events(events: pa.Table) -> frozenset[str]:
         else:
             held |= _spec_events(chunk, None)
     return held
-
-
-def _recorded_events(event: TextColumn) -> frozenset[str]:
-    """The event types of the spec that some row names."""
-    return _spec_events(event.values, event.codes)
 
 
 def _spec_events(values: pa.Array, codes: np.ndarray | None) -> frozenset[str]:

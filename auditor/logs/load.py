@@ -194,6 +194,7 @@ class _Gathered:
         self.on_file = on_file
         self.tables: list[pa.Table] = []
         self.small: list[pa.Table] = []
+        self.small_rows = 0
         self.quarantines: list[pd.DataFrame] = []
         self.inputs: list[InputFile] = []
 
@@ -202,19 +203,24 @@ class _Gathered:
         batch of small files typed together."""
         if events.num_rows < JOIN_ROWS:
             self.small.append(events)
+            self.small_rows += events.num_rows
         else:
-            self.tables += _joined(self.small)
+            self._join_small()
             self.tables.append(events)
-        if len(self.small) == JOIN_FILES or sum(t.num_rows for t in self.small) >= JOIN_ROWS:
-            self.tables += _joined(self.small)
+        if len(self.small) == JOIN_FILES or self.small_rows >= JOIN_ROWS:
+            self._join_small()
         self.quarantines.append(quarantine)
         for loaded in inputs:
             self.inputs.append(loaded)
             if self.on_file is not None:
                 self.on_file(loaded)
 
+    def _join_small(self) -> None:
+        self.tables += _joined(self.small)  # (empties `small`)
+        self.small_rows = 0
+
     def logs(self, options: ReadOptions) -> LoadedLogs:
-        self.tables += _joined(self.small)
+        self._join_small()
         events = order_events(self.tables)  # empties `tables`: freed as the frame is built
         release_memory()
         quarantine = pd.concat(self.quarantines, ignore_index=True)
@@ -362,11 +368,12 @@ def _typed_together(raws: list[RawLog], options: ReadOptions, site: str | None
     paths = np.array([r.path for r in raws], dtype=object)
     events, kept = _placed(coerced.events, ends, lines, paths)
     quarantine = coerced.quarantine
-    set_aside = np.searchsorted(ends, quarantine["source_line"].to_numpy() - 1, side="right")
+    at = quarantine["source_line"].to_numpy() - 1  # (each row's place in the batch)
+    set_aside = np.searchsorted(ends, at, side="right")
     if len(quarantine):
         quarantine = quarantine.assign(
             source_file=pd.Series(paths[set_aside], index=quarantine.index, dtype=object),
-            source_line=lines[quarantine["source_line"].to_numpy() - 1])
+            source_line=lines[at])
     bounds = np.searchsorted(kept, np.arange(len(raws) + 1))  # (each file's kept rows)
     set_aside_of = np.bincount(set_aside, minlength=len(raws)).tolist()
     named: list[set[str]] = [set() for _ in raws]  # (the events of each file's rows set aside)

@@ -81,7 +81,7 @@ def _read_parquet(path: Path, source, rows: tuple[int, int] | None = None):
             # string per row is built, and every check looks at each
             # distinct value once.
             pf, names = _opened(path, source, packed, metadata=footer,
-                                read_dictionary=_text_columns(source, footer))
+                                read_dictionary=_text_columns(footer))
             if len(set(names)) == len(names):
                 table = _held(path, packed, _parquet_columns(pf, names, rows), rows,
                               pf.metadata.num_rows)
@@ -244,16 +244,13 @@ def time_assumptions(table: pa.Table) -> list[str]:
     return []
 
 
-def _text_columns(source, footer: pq.FileMetaData | None = None) -> list[str]:
-    """The top-level text and binary columns of a Parquet file (of its
-    footer, when read already)."""
-    if footer is not None:
-        schema = footer.schema.to_arrow_schema()
-    else:
-        schema = pq.read_schema(source)
-        if hasattr(source, "seek"):
-            source.seek(0)
-    return [f.name for f in schema if is_text_type(f.type)]
+def _text_columns(footer: pq.FileMetaData | None) -> list[str]:
+    """The top-level text and binary columns of a Parquet file, from its
+    footer (none when it cannot be read: opening the file then fails, and
+    the plain reader gives the error)."""
+    if footer is None:
+        return []
+    return [f.name for f in footer.schema.to_arrow_schema() if is_text_type(f.type)]
 
 
 #: Whether a Parquet column is decoded on Arrow's thread pool (see `_parquet_columns`).

@@ -224,7 +224,7 @@ def test_a_damaged_parquet_read_plain_is_held_to_the_same_cap(tmp_path, monkeypa
 
     log = dictionary_parquet(tmp_path / "night.parquet", 1, "A" * 900_000, rows=rows)
 
-    def damaged(source, footer=None):
+    def damaged(footer):
         raise pa.ArrowInvalid("a dictionary page the reader cannot read")
     monkeypatch.setattr(parquet_format, "_text_columns", damaged)
     if refused:
