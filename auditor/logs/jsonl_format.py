@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from auditor.errors import ControlSignal, LogFileError
@@ -34,23 +35,25 @@ MAX_FAST_JSON_BRACKETS = 256
 FAST_JSON_COLONS = 64
 
 
-def read_jsonl(path: Path, data: bytes):
+def read_jsonl(path: Path, data: bytes, first_line: int = 1):
     """Fast path: pyarrow's reader when every line is a plain object and each
     column keeps one type. Otherwise a line-by-line read that locates and keeps
-    every bad line."""
+    every bad line. `first_line`: the number of the first line of `data` in
+    its file (a piece of a split file: `auditor.run.pieces`)."""
     filled = _object_lines(data)
     simple = filled is not None and b"\r" not in data and _few_brackets(data, filled) \
         and data.count(b":") <= filled * FAST_JSON_COLONS
     if simple:
         try:
             table = _read_as_text_times(data)
-            if table.num_rows == filled:
-                table = _stringify_nested(table)
-                return table, np.arange(1, table.num_rows + 1, dtype=np.int64), RawRejected()
+            if table.num_rows == filled and _typed_as_lines_are(table):
+                table = _cells_as_lines_write_them(_null_columns_as_text(table))
+                return table, np.arange(first_line, first_line + table.num_rows,
+                                        dtype=np.int64), RawRejected()
         except (pa.ArrowInvalid, RecursionError, UnicodeDecodeError):  # (a key not UTF-8)
             # the line-by-line read locates the line
             pass
-    return _read_jsonl_slow(path, data.split(b"\n"))
+    return _read_jsonl_slow(path, data.split(b"\n"), first_line)
 
 
 def _read_as_text_times(data: bytes) -> pa.Table:
@@ -150,13 +153,13 @@ def too_deep(line: bytes) -> bool:
     return int(np.cumsum(step).max(initial=0)) > MAX_JSON_DEPTH
 
 
-def _read_jsonl_slow(path: Path, text_lines: list[bytes]):
+def _read_jsonl_slow(path: Path, text_lines: list[bytes], first_line: int = 1):
     rejected = RawRejected()
     rows: list[dict] = []
     lines: list[int] = []
     names: list[str] = []
     seen: set[str] = set()
-    for number, raw in enumerate(text_lines, start=1):
+    for number, raw in enumerate(text_lines, start=first_line):
         if not raw.strip():
             continue
         row, reasons = _json_row(raw)
@@ -269,14 +272,61 @@ def _json_cell(value) -> str | None:
     return json.dumps(value, sort_keys=True)
 
 
-def _stringify_nested(table: pa.Table) -> pa.Table:
-    """Nested JSON values cannot be log cells; keep them as JSON text."""
-    cols = []
+def _typed_as_lines_are(table: pa.Table) -> bool:
+    """Whether Arrow's read can give every cell the text the line-by-line read
+    gives it (`_json_cell`), so that a file's cells never depend on which
+    read took it (nor a split file's on its pieces': decision 103). Not so
+    for a nested value (Arrow's struct fills in, as null, the keys other
+    lines give; its lists make every number of a line a double) nor for a
+    whole number past 2**53 that Arrow made a double (its digits lost: a
+    number past int64, or any beside a fraction in its column): such a file
+    is read line by line."""
     for col in table.columns:
-        if pa.types.is_struct(col.type) or pa.types.is_list(col.type):
-            col = pa.array([None if v is None else json.dumps(v, sort_keys=True)
-                            for v in col.to_pylist()], type=pa.string())
-        elif pa.types.is_null(col.type):
-            col = pa.nulls(len(col), pa.string())
-        cols.append(col)
+        if pa.types.is_nested(col.type):
+            return False
+        if pa.types.is_floating(col.type) and col.null_count < len(col):
+            values = col.to_numpy()
+            if ((np.abs(values) >= 2.0 ** 53) & (values == np.trunc(values))).any():
+                return False
+    return True
+
+
+def _cells_as_lines_write_them(table: pa.Table) -> pa.Table:
+    """Each double and boolean column as the text `_json_cell` makes of its
+    values: a whole number without a fraction (-0.0 as 0), any other as
+    Python writes it; true and false. Arrow's own text for a double differs
+    (1e-7 for 1e-07, 1.5e+12 for 1500000000000), Python's for a boolean
+    (False), and a cell kept as text (a column the spec does not name, a
+    quarantined row as recorded) would otherwise read one way or the other
+    by the read that took the file."""
+    for k, t in enumerate(table.schema.types):
+        if pa.types.is_boolean(t):
+            col = pc.if_else(table.column(k), "true", "false")
+        elif pa.types.is_floating(t):
+            col = _float_text(table.column(k).combine_chunks())
+        else:
+            continue
+        table = table.set_column(k, table.field(k).name, col)
+    return table
+
+
+def _float_text(col: pa.Array) -> pa.Array:
+    """`_json_cell`'s text of each number of a double column (null: null)."""
+    values = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+    valid = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    whole = valid & (values == np.trunc(values))
+    text = np.full(len(values), None, dtype=object)
+    text[whole] = pa.array(values[whole].astype(np.int64)).cast(pa.string()) \
+        .to_numpy(zero_copy_only=False)
+    fraction = valid & ~whole
+    text[fraction] = [str(v) for v in values[fraction].tolist()]
+    return pa.array(text, pa.string())
+
+
+def _null_columns_as_text(table: pa.Table) -> pa.Table:
+    """A column no line gives a value (Arrow's null type) as text."""
+    if not any(pa.types.is_null(t) for t in table.schema.types):
+        return table
+    cols = [pa.nulls(len(col), pa.string()) if pa.types.is_null(col.type) else col
+            for col in table.columns]
     return pa.table(cols, names=table.column_names)
