@@ -140,7 +140,7 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
         if batches is None and shares:  # a small input: in batches (decision 111)
             batches = _planned(files, job, progress, shares=shares)
         work = pieces.split(files, batches, workers,
-                            alone=min(LOADED_PIECE_ROWS, pieces.PIECE_ROWS))
+                            alone=min(LOADED_PIECE_ROWS, pieces.PIECE_ROWS), read=job.read)
         if work is not None:
             try:
                 return _spilling(job, lambda spill: _audit_work(

@@ -66,7 +66,7 @@ def audit_paths(job: AuditJob, timings: dict[str, float] | None = None,
         batches = stream.plan(files, progress, read=job.read, sites=job.sites, shares=shares)
     except LogFileError as exc:
         raise stream.first_error(files, exc, set(), job.read) from None
-    work = pieces.split(files, batches, job.jobs)
+    work = pieces.split(files, batches, job.jobs, read=job.read)
     if work is not None:
         try:
             return _audit_work(job, work, timings, progress)

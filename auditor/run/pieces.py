@@ -23,12 +23,18 @@ file is then read whole, once, and gives the error (or the audit) that one
 reading gives. What a piece cannot judge alone is thus always judged on
 the whole file.
 
-CSV and JSON Lines files are not split: in CSV a quoted value may hold a
-line break, so no byte offset can be known to start a record without
-reading the file from its start; a JSON Lines piece would need its first
-line's number (every line break before it counted), a parse about each cut
-to find where a table's lines end, and the file's key order joined; a gzip
-stream cannot be entered in the middle at all (docs/decisions.md, 103).
+A plain JSON Lines file in UTF-8 is cut the same way by bytes: the plan
+knows only its size and its first and last lines (the rows are estimated
+from its first 64 KB); each cut falls at a line start, at the start or the
+end of the run of lines naming one table (`jsonl_runs.line_cut_near`); each
+piece counts the line breaks before it to number its lines as in the file,
+and the first hashes the file. Its pieces must agree on the file's columns
+(a JSON line may leave keys out): a piece whose keys differ from the
+first's has the file read whole, as one reading orders its columns.
+CSV files are not split: a quoted value may hold a line break, so no byte
+offset can be known to start a record without reading the file from its
+start; nor is a gzip stream, which cannot be entered in the middle at all,
+nor text read in another encoding (docs/decisions.md, 103).
 """
 
 from __future__ import annotations
@@ -46,9 +52,11 @@ import pyarrow.parquet as pq
 
 from auditor.errors import LogFileError
 from auditor.findings import sort_findings
-from auditor.logs.discover import plain_parquet
+from auditor.logs import jsonl_runs
+from auditor.logs.discover import plain_format
 from auditor.logs.load import LoadedLogs, joined_input, load_file, logs_of
 from auditor.logs.parquet_format import PieceOverShare, row_group_starts
+from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.run import stream
 
 #: The fewest rows a piece is planned with to share a file out between
@@ -60,6 +68,10 @@ PIECE_ROWS = 1 << 20
 #: worker's memory is bounded by a piece (about 0.45 KB of peak memory an
 #: event: some 0.9 GB), or by the largest table where one table is larger.
 PIECE_BUDGET = 2_000_000
+#: The fewest lines a piece of a JSON Lines file is planned with to share it
+#: out between workers: reading a line costs some ten times what a Parquet
+#: row does, so a smaller file is worth sharing out.
+TEXT_PIECE_ROWS = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -72,7 +84,8 @@ class Piece:
     part: int       # its place among the file's pieces
     start: int
     stop: int
-    rows: int       # the file's rows
+    rows: int       # the file's rows (a JSON Lines file's: about)
+    size: int = 0   # a JSON Lines file's bytes, which `start` and `stop` count
 
 
 @dataclass
@@ -89,21 +102,26 @@ def expect_rows(work: list, progress) -> None:
 
 
 def split(files: list[Path], batches: list[stream.Batch] | None,
-          jobs: int, alone: int | None = None) -> list[list[int] | Piece] | None:
+          jobs: int, alone: int | None = None,
+          read: ReadOptions = DEFAULT_READ) -> list[list[int] | Piece] | None:
     """The work of an audit of `files` by `jobs` workers: each batch of
     files (`stream.plan`: file positions) as it is, but a batch of one plain
-    Parquet file cut into its `pieces`. Without batches (the input loaded at
-    once), the pieces of a single file, each of `alone` rows or more
-    (default `PIECE_ROWS`; an engine that audits such an input dearly
-    otherwise asks for smaller pieces: `pieces`); None when there are none."""
+    Parquet or JSON Lines file cut into its `pieces`. Without batches (the
+    input loaded at once), the pieces of a single file, each of `alone` rows
+    or more (default `PIECE_ROWS`; an engine that audits such an input
+    dearly otherwise asks for smaller pieces: `pieces`); None when there
+    are none. JSON Lines read in another encoding than UTF-8 (`read`) is
+    not cut."""
+    text = read.encoding is None
     if batches is None:
         if len(files) != 1:
             return None
-        found = pieces(files[0], 0, jobs, alone)
+        found = pieces(files[0], 0, jobs, alone, text)
         return list(found) if found else None
     work: list[list[int] | Piece] = []
     for batch in batches:
-        found = pieces(files[batch[0]], batch[0], jobs) if len(batch) == 1 else None
+        found = pieces(files[batch[0]], batch[0], jobs, text=text) if len(batch) == 1 \
+            else None
         work += found or [batch]
     return work
 
@@ -121,7 +139,8 @@ def largest_first(work: list) -> list[int]:
 
 def _rows_of(item) -> int:
     if isinstance(item, Piece):
-        return item.stop - item.start
+        return (item.stop - item.start) * item.rows // item.size if item.size \
+            else item.stop - item.start
     return getattr(item, "rows", 0)
 
 
@@ -130,7 +149,8 @@ def files_of(item: list[int] | Piece) -> list[int]:
     return [item.file] if isinstance(item, Piece) else list(item)
 
 
-def pieces(path: Path, file: int, jobs: int, least: int | None = None) -> list[Piece] | None:
+def pieces(path: Path, file: int, jobs: int, least: int | None = None,
+           text: bool = True) -> list[Piece] | None:
     """The pieces of `path` (the job's file `file`) for `jobs` workers, from
     its footer alone: one a worker for a file of `least` (`PIECE_ROWS`) rows
     a worker, and pieces of at most `PIECE_BUDGET` rows (nominal: a piece
@@ -139,8 +159,12 @@ def pieces(path: Path, file: int, jobs: int, least: int | None = None) -> list[P
     planned at their starts: a piece starting inside a row group decodes
     the group's rows before it (two pieces of one group decode it 1.5
     times). None when it is not split (not plain Parquet,
-    small, or row groups whose statistics say one table holds every row)."""
-    if not plain_parquet(path):
+    small, or row groups whose statistics say one table holds every row);
+    a plain JSON Lines file (when `text`) is cut by `_text_pieces`."""
+    kind = plain_format(path)
+    if kind == "jsonl" and text:
+        return _text_pieces(path, file, jobs, least)
+    if kind != "parquet":
         return None
     try:
         meta = pq.read_metadata(path)
@@ -159,6 +183,33 @@ def pieces(path: Path, file: int, jobs: int, least: int | None = None) -> list[P
         return None
     cuts = nominal_cuts(row_group_starts(meta), parts)
     return [Piece(str(path), file, k, a, b, rows) for k, (a, b) in enumerate(pairwise(cuts))]
+
+
+def _text_pieces(path: Path, file: int, jobs: int, least: int | None) -> list[Piece] | None:
+    """The pieces of a plain JSON Lines file, cut at equal shares of its
+    bytes (each worker moves its cuts to line starts between tables), for
+    as many lines as `pieces` asks rows (`TEXT_PIECE_ROWS` at least a
+    worker, fewer when `least` asks for fewer), its lines estimated from
+    its first 64 KB. None when it is not cut: small, not a JSON object on
+    its first line in UTF-8 (a UTF-16 file's bytes cannot be cut at a line
+    break), or its first and last lines naming one table (most likely a
+    file of one table)."""
+    try:
+        head, last, size = jsonl_runs.edges(path)
+    except OSError:  # (the loader says what is wrong with it)
+        return None
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    breaks = head.count(b"\n")
+    if not head.startswith(b"{") or not breaks:
+        return None
+    rows = size * breaks // len(head)
+    least = TEXT_PIECE_ROWS if least is None else min(least, TEXT_PIECE_ROWS)
+    parts = max(min(jobs, rows // least), -(-rows // PIECE_BUDGET))
+    first = jsonl_runs.table_written(head[:head.find(b"\n")])
+    if parts < 2 or first == jsonl_runs.table_written(last):
+        return None
+    cuts = [size * k // parts for k in range(parts + 1)]
+    return [Piece(str(path), file, k, a, b, rows, size) for k, (a, b) in enumerate(pairwise(cuts))]
 
 
 def nominal_cuts(starts: np.ndarray, parts: int) -> list[int]:
@@ -282,7 +333,10 @@ class _Ids:
 
 
 def piece_rows(piece: Piece) -> tuple[int, int]:
-    """The rows [a, b) `piece` holds (see module)."""
+    """The rows [a, b) `piece` holds (a JSON Lines file's bytes; see module)."""
+    if piece.size:
+        return (jsonl_runs.line_cut_near(Path(piece.path), piece.start),
+                jsonl_runs.line_cut_near(Path(piece.path), piece.stop))
     pf = pq.ParquetFile(piece.path, read_dictionary=["table_id"])
     starts = row_group_starts(pf.metadata)
     return cut_near(pf, starts, piece.start), cut_near(pf, starts, piece.stop)
@@ -349,6 +403,9 @@ def _joined(results: list) -> list | None:
     if any(not isinstance(r, stream.BatchResult) or r.rows is None for r in results):
         return None
     results = [r for r in results if r.rows[0] < r.rows[1]]
+    columns = {frozenset(f.columns) for r in results for f in r.inputs}
+    if len(columns) > 1:  # (JSON lines of some piece name other keys: see module)
+        return None
     named: set[str] = set()
     for r in results:
         if named & r.named:

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from builder import report_bytes
 from click.testing import CliRunner
+from pieces_check import boundaries, held_pieces, same_as_once
 
 from auditor.cli import main
 from auditor.errors import LogFileError
@@ -24,11 +24,10 @@ from auditor.logs import parquet_format
 from auditor.logs.discover import discover
 from auditor.logs.load import load_logs
 from auditor.logs.parquet_format import row_group_starts
-from auditor.report.html import COLLECTOR, render_html
+from auditor.report.html import COLLECTOR
 from auditor.run import AuditJob, pieces, run_audit, stream
 from auditor.run.progress import NoProgress
 
-META = {"test": "pieces"}
 ROW_GROUP = 500
 
 
@@ -60,61 +59,13 @@ def big(tmp_path_factory) -> Path:
     return _write(_broken(log.table), tmp_path_factory.mktemp("pieces") / "night.parquet")
 
 
-class _Held:
-    """The rows each audited piece held, written by the worker that audited
-    it (a forked process) to a file the test reads."""
-
-    def __init__(self, path: Path):
-        self.path = path
-
-    def add(self, rows: tuple[int, int]) -> None:
-        with self.path.open("a", encoding="utf-8") as out:
-            out.write(f"{rows[0]} {rows[1]}\n")
-
-    def rows(self) -> list[tuple[int, int]]:
-        if not self.path.exists():
-            return []
-        return [tuple(map(int, line.split())) for line in self.path.read_text().splitlines()]
-
-
 @pytest.fixture
 def split(monkeypatch, tmp_path):
     """Pieces planned for small files (one a worker); the rows each audited
     piece held."""
     monkeypatch.setattr(pieces, "PIECE_ROWS", 400)
     monkeypatch.setattr(pieces, "PIECE_BUDGET", 10 ** 9)
-    return _held_pieces(monkeypatch, tmp_path)
-
-
-def _held_pieces(monkeypatch, tmp_path: Path) -> _Held:
-    """The rows each piece audited from now on held."""
-    held = _Held(tmp_path / "held.txt")
-    real = pieces.audit_piece
-
-    def spy(piece, job, progress, label=None):
-        result = real(piece, job, progress, label)
-        if isinstance(result, stream.BatchResult):
-            held.add(result.rows)
-        return result
-    monkeypatch.setattr(pieces, "audit_piece", spy)
-    return held
-
-
-def _same(result, once, tmp_path: Path) -> None:
-    assert report_bytes(result, tmp_path / "split", META) == \
-        report_bytes(once, tmp_path / "once", META)
-    assert result.logs.quarantine.equals(once.logs.quarantine)
-    assert [f.as_dict() for f in result.logs.inputs] == [f.as_dict() for f in once.logs.inputs]
-    assert [(f.marks, f.open_offsets, f.never_filled) for f in result.logs.inputs] == \
-        [(f.marks, f.open_offsets, f.never_filled) for f in once.logs.inputs]
-    assert result.tables == once.tables
-    assert result.mid_session == once.mid_session
-    assert render_html(result, META) == render_html(once, META)
-
-
-def _boundaries(ids: list) -> list[int]:
-    """Every row at which a run of one table_id (as recorded) starts, and the end."""
-    return [0] + [r for r in range(1, len(ids)) if ids[r] != ids[r - 1]] + [len(ids)]
+    return held_pieces(monkeypatch, tmp_path)
 
 
 # --- the plan and the cuts ---------------------------------------------------------------
@@ -160,7 +111,7 @@ def test_a_cut_falls_at_the_nearest_end_of_a_run_of_one_table(tmp_path, kind):
     pq.write_table(table, path, row_group_size=128, use_dictionary=kind == "dictionary")
     pf = pq.ParquetFile(path, read_dictionary=["table_id"])
     starts = row_group_starts(pf.metadata)
-    bounds = _boundaries(array.to_pylist())
+    bounds = boundaries(array.to_pylist())
     for row in range(len(ids) + 1):
         lo = max(b for b in bounds if b <= row)
         hi = min(b for b in bounds if b >= row)
@@ -190,8 +141,8 @@ def test_a_split_file_is_audited_as_one_reading_of_it(big, ruleset, tmp_path, sp
     assert all(a < b for a, b in held)  # (none empty here)
     assert [b for _, b in held[:-1]] == [a for a, _ in held[1:]]  # every row once
     ids = pq.read_table(big, columns=["table_id"]).column(0).to_pylist()
-    assert all(a in _boundaries(ids) for a, _ in held)  # each cut between two tables
-    _same(result, once, tmp_path)
+    assert all(a in boundaries(ids) for a, _ in held)  # each cut between two tables
+    same_as_once(result, once, tmp_path)
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -207,7 +158,7 @@ def test_a_file_larger_than_the_budget_is_audited_a_piece_at_a_time(big, ruleset
     held = sorted(split.rows())
     assert len(held) >= 4 and held[0][0] == 0 and held[-1][1] == n
     assert [b for _, b in held[:-1]] == [a for a, _ in held[1:]]
-    _same(result, once, tmp_path)
+    same_as_once(result, once, tmp_path)
 
 
 @pytest.mark.parametrize("jobs", [1, 2, "dask"])
@@ -234,7 +185,7 @@ def test_a_large_file_among_others_is_split_within_the_batches(big, ruleset, tmp
               .scheduler_address} if jobs == "dask" else {"jobs": jobs}
     result = run_audit(AuditJob.of([folder], ruleset, collector=COLLECTOR, **engine))
     assert len(split.rows()) == 3
-    _same(result, once, tmp_path)
+    same_as_once(result, once, tmp_path)
 
 
 def test_work_is_ordered_largest_first_ties_in_file_order():
@@ -296,7 +247,7 @@ def test_the_largest_work_is_handed_out_first(big, ruleset, tmp_path, split, mon
     once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([folder]))
     result = run_audit(AuditJob.of([folder], ruleset, collector=COLLECTOR, **engine))
     assert handed == expected
-    _same(result, once, tmp_path)
+    same_as_once(result, once, tmp_path)
 
 
 def test_every_report_is_byte_identical_split_or_not(big, tmp_path, split):
@@ -324,7 +275,7 @@ def test_dask_audits_the_same_pieces_with_the_same_worker_function(big, ruleset,
     result = run_audit(AuditJob.of([big], ruleset, engine="dask", collector=COLLECTOR,
                                    scheduler=cluster.scheduler_address), progress=progress)
     assert len(split.rows()) == 2  # the cluster's two workers
-    _same(result, once, tmp_path)
+    same_as_once(result, once, tmp_path)
     # the time left reads by the file's rows, every one counted once
     assert progress.events_total == pq.ParquetFile(big).metadata.num_rows
     assert (progress.files, progress.events) == (1, progress.events_total)
@@ -339,13 +290,13 @@ def test_a_file_loaded_at_once_is_cut_for_dask_into_pieces_smaller_than_jobs_ask
     from auditor.run import dask_engine
 
     monkeypatch.setattr(dask_engine, "LOADED_PIECE_ROWS", 400)
-    held = _held_pieces(monkeypatch, tmp_path)
+    held = held_pieces(monkeypatch, tmp_path)
     assert pieces.split([big], None, 2) is None  # (--jobs 2 loads it at once)
     once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([big]))
     result = run_audit(AuditJob.of([big], ruleset, engine="dask", collector=COLLECTOR,
                                    scheduler=cluster.scheduler_address))
     assert len(held.rows()) == 2  # the cluster's two workers
-    _same(result, once, tmp_path)
+    same_as_once(result, once, tmp_path)
 
 
 def test_pieces_smaller_than_piece_rows_are_no_more_than_the_row_groups_or_two(tmp_path):
@@ -373,7 +324,7 @@ def test_tables_interleaved_in_time_are_read_whole(tmp_path, ruleset, split):
     once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([path]))
     result = run_audit(AuditJob.of([path], ruleset, jobs=2))
     assert len(split.rows()) == 2  # tried, then read whole
-    _same(result, once, tmp_path)
+    same_as_once(result, once, tmp_path)
 
 
 def test_a_piece_past_its_share_of_the_decoding_cap_reads_the_file_whole(
@@ -388,7 +339,7 @@ def test_a_piece_past_its_share_of_the_decoding_cap_reads_the_file_whole(
     once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([big]))
     result = run_audit(AuditJob.of([big], ruleset, jobs=2, collector=COLLECTOR))
     assert [a for a, _ in split.rows()] == [0]  # the second piece asked for the whole file
-    _same(result, once, tmp_path)
+    same_as_once(result, once, tmp_path)
 
 
 def test_a_piece_within_its_share_of_the_cap_is_not_refused(big):

@@ -1,0 +1,61 @@
+"""What the tests of a file split in pieces (`auditor.run.pieces`) share:
+the rows each audited piece held, and the comparison with one reading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from builder import report_bytes
+
+from auditor.report.html import render_html
+from auditor.run import pieces, stream
+
+META = {"test": "pieces"}
+
+
+class Held:
+    """The rows each audited piece held, written by the worker that audited
+    it (a forked process) to a file the test reads."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def add(self, rows: tuple[int, int]) -> None:
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(f"{rows[0]} {rows[1]}\n")
+
+    def rows(self) -> list[tuple[int, int]]:
+        if not self.path.exists():
+            return []
+        return [tuple(map(int, line.split())) for line in self.path.read_text().splitlines()]
+
+
+def held_pieces(monkeypatch, tmp_path: Path) -> Held:
+    """The rows each piece audited from now on held."""
+    held = Held(tmp_path / "held.txt")
+    real = pieces.audit_piece
+
+    def spy(piece, job, progress, label=None):
+        result = real(piece, job, progress, label)
+        if isinstance(result, stream.BatchResult):
+            held.add(result.rows)
+        return result
+    monkeypatch.setattr(pieces, "audit_piece", spy)
+    return held
+
+
+def same_as_once(result, once, tmp_path: Path) -> None:
+    assert report_bytes(result, tmp_path / "split", META) == \
+        report_bytes(once, tmp_path / "once", META)
+    assert result.logs.quarantine.equals(once.logs.quarantine)
+    assert [f.as_dict() for f in result.logs.inputs] == [f.as_dict() for f in once.logs.inputs]
+    assert [(f.marks, f.open_offsets, f.never_filled) for f in result.logs.inputs] == \
+        [(f.marks, f.open_offsets, f.never_filled) for f in once.logs.inputs]
+    assert result.tables == once.tables
+    assert result.mid_session == once.mid_session
+    assert render_html(result, META) == render_html(once, META)
+
+
+def boundaries(ids: list) -> list[int]:
+    """Every row at which a run of one table_id (as recorded) starts, and the end."""
+    return [0] + [r for r in range(1, len(ids)) if ids[r] != ids[r - 1]] + [len(ids)]

@@ -1,0 +1,300 @@
+"""One large JSON Lines file split across workers by bytes
+(`auditor.run.pieces`, `auditor.logs.jsonl_runs`): each cut falls at a line
+start between two runs of one table's lines, every line is audited once and
+numbered as in the file, and the findings, quarantine, provenance and every
+report are those of one reading of the file; what pieces cannot judge alone
+is judged on the whole file."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from click.testing import CliRunner
+from pieces_check import held_pieces, same_as_once
+
+from auditor.cli import main
+from auditor.errors import LogFileError
+from auditor.generate import INJECTABLE, generate, write_log
+from auditor.logs import jsonl_format, jsonl_runs
+from auditor.logs.load import load_logs
+from auditor.logs.raw import ReadOptions
+from auditor.logs.read import read_log
+from auditor.report.html import COLLECTOR
+from auditor.run import AuditJob, pieces, run_audit
+
+
+@pytest.fixture(scope="module")
+def night(tmp_path_factory) -> Path:
+    """A JSON Lines file of five tables in runs of lines, every code planted,
+    two lines to quarantine (no table; a seq that is not a number) and a
+    column of the log's own on every fifth line (text to escape)."""
+    path = tmp_path_factory.mktemp("jsonl-pieces") / "night.jsonl"
+    write_log(generate(5, 60, seed=41, inject=list(INJECTABLE)).table, path)
+    lines = path.read_bytes().split(b"\n")[:-1]
+    rows = [json.loads(line) for line in lines]
+    for k, row in enumerate(rows):
+        if k % 5 == 0:
+            row["note"] = f"<b>note {k}</b>"
+    del rows[7]["table_id"]
+    t02 = next(k for k, row in enumerate(rows) if row.get("table_id") == "T02")
+    rows[t02 + 40]["seq"] = "forty"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def split(monkeypatch, tmp_path):
+    """Pieces planned for small JSON Lines files (one a worker); the byte
+    ranges each audited piece held."""
+    monkeypatch.setattr(pieces, "TEXT_PIECE_ROWS", 300)
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 10 ** 9)
+    return held_pieces(monkeypatch, tmp_path)
+
+
+def _line_starts(data: bytes) -> list[int]:
+    return [0] + [k + 1 for k, b in enumerate(data) if b == ord("\n") and k + 1 < len(data)]
+
+
+def _run_bounds(data: bytes) -> list[int]:
+    """Every line start at which a run of one `table_id` (as written) starts,
+    and the file's end, worked out line by line with json."""
+    starts = _line_starts(data)
+    ids = []
+    for a, b in zip(starts, starts[1:] + [len(data)]):
+        try:
+            ids.append(json.dumps(json.loads(data[a:b]).get("table_id", "(none)")))
+        except ValueError:
+            ids.append(None)
+    return [s for k, s in enumerate(starts) if k == 0 or ids[k] != ids[k - 1]] + [len(data)]
+
+
+def _once(path: Path, ruleset):
+    return run_audit(AuditJob.loaded(ruleset), loaded=load_logs([path]))
+
+
+# --- the cuts and the plan ---------------------------------------------------------------
+
+@pytest.mark.parametrize("block", [7, 64, 1 << 18])
+def test_a_cut_falls_at_the_nearest_end_of_a_run_of_one_tables_lines(tmp_path, monkeypatch,
+                                                                      block):
+    """`line_cut_near` against the runs found line by line, for every byte:
+    the start or end of the run of lines holding it, whichever is nearer;
+    ids as text, numbers, null, absent, escaped; lines of any length,
+    read a few bytes at a time or a block at a time."""
+    monkeypatch.setattr(jsonl_runs, "BLOCK_BYTES", block)
+    rng = random.Random(5)
+    values = ["T1", "T2", 3, None, "T\\\"4", "absent"]
+    lines = []
+    while len(lines) < 260:
+        value = rng.choice(values)
+        for _ in range(rng.choice([1, 2, 5, 17, 40])):
+            row = {"seq": len(lines), "pad": "x" * rng.choice([0, 3, 90])}
+            if value != "absent":
+                row = {"table_id": value, **row}
+            lines.append(json.dumps(row, separators=(",", ":") if rng.random() < .5
+                                    else (", ", ": ")))
+    data = ("\n".join(lines) + "\n").encode()
+    path = tmp_path / "ids.jsonl"
+    path.write_bytes(data)
+    bounds = _run_bounds(data)
+    starts = _line_starts(data)
+    for offset in range(len(data) + 1):
+        line = max(s for s in starts if s <= offset) if offset < len(data) else offset
+        lo = max(b for b in bounds if b <= line)
+        hi = min(b for b in bounds if b >= line)
+        want = offset if offset in (0, len(data)) else \
+            (lo if line - lo <= hi - line else hi)
+        assert jsonl_runs.line_cut_near(path, offset) == want, offset
+
+
+def test_a_piece_reads_only_its_lines_each_numbered_as_in_the_file(night, tmp_path):
+    """Bytes [a, b) of the file, at line starts: its rows and lines as the
+    whole file's, the fast read's and the line-by-line read's (a line that
+    is not JSON in the piece); only a piece asked to hashes the file."""
+    whole = read_log(night)
+    starts = _line_starts(night.read_bytes())
+    for a, b in [(0, 10), (99, 1001), (1234, len(starts))]:
+        piece = read_log(night, piece=(starts[a], starts[b] if b < len(starts)
+                                       else night.stat().st_size, a == 0))
+        assert piece.lines.tolist() == whole.lines[a:b].tolist()
+        assert [str(v) for v in piece.table.column("seq").to_pylist()] == \
+            whole.table.column("seq").slice(a, b - a).to_pylist()  # (text: "forty" is)
+        assert piece.sha256 == (whole.sha256 if a == 0 else "")
+    broken = tmp_path / "broken.jsonl"
+    text = night.read_bytes().split(b"\n")
+    text[150] = b"{not json"
+    broken.write_bytes(b"\n".join(text))
+    starts = _line_starts(broken.read_bytes())
+    piece = read_log(broken, piece=(starts[100], starts[200], False))
+    assert piece.rejected.lines == [151]
+    assert piece.lines.tolist() == [n for n in range(101, 201) if n != 151]
+
+
+def test_the_plan_cuts_a_json_lines_file_at_shares_of_its_bytes(night, tmp_path, monkeypatch):
+    monkeypatch.setattr(pieces, "TEXT_PIECE_ROWS", 300)
+    size = night.stat().st_size
+    plan = pieces.split([night], None, 3)
+    assert [(p.part, p.start, p.stop, p.size) for p in plan] == \
+        [(k, size * k // 3, size * (k + 1) // 3, size) for k in range(3)]
+    lines = night.read_bytes().count(b"\n")
+    assert abs(plan[0].rows - lines) < lines // 10  # (estimated from the first 64 KB)
+    assert pieces.split([night], None, 1) is None  # one worker
+    assert pieces.split([night], None, 3, read=ReadOptions(encoding="cp1252")) is None
+    gz = tmp_path / "night.jsonl.gz"
+    gz.write_bytes(gzip.compress(night.read_bytes()))
+    assert pieces.split([gz], None, 3) is None  # (a gzip stream is not entered midway)
+    utf16 = tmp_path / "utf16.jsonl"
+    utf16.write_bytes(night.read_text(encoding="utf-8").encode("utf-16"))
+    assert pieces.split([utf16], None, 3) is None
+    one = tmp_path / "one.jsonl"
+    write_log(generate(1, 200, seed=3).table, one)
+    assert one.read_bytes().count(b"\n") > 900 and pieces.split([one], None, 3) is None
+    monkeypatch.setattr(pieces, "TEXT_PIECE_ROWS", 10 ** 6)
+    assert pieces.split([night], None, 3) is None  # too small to split
+
+
+# --- the audit of a split file -----------------------------------------------------------
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_a_split_json_lines_file_is_audited_as_one_reading_of_it(night, ruleset, tmp_path,
+                                                                  split, jobs):
+    once = _once(night, ruleset)
+    assert len(once.findings) > 50 and len(once.logs.quarantine) == 2
+    result = run_audit(AuditJob.of([night], ruleset, jobs=jobs, collector=COLLECTOR))
+    held = sorted(split.rows())
+    assert len(held) == jobs and held[0][0] == 0 and held[-1][1] == night.stat().st_size
+    assert [b for _, b in held[:-1]] == [a for a, _ in held[1:]]  # every line once
+    assert all(a in _run_bounds(night.read_bytes()) for a, _ in held)  # between tables
+    same_as_once(result, once, tmp_path)
+
+
+def test_every_report_is_byte_identical_split_or_not(night, tmp_path, split):
+    written = {}
+    for jobs in ("1", "2", "3"):
+        out = tmp_path / f"jobs{jobs}"
+        run = CliRunner().invoke(main, ["check", str(night), "-r", "nz-table-games", "--out",
+                                        str(out), "--jobs", jobs, "--format", "parquet",
+                                        "--format", "html", "--format", "json", "--format",
+                                        "junit", "--format", "sarif", "--format", "csv",
+                                        "--format", "text"])
+        assert run.exit_code == 1, run.output
+        written[jobs] = {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+    assert len(split.rows()) == 5  # 2 pieces, then 3
+    assert len(written["1"]) >= 10
+    assert written["2"] == written["1"] and written["3"] == written["1"]
+
+
+def test_dask_audits_the_same_pieces(night, ruleset, tmp_path, split, cluster):
+    once = _once(night, ruleset)
+    result = run_audit(AuditJob.of([night], ruleset, engine="dask", collector=COLLECTOR,
+                                   scheduler=cluster.scheduler_address))
+    assert len(split.rows()) == 2  # the cluster's two workers
+    same_as_once(result, once, tmp_path)
+
+
+def test_a_file_with_a_byte_order_mark_and_bad_lines_in_a_later_piece(night, ruleset,
+                                                                       tmp_path, split):
+    """The first piece drops the mark; a later piece reads line by line (a
+    line that is not JSON, a key given twice) and numbers those lines as
+    the file does."""
+    lines = night.read_bytes().split(b"\n")
+    lines[-40] = b"{not json"
+    lines[-30] = lines[-30][:-1] + b', "seq": 9}'
+    path = tmp_path / "marked.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b"\n".join(lines))
+    once = _once(path, ruleset)
+    assert len(once.logs.quarantine) == 4
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2, collector=COLLECTOR))
+    assert len(split.rows()) == 2
+    same_as_once(result, once, tmp_path)
+
+
+# --- what pieces cannot judge alone ------------------------------------------------------
+
+def test_pieces_whose_lines_name_other_keys_read_the_file_whole(night, ruleset, tmp_path,
+                                                                split):
+    """A key only the last lines write: the pieces' columns differ, so the
+    file is read whole, its columns in the order one reading gives."""
+    rows = [json.loads(line) for line in night.read_bytes().split(b"\n")[:-1]]
+    for row in rows[-20:]:
+        row["comment"] = "late"
+    path = tmp_path / "late-key.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    once = _once(path, ruleset)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2, collector=COLLECTOR))
+    assert len(split.rows()) == 2  # tried, then read whole
+    assert result.logs.inputs[0].columns[-1] == "comment"
+    same_as_once(result, once, tmp_path)
+
+
+def test_tables_interleaved_in_time_are_read_whole(tmp_path, ruleset, split):
+    log = generate(4, 40, seed=44, inject=["call.wrong_total", "log.sequence_gap"]).table
+    order = pc.sort_indices(log, sort_keys=[("ts", "ascending"), ("table_id", "ascending")])
+    path = tmp_path / "by-time.jsonl"
+    write_log(log.take(order), path)
+    once = _once(path, ruleset)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2))
+    assert len(split.rows()) == 2  # tried, then read whole
+    same_as_once(result, once, tmp_path)
+
+
+def test_a_file_every_line_of_which_is_quarantined_is_one_problem(tmp_path, ruleset, split):
+    path = tmp_path / "no-seq.jsonl"
+    write_log(generate(3, 40, seed=45).table, path)
+    rows = [{**json.loads(line), "seq": "n/a"} for line in path.read_bytes().split(b"\n")[:-1]]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    with pytest.raises(LogFileError) as one:
+        run_audit(AuditJob.of([path], ruleset))
+    with pytest.raises(LogFileError) as pieced:
+        run_audit(AuditJob.of([path], ruleset, jobs=2))
+    assert "every row" in str(one.value) and str(pieced.value) == str(one.value)
+
+
+def test_a_file_that_cannot_be_a_log_gives_the_error_of_one_reading(tmp_path, ruleset, split):
+    """The lines lack `die1`, which their rolls require: the error counts the
+    file's rolls, not a piece's."""
+    path = tmp_path / "no-die1.jsonl"
+    write_log(generate(3, 40, seed=46).table.drop_columns(["die1"]), path)
+    with pytest.raises(LogFileError) as one:
+        run_audit(AuditJob.of([path], ruleset))
+    with pytest.raises(LogFileError) as pieced:
+        run_audit(AuditJob.of([path], ruleset, jobs=2))
+    assert "die1" in str(one.value) and str(pieced.value) == str(one.value)
+
+
+def test_a_piece_read_by_arrow_types_its_cells_as_the_whole_files_line_by_line_read(
+        night, ruleset, tmp_path, split):
+    """One line that is not JSON, in the last piece, sends the whole file to
+    the line-by-line read, while the first piece is read by Arrow (each of
+    its columns keeps one type): numbers written as floats, 1e3, 1e-7, a
+    whole number past 2**32, true and false, text beyond ASCII are the same
+    cells either way; the last piece's text for numbers, lists and nested
+    objects too."""
+    rows = [json.loads(line) for line in night.read_bytes().split(b"\n")[:-1]]
+    rows = [row for row in rows if row.get("seq") != "forty"]  # (a text seq: read line by line)
+    half = len(rows) // 2
+    numbers = [1e3, 2.5, 1e-7, 2 ** 40 + 1, 7]
+    others = ["7", True, [1, {"b": 2}], {"a": None}, "x"]
+    for k, row in enumerate(rows):
+        if "amount" in row and k % 3 == 0:
+            row["amount"] = float(row["amount"])
+        row["extra"] = (numbers if k < half else others)[k % 5]
+        row["flag"] = k % 2 == 0
+        row["text"] = "é\u2028" if k % 4 else "€"
+        if k >= half and k % 7 == 0:
+            row["seq"] = str(row["seq"]) if "seq" in row else None
+    path = tmp_path / "kinds.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows) + "{not json\n",
+                    encoding="utf-8")
+    once = _once(path, ruleset)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2, collector=COLLECTOR))
+    (a, b), _ = sorted(split.rows())
+    first = jsonl_format.read_jsonl(path, path.read_bytes()[a:b])[0]
+    assert first.schema.field("seq").type == pa.int64()  # (Arrow read it)
+    same_as_once(result, once, tmp_path)
