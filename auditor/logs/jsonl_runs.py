@@ -12,7 +12,9 @@ and it is, being a function of the file and the offset alone. A table that
 still ends up in two pieces (a line this reading misnames, an id written two
 ways, tables interleaved by time) is found when the pieces are merged, and
 the file is then read whole (`auditor.run.pieces`). The lines are read a
-block at a time on either side of the cut, as far as the run goes.
+block at a time on either side of the cut, as far as the run goes; a block
+holding as many of the cut line's `"table_id":<value>` as line breaks is
+passed over whole, counted rather than read line by line (`_all_name`).
 """
 
 from __future__ import annotations
@@ -40,23 +42,32 @@ def line_cut_near(path: Path, offset: int) -> int:
         size = fh.seek(0, 2)
         if offset <= 0 or offset >= size:
             return max(0, min(offset, size))
-        start = offset
-        for start, _ in _lines_back(fh, offset + 1):  # (the line holding `offset`)
-            break
-        line = next(_lines_on(fh, start, size))[1]
-        value = table_written(line)
+        start = _line_start(fh, offset)
+        line = next(_blocks_on(fh, start, size))[1].split(b"\n", 1)[0]
+        found = _TABLE_ID.search(line)
+        value, needle = (found.group(1), found.group(0)) if found else (None, None)
         begin = start
-        for at, line in _lines_back(fh, start):
-            if table_written(line) != value:
-                break
-            begin = at
+        for lo, block in _blocks_back(fh, start):
+            if _all_name(block, needle):
+                begin = lo
+                continue
+            for at, text in _lines_back(lo, block):
+                if table_written(text) != value:
+                    break
+                begin = at
+            else:
+                continue
+            break
         if begin == start:
             return start
-        for at, line in _lines_on(fh, start, size):
-            if at - start >= start - begin:
-                return begin
-            if at > start and table_written(line) != value:
-                return at
+        for lo, block in _blocks_on(fh, start, size):
+            if lo + len(block) - start < start - begin and _all_name(block, needle):
+                continue
+            for at, text in _lines_on(lo, block):
+                if at - start >= start - begin:
+                    return begin
+                if at > start and table_written(text) != value:
+                    return at
         return size if size - start < start - begin else begin
 
 
@@ -66,41 +77,80 @@ def table_written(line: bytes) -> bytes | None:
     return found.group(1) if found else None
 
 
-def _lines_back(fh, end: int) -> Iterator[tuple[int, bytes]]:
-    """The lines wholly before byte `end` (a line start, or one past the
-    byte whose line is wanted first), last to first: (start, text)."""
-    if end <= 0:
-        return
+def _all_name(block: bytes, needle: bytes | None) -> bool:
+    """Whether every line of `block` (whole lines, each ending in a line
+    break) names the table as `needle` writes it: as many of it as lines,
+    counted, not read line by line. (A key is the only place JSON lets
+    `"table_id":` stand unescaped; a line naming it twice, in a nested
+    object, could let a line of another table pass here: the cut would
+    then fall inside a table, and the merge reads the file whole.)"""
+    return needle is not None and block.endswith(b"\n") \
+        and block.count(needle) == block.count(b"\n")
+
+
+def _line_start(fh, offset: int) -> int:
+    """The start of the line holding byte `offset`."""
+    pos = offset
+    while pos > 0:
+        lo = max(0, pos - BLOCK_BYTES)
+        fh.seek(lo)
+        found = fh.read(pos - lo).rfind(b"\n")
+        if found >= 0:
+            return lo + found + 1
+        pos = lo
+    return 0
+
+
+def _blocks_back(fh, end: int) -> Iterator[tuple[int, bytes]]:
+    """The file's whole lines before byte `end` (a line start), a block of
+    about `BLOCK_BYTES` at a time, last to first: (its start, its bytes)."""
     carry, pos = b"", end
     while pos > 0:
         lo = max(0, pos - BLOCK_BYTES)
         fh.seek(lo)
         block = fh.read(pos - lo) + carry
         pos = lo
-        parts = block.split(b"\n")
-        carry = parts[0]
-        at = lo + len(block)
-        for part in reversed(parts[1:]):
-            at -= len(part) + 1
-            if at + 1 < end:
-                yield at + 1, part
-    yield 0, carry
+        cut = block.find(b"\n") + 1 if lo > 0 else 0
+        carry = block[:cut]
+        if cut < len(block):
+            yield lo + cut, block[cut:]
+    if carry:
+        yield 0, carry
 
 
-def _lines_on(fh, start: int, size: int) -> Iterator[tuple[int, bytes]]:
-    """The lines from byte `start` (a line start) on, first to last: (start, text)."""
+def _blocks_on(fh, start: int, size: int) -> Iterator[tuple[int, bytes]]:
+    """The file's whole lines from byte `start` (a line start) on, a block of
+    about `BLOCK_BYTES` at a time: (its start, its bytes)."""
     carry, pos, at = b"", start, start
     while pos < size:
         fh.seek(pos)
-        block = carry + fh.read(min(BLOCK_BYTES, size - pos))
-        pos += len(block) - len(carry)
-        parts = block.split(b"\n")
-        carry = parts.pop()
-        for part in parts:
-            yield at, part
-            at += len(part) + 1
-    if carry:
-        yield at, carry
+        read = fh.read(min(BLOCK_BYTES, size - pos))
+        pos += len(read)
+        block = carry + read
+        cut = block.rfind(b"\n") + 1 if pos < size else len(block)
+        carry = block[cut:]
+        if cut:
+            yield at, block[:cut]
+            at += cut
+
+
+def _lines_back(lo: int, block: bytes) -> Iterator[tuple[int, bytes]]:
+    """The lines of a block of whole lines starting at byte `lo`, last to first."""
+    at = lo + len(block)
+    for text in reversed(block.split(b"\n")[:-1]):
+        at -= len(text) + 1
+        yield at, text
+
+
+def _lines_on(lo: int, block: bytes) -> Iterator[tuple[int, bytes]]:
+    """The lines of a block of whole lines starting at byte `lo`, first to
+    last (the file's last line may end without a line break)."""
+    texts = block.split(b"\n")
+    if texts[-1] == b"":
+        texts.pop()
+    for text in texts:
+        yield lo, text
+        lo += len(text) + 1
 
 
 def edges(path: Path) -> tuple[bytes, bytes, int]:
