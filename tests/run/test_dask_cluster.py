@@ -81,18 +81,19 @@ def _logs(folder: Path, files: int, tables: int, rolls: int) -> Path:
 #: time (as inputs over 16 MB are: `auditor.run.stream`), a file a batch.
 BATCHED = ("import sys, auditor.run.stream as s; s.STREAM_MIN_BYTES = 0; s.STREAM_EVENTS = 1; "
            "from auditor.__main__ import run; sys.argv[0] = 'auditor'; run()")
-#: `auditor check` with a Parquet file of a few thousand rows split into
-#: pieces (as files of millions are: `auditor.run.pieces`): one a worker, or
-#: pieces of at most 30,000 rows.
-SPLIT = ("import sys, auditor.run.pieces as p; p.PIECE_ROWS = 1000; p.PIECE_BUDGET = 30000; "
+#: `auditor check` with a Parquet or JSON Lines file of a few thousand rows
+#: split into pieces (as files of millions are: `auditor.run.pieces`): one a
+#: worker, or pieces of at most 30,000 rows.
+SPLIT = ("import sys, auditor.run.pieces as p; p.PIECE_ROWS = p.TEXT_PIECE_ROWS = 1000; "
+         "p.PIECE_BUDGET = 30000; "
          "from auditor.__main__ import run; sys.argv[0] = 'auditor'; run()")
 #: How the client plans the work: a task per file and table, a batch of
-#: files a task, or a piece of a file a task.
-MODES = ["task-per-table", "batches", "split"]
+#: files a task, or a piece of a file a task (Parquet, JSON Lines).
+MODES = ["task-per-table", "batches", "split", "split-jsonl"]
 
 
 def _auditor(mode: str | bool = False) -> list[str]:
-    code = {"batches": BATCHED, True: BATCHED, "split": SPLIT}.get(mode)
+    code = {"batches": BATCHED, True: BATCHED, "split": SPLIT, "split-jsonl": SPLIT}.get(mode)
     return [sys.executable, "-P", *(["-c", code] if code else ["-m", "auditor"])]
 
 
@@ -103,14 +104,18 @@ def _check(*args: str, batched: str | bool = False) -> subprocess.CompletedProce
 
 def _logs_for(mode: str, folder: Path, files: int, tables: int, rolls: int) -> Path:
     """`_logs`, or for "split" the same tables in one file (rows of one
-    table together, row groups of 1,000 rows cutting through them)."""
-    if mode != "split":
+    table together, row groups of 1,000 rows cutting through them); for
+    "split-jsonl" in one JSON Lines file."""
+    if not mode.startswith("split"):
         return _logs(folder, files, tables, rolls)
     import pyarrow.parquet as pq
 
     folder.mkdir()
     log = generate(files * tables, rolls, seed=40, inject=list(INJECTABLE))
-    pq.write_table(log.table, folder / "night.parquet", row_group_size=1000)
+    if mode == "split-jsonl":
+        write_log(log.table, folder / "night.jsonl")
+    else:
+        pq.write_table(log.table, folder / "night.parquet", row_group_size=1000)
     return folder
 
 
