@@ -59,3 +59,17 @@ def same_as_once(result, once, tmp_path: Path) -> None:
 def boundaries(ids: list) -> list[int]:
     """Every row at which a run of one table_id (as recorded) starts, and the end."""
     return [0] + [r for r in range(1, len(ids)) if ids[r] != ids[r - 1]] + [len(ids)]
+
+
+def files_read_whole(monkeypatch) -> list[list]:
+    """The files the main process goes on to audit whole (`stream.audit_batch`
+    called in it: a split file its pieces could not judge alone), from now on."""
+    read: list[list] = []
+    real = stream.audit_batch
+
+    def spy(paths, *args, **kw):
+        read.append(list(paths))
+        return real(paths, *args, **kw)
+    monkeypatch.setattr(stream, "audit_batch", spy)
+    return read
+

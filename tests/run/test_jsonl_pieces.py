@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from click.testing import CliRunner
-from pieces_check import held_pieces, same_as_once
+from pieces_check import files_read_whole, held_pieces, same_as_once
 
 from auditor.cli import main
 from auditor.errors import LogFileError
@@ -163,10 +163,12 @@ def test_the_plan_cuts_a_json_lines_file_at_shares_of_its_bytes(night, tmp_path,
 
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_a_split_json_lines_file_is_audited_as_one_reading_of_it(night, ruleset, tmp_path,
-                                                                  split, jobs):
+                                                                  split, monkeypatch, jobs):
     once = _once(night, ruleset)
     assert len(once.findings) > 50 and len(once.logs.quarantine) == 2
+    whole = files_read_whole(monkeypatch)
     result = run_audit(AuditJob.of([night], ruleset, jobs=jobs, collector=COLLECTOR))
+    assert whole == []
     held = sorted(split.rows())
     assert len(held) == jobs and held[0][0] == 0 and held[-1][1] == night.stat().st_size
     assert [b for _, b in held[:-1]] == [a for a, _ in held[1:]]  # every line once
@@ -215,10 +217,33 @@ def test_a_file_with_a_byte_order_mark_and_bad_lines_in_a_later_piece(night, rul
     same_as_once(result, once, tmp_path)
 
 
+@pytest.mark.parametrize("form", ["crlf", "blank lines", "spaced keys"])
+def test_a_file_written_otherwise_is_split_and_audited_as_one_reading(night, ruleset, tmp_path,
+                                                                     split, monkeypatch, form):
+    """Lines ending in CR LF, blank lines between tables, and keys written
+    with spaces (`"table_id": "T01"`): cut between tables all the same."""
+    rows = [json.loads(line) for line in night.read_bytes().split(b"\n")[:-1]]
+    ends = {k for k in range(1, len(rows)) if rows[k].get("table_id") != rows[k - 1].get(
+        "table_id")}
+    spaced = form == "spaced keys"
+    text = "".join(("\n\n" if form == "blank lines" and k in ends else "")
+                   + json.dumps(row, separators=(", ", ": ") if spaced else (",", ":"))
+                   + ("\r\n" if form == "crlf" else "\n") for k, row in enumerate(rows))
+    path = tmp_path / "written.jsonl"
+    path.write_text(text, encoding="utf-8", newline="")
+    once = _once(path, ruleset)
+    whole = files_read_whole(monkeypatch)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=3, collector=COLLECTOR))
+    held = sorted(split.rows())
+    assert len(held) == 3 and held[0][0] == 0
+    assert whole == []  # (each table in one piece)
+    same_as_once(result, once, tmp_path)
+
+
 # --- what pieces cannot judge alone ------------------------------------------------------
 
 def test_pieces_whose_lines_name_other_keys_read_the_file_whole(night, ruleset, tmp_path,
-                                                                split):
+                                                                split, monkeypatch):
     """A key only the last lines write: the pieces' columns differ, so the
     file is read whole, its columns in the order one reading gives."""
     rows = [json.loads(line) for line in night.read_bytes().split(b"\n")[:-1]]
@@ -227,8 +252,9 @@ def test_pieces_whose_lines_name_other_keys_read_the_file_whole(night, ruleset, 
     path = tmp_path / "late-key.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     once = _once(path, ruleset)
+    whole = files_read_whole(monkeypatch)
     result = run_audit(AuditJob.of([path], ruleset, jobs=2, collector=COLLECTOR))
-    assert len(split.rows()) == 2  # tried, then read whole
+    assert len(split.rows()) == 2 and whole == [[path]]  # tried, then read whole
     assert result.logs.inputs[0].columns[-1] == "comment"
     same_as_once(result, once, tmp_path)
 
