@@ -73,3 +73,38 @@ def files_read_whole(monkeypatch) -> list[list]:
     monkeypatch.setattr(stream, "audit_batch", spy)
     return read
 
+
+def every_report_by_jobs(path: Path, out: Path) -> dict[str, dict[str, bytes]]:
+    """`auditor check PATH` under --jobs 1, 2 and 3 (a file split in two,
+    then three), every report format written: each run's files, by jobs."""
+    from click.testing import CliRunner
+
+    from auditor.cli import main
+
+    written = {}
+    for jobs in ("1", "2", "3"):
+        folder = out / f"jobs{jobs}"
+        formats = [a for f in ("parquet", "html", "json", "junit", "sarif", "csv", "text")
+                   for a in ("--format", f)]
+        run = CliRunner().invoke(main, ["check", str(path), "-r", "nz-table-games", "--out",
+                                        str(folder), "--jobs", jobs, *formats])
+        assert run.exit_code == 1, run.output
+        written[jobs] = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    return written
+
+
+def errors_whole_and_split(path: Path, ruleset) -> tuple[str, str]:
+    """The error auditing `path` stops with in one process (read whole),
+    and with two workers (split, then read whole to say what is wrong)."""
+    import pytest
+
+    from auditor.errors import LogFileError
+    from auditor.run import AuditJob, run_audit
+
+    errors = []
+    for jobs in (1, 2):
+        with pytest.raises(LogFileError) as stopped:
+            run_audit(AuditJob.of([path], ruleset, jobs=jobs))
+        errors.append(str(stopped.value))
+    return errors[0], errors[1]
+
