@@ -179,6 +179,21 @@ def test_a_split_json_lines_file_is_audited_as_one_reading_of_it(night, ruleset,
     same_as_once(result, once, tmp_path)
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_of_more_lines_than_the_budget_is_audited_a_piece_at_a_time(
+        night, ruleset, tmp_path, split, monkeypatch, jobs):
+    """Pieces of at most PIECE_BUDGET lines (as estimated), more than the
+    workers, one process included: a worker holds a piece at a time."""
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 2000)
+    plan = pieces.split([night], None, jobs)
+    assert len(plan) == -(-plan[0].rows // 2000) >= 3
+    once = _once(night, ruleset)
+    result = run_audit(AuditJob.of([night], ruleset, jobs=jobs, collector=COLLECTOR))
+    held = sorted(split.rows())
+    assert len(held) == len(plan) and held[-1][1] == night.stat().st_size
+    same_as_once(result, once, tmp_path)
+
+
 def test_every_report_is_byte_identical_split_or_not(night, tmp_path, split):
     written = every_report_by_jobs(night, tmp_path)
     assert len(split.rows()) == 5  # 2 pieces, then 3
