@@ -19,32 +19,43 @@ passed over whole, counted rather than read line by line (`_all_name`).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 
 #: Bytes read at a time walking the lines about a cut.
 BLOCK_BYTES = 1 << 18
 
-#: A line's `table_id` as written: a JSON string (escapes kept) or a bare value.
-_TABLE_ID = re.compile(rb'"table_id"\s*:\s*("(?:[^"\\\n]|\\.)*"|[^,}\s]*)')
+#: The key a line writes its table under, unless the project configuration
+#: reads another as it (`ReadOptions.columns`).
+TABLE_KEY = "table_id"
+
+
+@lru_cache(maxsize=8)
+def _table_id(key: str) -> re.Pattern:
+    """A line's table as written under `key`: a JSON string (escapes kept) or
+    a bare value."""
+    written = re.escape(json.dumps(key, ensure_ascii=False).encode("utf-8"))
+    return re.compile(written + rb'\s*:\s*("(?:[^"\\\n]|\\.)*"|[^,}\s]*)')
 
 #: The bytes looked at to plan a file's pieces (`edges`).
 EDGE_BYTES = 1 << 16
 
 
-def line_cut_near(path: Path, offset: int) -> int:
+def line_cut_near(path: Path, offset: int, key: str = TABLE_KEY) -> int:
     """Where a piece cut at byte `offset` of `path` really falls: the start or
-    the end of the run of lines naming the table of the line holding
-    `offset`, whichever is nearer (see module); 0 and the file's size stay
-    as they are."""
+    the end of the run of lines naming the table (under `key`) of the line
+    holding `offset`, whichever is nearer (see module); 0 and the file's
+    size stay as they are."""
     with open(path, "rb") as fh:
         size = fh.seek(0, 2)
         if offset <= 0 or offset >= size:
             return max(0, min(offset, size))
         start = _line_start(fh, offset)
         line = next(_blocks_on(fh, start, size))[1].split(b"\n", 1)[0]
-        found = _TABLE_ID.search(line)
+        found = _table_id(key).search(line)
         value, needle = (found.group(1), found.group(0)) if found else (None, None)
         begin = start
         for lo, block in _blocks_back(fh, start):
@@ -52,7 +63,7 @@ def line_cut_near(path: Path, offset: int) -> int:
                 begin = lo
                 continue
             for at, text in _lines_back(lo, block):
-                if table_written(text) != value:
+                if table_written(text, key) != value:
                     break
                 begin = at
             else:
@@ -66,14 +77,14 @@ def line_cut_near(path: Path, offset: int) -> int:
             for at, text in _lines_on(lo, block):
                 if at - start >= start - begin:
                     return begin
-                if at > start and table_written(text) != value:
+                if at > start and table_written(text, key) != value:
                     return at
         return size if size - start < start - begin else begin
 
 
-def table_written(line: bytes) -> bytes | None:
-    """The `table_id` written in one line, as written (None: none is)."""
-    found = _TABLE_ID.search(line)
+def table_written(line: bytes, key: str = TABLE_KEY) -> bytes | None:
+    """The table written in one line under `key`, as written (None: none is)."""
+    found = _table_id(key).search(line)
     return found.group(1) if found else None
 
 

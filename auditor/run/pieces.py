@@ -87,6 +87,7 @@ class Piece:
     stop: int
     rows: int       # the file's rows (a JSON Lines file's: about)
     size: int = 0   # a JSON Lines file's bytes, which `start` and `stop` count
+    key: str = jsonl_runs.TABLE_KEY  # the key its lines write the table under
 
 
 @dataclass
@@ -112,16 +113,18 @@ def split(files: list[Path], batches: list[stream.Batch] | None,
     or more (default `PIECE_ROWS`; an engine that audits such an input
     dearly otherwise asks for smaller pieces: `pieces`); None when there
     are none. JSON Lines read in another encoding than UTF-8 (`read`) is
-    not cut."""
-    text = read.encoding is None
+    not cut; its table is found under the key `read`'s columns read as
+    `table_id`."""
+    key = None if read.encoding is not None else next(
+        (name for name, spec in read.columns if spec == "table_id"), jsonl_runs.TABLE_KEY)
     if batches is None:
         if len(files) != 1:
             return None
-        found = pieces(files[0], 0, jobs, alone, text)
+        found = pieces(files[0], 0, jobs, alone, key)
         return list(found) if found else None
     work: list[list[int] | Piece] = []
     for batch in batches:
-        found = pieces(files[batch[0]], batch[0], jobs, text=text) if len(batch) == 1 \
+        found = pieces(files[batch[0]], batch[0], jobs, key=key) if len(batch) == 1 \
             else None
         work += found or [batch]
     return work
@@ -151,7 +154,7 @@ def files_of(item: list[int] | Piece) -> list[int]:
 
 
 def pieces(path: Path, file: int, jobs: int, least: int | None = None,
-           text: bool = True) -> list[Piece] | None:
+           key: str | None = jsonl_runs.TABLE_KEY) -> list[Piece] | None:
     """The pieces of `path` (the job's file `file`) for `jobs` workers, from
     its footer alone: one a worker for a file of `least` (`PIECE_ROWS`) rows
     a worker, and pieces of at most `PIECE_BUDGET` rows (nominal: a piece
@@ -161,10 +164,11 @@ def pieces(path: Path, file: int, jobs: int, least: int | None = None,
     the group's rows before it (two pieces of one group decode it 1.5
     times). None when it is not split (not plain Parquet,
     small, or row groups whose statistics say one table holds every row);
-    a plain JSON Lines file (when `text`) is cut by `_text_pieces`."""
+    a plain JSON Lines file (when its table's `key` is given) is cut by
+    `_text_pieces`."""
     kind = plain_format(path)
-    if kind == "jsonl" and text:
-        return _text_pieces(path, file, jobs, least)
+    if kind == "jsonl" and key is not None:
+        return _text_pieces(path, file, jobs, least, key)
     if kind != "parquet":
         return None
     try:
@@ -186,7 +190,8 @@ def pieces(path: Path, file: int, jobs: int, least: int | None = None,
     return [Piece(str(path), file, k, a, b, rows) for k, (a, b) in enumerate(pairwise(cuts))]
 
 
-def _text_pieces(path: Path, file: int, jobs: int, least: int | None) -> list[Piece] | None:
+def _text_pieces(path: Path, file: int, jobs: int, least: int | None,
+                 key: str) -> list[Piece] | None:
     """The pieces of a plain JSON Lines file, cut at equal shares of its
     bytes (each worker moves its cuts to line starts between tables), for
     as many lines as `pieces` asks rows (`TEXT_PIECE_ROWS` at least a
@@ -206,11 +211,12 @@ def _text_pieces(path: Path, file: int, jobs: int, least: int | None) -> list[Pi
     rows = size * breaks // len(head)
     least = TEXT_PIECE_ROWS if least is None else min(least, TEXT_PIECE_ROWS)
     parts = max(min(jobs, rows // least), -(-rows // PIECE_BUDGET))
-    first = jsonl_runs.table_written(head[:head.find(b"\n")])
-    if parts < 2 or first == jsonl_runs.table_written(last):
+    first = jsonl_runs.table_written(head[:head.find(b"\n")], key)
+    if parts < 2 or first == jsonl_runs.table_written(last, key):
         return None
     cuts = [size * k // parts for k in range(parts + 1)]
-    return [Piece(str(path), file, k, a, b, rows, size) for k, (a, b) in enumerate(pairwise(cuts))]
+    return [Piece(str(path), file, k, a, b, rows, size, key)
+            for k, (a, b) in enumerate(pairwise(cuts))]
 
 
 def nominal_cuts(starts: np.ndarray, parts: int) -> list[int]:
@@ -336,8 +342,8 @@ class _Ids:
 def piece_rows(piece: Piece) -> tuple[int, int]:
     """The rows [a, b) `piece` holds (a JSON Lines file's bytes; see module)."""
     if piece.size:
-        return (jsonl_runs.line_cut_near(Path(piece.path), piece.start),
-                jsonl_runs.line_cut_near(Path(piece.path), piece.stop))
+        return (jsonl_runs.line_cut_near(Path(piece.path), piece.start, piece.key),
+                jsonl_runs.line_cut_near(Path(piece.path), piece.stop, piece.key))
     pf = pq.ParquetFile(piece.path, read_dictionary=["table_id"])
     starts = row_group_starts(pf.metadata)
     return cut_near(pf, starts, piece.start), cut_near(pf, starts, piece.stop)

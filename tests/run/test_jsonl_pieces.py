@@ -249,6 +249,22 @@ def test_a_file_written_otherwise_is_split_and_audited_as_one_reading(night, rul
     same_as_once(result, once, tmp_path)
 
 
+def test_a_table_key_the_project_configuration_renames_is_cut_on(night, ruleset, tmp_path,
+                                                                  split, monkeypatch):
+    """Lines that write the table as `TableID`, read as `table_id` (the
+    project configuration's `columns`): cut between tables on that key."""
+    path = tmp_path / "renamed.jsonl"
+    path.write_bytes(night.read_bytes().replace(b'"table_id"', b'"TableID"'))
+    read = ReadOptions(columns={"TableID": "table_id"})
+    assert [p.key for p in pieces.split([path], None, 2, read=read)] == ["TableID"] * 2
+    assert pieces.split([path], None, 2) is None  # (no line names `table_id`)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([path], options=read))
+    whole = files_read_whole(monkeypatch)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2, read=read, collector=COLLECTOR))
+    assert len(split.rows()) == 2 and whole == []
+    same_as_once(result, once, tmp_path)
+
+
 # --- what pieces cannot judge alone ------------------------------------------------------
 
 def test_pieces_whose_lines_name_other_keys_read_the_file_whole(night, ruleset, tmp_path,
