@@ -28,6 +28,9 @@ from pathlib import Path
 #: Bytes read at a time walking the lines about a cut.
 BLOCK_BYTES = 1 << 18
 
+#: The bytes looked at to plan a file's pieces (`edges`).
+EDGE_BYTES = 1 << 16
+
 #: The key a line writes its table under, unless the project configuration
 #: reads another as it (`ReadOptions.columns`).
 TABLE_KEY = "table_id"
@@ -39,9 +42,6 @@ def _table_id(key: str) -> re.Pattern:
     a bare value."""
     written = re.escape(json.dumps(key, ensure_ascii=False).encode("utf-8"))
     return re.compile(written + rb'\s*:\s*("(?:[^"\\\n]|\\.)*"|[^,}\s]*)')
-
-#: The bytes looked at to plan a file's pieces (`edges`).
-EDGE_BYTES = 1 << 16
 
 
 def line_cut_near(path: Path, offset: int, key: str = TABLE_KEY) -> int:
@@ -56,7 +56,9 @@ def line_cut_near(path: Path, offset: int, key: str = TABLE_KEY) -> int:
         start = _line_start(fh, offset)
         line = next(_blocks_on(fh, start, size))[1].split(b"\n", 1)[0]
         found = _table_id(key).search(line)
-        value, needle = (found.group(1), found.group(0)) if found else (None, None)
+        value = found.group(1) if found else None
+        # (a bare value, 1, is the start of another, 12: not counted whole)
+        needle = found.group(0) if found and value.startswith(b'"') else None
         begin = start
         for lo, block in _blocks_back(fh, start):
             if _all_name(block, needle):

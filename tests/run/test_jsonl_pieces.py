@@ -92,7 +92,7 @@ def test_a_cut_falls_at_the_nearest_end_of_a_run_of_one_tables_lines(tmp_path, m
     read a few bytes at a time or a block at a time."""
     monkeypatch.setattr(jsonl_runs, "BLOCK_BYTES", block)
     rng = random.Random(5)
-    values = ["T1", "T2", 3, None, "T\\\"4", "absent"]
+    values = ["T1", "T2", 3, 31, None, "T\\\"4", "absent"]
     lines = []
     while len(lines) < 260:
         value = rng.choice(values)
