@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from builder import report_bytes
+from click.testing import CliRunner
 
+from auditor.cli import main
+from auditor.errors import LogFileError
 from auditor.report.html import render_html
-from auditor.run import pieces, stream
+from auditor.run import AuditJob, pieces, run_audit, stream
 
 META = {"test": "pieces"}
 
@@ -77,10 +81,6 @@ def files_read_whole(monkeypatch) -> list[list]:
 def every_report_by_jobs(path: Path, out: Path) -> dict[str, dict[str, bytes]]:
     """`auditor check PATH` under --jobs 1, 2 and 3 (a file split in two,
     then three), every report format written: each run's files, by jobs."""
-    from click.testing import CliRunner
-
-    from auditor.cli import main
-
     written = {}
     for jobs in ("1", "2", "3"):
         folder = out / f"jobs{jobs}"
@@ -96,11 +96,6 @@ def every_report_by_jobs(path: Path, out: Path) -> dict[str, dict[str, bytes]]:
 def errors_whole_and_split(path: Path, ruleset) -> tuple[str, str]:
     """The error auditing `path` stops with in one process (read whole),
     and with two workers (split, then read whole to say what is wrong)."""
-    import pytest
-
-    from auditor.errors import LogFileError
-    from auditor.run import AuditJob, run_audit
-
     errors = []
     for jobs in (1, 2):
         with pytest.raises(LogFileError) as stopped:

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from auditor.errors import ControlSignal, LogFileError
-from auditor.logs.raw import RawRejected, clip, too_many_columns
+from auditor.logs.raw import SCAN_BLOCK_BYTES, RawRejected, clip, too_many_columns
 from auditor.logs.schema import COLUMN_NAMES
 
 #: Nesting deeper than this quarantines the JSON line. A log cell holds no
@@ -46,8 +46,8 @@ def read_jsonl(path: Path, data: bytes, first_line: int = 1):
     if simple:
         try:
             table = _read_as_text_times(data)
-            if table.num_rows == filled and _typed_as_lines_are(table):
-                table = _cells_as_lines_write_them(_null_columns_as_text(table))
+            table = _as_lines_write_them(table) if table.num_rows == filled else None
+            if table is not None:
                 return table, np.arange(first_line, first_line + table.num_rows,
                                         dtype=np.int64), RawRejected()
         except (pa.ArrowInvalid, RecursionError, UnicodeDecodeError):  # (a key not UTF-8)
@@ -102,7 +102,7 @@ def _first_keys(data: bytes) -> list[str]:
 
 #: Bytes looked at a block at a time for line breaks (a boolean a byte is
 #: made for a block, not for the whole file).
-SCAN_BYTES = 1 << 24
+SCAN_BYTES = SCAN_BLOCK_BYTES
 
 
 def _object_lines(data: bytes) -> int | None:
@@ -272,61 +272,47 @@ def _json_cell(value) -> str | None:
     return json.dumps(value, sort_keys=True)
 
 
-def _typed_as_lines_are(table: pa.Table) -> bool:
-    """Whether Arrow's read can give every cell the text the line-by-line read
-    gives it (`_json_cell`), so that a file's cells never depend on which
-    read took it (nor a split file's on its pieces': decision 103). Not so
-    for a nested value (Arrow's struct fills in, as null, the keys other
-    lines give; its lists make every number of a line a double) nor for a
-    whole number past 2**53 that Arrow made a double (its digits lost: a
-    number past int64, or any beside a fraction in its column): such a file
-    is read line by line."""
-    for col in table.columns:
-        if pa.types.is_nested(col.type):
-            return False
-        if pa.types.is_floating(col.type) and col.null_count < len(col):
-            values = col.to_numpy()
-            if ((np.abs(values) >= 2.0 ** 53) & (values == np.trunc(values))).any():
-                return False
-    return True
-
-
-def _cells_as_lines_write_them(table: pa.Table) -> pa.Table:
-    """Each double and boolean column as the text `_json_cell` makes of its
-    values: a whole number without a fraction (-0.0 as 0), any other as
-    Python writes it; true and false. Arrow's own text for a double differs
-    (1e-7 for 1e-07, 1.5e+12 for 1500000000000), Python's for a boolean
-    (False), and a cell kept as text (a column the spec does not name, a
-    quarantined row as recorded) would otherwise read one way or the other
-    by the read that took the file."""
+def _as_lines_write_them(table: pa.Table) -> pa.Table | None:
+    """Arrow's read with every cell the text the line-by-line read gives it
+    (`_json_cell`), so that a file's cells never depend on which read took it
+    (nor a split file's on its pieces': decision 103): each double and
+    boolean column written as that read writes its values (a whole number
+    without a fraction, -0.0 as 0, any other as Python writes it; true and
+    false; Arrow's own text differs: 1e-7 for 1e-07, 1.5e+12 for
+    1500000000000, and Python's False), a column no line fills as text.
+    None where that cannot be: a nested value (Arrow's struct fills in, as
+    null, the keys other lines give; its lists make every number of a line a
+    double) or a whole number past 2**53 that Arrow made a double (its
+    digits lost: a number past int64, or any beside a fraction in its
+    column); such a file is read line by line."""
     for k, t in enumerate(table.schema.types):
+        if pa.types.is_nested(t):
+            return None
         if pa.types.is_boolean(t):
             col = pc.if_else(table.column(k), "true", "false")
         elif pa.types.is_floating(t):
             col = _float_text(table.column(k).combine_chunks())
+            if col is None:
+                return None
+        elif pa.types.is_null(t):
+            col = pa.nulls(table.num_rows, pa.string())
         else:
             continue
         table = table.set_column(k, table.field(k).name, col)
     return table
 
 
-def _float_text(col: pa.Array) -> pa.Array:
-    """`_json_cell`'s text of each number of a double column (null: null)."""
+def _float_text(col: pa.Array) -> pa.Array | None:
+    """`_json_cell`'s text of each number of a double column (null: null);
+    None when a whole number in it is past 2**53 (see `_as_lines_write_them`)."""
     values = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
     valid = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     whole = valid & (values == np.trunc(values))
+    if (np.abs(values[whole]) >= 2.0 ** 53).any():
+        return None
     text = np.full(len(values), None, dtype=object)
     text[whole] = pa.array(values[whole].astype(np.int64)).cast(pa.string()) \
         .to_numpy(zero_copy_only=False)
     fraction = valid & ~whole
     text[fraction] = [str(v) for v in values[fraction].tolist()]
     return pa.array(text, pa.string())
-
-
-def _null_columns_as_text(table: pa.Table) -> pa.Table:
-    """A column no line gives a value (Arrow's null type) as text."""
-    if not any(pa.types.is_null(t) for t in table.schema.types):
-        return table
-    cols = [pa.nulls(len(col), pa.string()) if pa.types.is_null(col.type) else col
-            for col in table.columns]
-    return pa.table(cols, names=table.column_names)

@@ -54,39 +54,60 @@ def line_cut_near(path: Path, offset: int, key: str = TABLE_KEY) -> int:
         if offset <= 0 or offset >= size:
             return max(0, min(offset, size))
         start = _line_start(fh, offset)
-        line = next(_blocks_on(fh, start, size))[1].split(b"\n", 1)[0]
-        found = _table_id(key).search(line)
-        value = found.group(1) if found else None
+        run = _Run(_table_id(key), next(_blocks_on(fh, start, size))[1].split(b"\n", 1)[0])
+        begin = run.begin(fh, start)
+        if begin == start:
+            return start
+        return run.nearer_end(fh, start, begin, size)
+
+
+class _Run:
+    """The run of lines naming one table, as one line writes it."""
+
+    def __init__(self, pattern: re.Pattern, line: bytes):
+        found = pattern.search(line)
+        self.pattern = pattern
+        self.value = _written(pattern, line)
         # (a bare value, 1, is the start of another, 12: not counted whole)
-        needle = found.group(0) if found and value.startswith(b'"') else None
+        self.needle = found.group(0) if found and self.value.startswith(b'"') else None
+
+    def holds(self, line: bytes) -> bool:
+        return _written(self.pattern, line) == self.value
+
+    def begin(self, fh, start: int) -> int:
+        """The first byte of the run that goes on to the line at `start`."""
         begin = start
         for lo, block in _blocks_back(fh, start):
-            if _all_name(block, needle):
+            if _all_name(block, self.needle):
                 begin = lo
                 continue
             for at, text in _lines_back(lo, block):
-                if table_written(text, key) != value:
-                    break
+                if not self.holds(text):
+                    return begin
                 begin = at
-            else:
-                continue
-            break
-        if begin == start:
-            return start
+        return begin
+
+    def nearer_end(self, fh, start: int, begin: int, size: int) -> int:
+        """`begin`, or where the run holding the line at `start` ends when
+        that is nearer to `start` (the end of the file counts)."""
         for lo, block in _blocks_on(fh, start, size):
-            if lo + len(block) - start < start - begin and _all_name(block, needle):
+            if lo + len(block) - start < start - begin and _all_name(block, self.needle):
                 continue
             for at, text in _lines_on(lo, block):
                 if at - start >= start - begin:
                     return begin
-                if at > start and table_written(text, key) != value:
+                if at > start and not self.holds(text):
                     return at
         return size if size - start < start - begin else begin
 
 
 def table_written(line: bytes, key: str = TABLE_KEY) -> bytes | None:
     """The table written in one line under `key`, as written (None: none is)."""
-    found = _table_id(key).search(line)
+    return _written(_table_id(key), line)
+
+
+def _written(pattern: re.Pattern, line: bytes) -> bytes | None:
+    found = pattern.search(line)
     return found.group(1) if found else None
 
 

@@ -194,38 +194,42 @@ def read_bytes_hashed(path: Path) -> tuple[bytes, str]:
         raise LogFileError(path, f"cannot be read: {exc}") from None
 
 
+#: Bytes looked at a time where a file's bytes are only scanned (line breaks
+#: counted or found) or hashed: a block at a time, not the whole file.
+SCAN_BLOCK_BYTES = 1 << 24
+
+
 def read_range_hashed(path: Path, a: int, b: int, hashed: bool) -> tuple[bytes, str, int]:
     """Bytes [a, b) of a plain file (a piece of a split JSON Lines file:
     `auditor.run.pieces`), the SHA-256 of the whole file when `hashed` (else
-    ""), and the number of the line starting at `a` (the line breaks before
-    it counted a block at a time, with numpy: a third of `bytes.count`'s
-    time): from ONE opened file, as `read_bytes_hashed`."""
+    ""), and the number of the line starting at `a`: from ONE opened file,
+    as `read_bytes_hashed`."""
     try:
         with open(path, "rb") as fh:
-            digest = hashlib.sha256() if hashed else None
-            lines, pos = 1, 0
-            block = memoryview(bytearray(min(SCAN_BLOCK_BYTES, a)))
-            while pos < a:
-                got = fh.readinto(block[:min(len(block), a - pos)])
-                if not got:
-                    break
-                lines += int(np.count_nonzero(np.frombuffer(block[:got], np.uint8) == 10))
-                if digest is not None:
-                    digest.update(block[:got])
-                pos += got
-            data = fh.read(max(0, b - a))
-            if digest is None:
-                return data, "", lines
-            digest.update(data)
-            while rest := fh.read(SCAN_BLOCK_BYTES):
-                digest.update(rest)
-            return data, digest.hexdigest(), lines
+            reader = _HashedReader(fh) if hashed else fh
+            line = 1 + _line_breaks(reader, a)
+            data = reader.read(max(0, b - a))
+            if not hashed:
+                return data, "", line
+            reader.drain()
+            return data, reader.digest.hexdigest(), line
     except OSError as exc:
         raise LogFileError(path, f"cannot be read: {exc}") from None
 
 
-#: Bytes read at a time where a file's bytes are only counted or hashed.
-SCAN_BLOCK_BYTES = 1 << 24
+def _line_breaks(reader, count: int) -> int:
+    """The line breaks in the next `count` bytes of `reader`, read a block at
+    a time into one buffer and counted with numpy (a third of
+    `bytes.count`'s time)."""
+    block = memoryview(bytearray(min(SCAN_BLOCK_BYTES, count)))
+    breaks, pos = 0, 0
+    while pos < count:
+        got = reader.readinto(block[:min(len(block), count - pos)])
+        if not got:
+            break
+        breaks += int(np.count_nonzero(np.frombuffer(block[:got], np.uint8) == 10))
+        pos += got
+    return breaks
 
 
 class _HashedReader:
@@ -240,6 +244,11 @@ class _HashedReader:
         data = self._fh.read(size)
         self.digest.update(data)
         return data
+
+    def readinto(self, buffer) -> int:
+        got = self._fh.readinto(buffer)
+        self.digest.update(buffer[:got])
+        return got
 
     def drain(self) -> None:
         while self.read(1 << 20):
