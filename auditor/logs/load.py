@@ -27,7 +27,7 @@ from auditor.logs.discover import discover_logs
 from auditor.logs.frame import order_events
 from auditor.logs.local_day import offsets_by_file, open_offsets
 from auditor.logs.memory import release_memory, small_pages, use_lean_memory_pool
-from auditor.logs.raw import DEFAULT_READ, RawLog, RawRejected, ReadOptions
+from auditor.logs.raw import DEFAULT_READ, PieceSpan, RawLog, RawRejected, ReadOptions
 from auditor.logs.read import read_log
 from auditor.logs.sessions import marks_by_file, table_marks
 from auditor.logs.site import with_site
@@ -259,7 +259,7 @@ def _joined(small: list[pa.Table]) -> list[pa.Table]:
 
 
 def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAULT_READ,
-              site: str | None = None, piece: tuple[int, int, bool] | None = None
+              site: str | None = None, piece: PieceSpan | None = None
               ) -> tuple[pa.Table, pd.DataFrame, InputFile]:
     """Read and type one file as `options` say: its events (in file order),
     its quarantined rows and its provenance. `label` is the name the file
@@ -268,15 +268,15 @@ def load_file(path: Path, label: str | None = None, options: ReadOptions = DEFAU
     reason is one problem, not a finding per row: LogFileError. `site`: the
     file's site (its folder's), keying its tables by site
     (`auditor.logs.site`) as does a `site` column of its own. `piece`:
-    only rows [a, b) of a plain Parquet file, and whether to hash it
-    (`auditor.run.pieces`, which judges the whole file's rows as one
+    only those rows of a plain Parquet or JSON Lines file (`PieceSpan`;
+    `auditor.run.pieces`, which judges the whole file's rows as one
     problem: not done here)."""
     return _typed(_read(path, label, options, piece), options, site, piece)
 
 
 @small_pages()
 def _read(path: Path, label: str | None, options: ReadOptions,
-          piece: tuple[int, int, bool] | None = None) -> RawLog:
+          piece: PieceSpan | None = None) -> RawLog:
     """`read_log`, the file named `label` in the reports when given."""
     use_lean_memory_pool()
     raw = read_log(path, options, piece)
@@ -288,7 +288,7 @@ def _read(path: Path, label: str | None, options: ReadOptions,
 
 @small_pages()
 def _typed(raw: RawLog, options: ReadOptions, site: str | None,
-           piece: tuple[int, int, bool] | None = None
+           piece: PieceSpan | None = None
            ) -> tuple[pa.Table, pd.DataFrame, InputFile]:
     """`load_file` of a file read."""
     # Typed a slice at a time: what a slice is checked with is dropped before

@@ -199,15 +199,34 @@ def read_bytes_hashed(path: Path) -> tuple[bytes, str]:
 SCAN_BLOCK_BYTES = 1 << 24
 
 
-def read_range_hashed(path: Path, a: int, b: int, hashed: bool) -> tuple[bytes, str, int]:
+#: A piece of a split file as a worker reads it (`auditor.run.pieces`):
+#: rows [a, b) of a plain Parquet file (bytes [a, b) of a plain JSON Lines
+#: file), whether to hash the whole file (its first piece does), and, for a
+#: JSON Lines piece, None or (offset, line breaks before it) as the first
+#: pass counted them, from which its first line's number is found.
+PieceSpan = tuple[int, int, bool, tuple[int, int] | None]
+
+
+def read_range_hashed(path: Path, a: int, b: int, hashed: bool,
+                      counted: tuple[int, int] | None = None) -> tuple[bytes, str, int]:
     """Bytes [a, b) of a plain file (a piece of a split JSON Lines file:
     `auditor.run.pieces`), the SHA-256 of the whole file when `hashed` (else
     ""), and the number of the line starting at `a`: from ONE opened file,
-    as `read_bytes_hashed`."""
+    as `read_bytes_hashed`. `counted`: (offset, line breaks before it),
+    known, so only the breaks between it and `a` are counted, not every
+    break before `a`."""
     try:
         with open(path, "rb") as fh:
-            reader = _HashedReader(fh) if hashed else fh
-            line = 1 + _line_breaks(reader, a)
+            if hashed or counted is None:
+                reader = _HashedReader(fh) if hashed else fh
+                line = 1 + _line_breaks(reader, a)
+            else:
+                offset, breaks = counted
+                fh.seek(min(a, offset))
+                between = _line_breaks(fh, abs(a - offset))
+                line = 1 + breaks + (between if a >= offset else -between)
+                reader = fh
+                fh.seek(a)
             data = reader.read(max(0, b - a))
             if not hashed:
                 return data, "", line
@@ -215,6 +234,14 @@ def read_range_hashed(path: Path, a: int, b: int, hashed: bool) -> tuple[bytes, 
             return data, reader.digest.hexdigest(), line
     except OSError as exc:
         raise LogFileError(path, f"cannot be read: {exc}") from None
+
+
+def line_breaks_between(path: Path, a: int, b: int) -> int:
+    """The line breaks in bytes [a, b) of a file (a share of a split JSON
+    Lines file: `auditor.run.pieces.count_share`)."""
+    with open(path, "rb") as fh:
+        fh.seek(a)
+        return _line_breaks(fh, max(0, b - a))
 
 
 def _line_breaks(reader, count: int) -> int:

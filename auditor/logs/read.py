@@ -30,6 +30,7 @@ from auditor.logs.raw import (
     DEFAULT_READ,
     MAX_CELL_BYTES,
     LogFileError,
+    PieceSpan,
     RawLog,
     ReadOptions,
     read_bytes,
@@ -40,12 +41,11 @@ from auditor.logs.schema import EVENT_REQUIRES, EVENTS, REQUIRED_COLUMNS
 
 
 def read_log(path: Path, options: ReadOptions = DEFAULT_READ,
-             piece: tuple[int, int, bool] | None = None) -> RawLog:
+             piece: PieceSpan | None = None) -> RawLog:
     """Read one file; raise LogFileError when it cannot be a log, or when
     memory ran out reading it (said as such: not unreadable evidence).
     `piece`: only rows [a, b) of a plain Parquet file (bytes [a, b) of a
-    plain JSON Lines file in UTF-8), and whether to hash the whole file (a
-    split file's first piece does: `auditor.run.pieces`)."""
+    plain JSON Lines file in UTF-8), as `PieceSpan` says."""
     try:
         return _read_log(path, options, piece)
     except MemoryError:  # (pyarrow's ArrowMemoryError is one)

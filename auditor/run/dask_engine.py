@@ -246,6 +246,12 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
     pieces.expect_rows(work, progress)
     progress.stage("auditing")
     with stage(timings, "parallel"):
+        shares = pieces.shares_to_count(work)
+        if shares:  # (the line breaks before each piece of a JSON Lines file)
+            counted = [client.submit(pieces.count_share, dataclasses.replace(
+                share, path=absolute[str(files[share.file])]), pure=False) for share in shares]
+            work = pieces.numbered(work, shares, _as_done(distributed, counted, lambda _: None))
+            del counted
         results, whole = pieces.join(work, audited(work))
         if whole:  # (rare: a file read in pieces that must be judged whole)
             results += audited([[i] for i in whole])

@@ -144,6 +144,11 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
     files, read = list(job.files), job.read
     progress.expect(files=len(files))
     pieces.expect_rows(work, progress)
+    shares = pieces.shares_to_count(work)
+    if shares:  # (the line breaks before each piece of a JSON Lines file)
+        counts = _run_pool(shares, _count_share_task, job, job.jobs, progress) \
+            if job.jobs > 1 else [pieces.count_share(share) for share in shares]
+        work = pieces.numbered(work, shares, counts)
     items = [[files[i] for i in item] if isinstance(item, list) else item for item in work]
     if job.jobs > 1:
         # (what the reports read of the batches only for a flagged die waits
@@ -197,6 +202,11 @@ def _audit_item(item, job: AuditJob, progress):
             raise result.error()
         return result
     return stream.audit_batch(item, job, progress)
+
+
+def _count_share_task(task: int, share, job: AuditJob) -> int | None:
+    """In a worker: `pieces.count_share`."""
+    return pieces.count_share(share)
 
 
 def _audit_item_task(task: int, item, job: AuditJob):

@@ -27,8 +27,12 @@ A plain JSON Lines file in UTF-8 is cut the same way by bytes: the plan
 knows only its size and its first and last lines (the rows are estimated
 from its first 64 KB); each cut falls at a line start, at the start or the
 end of the run of lines naming one table (`jsonl_runs.line_cut_near`); each
-piece counts the line breaks before it to number its lines as in the file,
-and the first hashes the file. Its pieces must agree on the file's columns
+piece numbers its lines as in the file, and the first hashes the file. The
+line breaks before a piece are counted by a first pass, each worker counting
+one nominal share of the file (`shares_to_count`, `numbered`), so the file
+is scanned once in all, not once a piece (a piece then counts only the
+bytes between its nominal start and its real one); a file cut in two has
+no such pass, its second piece counts the first share itself. Its pieces must agree on the file's columns
 (a JSON line may leave keys out): a piece whose keys differ from the
 first's has the file read whole, as one reading orders its columns.
 CSV files are not split: a quoted value may hold a line break, so no byte
@@ -56,7 +60,7 @@ from auditor.logs import jsonl_runs
 from auditor.logs.discover import plain_format
 from auditor.logs.load import LoadedLogs, joined_input, load_file, logs_of
 from auditor.logs.parquet_format import PieceOverShare, row_group_starts
-from auditor.logs.raw import DEFAULT_READ, ReadOptions
+from auditor.logs.raw import DEFAULT_READ, ReadOptions, line_breaks_between
 from auditor.run import stream
 
 #: The fewest rows a piece is planned with to share a file out between
@@ -88,6 +92,9 @@ class Piece:
     rows: int       # the file's rows (a JSON Lines file's: about)
     size: int = 0   # a JSON Lines file's bytes, which `start` and `stop` count
     key: str = jsonl_runs.TABLE_KEY  # the key its lines write the table under
+    #: a JSON Lines piece's line breaks before byte `start`, as the first
+    #: pass counted them (`numbered`); -1: the piece counts them itself
+    breaks: int = -1
 
 
 @dataclass
@@ -339,6 +346,44 @@ class _Ids:
         return -1
 
 
+def shares_to_count(work: list) -> list[Piece]:
+    """The pieces of `work` (`split`) whose nominal shares of their JSON
+    Lines file the first pass counts the line breaks of (`count_share`):
+    every piece but the last of a file cut in three or more. (Of a file cut
+    in two, the second piece counts the first share as the pass would.)"""
+    last: dict[int, int] = {}
+    for item in work:
+        if isinstance(item, Piece) and item.size:
+            last[item.file] = max(last.get(item.file, 0), item.part)
+    return [item for item in work if isinstance(item, Piece) and item.size
+            and last[item.file] >= 2 and item.part < last[item.file]]
+
+
+def count_share(piece: Piece) -> int | None:
+    """In a worker: the line breaks in `piece`'s nominal bytes [start, stop)
+    (`shares_to_count`); None when they cannot be read (the piece then
+    counts for itself, and meets what is wrong with the file)."""
+    try:
+        return line_breaks_between(Path(piece.path), piece.start, piece.stop)
+    except OSError:
+        return None
+
+
+def numbered(work: list, shares: list[Piece], counts: list[int | None]) -> list:
+    """`work` with each piece whose file's earlier shares were all counted
+    (`count_share` of each of `shares`) told its line breaks before its
+    nominal start."""
+    counted = {(s.file, s.part): c for s, c in zip(shares, counts, strict=True)}
+    out = []
+    for item in work:
+        if isinstance(item, Piece) and item.size and item.part:
+            before = [counted.get((item.file, part)) for part in range(item.part)]
+            if all(c is not None for c in before):
+                item = dataclasses.replace(item, breaks=sum(before))
+        out.append(item)
+    return out
+
+
 def piece_rows(piece: Piece) -> tuple[int, int]:
     """The rows [a, b) `piece` holds (a JSON Lines file's bytes; see module)."""
     if piece.size:
@@ -363,8 +408,9 @@ def audit_piece(piece: Piece, job, progress, label: str | None = None):
                                       None, rows=(a, b))
 
         def load() -> LoadedLogs:
+            lines = (piece.start, piece.breaks) if piece.breaks >= 0 else None
             events, quarantine, loaded = load_file(path, label, job.read, site,
-                                                   piece=(a, b, a == 0))
+                                                   piece=(a, b, a == 0, lines))
             progress.advance(files=1 if a == 0 else 0, events=loaded.rows_read)
             return logs_of(events, quarantine, loaded, job.read)
 

@@ -7,6 +7,7 @@ is judged on the whole file."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import random
@@ -24,7 +25,7 @@ from pieces_check import (
 )
 
 from auditor.generate import INJECTABLE, generate, write_log
-from auditor.logs import jsonl_format, jsonl_runs
+from auditor.logs import jsonl_format, jsonl_runs, raw
 from auditor.logs.load import load_logs
 from auditor.logs.raw import ReadOptions
 from auditor.logs.read import read_log
@@ -139,6 +140,64 @@ def test_a_piece_reads_only_its_lines_each_numbered_as_in_the_file(night, tmp_pa
     assert piece.lines.tolist() == [n for n in range(101, 201) if n != 151]
 
 
+def test_a_piece_told_the_breaks_before_an_offset_numbers_its_lines_as_the_file(night):
+    """The first pass's count before a nominal offset, and the breaks
+    between it and the piece's real start counted either way: the lines
+    numbered as reading the file from its start numbers them."""
+    data = night.read_bytes()
+    starts = _line_starts(data)
+    whole = read_log(night)
+    a, b = starts[400], starts[700]
+    for offset in (0, a - 977, a - 1, a, a + 1, a + 2501, b):
+        counted = (offset, data[:offset].count(b"\n"))
+        piece = read_log(night, piece=(a, b, False, counted))
+        assert piece.lines.tolist() == whole.lines[400:700].tolist(), offset
+
+
+def test_the_first_pass_counts_every_share_but_the_last_once(night, monkeypatch):
+    """A file cut in three or more: each piece but the last has its share
+    counted, and each later piece is told the breaks before its nominal
+    start; a share that could not be counted leaves the pieces after it to
+    count for themselves. Cut in two, the second piece counts for itself."""
+    monkeypatch.setattr(pieces, "TEXT_PIECE_ROWS", 300)
+    data = night.read_bytes()
+    plan = pieces.split([night], None, 4)
+    shares = pieces.shares_to_count(plan)
+    assert [s.part for s in shares] == [0, 1, 2]
+    counts = [pieces.count_share(s) for s in shares]
+    assert counts == [data[s.start:s.stop].count(b"\n") for s in shares]
+    told = pieces.numbered(plan, shares, counts)
+    assert [p.breaks for p in told] == [-1] + [data[:p.start].count(b"\n") for p in plan[1:]]
+    assert [p.breaks for p in pieces.numbered(plan, shares, [counts[0], None, counts[2]])] \
+        == [-1, counts[0], -1, -1]
+    assert pieces.shares_to_count(pieces.split([night], None, 2)) == []
+    night_gone = dataclasses.replace(shares[1], path=str(night) + ".gone")
+    assert pieces.count_share(night_gone) is None
+
+
+def test_a_file_cut_in_many_pieces_is_scanned_once_for_its_line_numbers(
+        night, ruleset, tmp_path, split, monkeypatch):
+    """Six pieces or more audited in turn: the line breaks counted are each
+    share but the last once and the bytes between each later piece's
+    nominal start and its real one, not every byte before every piece."""
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 1000)
+    plan = pieces.split([night], None, 1)
+    assert len(plan) >= 6
+    counted: list[int] = []
+    real = raw._line_breaks
+
+    def spy(reader, count):
+        counted.append(count)
+        return real(reader, count)
+    monkeypatch.setattr(raw, "_line_breaks", spy)
+    result = run_audit(AuditJob.of([night], ruleset, jobs=1, collector=COLLECTOR))
+    rows = [pieces.piece_rows(p) for p in plan]
+    assert sorted(split.rows()) == rows
+    moved = sum(abs(a - p.start) for (a, b), p in zip(rows[1:], plan[1:]) if a < b)
+    assert sum(counted) == plan[-1].start + moved < 1.5 * night.stat().st_size
+    same_as_once(result, _once(night, ruleset), tmp_path)
+
+
 def test_the_plan_cuts_a_json_lines_file_at_shares_of_its_bytes(night, tmp_path, monkeypatch):
     monkeypatch.setattr(pieces, "TEXT_PIECE_ROWS", 300)
     size = night.stat().st_size
@@ -209,8 +268,30 @@ def test_dask_audits_the_same_pieces(night, ruleset, tmp_path, split, cluster):
     same_as_once(result, once, tmp_path)
 
 
+def test_dask_counts_the_line_breaks_before_each_piece_on_its_workers(
+        night, ruleset, tmp_path, split, cluster, monkeypatch):
+    """Four pieces (more than the cluster's workers): the first pass runs on
+    the workers, and the lines are numbered as in the file (the quarantined
+    lines and findings compared)."""
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 1500)
+    assert len(pieces.split([night], None, 2)) == 4
+    told = []
+    real = pieces.numbered
+
+    def spy(work, shares, counts):
+        told.append(counts)
+        return real(work, shares, counts)
+    monkeypatch.setattr(pieces, "numbered", spy)
+    once = _once(night, ruleset)
+    result = run_audit(AuditJob.of([night], ruleset, engine="dask", collector=COLLECTOR,
+                                   scheduler=cluster.scheduler_address))
+    assert len(told) == 1 and len(told[0]) == 3 and None not in told[0]
+    same_as_once(result, once, tmp_path)
+
+
+@pytest.mark.parametrize("jobs", [2, 4])
 def test_a_file_with_a_byte_order_mark_and_bad_lines_in_a_later_piece(night, ruleset,
-                                                                       tmp_path, split):
+                                                                       tmp_path, split, jobs):
     """The first piece drops the mark; a later piece reads line by line (a
     line that is not JSON, a key given twice) and numbers those lines as
     the file does."""
@@ -221,8 +302,8 @@ def test_a_file_with_a_byte_order_mark_and_bad_lines_in_a_later_piece(night, rul
     path.write_bytes(b"\xef\xbb\xbf" + b"\n".join(lines))
     once = _once(path, ruleset)
     assert len(once.logs.quarantine) == 4
-    result = run_audit(AuditJob.of([path], ruleset, jobs=2, collector=COLLECTOR))
-    assert len(split.rows()) == 2
+    result = run_audit(AuditJob.of([path], ruleset, jobs=jobs, collector=COLLECTOR))
+    assert len(split.rows()) == jobs
     same_as_once(result, once, tmp_path)
 
 
