@@ -32,9 +32,10 @@ line breaks before a piece are counted by a first pass, each worker counting
 one nominal share of the file (`shares_to_count`, `numbered`), so the file
 is scanned once in all, not once a piece (a piece then counts only the
 bytes between its nominal start and its real one); a file cut in two has
-no such pass, its second piece counts the first share itself. Its pieces must agree on the file's columns
-(a JSON line may leave keys out): a piece whose keys differ from the
-first's has the file read whole, as one reading orders its columns.
+no such pass, its second piece counts the first share itself. Its pieces
+must agree on the file's columns (a JSON line may leave keys out): a piece
+whose keys differ from the first's has the file read whole, as one reading
+orders its columns.
 CSV files are not split: a quoted value may hold a line break, so no byte
 offset can be known to start a record without reading the file from its
 start; nor is a gzip stream, which cannot be entered in the middle at all,
