@@ -137,35 +137,47 @@ def _line_start(fh, offset: int) -> int:
 
 def _blocks_back(fh, end: int) -> Iterator[tuple[int, bytes]]:
     """The file's whole lines before byte `end` (a line start), a block of
-    about `BLOCK_BYTES` at a time, last to first: (its start, its bytes)."""
-    carry, pos = b"", end
+    about `BLOCK_BYTES` at a time, last to first: (its start, its bytes). A
+    line longer than a block is gathered whole, each byte read once."""
+    pending: list[bytes] = []  # (the reads since the last line break, last first)
+    pos = end
     while pos > 0:
         lo = max(0, pos - BLOCK_BYTES)
         fh.seek(lo)
-        block = fh.read(pos - lo) + carry
+        read = fh.read(pos - lo)
+        if len(read) < pos - lo:  # (the file shrank while it was read)
+            return
         pos = lo
-        cut = block.find(b"\n") + 1 if lo > 0 else 0
-        carry = block[:cut]
-        if cut < len(block):
-            yield lo + cut, block[cut:]
-    if carry:
-        yield 0, carry
+        cut = read.find(b"\n") + 1 if lo > 0 else 0
+        if lo > 0 and not cut:
+            pending.append(read)
+            continue
+        block = read[cut:] + b"".join(reversed(pending))
+        pending = [read[:cut]]
+        if block:
+            yield lo + cut, block
 
 
 def _blocks_on(fh, start: int, size: int) -> Iterator[tuple[int, bytes]]:
     """The file's whole lines from byte `start` (a line start) on, a block of
-    about `BLOCK_BYTES` at a time: (its start, its bytes)."""
-    carry, pos, at = b"", start, start
+    about `BLOCK_BYTES` at a time: (its start, its bytes). A line longer
+    than a block is gathered whole, each byte read once."""
+    pending: list[bytes] = []  # (the reads since the last line break)
+    pos, at = start, start
     while pos < size:
         fh.seek(pos)
         read = fh.read(min(BLOCK_BYTES, size - pos))
+        if not read:  # (the file shrank while it was read)
+            return
         pos += len(read)
-        block = carry + read
-        cut = block.rfind(b"\n") + 1 if pos < size else len(block)
-        carry = block[cut:]
-        if cut:
-            yield at, block[:cut]
-            at += cut
+        cut = read.rfind(b"\n") + 1 if pos < size else len(read)
+        if not cut:
+            pending.append(read)
+            continue
+        block = b"".join(pending) + read[:cut]
+        pending = [read[cut:]]
+        yield at, block
+        at += len(block)
 
 
 def _lines_back(lo: int, block: bytes) -> Iterator[tuple[int, bytes]]:

@@ -117,6 +117,48 @@ def test_a_cut_falls_at_the_nearest_end_of_a_run_of_one_tables_lines(tmp_path, m
         assert jsonl_runs.line_cut_near(path, offset) == want, offset
 
 
+@pytest.mark.parametrize("block", [5, 64, 1 << 18])
+def test_the_lines_about_a_cut_are_walked_in_whole_lines_each_byte_once(tmp_path, monkeypatch,
+                                                                        block):
+    """Lines longer than a block (up to 300 KB, one with no line break
+    after it), walked back from a line start and on from one: the blocks
+    are whole lines, start where they say, and together are the file's
+    bytes on that side, each once. (A line longer than a block was once
+    gathered by copying it again for every block read: a cut beside a line
+    of 120 MB took 40 s; docs/performance.md, 2026-12-06 (7).)"""
+    monkeypatch.setattr(jsonl_runs, "BLOCK_BYTES", block)
+    lengths = [3, 700, 0, 40, 300_000, 1, 9000, 2, 70_000]
+    data = b"".join(b"x" * n + b"\n" for n in lengths) + b"y" * 5000
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(data)
+    starts = _line_starts(data)
+    with path.open("rb") as fh:
+        for start in starts:
+            back = list(jsonl_runs._blocks_back(fh, start))
+            assert b"".join(b for _, b in reversed(back)) == data[:start]
+            on = list(jsonl_runs._blocks_on(fh, start, len(data)))
+            assert b"".join(b for _, b in on) == data[start:]
+            for at, b in back + on:
+                assert data[at:at + len(b)] == b and at in starts
+                assert b.endswith(b"\n") or at + len(b) == len(data)
+
+
+def test_a_line_longer_than_many_blocks_is_cut_about_and_audited_as_once(
+        night, ruleset, tmp_path, split, monkeypatch):
+    """A line of 200 KB (a long note) where the plan cuts, read 64 bytes at
+    a time: the cuts fall about it and the audit is one reading's."""
+    monkeypatch.setattr(jsonl_runs, "BLOCK_BYTES", 64)
+    lines = night.read_bytes().split(b"\n")[:-1]
+    rows = [json.loads(line) for line in lines]
+    rows[len(rows) // 2]["note"] = "n" * 200_000
+    path = tmp_path / "long-line.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    once = _once(path, ruleset)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2, collector=COLLECTOR))
+    assert len(split.rows()) == 2
+    same_as_once(result, once, tmp_path)
+
+
 def test_a_piece_reads_only_its_lines_each_numbered_as_in_the_file(night, tmp_path):
     """Bytes [a, b) of the file, at line starts: its rows and lines as the
     whole file's, the fast read's and the line-by-line read's (a line that
