@@ -41,7 +41,7 @@ def read_jsonl(path: Path, data: bytes, first_line: int = 1):
     every bad line. `first_line`: the number of the first line of `data` in
     its file (a piece of a split file: `auditor.run.pieces`)."""
     filled = _object_lines(data)
-    simple = filled is not None and b"\r" not in data and _few_brackets(data, filled) \
+    simple = filled is not None and _few_brackets(data, filled) \
         and data.count(b":") <= filled * FAST_JSON_COLONS
     if simple:
         try:

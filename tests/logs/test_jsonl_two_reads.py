@@ -28,7 +28,7 @@ CASES = {
 }
 
 
-def _write_twice(tmp_path: Path, values: list) -> tuple[Path, Path]:
+def _write_twice(tmp_path: Path, values: list, end: str = "\n") -> tuple[Path, Path]:
     log = tmp_path / "log.jsonl"
     write_log(generate(2, 20, seed=9).table, log)
     rows = [json.loads(line) for line in log.read_bytes().split(b"\n")[:-1]]
@@ -38,17 +38,18 @@ def _write_twice(tmp_path: Path, values: list) -> tuple[Path, Path]:
             row["amount"] = float(row["amount"]) + (0.5 if k % 4 == 1 else 0)
     del rows[3]["seq"]  # (a row quarantined, shown as recorded)
     rows[3]["extra"] = values[-1]
-    text = "".join(json.dumps(row) + "\n" for row in rows)
+    text = "".join(json.dumps(row) + end for row in rows)
     fast, slow = tmp_path / "fast" / "night.jsonl", tmp_path / "slow" / "night.jsonl"
-    for path, tail in ((fast, ""), (slow, "{not json\n")):
+    for path, tail in ((fast, ""), (slow, "{not json" + end)):
         path.parent.mkdir()
-        path.write_text(text + tail, encoding="utf-8")
+        path.write_text(text + tail, encoding="utf-8", newline="")
     return fast, slow
 
 
+@pytest.mark.parametrize("end", ["\n", "\r\n"], ids=["LF", "CR LF"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_the_cells_are_the_same_whichever_read_takes_the_file(tmp_path, case, monkeypatch):
-    fast, slow = _write_twice(tmp_path, CASES[case])
+def test_the_cells_are_the_same_whichever_read_takes_the_file(tmp_path, case, monkeypatch, end):
+    fast, slow = _write_twice(tmp_path, CASES[case], end)
     monkeypatch.chdir(fast.parent)
     by_arrow = load_logs([Path(fast.name)])
     monkeypatch.chdir(slow.parent)
@@ -58,9 +59,28 @@ def test_the_cells_are_the_same_whichever_read_takes_the_file(tmp_path, case, mo
     assert by_arrow.quarantine.equals(by_lines.quarantine.iloc[:-1])
 
 
-def test_arrow_reads_what_it_reads_as_the_lines_do(tmp_path):
-    """The cases Arrow can read it still reads (the fast read is kept)."""
+@pytest.mark.parametrize("end", ["\n", "\r\n"], ids=["LF", "CR LF"])
+def test_arrow_reads_what_it_reads_as_the_lines_do(tmp_path, end):
+    """The cases Arrow can read it still reads (the fast read is kept),
+    lines ending in CR LF as in LF (a Windows export was read line by line,
+    five times the CPU)."""
     for case in ("floats", "true and false", "text"):
-        fast, _ = _write_twice(tmp_path / case.replace(" ", "-"), CASES[case])
+        fast, _ = _write_twice(tmp_path / case.replace(" ", "-"), CASES[case], end)
         table = jsonl_format.read_jsonl(fast, fast.read_bytes())[0]
         assert pa.types.is_integer(table.schema.field("seq").type), case  # (not line by line)
+
+
+@pytest.mark.parametrize("line", [b'{"seq": 1}\r{"seq": 2}', b'{"seq": "1\r2"}'],
+                         ids=["two objects a CR apart", "a CR inside a value"])
+def test_a_carriage_return_inside_a_line_is_read_line_by_line(tmp_path, line):
+    """A CR that does not end a line: Arrow would read two rows on one line
+    (or refuse the value), so the line-by-line read takes the file and
+    quarantines that line, numbered as the file numbers it."""
+    log = tmp_path / "log.jsonl"
+    write_log(generate(2, 20, seed=9).table, log)
+    lines = log.read_bytes().split(b"\n")[:-1]
+    lines[5] = line
+    log.write_bytes(b"\r\n".join(lines) + b"\r\n")
+    table, numbers, rejected = jsonl_format.read_jsonl(log, log.read_bytes())
+    assert rejected.lines == [6] and 6 not in numbers.tolist()
+    assert table.num_rows == len(lines) - 1
