@@ -28,6 +28,14 @@ from pathlib import Path
 #: Bytes read at a time walking the lines about a cut.
 BLOCK_BYTES = 1 << 18
 
+#: The longest line a cut reads whole: a longer one is taken as a run of
+#: its own (the walk stops at it; a cut inside it falls at its start), never
+#: gathered, so what a worker holds to find its cuts stays bounded whatever
+#: the file holds. (A log's line is well under a kilobyte, a cell is kept
+#: up to 1 MiB; a line of a gigabyte gathered by each of 16 workers whose
+#: cut fell inside it was 16 GB.)
+LONG_LINE_BYTES = 1 << 24
+
 #: The bytes looked at to plan a file's pieces (`edges`).
 EDGE_BYTES = 1 << 16
 
@@ -54,7 +62,10 @@ def line_cut_near(path: Path, offset: int, key: str = TABLE_KEY) -> int:
         if offset <= 0 or offset >= size:
             return max(0, min(offset, size))
         start = _line_start(fh, offset)
-        run = _Run(_table_id(key), next(_blocks_on(fh, start, size))[1].split(b"\n", 1)[0])
+        first = next(_blocks_on(fh, start, size), (start, b""))[1]
+        if not first:  # (a line longer than LONG_LINE_BYTES: a run of its own)
+            return start
+        run = _Run(_table_id(key), first.split(b"\n", 1)[0])
         begin = run.begin(fh, start)
         if begin == start:
             return start
@@ -91,6 +102,8 @@ class _Run:
         """`begin`, or where the run holding the line at `start` ends when
         that is nearer to `start` (the end of the file counts)."""
         for lo, block in _blocks_on(fh, start, size):
+            if not block:  # (a line longer than LONG_LINE_BYTES: another run)
+                return lo if lo - start < start - begin else begin
             if lo + len(block) - start < start - begin and _all_name(block, self.needle):
                 continue
             for at, text in _lines_on(lo, block):
@@ -138,9 +151,10 @@ def _line_start(fh, offset: int) -> int:
 def _blocks_back(fh, end: int) -> Iterator[tuple[int, bytes]]:
     """The file's whole lines before byte `end` (a line start), a block of
     about `BLOCK_BYTES` at a time, last to first: (its start, its bytes). A
-    line longer than a block is gathered whole, each byte read once."""
+    line longer than a block is gathered whole, each byte read once; one
+    longer than `LONG_LINE_BYTES` ends the walk."""
     pending: list[bytes] = []  # (the reads since the last line break, last first)
-    pos = end
+    held, pos = 0, end
     while pos > 0:
         lo = max(0, pos - BLOCK_BYTES)
         fh.seek(lo)
@@ -151,33 +165,44 @@ def _blocks_back(fh, end: int) -> Iterator[tuple[int, bytes]]:
         cut = read.find(b"\n") + 1 if lo > 0 else 0
         if lo > 0 and not cut:
             pending.append(read)
+            held += len(read)
+            if held > LONG_LINE_BYTES:
+                return
             continue
         block = read[cut:] + b"".join(reversed(pending))
-        pending = [read[:cut]]
+        pending, held = [read[:cut]], cut
         if block:
             yield lo + cut, block
 
 
 def _blocks_on(fh, start: int, size: int) -> Iterator[tuple[int, bytes]]:
     """The file's whole lines from byte `start` (a line start) on, a block of
-    about `BLOCK_BYTES` at a time: (its start, its bytes). A line longer
-    than a block is gathered whole, each byte read once."""
+    about `BLOCK_BYTES` at a time: (its start, its bytes; the file's last
+    line, when no line break ends it, a block of its own). A line longer
+    than a block is gathered whole, each byte read once; at one longer than
+    `LONG_LINE_BYTES` the walk ends with (its start, b"")."""
     pending: list[bytes] = []  # (the reads since the last line break)
-    pos, at = start, start
+    held, pos, at = 0, start, start
     while pos < size:
         fh.seek(pos)
         read = fh.read(min(BLOCK_BYTES, size - pos))
         if not read:  # (the file shrank while it was read)
             return
         pos += len(read)
-        cut = read.rfind(b"\n") + 1 if pos < size else len(read)
-        if not cut:
-            pending.append(read)
-            continue
-        block = b"".join(pending) + read[:cut]
-        pending = [read[cut:]]
-        yield at, block
-        at += len(block)
+        cut = read.rfind(b"\n") + 1
+        if cut:
+            block = b"".join(pending) + read[:cut]
+            pending, held = [], 0
+            yield at, block
+            at += len(block)
+        if cut < len(read):
+            pending.append(read[cut:])
+            held += len(read) - cut
+            if held > LONG_LINE_BYTES:
+                yield at, b""
+                return
+    if pending:
+        yield at, b"".join(pending)
 
 
 def _lines_back(lo: int, block: bytes) -> Iterator[tuple[int, bytes]]:

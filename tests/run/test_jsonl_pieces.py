@@ -84,35 +84,45 @@ def _once(path: Path, ruleset):
 
 # --- the cuts and the plan ---------------------------------------------------------------
 
-@pytest.mark.parametrize("block", [7, 64, 1 << 18])
+@pytest.mark.parametrize(("block", "long"), [(7, False), (64, False), (1 << 18, False),
+                                             (7, True), (64, True)])
 def test_a_cut_falls_at_the_nearest_end_of_a_run_of_one_tables_lines(tmp_path, monkeypatch,
-                                                                      block):
+                                                                      block, long):
     """`line_cut_near` against the runs found line by line, for every byte:
     the start or end of the run of lines holding it, whichever is nearer;
     ids as text, numbers, null, absent, escaped; lines of any length,
-    read a few bytes at a time or a block at a time."""
+    read a few bytes at a time or a block at a time. `long`: lines longer
+    than `LONG_LINE_BYTES` among them, each a run of its own (a cut inside
+    one falls at its start), never held whole."""
     monkeypatch.setattr(jsonl_runs, "BLOCK_BYTES", block)
+    monkeypatch.setattr(jsonl_runs, "LONG_LINE_BYTES", 300)
     rng = random.Random(5)
     values = ["T1", "T2", 3, 31, None, "T\\\"4", "absent"]
-    lines = []
+    lines, longs = [], set()
     while len(lines) < 260:
         value = rng.choice(values)
         for _ in range(rng.choice([1, 2, 5, 17, 40])):
             row = {"seq": len(lines), "pad": "x" * rng.choice([0, 3, 90])}
+            if long and rng.random() < .04:
+                row["pad"] = "y" * 2000
+                longs.add(len(lines))
             if value != "absent":
                 row = {"table_id": value, **row}
             lines.append(json.dumps(row, separators=(",", ":") if rng.random() < .5
                                     else (", ", ": ")))
+    assert len(longs) > 5 or not long
     data = ("\n".join(lines) + "\n").encode()
     path = tmp_path / "ids.jsonl"
     path.write_bytes(data)
-    bounds = _run_bounds(data)
     starts = _line_starts(data)
+    long_starts = {starts[k] for k in longs}
+    bounds = sorted(set(_run_bounds(data)) | long_starts
+                    | {starts[k + 1] for k in longs if k + 1 < len(starts)})
     for offset in range(len(data) + 1):
         line = max(s for s in starts if s <= offset) if offset < len(data) else offset
         lo = max(b for b in bounds if b <= line)
         hi = min(b for b in bounds if b >= line)
-        want = offset if offset in (0, len(data)) else \
+        want = offset if offset in (0, len(data)) else line if line in long_starts else \
             (lo if line - lo <= hi - line else hi)
         assert jsonl_runs.line_cut_near(path, offset) == want, offset
 
