@@ -40,16 +40,16 @@ def read_jsonl(path: Path, data: bytes, first_line: int = 1):
     column keeps one type. Otherwise a line-by-line read that locates and keeps
     every bad line. `first_line`: the number of the first line of `data` in
     its file (a piece of a split file: `auditor.run.pieces`)."""
-    filled = _object_lines(data)
-    simple = filled is not None and _few_brackets(data, filled) \
+    numbers = _object_lines(data)
+    filled = 0 if numbers is None else len(numbers)
+    simple = filled > 0 and _few_brackets(data, filled) \
         and data.count(b":") <= filled * FAST_JSON_COLONS
     if simple:
         try:
             table = _read_as_text_times(data)
             table = _as_lines_write_them(table) if table.num_rows == filled else None
             if table is not None:
-                return table, np.arange(first_line, first_line + table.num_rows,
-                                        dtype=np.int64), RawRejected()
+                return table, numbers + first_line, RawRejected()
         except (pa.ArrowInvalid, RecursionError, UnicodeDecodeError):  # (a key not UTF-8)
             # the line-by-line read locates the line
             pass
@@ -90,11 +90,13 @@ def _read_with_text(data: bytes, text: list[str]) -> pa.Table:
 
 
 def _first_keys(data: bytes) -> list[str]:
-    """The keys of the file's first line, in their order (none when it is
-    not a JSON object: Arrow's reader then refuses the file)."""
-    end = data.find(b"\n")
+    """The keys of the file's first line that is not blank, in their order
+    (none when it is not a JSON object: Arrow's reader then refuses the
+    file)."""
+    begin = len(data) - len(data.lstrip())
+    end = data.find(b"\n", begin)
     try:
-        first = json.loads(data[:end] if end >= 0 else data)
+        first = json.loads(data[begin:end] if end >= 0 else data[begin:])
     except (ValueError, RecursionError):
         return []
     return list(first) if isinstance(first, dict) else []
@@ -105,24 +107,43 @@ def _first_keys(data: bytes) -> list[str]:
 SCAN_BYTES = SCAN_BLOCK_BYTES
 
 
-def _object_lines(data: bytes) -> int | None:
-    """How many lines `data` holds when every one of them starts with `{`
-    (so none is empty: the last, after a final line break, is no line);
-    None when one does not. Found with numpy a block at a time: splitting
-    the file into a Python object a line cost a third of a second and 400
-    MB at two million lines, only to be counted."""
+def _object_lines(data: bytes) -> np.ndarray | None:
+    """The numbers (the first line 0) of the lines of `data` that start with
+    `{`, when every other line is blank (white space only, which both reads
+    pass over: a file ending in an extra line break, a blank line between
+    tables); None when a line is neither, or none is an object. (The last
+    line, after a final line break, is no line.) Found with numpy a block
+    at a time: splitting the file into a Python object a line cost a third
+    of a second and 400 MB at two million lines, only to be counted."""
     raw = np.frombuffer(data, dtype=np.uint8)
-    if not len(raw) or raw[0] != ord("{"):
+    if not len(raw):
         return None
-    lines = 1
+    found = [np.zeros(1, dtype=np.int64)] if raw[0] == ord("{") else []
+    if not found and not _blank(data, 0):
+        return None
+    before = 0  # (the line breaks before the block)
     for a in range(0, len(raw), SCAN_BYTES):
         starts = np.flatnonzero(raw[a:a + SCAN_BYTES] == ord("\n")) + (a + 1)
+        numbers = np.arange(before + 1, before + 1 + len(starts), dtype=np.int64)
+        before += len(starts)
         if len(starts) and starts[-1] == len(raw):  # the break that ends the file
-            starts = starts[:-1]
-        if not (raw[starts] == ord("{")).all():
-            return None
-        lines += len(starts)
-    return lines
+            starts, numbers = starts[:-1], numbers[:-1]
+        objects = raw[starts] == ord("{")
+        if not objects.all():
+            others = starts[~objects]
+            empty = raw[others] == ord("\n")  # (the common blank line, seen at once)
+            if not all(_blank(data, int(at)) for at in others[~empty]):
+                return None
+        found.append(numbers[objects])
+    numbers = np.concatenate(found)
+    return numbers if len(numbers) else None
+
+
+def _blank(data: bytes, at: int) -> bool:
+    """Whether the line starting at byte `at` holds only white space (as the
+    line-by-line read judges it: `bytes.strip`)."""
+    end = data.find(b"\n", at)
+    return not data[at:end if end >= 0 else len(data)].strip()
 
 
 def _few_brackets(data: bytes, lines: int) -> bool:

@@ -98,17 +98,23 @@ def test_a_lone_surrogate_quarantines_its_row_and_every_report_is_written(tmp_pa
 
 
 def test_lines_are_screened_across_the_scan_blocks(monkeypatch):
-    """Whether every line opens an object (Arrow's reader is given the file
-    only then) is found a block of bytes at a time: a line break at a
-    block's last byte, an empty line across two blocks and the break that
+    """Whether every line opens an object or is blank (Arrow's reader is
+    given the file only then), and which lines are objects, is found a
+    block of bytes at a time: a line break at a block's last byte, an empty
+    line across two blocks, a blank line of white space and the break that
     ends the file are each seen as a line-at-a-time count sees them."""
     monkeypatch.setattr(jsonl_format, "SCAN_BYTES", 4)
-    for data, lines in [(b'{"a":1}\n{"b":2}\n', 2), (b'{"a":1}\n{"b":2}', 2),
-                        (b'{"a":}\n{"b":2}\n', 2), (b'{"a":1}\n\n{"b":2}\n', None),
-                        (b'{"a":1}\n{"b":2}\n\n', None), (b'\n{"a":1}\n', None),
-                        (b'{"a":1}\n [1]\n', None), (b'{}\n{}\n{}', 3), (b"{", 1)]:
-        assert jsonl_format._object_lines(data) == lines, data
+    for data, lines in [(b'{"a":1}\n{"b":2}\n', [0, 1]), (b'{"a":1}\n{"b":2}', [0, 1]),
+                        (b'{"a":}\n{"b":2}\n', [0, 1]), (b'{"a":1}\n\n{"b":2}\n', [0, 2]),
+                        (b'{"a":1}\n{"b":2}\n\n', [0, 1]), (b'\n{"a":1}\n', [1]),
+                        (b'{"a":1}\n [1]\n', None), (b'{}\n{}\n{}', [0, 1, 2]), (b"{", [0]),
+                        (b'{"a":1}\n \t\r\n\r\n{"b":2}\n  ', [0, 3]), (b"\n\n", None),
+                        (b" \n", None), (b' {"a":1}\n', None)]:
+        found = jsonl_format._object_lines(data)
+        assert (None if found is None else found.tolist()) == lines, data
         split = [ln for ln in data.split(b"\n")]
         if split[-1] == b"":
             split.pop()
-        assert (lines is not None) == all(ln.startswith(b"{") for ln in split), data
+        objects = [k for k, ln in enumerate(split) if ln.startswith(b"{")]
+        screened = objects and all(ln.startswith(b"{") or not ln.strip() for ln in split)
+        assert lines == (objects if screened else None), data

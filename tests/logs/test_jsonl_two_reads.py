@@ -84,3 +84,37 @@ def test_a_carriage_return_inside_a_line_is_read_line_by_line(tmp_path, line):
     table, numbers, rejected = jsonl_format.read_jsonl(log, log.read_bytes())
     assert rejected.lines == [6] and 6 not in numbers.tolist()
     assert table.num_rows == len(lines) - 1
+
+
+@pytest.mark.parametrize("blank", ["", " \t", "\r"], ids=["empty", "spaces", "CR"])
+def test_blank_lines_are_passed_over_by_arrow_as_by_the_lines(tmp_path, monkeypatch, blank):
+    """A blank first line, blank lines between tables and an extra line
+    break at the end (one such line sent the file line by line: six times
+    the CPU): Arrow reads the file, and its events, quarantined rows and
+    their line numbers are the line reading's."""
+    log = tmp_path / "log.jsonl"
+    write_log(generate(2, 20, seed=9).table, log)
+    rows = [json.loads(line) for line in log.read_bytes().split(b"\n")[:-1]]
+    del rows[30]["seq"]  # (a row quarantined, by its line number)
+    text = [blank]
+    for k, row in enumerate(rows):
+        if k and row["table_id"] != rows[k - 1]["table_id"]:
+            text += [blank, blank]
+        text.append(json.dumps(row))
+    quarantined = text.index(json.dumps(rows[30])) + 1
+    assert quarantined > 31  # (blank lines before it)
+    text = "\n".join(text) + "\n" + blank + "\n"
+    fast, slow = tmp_path / "fast" / "night.jsonl", tmp_path / "slow" / "night.jsonl"
+    for path, tail in ((fast, ""), (slow, "{not json\n")):
+        path.parent.mkdir()
+        path.write_text(text + tail, encoding="utf-8", newline="")
+    table, numbers, _ = jsonl_format.read_jsonl(fast, fast.read_bytes())
+    assert pa.types.is_integer(table.schema.field("seq").type)  # (Arrow read it)
+    assert numbers[0] == 2 and numbers[-1] == len(rows) + 3  # (blank lines counted)
+    monkeypatch.chdir(fast.parent)
+    by_arrow = load_logs([Path(fast.name)])
+    monkeypatch.chdir(slow.parent)
+    by_lines = load_logs([Path(slow.name)])
+    assert by_arrow.events.equals(by_lines.events)
+    assert by_arrow.quarantine.equals(by_lines.quarantine.iloc[:-1])
+    assert by_arrow.quarantine["source_line"].tolist() == [quarantined]
