@@ -89,11 +89,15 @@ def _read_with_text(data: bytes, text: list[str]) -> pa.Table:
                              parse_options=pa_json.ParseOptions(explicit_schema=explicit))
 
 
+_NOT_BLANK = re.compile(rb"\S")
+
+
 def _first_keys(data: bytes) -> list[str]:
     """The keys of the file's first line that is not blank, in their order
     (none when it is not a JSON object: Arrow's reader then refuses the
     file)."""
-    begin = len(data) - len(data.lstrip())
+    found = _NOT_BLANK.search(data)  # (not `lstrip`: no copy of the file)
+    begin = found.start() if found else len(data)
     end = data.find(b"\n", begin)
     try:
         first = json.loads(data[begin:end] if end >= 0 else data[begin:])
