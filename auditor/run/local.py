@@ -24,14 +24,14 @@ from __future__ import annotations
 import copy
 import multiprocessing
 import os
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, ProcessPoolExecutor, wait
 
 from auditor.atomic import release_inherited_locks
 from auditor.audit.collect import Collector
 from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.audit.exposure import EXPOSURE
 from auditor.compat import die_with_parent, fork_context, stop_pool
-from auditor.errors import LogFileError
+from auditor.errors import EngineError, LogFileError
 from auditor.findings import finalize, merge_sorted
 from auditor.logs.identity import check_events
 from auditor.logs.load import LoadedLogs
@@ -299,6 +299,12 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
         # Every result is in: the workers exit while the parts are merged and
         # the reports written (the executor joins them as the program ends).
         pool.shutdown(wait=False)
+    except BrokenExecutor:  # (a worker killed: by hand, or by the kernel short of memory)
+        stop_pool(pool)
+        raise EngineError(
+            f"a worker process of --jobs {jobs} died while auditing (killed by a signal, or "
+            "by the system when memory ran short); the audit stopped and wrote no report: "
+            "run it again, with fewer --jobs if memory is short") from None
     except BaseException:
         stop_pool(pool)
         raise

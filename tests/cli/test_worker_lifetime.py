@@ -139,3 +139,50 @@ def test_an_audit_with_workers_left_alone_ends_whole(logs, tmp_path, engine):
     assert not any(alive(w) for w in seen)
     # nothing left in TMPDIR: neither the dice rows' folder nor dask's own
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+@pytest.mark.parametrize("work", ["batches", "tables"])
+def test_a_worker_killed_mid_run_stops_the_audit_with_one_line_and_no_report(
+        logs, tmp_path, monkeypatch, work):
+    """A `--jobs` worker killed (by hand, or by the kernel short of memory)
+    while it audits a batch of files, or a group of tables of logs loaded
+    at once: the audit says so in one line and exits 2 (it read "internal
+    error: BrokenProcessPool"), and writes no report; no worker is left."""
+    from builder import run_cli
+
+    from auditor.run import local
+
+    if work == "batches":  # (Parquet files: a small input of them is audited in batches)
+        folder = tmp_path / "parquet"
+        for i in (1, 2):
+            assert run_cli("generate", "--tables", "2", "--rolls", "300", "--seed", i,
+                           "--first-table", 2 * i, "--out",
+                           folder / f"n{i}.parquet").exit_code == 0
+        name = "_audit_item"
+    else:  # (no batches: the logs loaded at once, their tables shared out)
+        folder = logs
+        name = "audit_tables"
+        monkeypatch.setattr(local.pieces, "split", lambda *args, **kw: None)
+    parent = os.getpid()
+    real = getattr(local, name)
+
+    def killed(*args, **kw):
+        if os.getpid() != parent:  # (in a forked worker)
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(*args, **kw)
+    monkeypatch.setattr(local, name, killed)
+    before = children(parent)
+    res = run_cli("check", folder, "--ruleset", "nz-table-games", "--jobs", "2",
+                  "--out", tmp_path / "out", "--format", "parquet")
+    assert res.exit_code == 2, res.output
+    assert res.output.strip().splitlines()[-1] == (
+        "error: a worker process of --jobs 2 died while auditing (killed by a signal, or by "
+        "the system when memory ran short); the audit stopped and wrote no report: run it "
+        "again, with fewer --jobs if memory is short")
+    assert "Traceback" not in res.output and "internal error" not in res.output
+    assert not (tmp_path / "out").exists()
+    for _ in range(500):
+        if not any(alive(w) for w in children(parent) - before):
+            break
+        time.sleep(0.02)
+    assert not any(alive(w) for w in children(parent) - before)
