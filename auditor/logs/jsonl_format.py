@@ -135,7 +135,10 @@ def _object_lines(data: bytes) -> np.ndarray | None:
         objects = raw[starts] == ord("{")
         if not objects.all():
             others = starts[~objects]
-            empty = raw[others] == ord("\n")  # (the common blank line, seen at once)
+            # (the common blank lines, LF and CR LF, seen at once; others one by one)
+            after = raw[np.minimum(others + 1, len(raw) - 1)]
+            empty = (raw[others] == ord("\n")) \
+                | (raw[others] == ord("\r")) & (after == ord("\n")) & (others + 1 < len(raw))
             if not all(_blank(data, int(at)) for at in others[~empty]):
                 return None
         found.append(numbers[objects])

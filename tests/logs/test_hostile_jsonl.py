@@ -109,7 +109,9 @@ def test_lines_are_screened_across_the_scan_blocks(monkeypatch):
                         (b'{"a":1}\n{"b":2}\n\n', [0, 1]), (b'\n{"a":1}\n', [1]),
                         (b'{"a":1}\n [1]\n', None), (b'{}\n{}\n{}', [0, 1, 2]), (b"{", [0]),
                         (b'{"a":1}\n \t\r\n\r\n{"b":2}\n  ', [0, 3]), (b"\n\n", None),
-                        (b" \n", None), (b' {"a":1}\n', None)]:
+                        (b" \n", None), (b' {"a":1}\n', None), (b'{"a":1}\r\n\r\n\r', [0]),
+                        (b'{"a":1}\n\r\r\n{}', [0, 2]),
+                        (b'{"a":1}\n\rx\n', None)]:
         found = jsonl_format._object_lines(data)
         assert (None if found is None else found.tolist()) == lines, data
         split = [ln for ln in data.split(b"\n")]
