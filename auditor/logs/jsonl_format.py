@@ -120,16 +120,14 @@ def _object_lines(data: bytes) -> np.ndarray | None:
     at a time: splitting the file into a Python object a line cost a third
     of a second and 400 MB at two million lines, only to be counted."""
     raw = np.frombuffer(data, dtype=np.uint8)
-    if not len(raw):
-        return None
-    found = [np.zeros(1, dtype=np.int64)] if raw[0] == ord("{") else []
-    if not found and not _blank(data, 0):
-        return None
+    found = []
     before = 0  # (the line breaks before the block)
     for a in range(0, len(raw), SCAN_BYTES):
         starts = np.flatnonzero(raw[a:a + SCAN_BYTES] == ord("\n")) + (a + 1)
         numbers = np.arange(before + 1, before + 1 + len(starts), dtype=np.int64)
         before += len(starts)
+        if a == 0:  # (the first line starts the file)
+            starts, numbers = np.r_[0, starts], np.r_[0, numbers]
         if len(starts) and starts[-1] == len(raw):  # the break that ends the file
             starts, numbers = starts[:-1], numbers[:-1]
         objects = raw[starts] == ord("{")
@@ -142,7 +140,7 @@ def _object_lines(data: bytes) -> np.ndarray | None:
             if not all(_blank(data, int(at)) for at in others[~empty]):
                 return None
         found.append(numbers[objects])
-    numbers = np.concatenate(found)
+    numbers = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     return numbers if len(numbers) else None
 
 

@@ -78,7 +78,7 @@ class _Run:
     def __init__(self, pattern: re.Pattern, line: bytes):
         found = pattern.search(line)
         self.pattern = pattern
-        self.value = _written(pattern, line)
+        self.value = found.group(1) if found else None
         # (a bare value, 1, is the start of another, 12: not counted whole)
         self.needle = found.group(0) if found and self.value.startswith(b'"') else None
 

@@ -222,8 +222,7 @@ def read_range_hashed(path: Path, a: int, b: int, hashed: bool,
                 line = 1 + _line_breaks(reader, a)
             else:
                 offset, breaks = counted
-                fh.seek(min(a, offset))
-                between = _line_breaks(fh, abs(a - offset))
+                between = _breaks_between(fh, min(a, offset), max(a, offset))
                 line = 1 + breaks + (between if a >= offset else -between)
                 reader = fh
                 fh.seek(a)
@@ -240,8 +239,13 @@ def line_breaks_between(path: Path, a: int, b: int) -> int:
     """The line breaks in bytes [a, b) of a file (a share of a split JSON
     Lines file: `auditor.run.pieces.count_share`)."""
     with open(path, "rb") as fh:
-        fh.seek(a)
-        return _line_breaks(fh, max(0, b - a))
+        return _breaks_between(fh, a, b)
+
+
+def _breaks_between(fh, a: int, b: int) -> int:
+    """The line breaks in bytes [a, b) of an opened file."""
+    fh.seek(a)
+    return _line_breaks(fh, max(0, b - a))
 
 
 def _line_breaks(reader, count: int) -> int:

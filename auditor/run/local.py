@@ -302,7 +302,7 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
     except BrokenExecutor:  # (a worker killed: by hand, or by the kernel short of memory)
         stop_pool(pool)
         raise EngineError(
-            f"a worker process of --jobs {jobs} died while auditing (killed by a signal, or "
+            f"a worker process of --jobs {job.jobs} died while auditing (killed by a signal, or "
             "by the system when memory ran short); the audit stopped and wrote no report: "
             "run it again, with fewer --jobs if memory is short") from None
     except BaseException:
