@@ -218,18 +218,26 @@ def _json_row(raw: bytes) -> tuple[dict[str, str | None] | None, list[str]]:
     if too_deep(raw):
         return None, [f"nested more than {MAX_JSON_DEPTH} levels deep"]
     try:
-        obj = json.loads(raw.decode("utf-8"), object_pairs_hook=_refusing_twice)
+        text = raw.decode("utf-8")
+        utf8 = True
+    except UnicodeDecodeError:  # (its bytes kept as U+DC80-U+DCFF: see `_not_utf8_cells`)
+        text, utf8 = raw.decode("utf-8", "surrogateescape"), False
+    try:
+        obj = json.loads(text, object_pairs_hook=_refusing_twice)
     except _KeyTwice as exc:
         return None, [(f"key {_shown_key(exc.key)} appears twice in the line (which value "
                        "was meant cannot be known)")]
-    except UnicodeDecodeError:
-        return None, ["the line is not UTF-8 text"]
+    except ValueError as exc:
+        return None, [f"not a JSON object: {exc}" if utf8 else "the line is not UTF-8 text"]
     except RecursionError:
         return None, [f"nested more than {MAX_JSON_DEPTH} levels deep"]
-    except ValueError as exc:
-        return None, [f"not a JSON object: {exc}"]
     if not isinstance(obj, dict):
-        return None, ["not a JSON object"]
+        return None, ["not a JSON object" if utf8 else "the line is not UTF-8 text"]
+    problems: list[str] = []
+    if not utf8:
+        obj, problems = _not_utf8_cells(obj)
+        if obj is None:
+            return None, problems
     try:
         cells = {key: _json_cell(value) for key, value in obj.items()}
     except RecursionError:
@@ -238,12 +246,32 @@ def _json_row(raw: bytes) -> tuple[dict[str, str | None] | None, list[str]]:
         if (bad := _SURROGATE.search(key)):
             why = f"a column name is not text: it holds a lone surrogate {_escaped(bad[0])}"
             return None, [why]
-    problems = []
     for key, value in cells.items():
         if value is not None and (bad := _SURROGATE.search(value)):
             problems.append(f"{key} is not text: it holds a lone surrogate {_escaped(bad[0])}")
             cells[key] = _SURROGATE.sub(lambda m: _escaped(m[0]), value)
     return cells, problems
+
+
+def _not_utf8_cells(obj: dict) -> tuple[dict | None, list[str]]:
+    """The object of a line that is not UTF-8 text with its text values as
+    Arrow's read gives them (`auditor.logs.read`), so that a line's cells
+    never depend on which read took it (decision 103): a value holding
+    bytes that are not UTF-8 keeps them written `\\xff`, its column named as
+    not UTF-8 text; the line is rejected where such bytes are anywhere else
+    (a key, a nested value, between the values: Arrow's read refuses the
+    file there, and this read the line). The bytes arrive as U+DC80-U+DCFF
+    (decoded with `surrogateescape`; a `\\udcff` the line writes is taken
+    as one of them)."""
+    problems = []
+    for key, value in obj.items():
+        if _BYTE.search(key) or isinstance(value, (list, dict)) \
+                and _BYTE.search(json.dumps(value, ensure_ascii=False)):
+            return None, ["the line is not UTF-8 text"]
+        if isinstance(value, str) and _BYTE.search(value):
+            problems.append(f"{key} is not UTF-8 text")
+            obj[key] = _BYTE.sub(lambda m: f"\\x{ord(m[0]) - 0xDC00:02x}", value)
+    return obj, problems
 
 
 class _KeyTwice(ControlSignal, ValueError):
@@ -281,6 +309,9 @@ def _escaped(surrogate: str) -> str:
 #: A UTF-16 surrogate, which JSON's \u escapes can write alone but no text
 #: holds (it cannot be written as UTF-8).
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+#: A byte that is not UTF-8, as `surrogateescape` decodes it.
+_BYTE = re.compile("[\udc80-\udcff]")
 
 
 def _json_cell(value) -> str | None:

@@ -118,3 +118,39 @@ def test_blank_lines_are_passed_over_by_arrow_as_by_the_lines(tmp_path, monkeypa
     assert by_arrow.events.equals(by_lines.events)
     assert by_arrow.quarantine.equals(by_lines.quarantine.iloc[:-1])
     assert by_arrow.quarantine["source_line"].tolist() == [quarantined]
+
+
+def test_bytes_that_are_not_utf8_in_a_value_are_read_alike_by_both(tmp_path, monkeypatch):
+    """A value holding bytes that are not UTF-8 (a name saved in cp1252):
+    Arrow's read keeps the row, its text escaped (`\\xe9`) and the column
+    named as not UTF-8; the line-by-line read rejected the whole line, its
+    table unknown, so that the table's next event was reported as a gap in
+    `seq` when the file (or one of its pieces) was read line by line and
+    not when Arrow read it. Now both give the row as Arrow does; a line
+    whose key holds such bytes is still rejected whole."""
+    log = tmp_path / "log.jsonl"
+    write_log(generate(2, 20, seed=9).table, log)
+    rows = [json.loads(line) for line in log.read_bytes().split(b"\n")[:-1]]
+    staffed = next(k for k, row in enumerate(rows) if row.get("actor_id") and k > 10)
+    rows[staffed]["actor_id"] = "Ren@e"
+    text = "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8")
+    text = text.replace(b"Ren@e", b"Ren\xe9e")
+    fast, slow = tmp_path / "fast" / "night.jsonl", tmp_path / "slow" / "night.jsonl"
+    for path, tail in ((fast, b""), (slow, b'{"table\xff_id": "T01"}\n')):
+        path.parent.mkdir()
+        path.write_bytes(text + tail)
+    table = jsonl_format.read_jsonl(fast, fast.read_bytes())[0]
+    assert pa.types.is_integer(table.schema.field("seq").type)  # (Arrow read it)
+    monkeypatch.chdir(fast.parent)
+    by_arrow = load_logs([Path(fast.name)])
+    monkeypatch.chdir(slow.parent)
+    by_lines = load_logs([Path(slow.name)])
+    assert by_arrow.events.equals(by_lines.events)
+    assert by_arrow.quarantine.equals(by_lines.quarantine.iloc[:-1])
+    bad = by_lines.quarantine.iloc[0]
+    assert (bad["source_line"], bad["table_id"], bad["seq"]) == \
+        (staffed + 1, rows[staffed]["table_id"], rows[staffed]["seq"])
+    assert json.loads(bad["raw"])["actor_id"] == "Ren\\xe9e"
+    assert bad["reason"].startswith("actor_id is not UTF-8 text (try --encoding cp1252)")
+    assert by_lines.quarantine.iloc[-1][["source_line", "reason"]].tolist() == \
+        [len(rows) + 1, "the line is not UTF-8 text"]
