@@ -167,7 +167,10 @@ def _gaps(t_codes: np.ndarray, seqs: np.ndarray, quarantined: np.ndarray
     hi = _keys(t_codes[step], seqs[step + 1] - 1)
     inside = np.searchsorted(quarantined, hi, side="right") - \
         np.searchsorted(quarantined, lo, side="left")
-    gap = inside < (hi - lo + 1)
+    gap = np.flatnonzero(inside < (hi - lo + 1))
+    # sorted by key, to be searched: the rows hold their tables in the order
+    # the input gave them, their keys in the order of the tables' codes
+    gap = gap[np.argsort(lo[gap], kind="stable")]
     return lo[gap], hi[gap]
 
 

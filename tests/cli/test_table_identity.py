@@ -236,3 +236,23 @@ def _rows(found: pd.DataFrame) -> list[list]:
     """(code, seq, caveat) of each finding, a missing caveat as None."""
     return [[code, seq, None if pd.isna(caveat) else caveat]
             for code, seq, caveat in zip(found["code"], found["seq"], found["caveat"])]
+
+
+def test_every_table_s_gaps_reach_its_caveats_whatever_order_the_file_gives_tables(tmp_path):
+    """Two tables, each missing a call of a total, `T09` written before
+    `T01`: both findings carry their gap. (The gaps were looked up as if
+    the tables lay in the order of their names: the rows of a file that
+    gives `T09` first held `T01`'s gap after `T09`'s, and `T01`'s finding
+    went without its caveat.)"""
+    late, seq = _without_call(_night("T09"))
+    early, _ = _without_call(_night("T01"))
+    _write(late + early, tmp_path / "a.csv")
+    res = run_cli("check", tmp_path / "a.csv", "--ruleset", RULESET, "--out", tmp_path / "o")
+    assert res.exit_code == 1, res.output
+    found = report_findings(tmp_path / "o")
+    assert sorted(zip(found["table_id"], found["code"], found["seq"],
+                      found["caveat"].fillna("-"))) == [
+        ("T01", "call.missing", seq - 1, f"seq {seq} missing in this hand"),
+        ("T01", "log.sequence_gap", seq + 1, "-"),
+        ("T09", "call.missing", seq - 1, f"seq {seq} missing in this hand"),
+        ("T09", "log.sequence_gap", seq + 1, "-")]
