@@ -375,12 +375,16 @@ def numbered(work: list, shares: list[Piece], counts: list[int | None]) -> list:
     (`count_share` of each of `shares`) told its line breaks before its
     nominal start."""
     counted = {(s.file, s.part): c for s, c in zip(shares, counts, strict=True)}
+    before: dict[tuple[int, int], int | None] = {}  # (file, part): its breaks before the part
+    for file, part in sorted(counted):  # (a file's shares in order: one sum a file)
+        known = before.get((file, part), 0 if part == 0 else None)
+        share = counted[file, part]
+        before[file, part + 1] = None if known is None or share is None else known + share
     out = []
     for item in work:
-        if isinstance(item, Piece) and item.size and item.part:
-            before = [counted.get((item.file, part)) for part in range(item.part)]
-            if all(c is not None for c in before):
-                item = dataclasses.replace(item, breaks=sum(before))
+        if isinstance(item, Piece) and item.size and item.part \
+                and before.get((item.file, item.part)) is not None:
+            item = dataclasses.replace(item, breaks=before[item.file, item.part])
         out.append(item)
     return out
 
