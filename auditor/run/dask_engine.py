@@ -232,7 +232,7 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
         submitted = {k: submit(items[k]) for k in pieces.largest_first(items)}
         futures = [submitted[k] for k in range(len(items))]
         del submitted
-        results = _as_done(distributed, futures, arrived)
+        results = _as_done(distributed, futures, arrived, kept=(TableIdentityError,))
         del futures
         errors = [r.error() for r in results if isinstance(r, stream.FileFailure)]
         if errors:  # the first file, in file order, that cannot be a log (as --jobs)
@@ -241,6 +241,9 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
             done = {i for item, r in zip(items, results) if isinstance(r, stream.BatchResult)
                     for i in pieces.files_of(item)}
             raise stream.first_error(files, error, done, read)
+        clashes = [r for r in results if isinstance(r, TableIdentityError)]
+        if clashes:  # (the batches heard out: `stream.least_clash`)
+            raise stream.least_clash(clashes)
         return results
 
     pieces.expect_rows(work, progress)
@@ -428,13 +431,18 @@ def _audit_tables(distributed, client, workers: int, read: list,
     return [found[t] for t in sorted(found)], times, [digests[t] for t in sorted(digests)]
 
 
-def _as_done(distributed, futures: list, on_result) -> list:
+def _as_done(distributed, futures: list, on_result, kept: tuple = ()) -> list:
     """The futures' results in their own order, `on_result` called on each
-    as it completes (whatever the order), so progress follows the cluster."""
+    as it completes (whatever the order), so progress follows the cluster;
+    a task's exception of a type in `kept` taken as its result."""
     position = {f.key: k for k, f in enumerate(futures)}
     results: list = [None] * len(futures)
     for future in distributed.as_completed(futures):
-        result = future.result()
+        try:
+            result = future.result()
+        except kept as exc:
+            results[position[future.key]] = exc
+            continue
         results[position[future.key]] = result
         on_result(result)
     return results

@@ -33,7 +33,7 @@ from auditor.audit.exposure import EXPOSURE
 from auditor.compat import die_with_parent, fork_context, stop_pool
 from auditor.errors import EngineError, LogFileError
 from auditor.findings import finalize, merge_sorted
-from auditor.logs.identity import check_events
+from auditor.logs.identity import TableIdentityError, check_events
 from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
 from auditor.run import pieces, stream
@@ -155,13 +155,18 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
         # in files the workers write, not in their results)
         return stream.spilling(lambda folder: _audit_in_pool(job, work, items, timings,
                                                              progress, folder))
-    results = []
+    results, clashes = [], []
     for k, item in enumerate(items):
         try:
             results.append(_audit_item(item, job, progress))
         except LogFileError as exc:
             done = {i for w in work[:k] for i in pieces.files_of(w)}
             raise stream.first_error(files, exc, done, read) from None
+        except TableIdentityError as exc:  # (the batches heard out: `stream.least_clash`)
+            clashes.append(exc)
+            results.append(None)
+    if clashes:
+        raise stream.least_clash(clashes)
     return _joined(job, work, results, timings, progress)
 
 
@@ -264,6 +269,7 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
     report = context.SimpleQueue() if fork_context() is not None else None
     told: dict[int, list[int]] = {k: [0, 0, 0, 0] for k in range(len(work))}
     results: dict[int, object] = {}
+    clashes: list[TableIdentityError] = []  # (heard out: `stream.least_clash`)
 
     def tell(task: int, counts) -> None:
         if task in results:  # late news of an item already counted whole
@@ -290,12 +296,19 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
             drain()
             for future in finished:
                 k = futures[future]
-                result = future.result()
+                try:
+                    result = future.result()
+                except TableIdentityError as exc:
+                    clashes.append(exc)
+                    results[k] = None
+                    continue
                 if isinstance(result, stream.FileFailure):
                     error = result.error()
                     raise (on_error(error, list(results)) if on_error else error)
                 tell(k, [t - s for t, s in zip(_totals(result), told[k])])
                 results[k] = result
+        if clashes:
+            raise stream.least_clash(clashes)
         # Every result is in: the workers exit while the parts are merged and
         # the reports written (the executor joins them as the program ends).
         pool.shutdown(wait=False)

@@ -50,7 +50,7 @@ from auditor.errors import ControlSignal, LogFileError
 from auditor.findings import SortedFindings, merge_sorted
 from auditor.logs.csv_format import is_utf8
 from auditor.logs.discover import plain_format, plain_parquet
-from auditor.logs.identity import check_events
+from auditor.logs.identity import TableIdentityError, check_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs
 from auditor.logs.memory import release_memory
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
@@ -616,6 +616,15 @@ def merged_result(job, results: list[BatchResult], timings: dict[str, float] | N
     return AuditResult(job.ruleset, logs_type(list(job.paths), quarantine, inputs, digest,
                                               job.read, job.sites),
                        findings, table_ids=tables)
+
+
+def least_clash(clashes: list[TableIdentityError]) -> TableIdentityError:
+    """Of the table identity clashes the batches found, the one a single load
+    of every file names (`check_events`: the least table id). Each batch
+    names the least of its own, and a table's files lie in one batch, so
+    the batches are heard out before the run stops: the first to end
+    would name whichever clash its worker found first."""
+    return min(clashes, key=lambda clash: clash.table)
 
 
 def first_error(files: list[Path], error: LogFileError, done: set[int],

@@ -19,6 +19,7 @@ from auditor.cli import main
 from auditor.errors import LogFileError
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.discover import discover, plain_format, plain_parquet
+from auditor.logs.identity import TableIdentityError, check_events
 from auditor.logs.load import load_logs
 from auditor.logs.raw import ReadOptions
 from auditor.report.dice_tally import Spilled
@@ -288,6 +289,28 @@ def test_the_first_bad_file_is_named_as_by_one_load(tmp_path, ruleset, streaming
     with pytest.raises(LogFileError) as by_jobs:
         run_audit(AuditJob.of([tmp_path], ruleset, jobs=2))
     assert str(by_jobs.value) == str(once.value)
+
+
+def test_the_table_clash_named_is_that_of_one_load(tmp_path, ruleset, streaming, cluster):
+    """Two clashes in two batches (T02 given twice in the first, T01 in the
+    second): one load names the least table id, and so does every engine,
+    the batches heard out, not the first batch to end (which named T02
+    under --jobs 1, and whichever a worker ended first under --jobs and
+    dask)."""
+    for name, first_table in (("a1", 2), ("a2", 2), ("b1", 1), ("b2", 1)):
+        write_log(generate(1, 20, seed=41 + first_table, first_table=first_table).table,
+                  tmp_path / f"{name}.parquet")
+    with pytest.raises(TableIdentityError) as once:
+        check_events(load_logs([tmp_path]).events)
+    assert once.value.table == "T01"
+    for job in (AuditJob.of([tmp_path], ruleset), AuditJob.of([tmp_path], ruleset, jobs=2),
+                AuditJob.of([tmp_path], ruleset, engine="dask",
+                            scheduler=cluster.scheduler_address)):
+        with pytest.raises(TableIdentityError) as by_batches:
+            run_audit(job)
+        assert str(by_batches.value) == str(once.value), job.engine
+    assert {tuple(batch) for batch in streaming} == {("a1.parquet", "a2.parquet"),
+                                                     ("b1.parquet", "b2.parquet")}
 
 
 def test_scans_read_table_ids_as_the_loader_types_them(tmp_path):
