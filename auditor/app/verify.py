@@ -47,7 +47,7 @@ from auditor.logs.raw import (
 from auditor.logs.screen import not_audited_meta, still_unreadable
 from auditor.report.formats import write_and_render
 from auditor.report.manifest import MANIFEST_NAME, OWN_NAMES, file_entry
-from auditor.report.parquet import QUARANTINE_SCHEMA
+from auditor.report.parquet import quarantine_table
 from auditor.report.provenance import provenance
 from auditor.rules import ruleset as ruleset_mod
 from auditor.rules.ruleset import Ruleset, load_ruleset
@@ -481,8 +481,9 @@ def _check_quarantine(folder: Path, files: dict, logs, manifest, verdict_: Verdi
     except (pa.ArrowException, OSError) as exc:
         verdict_.problems.append(f"{folder / name}: not readable: {exc}")
         return
-    new_q = pa.Table.from_pandas(logs.quarantine, schema=QUARANTINE_SCHEMA,
-                                 preserve_index=False)
+    # (as the report writes it: with its `site` column when a row has a site)
+    quarantine, schema = quarantine_table(logs.quarantine)
+    new_q = pa.Table.from_pandas(quarantine, schema=schema, preserve_index=False)
     verdict_.quarantined = new_q.num_rows
     _compare("quarantined row", old_q, new_q, None, verdict_)
 

@@ -104,6 +104,25 @@ def test_a_report_audited_with_sites_stands_under_verify(tmp_path):
     assert verified.output.startswith("report stands"), verified.output
 
 
+def test_a_report_with_sites_and_quarantined_rows_stands_under_verify(tmp_path):
+    """A quarantined row of a sited table: the report's quarantine.parquet
+    has a `site` column, and verify builds the quarantine it compares as the
+    report writes it (it left the column out, so no such report stood)."""
+    rows = _night().rows
+    rows[3] = {**rows[3], "seat": "0"}
+    _write(_night().rows, tmp_path / "exports" / "casino-a" / "night.csv")
+    _write(rows, tmp_path / "exports" / "casino-b" / "night.csv")
+    res = run_cli("check", tmp_path / "exports", "--site-from-path", "--ruleset", RULESET,
+                  "--out", tmp_path / "o")
+    assert res.exit_code == 1, res.output
+    q = pq.read_table(tmp_path / "o" / "quarantine.parquet").to_pandas()
+    assert q[["site", "table_id", "seq"]].values.tolist() == [["casino-b", "T01", 4]]
+    verified = run_cli("verify", tmp_path / "o")
+    assert verified.exit_code == 0, verified.output
+    assert verified.output.startswith("report stands"), verified.output
+    assert "1 quarantined row(s) reproduced" in verified.output
+
+
 def test_sites_from_path_need_a_folder_per_site(tmp_path):
     _write(_night().rows, tmp_path / "exports" / "night.csv")
     res = run_cli("check", tmp_path / "exports", "--site-from-path", "--ruleset", RULESET,
