@@ -70,6 +70,13 @@ def missing_hint(missing: list[str], columns: list[str]) -> str:
     return f" ({said}; a project configuration's [columns] can rename it)"
 
 
+def names_as_read(names: list[str], mapping: tuple[tuple[str, str], ...]) -> list[str]:
+    """A file's column `names` as the loader reads them (`renamed`): what a
+    look at part of the file (a footer, one column) must go by too."""
+    wanted = dict(mapping)
+    return [wanted.get(name, name) for name in names]
+
+
 def renamed(table: pa.Table, mapping: tuple[tuple[str, str], ...], path) -> tuple[pa.Table,
                                                                                  list[str]]:
     """`table` with its columns renamed as `mapping` says (name in the file
@@ -81,9 +88,8 @@ def renamed(table: pa.Table, mapping: tuple[tuple[str, str], ...], path) -> tupl
     if not wanted or not set(wanted) & set(names):
         return table, []
     notes = []
-    out = []
-    for name in names:
-        new = wanted.get(name, name)
+    out = names_as_read(names, mapping)
+    for name, new in zip(names, out):
         if new != name:
             if new in names and wanted.get(new, new) == new:
                 raise LogFileError(path, f"column `{name}` is to be read as `{new}` "
@@ -91,5 +97,4 @@ def renamed(table: pa.Table, mapping: tuple[tuple[str, str], ...], path) -> tupl
                                          f"file also holds")
             notes.append(f"column `{name}` read as `{new}` (columns in the project "
                          "configuration)")
-        out.append(new)
     return table.rename_columns(out), notes

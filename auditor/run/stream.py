@@ -48,6 +48,7 @@ from auditor.audit.collect import spilled
 from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.errors import ControlSignal, LogFileError
 from auditor.findings import SortedFindings, merge_sorted
+from auditor.logs.columns import names_as_read
 from auditor.logs.csv_format import is_utf8
 from auditor.logs.discover import plain_format, plain_parquet
 from auditor.logs.identity import TableIdentityError, check_events
@@ -291,7 +292,7 @@ def scan(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     it tells enough (`survey`), else the tables it names (`read_tables`)."""
     if plain_parquet(path):
         try:
-            found = survey(path)
+            found = survey(path, read)
         except Exception:  # noqa: BLE001 - anything odd: read as the loader does
             found = None
         if found is not None:
@@ -305,9 +306,9 @@ def read_tables(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     LogFileError for a file that cannot be a log)."""
     try:
         if plain_parquet(path):
-            return _scan_parquet(path)
+            return _scan_parquet(path, read)
         if plain_format(path) == "csv" and read.encoding is None:
-            return _scan_csv(path)
+            return _scan_csv(path, read)
     except Exception:  # noqa: BLE001, S110 - anything odd: read it as the loader does
         pass
     raw = read_log(path, read)
@@ -316,16 +317,18 @@ def read_tables(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
                    site_column=SITE_COLUMN in raw.table.column_names)
 
 
-def _scan_parquet(path: Path) -> Scanned:
+def _scan_parquet(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     pf = pq.ParquetFile(path)
     rows = pf.metadata.num_rows
-    if "table_id" not in pf.schema_arrow.names:
+    names = pf.schema_arrow.names
+    as_read = names_as_read(names, read.columns)
+    if as_read.count("table_id") != 1:
         return Scanned(frozenset(), rows)  # the loader will say what is wrong
-    col = pf.read(columns=["table_id"], use_threads=False).column(0)
-    return Scanned(_table_names(col), rows, site_column=SITE_COLUMN in pf.schema_arrow.names)
+    col = pf.read(columns=[names[as_read.index("table_id")]], use_threads=False).column(0)
+    return Scanned(_table_names(col), rows, site_column=SITE_COLUMN in as_read)
 
 
-def survey(path: Path) -> Scanned | None:
+def survey(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned | None:
     """A Parquet file's tables from its footer alone: exact where each row
     group's `table_id` statistics have min == max (trimmed as the loader
     trims), else the span of its row groups' [min, max]; None when the
@@ -335,9 +338,12 @@ def survey(path: Path) -> Scanned | None:
     such bounds no id in the span starts with white space, and one trimmed
     at its end stays within the span unless the white space it loses is
     not ASCII: that plan, wrong, is caught as the batches are loaded
-    (`TablesCrossBatches`, the audit loaded at once)."""
+    (`TablesCrossBatches`, the audit loaded at once). The columns go by the
+    names `read` gives them (the project configuration's `columns`)."""
     meta = pq.read_metadata(path)
-    at = [i for i in range(meta.num_columns) if meta.schema.column(i).path == "table_id"]
+    as_read = names_as_read([meta.schema.column(i).path for i in range(meta.num_columns)],
+                            read.columns)
+    at = [i for i, name in enumerate(as_read) if name == "table_id"]
     if len(at) != 1:
         return None
     column = meta.schema.column(at[0])
@@ -367,7 +373,7 @@ def survey(path: Path) -> Scanned | None:
         lo = low if lo is None or low < lo else lo
         hi = high if hi is None or high > hi else hi
     names = _trimmed_names(singles)
-    sited = any(meta.schema.column(i).path == SITE_COLUMN for i in range(meta.num_columns))
+    sited = SITE_COLUMN in as_read
     if not spanned:
         return Scanned(names, meta.num_rows, site_column=sited)
     if not (_plain(lo) and _plain(hi)):
@@ -389,7 +395,7 @@ def _trimmed_names(values: set[bytes]) -> frozenset[str]:
     return _table_names(pa.array(sorted(values), pa.binary()))
 
 
-def _scan_csv(path: Path) -> Scanned:
+def _scan_csv(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     """The table_id column of a plain UTF-8 CSV file, by Arrow, every other
     cell skipped. Anything unusual (a byte order mark, quoted names, bytes
     that are not UTF-8, which Arrow cannot hand to the row handler) goes to
@@ -402,20 +408,22 @@ def _scan_csv(path: Path) -> Scanned:
     if header.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or b'"' in header:
         raise ValueError("not a plain header")
     names = [n.strip() for n in header.decode("utf-8").split(",")]
-    if "table_id" not in names or len(set(names)) != len(names):
+    as_read = names_as_read(names, read.columns)
+    if as_read.count("table_id") != 1 or len(set(names)) != len(names):
         raise ValueError("read it whole")
+    column = names[as_read.index("table_id")]
     table = pa_csv.read_csv(
         io.BytesIO(data),
         read_options=pa_csv.ReadOptions(column_names=names, skip_rows=1,
                                         block_size=1 << 24),
         parse_options=pa_csv.ParseOptions(newlines_in_values=True,
                                           invalid_row_handler=lambda row: "skip"),
-        convert_options=pa_csv.ConvertOptions(include_columns=["table_id"],
-                                              column_types={"table_id": pa.string()},
+        convert_options=pa_csv.ConvertOptions(include_columns=[column],
+                                              column_types={column: pa.string()},
                                               strings_can_be_null=False,
                                               check_utf8=False))
     return Scanned(_table_names(table.column(0)), table.num_rows,
-                   site_column=SITE_COLUMN in names)
+                   site_column=SITE_COLUMN in as_read)
 
 
 def _table_names(col) -> frozenset[str]:

@@ -93,6 +93,31 @@ def test_the_plan_keeps_files_sharing_a_table_together(logs_dir, streaming):
     assert stream.scan(files[1]).tables == {"T03", "T99"}  # a quarantined row's table too
 
 
+def test_the_plan_reads_the_table_column_the_configuration_renames(tmp_path, streaming,
+                                                                  ruleset):
+    """Files whose table column is `Table`, read as `table_id` by the
+    project configuration's `columns`: the plan finds their tables as the
+    loader will (a Parquet file's footer and column, a CSV header), so the
+    files holding T01 are one batch. (The scans looked for `table_id` alone:
+    a Parquet file so named no table to the plan, was planned apart from the
+    other file of its table, and the run fell back to one load.)"""
+    night = generate(2, 60, seed=44).table
+    night = night.rename_columns(["Table" if c == "table_id" else c for c in night.column_names])
+    ids = night.column("Table").to_pylist()
+    t01 = night.filter(pa.array([t == "T01" for t in ids]))
+    half = t01.num_rows // 2
+    write_log(t01.slice(0, half), tmp_path / "a.parquet")
+    write_log(night.filter(pa.array([t == "T02" for t in ids])), tmp_path / "b.csv")
+    write_log(t01.slice(half), tmp_path / "c.parquet")
+    read = ReadOptions(columns=(("Table", "table_id"),))
+    files = discover([tmp_path])
+    assert [stream.scan(f, read).tables for f in files] == [{"T01"}, {"T02"}, {"T01"}]
+    assert stream.plan(files, read=read) == [[0, 2], [1]]
+    streamed = run_audit(AuditJob.of([tmp_path], ruleset, read=read))
+    assert sorted(streaming) == [["a.parquet", "c.parquet"], ["b.csv"]]  # (no fallback)
+    assert streamed.tables == ["T01", "T02"]
+
+
 def _two_casinos(root: Path) -> list[Path]:
     """Two casinos' nights, T01 at each (casino-a's in two files)."""
     a = generate(1, 120, seed=41, inject=["call.wrong_total", "offer.order"]).table
