@@ -45,12 +45,8 @@ class AuditResult:
         their findings at that file's rows are dropped (whatever engine made
         the findings, this is where every one of them ends)."""
         rulesets = getattr(self, "rulesets", None) or [self.ruleset]
-        self.not_evaluated = not_evaluated(rulesets, self.logs.inputs)
-        self.findings = drop_unjudged(self.findings, self.not_evaluated)
-        # tables whose log here starts or ends mid-session (auditor.audit.midsession)
-        self.findings, unknown, self.mid_session = mid_session(
+        self.findings, self.not_evaluated, self.mid_session = judged(
             rulesets, self.logs.inputs, self.findings)
-        self.not_evaluated += unknown
 
     @property
     def tables(self) -> list[str]:
@@ -73,6 +69,21 @@ class AuditedTables(NamedTuple):
     #: (`auditor.findings.sort_findings`), to be merged with other tables'
     #: by `merge_sorted`; else None
     ordered: SortedFindings | None = None
+
+
+def judged(rulesets: list[Ruleset], inputs, findings: pd.DataFrame
+           ) -> tuple[pd.DataFrame, list[dict], list[dict]]:
+    """`findings` less those no report keeps: of a rule not evaluated in its
+    file (`coverage`), or resting on state a mid-session start left unknown
+    (`midsession`); with the rules not evaluated and the tables starting or
+    ending mid-session. Each table's findings depend on its own files'
+    `inputs` alone, so a batch of whole tables gets what the whole audit
+    gets of them."""
+    unjudged = not_evaluated(rulesets, inputs)
+    findings = drop_unjudged(findings, unjudged)
+    # tables whose log here starts or ends mid-session (auditor.audit.midsession)
+    findings, unknown, tables = mid_session(rulesets, inputs, findings)
+    return findings, unjudged + unknown, tables
 
 
 def audit_tables(logs: LoadedLogs, ruleset: Ruleset, collector: Collector | None = None,
@@ -105,8 +116,11 @@ def audit_tables(logs: LoadedLogs, ruleset: Ruleset, collector: Collector | None
         needs = collector is not None and getattr(collector, "needs_findings", True)
         with stage(timings, "checks"):
             sorted_parts = sort_findings(parts) if ordered or needs else None
+        # (the findings the reports will keep: a report that lists the first
+        # of each table and code must have taken those)
         taken = None if collector is None else collector.take(
-            logs.events, merge_sorted([sorted_parts]) if needs else pd.DataFrame(), state)
+            logs.events, judged([ruleset], logs.inputs, merge_sorted([sorted_parts]))[0]
+            if needs else pd.DataFrame(), state)
         del state
     return AuditedTables(parts, taken, sorted_parts if ordered else None)
 

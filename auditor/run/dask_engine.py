@@ -43,7 +43,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from auditor.audit.collect import Collector
-from auditor.audit.core import AuditResult, add_work, audit_tables, replay_state, stage
+from auditor.audit.core import AuditResult, add_work, audit_tables, judged, replay_state, stage
 from auditor.compat import fork_context
 from auditor.errors import EngineError, LogFileError
 from auditor.findings import SortedFindings, merge_sorted, sort_findings
@@ -380,6 +380,10 @@ def _audit_tables(distributed, client, workers: int, read: list,
         return future.key
 
     split = cut_by_day(summaries, workers)
+
+    def inputs_of(table: str) -> list:  # (what the findings kept of a table rest on)
+        return [s.loaded for s in summaries if table in s.tables]
+
     for t, (table, rows) in enumerate(zip(tables, quarantine_groups(quarantine,
                                                                     [[x] for x in tables]))):
         pieces = [client.submit(_table_piece, r, table, pure=False)
@@ -393,7 +397,7 @@ def _audit_tables(distributed, client, workers: int, read: list,
         else:
             left[table] = 1
             submit((t, 0, table), _audit_table, pieces, rows, ruleset, collector,
-                   spill.workers)
+                   spill.workers, inputs_of(table))
     if not tables and len(quarantine):  # nothing replayable: the quarantine only
         left[None] = 1
         submit((0, 0, None), _audit_table, [], quarantine, ruleset, collector,
@@ -425,7 +429,8 @@ def _audit_tables(distributed, client, workers: int, read: list,
                     parts = [p for key in sorted(key for key in days if key[0] == t)
                              for p in days.pop(key)]  # (sent on: not kept here)
                     finishing.add(submit((t, -1, table), _finished_table, by_day.pop(table),
-                                         parts, ruleset, collector, spill.workers))
+                                         parts, ruleset, collector, spill.workers,
+                                         inputs_of(table)))
         if digest is not None:
             digests[t] = stream.spill_taken(collector, digest, spill.here)
     return [found[t] for t in sorted(found)], times, [digests[t] for t in sorted(digests)]
@@ -682,19 +687,19 @@ def _table_events(pieces: list[pa.Table]) -> pd.DataFrame:
 
 
 def _audit_table(pieces: list[pa.Table], quarantine: pd.DataFrame, ruleset: Ruleset,
-                 collector: Collector | None, spill: str | None = None):
+                 collector: Collector | None, spill: str | None = None, inputs=()):
     """One table audited whole: (its findings ordered and named, stage
     times, events replayed, what `collector` takes of its events, spilled
     to `spill`, or None)."""
     events = _table_events(pieces)
     timings: dict[str, float] = {}
-    _, taken, found = audit_tables(LoadedLogs(events, quarantine, []), ruleset, collector,
-                                   timings, ordered=True)
+    _, taken, found = audit_tables(LoadedLogs(events, quarantine, list(inputs)), ruleset,
+                                   collector, timings, ordered=True)
     return found, timings, len(events), stream.spill_taken(collector, taken, spill)
 
 
 def _finished_table(events: pd.DataFrame, parts: list[pd.DataFrame], ruleset: Ruleset,
-                    collector: Collector | None, spill: str | None = None):
+                    collector: Collector | None, spill: str | None = None, inputs=()):
     """A table audited a day at a time, finished: its days' stamped findings
     ordered and named as one table's (`sort_findings`), and what `collector`
     takes of it (as of a batch of one table: `auditor.run.stream`), spilled
@@ -703,7 +708,8 @@ def _finished_table(events: pd.DataFrame, parts: list[pd.DataFrame], ruleset: Ru
     found = sort_findings(parts)
     if collector is None:
         return found, None
-    taken = collector.take(events, merge_sorted([found]), replay_state(events, ruleset))
+    taken = collector.take(events, judged([ruleset], list(inputs), merge_sorted([found]))[0],
+                           replay_state(events, ruleset))
     return found, stream.spill_taken(collector, taken, spill)
 
 
