@@ -46,6 +46,22 @@ def _write_twice(tmp_path: Path, values: list, end: str = "\n") -> tuple[Path, P
     return fast, slow
 
 
+def _read_both_ways(tmp_path: Path, data: bytes, tail: bytes, monkeypatch):
+    """`data` as a file Arrow reads (checked) and, with `tail` (a line that
+    sends it line by line) after it, as a file read line by line: both
+    loaded, named alike."""
+    fast, slow = tmp_path / "fast" / "night.jsonl", tmp_path / "slow" / "night.jsonl"
+    for path, end in ((fast, b""), (slow, tail)):
+        path.parent.mkdir()
+        path.write_bytes(data + end)
+    table = jsonl_format.read_jsonl(fast, fast.read_bytes())[0]
+    assert pa.types.is_integer(table.schema.field("seq").type)  # (Arrow read it)
+    monkeypatch.chdir(fast.parent)
+    by_arrow = load_logs([Path(fast.name)])
+    monkeypatch.chdir(slow.parent)
+    return by_arrow, load_logs([Path(slow.name)])
+
+
 @pytest.mark.parametrize("end", ["\n", "\r\n"], ids=["LF", "CR LF"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_cells_are_the_same_whichever_read_takes_the_file(tmp_path, case, monkeypatch, end):
@@ -103,18 +119,10 @@ def test_blank_lines_are_passed_over_by_arrow_as_by_the_lines(tmp_path, monkeypa
         text.append(json.dumps(row))
     quarantined = text.index(json.dumps(rows[30])) + 1
     assert quarantined > 31  # (blank lines before it)
-    text = "\n".join(text) + "\n" + blank + "\n"
-    fast, slow = tmp_path / "fast" / "night.jsonl", tmp_path / "slow" / "night.jsonl"
-    for path, tail in ((fast, ""), (slow, "{not json\n")):
-        path.parent.mkdir()
-        path.write_text(text + tail, encoding="utf-8", newline="")
-    table, numbers, _ = jsonl_format.read_jsonl(fast, fast.read_bytes())
-    assert pa.types.is_integer(table.schema.field("seq").type)  # (Arrow read it)
+    data = ("\n".join(text) + "\n" + blank + "\n").encode("utf-8")
+    by_arrow, by_lines = _read_both_ways(tmp_path, data, b"{not json\n", monkeypatch)
+    numbers = jsonl_format.read_jsonl(tmp_path / "fast" / "night.jsonl", data)[1]
     assert numbers[0] == 2 and numbers[-1] == len(rows) + 3  # (blank lines counted)
-    monkeypatch.chdir(fast.parent)
-    by_arrow = load_logs([Path(fast.name)])
-    monkeypatch.chdir(slow.parent)
-    by_lines = load_logs([Path(slow.name)])
     assert by_arrow.events.equals(by_lines.events)
     assert by_arrow.quarantine.equals(by_lines.quarantine.iloc[:-1])
     assert by_arrow.quarantine["source_line"].tolist() == [quarantined]
@@ -135,16 +143,8 @@ def test_bytes_that_are_not_utf8_in_a_value_are_read_alike_by_both(tmp_path, mon
     rows[staffed]["actor_id"] = "Ren@e"
     text = "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8")
     text = text.replace(b"Ren@e", b"Ren\xe9e")
-    fast, slow = tmp_path / "fast" / "night.jsonl", tmp_path / "slow" / "night.jsonl"
-    for path, tail in ((fast, b""), (slow, b'{"table\xff_id": "T01"}\n')):
-        path.parent.mkdir()
-        path.write_bytes(text + tail)
-    table = jsonl_format.read_jsonl(fast, fast.read_bytes())[0]
-    assert pa.types.is_integer(table.schema.field("seq").type)  # (Arrow read it)
-    monkeypatch.chdir(fast.parent)
-    by_arrow = load_logs([Path(fast.name)])
-    monkeypatch.chdir(slow.parent)
-    by_lines = load_logs([Path(slow.name)])
+    by_arrow, by_lines = _read_both_ways(tmp_path, text, b'{"table\xff_id": "T01"}\n',
+                                         monkeypatch)
     assert by_arrow.events.equals(by_lines.events)
     assert by_arrow.quarantine.equals(by_lines.quarantine.iloc[:-1])
     bad = by_lines.quarantine.iloc[0]
