@@ -18,6 +18,11 @@ def pytest_addoption(parser):
         help="hypothesis examples per fuzz property (tests/test_fuzz.py); the nightly "
              "run uses 2000",
     )
+    parser.addoption(
+        "--damaged-seeds", type=int, default=0, metavar="N",
+        help="N more seeds per damaged-input comparison (tests/run/test_damaged_inputs.py) "
+             "beside the ones kept",
+    )
 
 
 @pytest.fixture(scope="session")

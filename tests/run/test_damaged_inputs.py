@@ -34,6 +34,19 @@ ODD_BYTES = [b"\r", b"\n", b"\x00", b"\xff", b"\xc3", b'"', b"{", b"}", b"\n\n",
              b'{"table_id": "T01"}\n', b"x" * 700]
 
 
+#: The seeds each comparison keeps; `--damaged-seeds N` adds N more to each.
+KEPT_SEEDS = {"json_lines": [36, 58, 1002, 7, 11], "parquet": [3, 5, 8],
+              "month": [7, 17, 31, 87]}
+
+
+def pytest_generate_tests(metafunc):
+    if "seed" in metafunc.fixturenames:
+        kept = next(seeds for kind, seeds in KEPT_SEEDS.items()
+                    if kind in metafunc.function.__name__)
+        more = metafunc.config.getoption("--damaged-seeds")
+        metafunc.parametrize("seed", kept + list(range(10_000, 10_000 + more)))
+
+
 @pytest.fixture(scope="module")
 def night() -> pa.Table:
     """Five tables of 60 rolls, every code planted."""
@@ -105,7 +118,6 @@ def _same(result, once, tmp_path: Path) -> None:
         same_as_once(result, once, tmp_path)
 
 
-@pytest.mark.parametrize("seed", [36, 58, 1002, 7, 11])
 def test_a_damaged_json_lines_night_whole_and_in_pieces(night, ruleset, tmp_path, seed,
                                                         monkeypatch):
     path = _damaged_lines(night, random.Random(seed), tmp_path / "night.jsonl")
@@ -117,7 +129,6 @@ def test_a_damaged_json_lines_night_whole_and_in_pieces(night, ruleset, tmp_path
     _same(_audit([path], ruleset, jobs=3), once, tmp_path)
 
 
-@pytest.mark.parametrize("seed", [3, 5, 8])
 def test_a_damaged_parquet_night_whole_and_in_pieces(night, ruleset, tmp_path, seed,
                                                      monkeypatch):
     rnd = random.Random(seed)
@@ -132,7 +143,6 @@ def test_a_damaged_parquet_night_whole_and_in_pieces(night, ruleset, tmp_path, s
     _same(_audit([path], ruleset, jobs=2), once, tmp_path)
 
 
-@pytest.mark.parametrize("seed", [7, 17, 31, 87])
 def test_a_damaged_month_of_mixed_files_by_one_process_and_by_workers(
         night, ruleset, tmp_path, seed):
     """The night's rows cut into 2-6 files of random formats at random rows
