@@ -241,9 +241,7 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
             done = {i for item, r in zip(items, results) if isinstance(r, stream.BatchResult)
                     for i in pieces.files_of(item)}
             raise stream.first_error(files, error, done, read)
-        clashes = [r for r in results if isinstance(r, TableIdentityError)]
-        if clashes:  # (the batches heard out: `stream.least_clash`)
-            raise stream.least_clash(clashes)
+        stream.stop_at_least_clash(results)
         return results
 
     pieces.expect_rows(work, progress)

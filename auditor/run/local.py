@@ -155,18 +155,16 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
         # in files the workers write, not in their results)
         return stream.spilling(lambda folder: _audit_in_pool(job, work, items, timings,
                                                              progress, folder))
-    results, clashes = [], []
+    results = []
     for k, item in enumerate(items):
         try:
             results.append(_audit_item(item, job, progress))
         except LogFileError as exc:
             done = {i for w in work[:k] for i in pieces.files_of(w)}
             raise stream.first_error(files, exc, done, read) from None
-        except TableIdentityError as exc:  # (the batches heard out: `stream.least_clash`)
-            clashes.append(exc)
-            results.append(None)
-    if clashes:
-        raise stream.least_clash(clashes)
+        except TableIdentityError as exc:  # (heard out: `stream.stop_at_least_clash`)
+            results.append(exc)
+    stream.stop_at_least_clash(results)
     return _joined(job, work, results, timings, progress)
 
 
@@ -269,7 +267,6 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
     report = context.SimpleQueue() if fork_context() is not None else None
     told: dict[int, list[int]] = {k: [0, 0, 0, 0] for k in range(len(work))}
     results: dict[int, object] = {}
-    clashes: list[TableIdentityError] = []  # (heard out: `stream.least_clash`)
 
     def tell(task: int, counts) -> None:
         if task in results:  # late news of an item already counted whole
@@ -298,17 +295,15 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
                 k = futures[future]
                 try:
                     result = future.result()
-                except TableIdentityError as exc:
-                    clashes.append(exc)
-                    results[k] = None
+                except TableIdentityError as exc:  # (heard out: `stream.stop_at_least_clash`)
+                    results[k] = exc
                     continue
                 if isinstance(result, stream.FileFailure):
                     error = result.error()
                     raise (on_error(error, list(results)) if on_error else error)
                 tell(k, [t - s for t, s in zip(_totals(result), told[k])])
                 results[k] = result
-        if clashes:
-            raise stream.least_clash(clashes)
+        stream.stop_at_least_clash(results.values())
         # Every result is in: the workers exit while the parts are merged and
         # the reports written (the executor joins them as the program ends).
         pool.shutdown(wait=False)

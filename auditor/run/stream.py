@@ -317,15 +317,24 @@ def read_tables(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
                    site_column=SITE_COLUMN in raw.table.column_names)
 
 
+def _columns_as_read(names: list[str], read: ReadOptions) -> tuple[int | None, bool]:
+    """Of a file's column `names`, the position of the one the loader reads
+    as `table_id` (None unless exactly one is), and whether one is read as
+    `site` (the project configuration's `columns` renaming them)."""
+    as_read = names_as_read(names, read.columns)
+    table = as_read.index("table_id") if as_read.count("table_id") == 1 else None
+    return table, SITE_COLUMN in as_read
+
+
 def _scan_parquet(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     pf = pq.ParquetFile(path)
     rows = pf.metadata.num_rows
     names = pf.schema_arrow.names
-    as_read = names_as_read(names, read.columns)
-    if as_read.count("table_id") != 1:
+    at, sited = _columns_as_read(names, read)
+    if at is None:
         return Scanned(frozenset(), rows)  # the loader will say what is wrong
-    col = pf.read(columns=[names[as_read.index("table_id")]], use_threads=False).column(0)
-    return Scanned(_table_names(col), rows, site_column=SITE_COLUMN in as_read)
+    col = pf.read(columns=[names[at]], use_threads=False).column(0)
+    return Scanned(_table_names(col), rows, site_column=sited)
 
 
 def survey(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned | None:
@@ -341,12 +350,11 @@ def survey(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned | None:
     (`TablesCrossBatches`, the audit loaded at once). The columns go by the
     names `read` gives them (the project configuration's `columns`)."""
     meta = pq.read_metadata(path)
-    as_read = names_as_read([meta.schema.column(i).path for i in range(meta.num_columns)],
-                            read.columns)
-    at = [i for i, name in enumerate(as_read) if name == "table_id"]
-    if len(at) != 1:
+    at, sited = _columns_as_read([meta.schema.column(i).path
+                                  for i in range(meta.num_columns)], read)
+    if at is None:
         return None
-    column = meta.schema.column(at[0])
+    column = meta.schema.column(at)
     if column.physical_type != "BYTE_ARRAY" or str(column.logical_type.type) != "STRING":
         return None
     singles: set[bytes] = set()
@@ -354,7 +362,7 @@ def survey(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned | None:
     spanned = False
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
-        stats = group.column(at[0]).statistics
+        stats = group.column(at).statistics
         if group.num_rows == 0:
             continue
         if stats is None:
@@ -373,7 +381,6 @@ def survey(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned | None:
         lo = low if lo is None or low < lo else lo
         hi = high if hi is None or high > hi else hi
     names = _trimmed_names(singles)
-    sited = SITE_COLUMN in as_read
     if not spanned:
         return Scanned(names, meta.num_rows, site_column=sited)
     if not (_plain(lo) and _plain(hi)):
@@ -408,10 +415,10 @@ def _scan_csv(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     if header.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or b'"' in header:
         raise ValueError("not a plain header")
     names = [n.strip() for n in header.decode("utf-8").split(",")]
-    as_read = names_as_read(names, read.columns)
-    if as_read.count("table_id") != 1 or len(set(names)) != len(names):
+    at, sited = _columns_as_read(names, read)
+    if at is None or len(set(names)) != len(names):
         raise ValueError("read it whole")
-    column = names[as_read.index("table_id")]
+    column = names[at]
     table = pa_csv.read_csv(
         io.BytesIO(data),
         read_options=pa_csv.ReadOptions(column_names=names, skip_rows=1,
@@ -422,8 +429,7 @@ def _scan_csv(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
                                               column_types={column: pa.string()},
                                               strings_can_be_null=False,
                                               check_utf8=False))
-    return Scanned(_table_names(table.column(0)), table.num_rows,
-                   site_column=SITE_COLUMN in as_read)
+    return Scanned(_table_names(table.column(0)), table.num_rows, site_column=sited)
 
 
 def _table_names(col) -> frozenset[str]:
@@ -626,13 +632,16 @@ def merged_result(job, results: list[BatchResult], timings: dict[str, float] | N
                        findings, table_ids=tables)
 
 
-def least_clash(clashes: list[TableIdentityError]) -> TableIdentityError:
-    """Of the table identity clashes the batches found, the one a single load
-    of every file names (`check_events`: the least table id). Each batch
-    names the least of its own, and a table's files lie in one batch, so
-    the batches are heard out before the run stops: the first to end
-    would name whichever clash its worker found first."""
-    return min(clashes, key=lambda clash: clash.table)
+def stop_at_least_clash(results) -> None:
+    """Raise, of the table identity clashes among the batches' `results`
+    (each kept as its batch's result), the one a single load of every file
+    names (`check_events`: the least table id). Each batch names the least
+    of its own, and a table's files lie in one batch, so the batches are
+    heard out before the run stops: the first to end would name whichever
+    clash its worker found first."""
+    clashes = [r for r in results if isinstance(r, TableIdentityError)]
+    if clashes:
+        raise min(clashes, key=lambda clash: clash.table)
 
 
 def first_error(files: list[Path], error: LogFileError, done: set[int],
