@@ -28,7 +28,7 @@ from auditor.logs.frame import order_events
 from auditor.logs.local_day import offsets_by_file, open_offsets
 from auditor.logs.memory import release_memory, small_pages, use_lean_memory_pool
 from auditor.logs.raw import DEFAULT_READ, PieceSpan, RawLog, RawRejected, ReadOptions
-from auditor.logs.read import read_log
+from auditor.logs.read import ENCODING_HINT, read_log
 from auditor.logs.sessions import marks_by_file, table_marks
 from auditor.logs.site import with_site
 
@@ -464,6 +464,13 @@ _FILE_FAULT_HINTS = {
 _REASONS_SPLIT = re.compile(r"; (?!a cell may hold)")
 
 
+def hints_encoding(quarantine: pd.DataFrame) -> bool:
+    """Whether a quarantined row's reason names an encoding to try (one
+    reading of a file names one, at its first text that is not UTF-8)."""
+    return bool(len(quarantine)) and bool(
+        quarantine["reason"].astype(str).str.contains(ENCODING_HINT, regex=False).any())
+
+
 def _one_problem(path: str, quarantine: pd.DataFrame, options: ReadOptions) -> None:
     """LogFileError when every row of a file (two or more) was quarantined
     for one same reason (each row may have others too): the file, not its
@@ -474,7 +481,7 @@ def _one_problem(path: str, quarantine: pd.DataFrame, options: ReadOptions) -> N
     reasons = quarantine["reason"].astype(str)
     common = None
     for text in reasons.unique().tolist():
-        why = {w.split(" (try --encoding")[0] for w in _REASONS_SPLIT.split(text)}
+        why = {w.split(ENCODING_HINT)[0] for w in _REASONS_SPLIT.split(text)}
         common = why if common is None else common & why
         if not common:
             return

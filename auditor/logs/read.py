@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ from auditor.logs.raw import (
     CELL_KEEP_CHARS,
     DEFAULT_READ,
     MAX_CELL_BYTES,
+    SCAN_BLOCK_BYTES,
     LogFileError,
     PieceSpan,
     RawLog,
@@ -110,6 +112,14 @@ def _check_event_columns(path: Path, table: pa.Table) -> None:
                                      + missing_hint(need[:1], table.column_names))
 
 
+#: What the first text that is not UTF-8 in a file is followed by, naming
+#: the encoding to try (`_suggest_encoding`).
+ENCODING_HINT = " (try --encoding "
+
+#: The bytes cp1252 leaves undefined (a file holding one is not cp1252).
+_NOT_CP1252 = re.compile(rb"[\x81\x8d\x8f\x90\x9d]")
+
+
 def _suggest_encoding(path: Path, problems: dict[int, list[str]]) -> None:
     """The first row with text that is not UTF-8 told which encoding the
     file may be in (`--encoding`): one hint, not one per row."""
@@ -117,13 +127,28 @@ def _suggest_encoding(path: Path, problems: dict[int, list[str]]) -> None:
                  if any(w.endswith("is not UTF-8 text") for w in why)), default=None)
     if first is None:
         return
-    guess = "cp1252"
-    try:
-        read_bytes(path).decode("cp1252")
-    except (UnicodeDecodeError, LogFileError):
-        guess = "latin-1"
-    problems[first] = [f"{w} (try --encoding {guess})" if w.endswith("is not UTF-8 text")
+    guess = "cp1252" if _may_be_cp1252(path) else "latin-1"
+    problems[first] = [f"{w}{ENCODING_HINT}{guess})" if w.endswith("is not UTF-8 text")
                        else w for w in problems[first]]
+
+
+def _may_be_cp1252(path: Path) -> bool:
+    """Whether every byte of the file (a .gz file's inflated) is defined in
+    cp1252: a plain file is looked at a block at a time, never held whole
+    (a piece of a large file reads only its own bytes)."""
+    if path.name.lower().endswith(".gz"):
+        try:
+            return not _NOT_CP1252.search(read_bytes(path))
+        except LogFileError:
+            return False
+    try:
+        with open(path, "rb") as fh:
+            while block := fh.read(SCAN_BLOCK_BYTES):
+                if _NOT_CP1252.search(block):
+                    return False
+    except OSError:
+        return False
+    return True
 
 
 def _read_whole(path: Path, fmt: str, gz: bool, encoding: str | None = None, piece=None):

@@ -35,7 +35,8 @@ bytes between its nominal start and its real one); a file cut in two has
 no such pass, its second piece counts the first share itself. Its pieces
 must agree on the file's columns (a JSON line may leave keys out): a piece
 whose keys differ from the first's has the file read whole, as one reading
-orders its columns.
+orders its columns. So do pieces that each name an encoding to try
+(one reading names one, at the file's first text that is not UTF-8).
 CSV files are not split: a quoted value may hold a line break, so no byte
 offset can be known to start a record without reading the file from its
 start; nor is a gzip stream, which cannot be entered in the middle at all,
@@ -59,7 +60,7 @@ from auditor.errors import LogFileError
 from auditor.findings import sort_findings
 from auditor.logs import jsonl_runs
 from auditor.logs.discover import plain_format
-from auditor.logs.load import LoadedLogs, joined_input, load_file, logs_of
+from auditor.logs.load import LoadedLogs, hints_encoding, joined_input, load_file, logs_of
 from auditor.logs.parquet_format import PieceOverShare, row_group_starts
 from auditor.logs.raw import DEFAULT_READ, ReadOptions, line_breaks_between
 from auditor.run import stream
@@ -464,6 +465,8 @@ def _joined(results: list) -> list | None:
     columns = {frozenset(f.columns) for r in results for f in r.inputs}
     if len(columns) > 1:  # (JSON lines of some piece name other keys: see module)
         return None
+    if sum(hints_encoding(r.quarantine) for r in results) > 1:
+        return None  # (each piece named an encoding at its first text not UTF-8)
     named: set[str] = set()
     for r in results:
         if named & r.named:

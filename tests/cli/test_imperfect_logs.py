@@ -16,6 +16,7 @@ import pytest
 from builder import report_findings, report_provenance, run_cli
 
 from auditor.checks import CHECKS
+from auditor.logs import raw, read
 from auditor.rules.ruleset import load_ruleset
 
 NIGHT = Path(__file__).resolve().parents[2] / "sample_logs" / "nz-table-games"
@@ -168,6 +169,24 @@ def test_a_windows_1252_night_says_which_encoding_to_try(tmp_path):
     hinted = [line for line in res.output.splitlines() if "try --encoding" in line]
     assert len(hinted) == 1
     assert hinted[0].endswith("actor_id is not UTF-8 text (try --encoding cp1252)")
+
+
+def test_a_byte_windows_1252_leaves_undefined_far_into_the_file_says_latin_1(tmp_path,
+                                                                          monkeypatch):
+    """The file is looked at a block at a time for the guess: a byte that
+    cp1252 does not define (0x81), in a later block than the first text
+    that is not UTF-8, still makes it latin-1 (which reads every byte)."""
+    _, cp1252 = _accented(tmp_path)
+    data = cp1252.read_bytes()
+    last = data.rindex(b"D\xe9d\xe9")
+    assert last > len(data) // 2
+    cp1252.write_bytes(data[:last] + b"D\xe9d\x81" + data[last + 4:])
+    monkeypatch.setattr(raw, "SCAN_BLOCK_BYTES", 64)
+    monkeypatch.setattr(read, "SCAN_BLOCK_BYTES", 64)
+    hinted = [line for line in run_cli("validate", cp1252).output.splitlines()
+              if "try --encoding" in line]
+    assert len(hinted) == 1 and hinted[0].endswith(
+        "actor_id is not UTF-8 text (try --encoding latin-1)")
 
 
 def test_with_encoding_a_windows_1252_night_audits_as_its_utf8_twin(tmp_path):

@@ -417,6 +417,27 @@ def test_pieces_whose_lines_name_other_keys_read_the_file_whole(night, ruleset, 
     same_as_once(result, once, tmp_path)
 
 
+@pytest.mark.parametrize(("bad", "whole_read"), [((-31,), False), ((31, -31), True)])
+def test_text_not_utf8_is_told_the_encoding_to_try_once_as_one_reading_does(
+        night, ruleset, tmp_path, split, monkeypatch, bad, whole_read):
+    """One reading names an encoding to try at the file's first text that
+    is not UTF-8 only: a file with such text in one piece is audited in
+    pieces, one with it in two is read whole (each piece named one)."""
+    lines = night.read_bytes().split(b"\n")[:-1]
+    for k in bad:
+        lines[k] = lines[k][:-1] + b', "note": "caf\xe9"}'
+    path = tmp_path / "latin.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    once = _once(path, ruleset)
+    reasons = [r for r in once.logs.quarantine["reason"] if "UTF-8" in r]
+    assert reasons == ["note is not UTF-8 text (try --encoding cp1252)"] + \
+        ["note is not UTF-8 text"] * (len(bad) - 1)
+    whole = files_read_whole(monkeypatch)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2, collector=COLLECTOR))
+    assert len(split.rows()) == 2 and whole == ([[path]] if whole_read else [])
+    same_as_once(result, once, tmp_path)
+
+
 def test_tables_interleaved_in_time_are_read_whole(tmp_path, ruleset, split):
     log = generate(4, 40, seed=44, inject=["call.wrong_total", "log.sequence_gap"]).table
     order = pc.sort_indices(log, sort_keys=[("ts", "ascending"), ("table_id", "ascending")])
