@@ -29,10 +29,14 @@ from auditor.logs.raw import MAX_CELL_BYTES, RawRejected, arrow_message, clip, t
 from auditor.logs.schema import COLUMN_NAMES
 
 
-def read_csv(path: Path, data: bytes):
-    """A CSV file's table, physical lines and rejected rows, from its bytes."""
+def read_csv(path: Path, data: bytes, line_shift: int = 0, header: bytes = b""):
+    """A CSV file's table, physical lines and rejected rows, from its bytes;
+    for a piece read after the first (`read_csv_piece`), the file's
+    `header` record, parsed before `data` (not copied to it), and
+    `line_shift` added to every line."""
     # The header is the first record, which may hold quoted line breaks.
-    names, header_lines = _csv_names(path, data[:_header_end(data)])
+    opening = header or data
+    names, header_lines = csv_names(path, opening[:header_end(opening)])
     # Arrow cannot hand a row with the wrong cell count to the handler when the
     # row is not UTF-8 (the whole file would fail): bytes that are not UTF-8
     # are marked while Arrow parses, and put back afterwards.
@@ -40,13 +44,117 @@ def read_csv(path: Path, data: bytes):
     recorded = data
     if marked:
         data = data.decode("utf-8", _MARK_ERRORS).encode("utf-8")
-    table, collected = _parse_growing(path, lambda: io.BytesIO(data), len(data), names,
-                                      header_lines)
+    table, collected = _parse_growing(path, lambda: _Joined(header, data),
+                                      len(header) + len(data), names, header_lines)
     if marked:
         table = _unmarked(table)
         collected[:] = [(n, _MARKS.sub(_mark_escape, t), e, a) for n, t, e, a in collected]
     return _csv_rows(table, collected, names, header_lines, b'"' in data,
-                     lambda size: recorded[-size:])
+                     lambda size: recorded[-size:], line_shift)
+
+
+class _Joined:
+    """Bytes read as one file after other bytes (a header record), neither
+    copied to the other."""
+
+    closed = False
+
+    def __init__(self, first: bytes, then: bytes):
+        self._parts = [io.BytesIO(first), io.BytesIO(then)]
+
+    def read(self, size: int = -1) -> bytes:
+        got = self._parts[0].read(size)
+        if size is None or size < 0 or len(got) < size:
+            more = self._parts[1].read(-1 if size is None or size < 0 else size - len(got))
+            got = got + more if got else more
+        return got
+
+
+class CutInsideRecord(ControlSignal):
+    """A piece of a CSV file that may not start or end where a record does
+    (`ends_outside_quotes`): where it was cut cannot be trusted, and the
+    file is read whole (`auditor.run.pieces`)."""
+
+
+def read_csv_piece(path: Path, data: bytes, first_line: int, header: bytes | None):
+    """`read_csv` of a piece of a CSV file: bytes cut at line starts, the
+    first numbered `first_line`; `header`: the file's header record
+    (`header_record`), for a piece after the first (whose bytes open with
+    it). CutInsideRecord unless `ends_outside_quotes(data)`."""
+    if not ends_outside_quotes(data):
+        raise CutInsideRecord()
+    if header is None:
+        return read_csv(path, data)
+    return read_csv(path, data, first_line - 1 - header.count(b"\n"), header)
+
+
+def header_record(path: Path) -> bytes:
+    """The header record of a CSV file cut in pieces, its line break included
+    (a UTF-8 byte order mark left out); CutInsideRecord when its first
+    `MAX_CELL_BYTES` hold none (the file read whole says what is wrong)."""
+    with open(path, "rb") as fh:
+        head = fh.read(MAX_CELL_BYTES + 4).removeprefix(b"\xef\xbb\xbf")
+    end = header_end(head)
+    if end >= len(head):
+        raise CutInsideRecord()
+    return head[:end + 1]
+
+
+#: Bytes of a piece looked at a time by `ends_outside_quotes` (at line starts).
+_QUOTES_CHECK_BYTES = 1 << 24
+
+
+def ends_outside_quotes(data: bytes) -> bool:
+    """Whether bytes of a CSV file that start where a record does end
+    outside any quoted value, as Arrow's reader reads them, so that a line
+    start after them starts a record: each quote where a quoted value opens
+    (a cell's first byte: after a comma, a line break or the start) or
+    closes (before a comma, a line break or the end), a doubled quote
+    being one of each, their number even. Then the quotes pair off in order
+    as Arrow's reader takes them (a quote inside a bare cell, which it
+    takes as text and which would shift the pairs, is where no value
+    opens). No CR may stand alone (Arrow ends a record there, which the
+    pieces' line numbers would not count). Each piece of a file checks its
+    own bytes: if every piece's pass, the first starting at the file's
+    start, every cut between them is a record's start. Looked at a slice
+    of whole lines at a time, a quoted value open at a slice's end going
+    on into the next."""
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        return False
+    if b'"' not in data:
+        return True
+    start, inside = 0, False
+    while start < len(data):
+        end = data.find(b"\n", start + _QUOTES_CHECK_BYTES) + 1 or len(data)
+        paired, inside = _quotes_pair(np.frombuffer(data, np.uint8, end - start, start), inside)
+        if not paired:
+            return False
+        start = end
+    return not inside
+
+
+def _quotes_pair(buf: np.ndarray, inside: bool) -> tuple[bool, bool]:
+    """Whether the quotes of a slice of whole lines (`inside`: starting
+    inside a quoted value) open and close where Arrow's reader takes them
+    to (`ends_outside_quotes`), and whether it ends inside a quoted value."""
+    quotes = np.flatnonzero(buf == ord('"'))
+    if inside:  # (the value opened before the slice)
+        quotes = np.concatenate([[-1], quotes])
+    ends_inside = bool(len(quotes) % 2)
+    if ends_inside:  # (it closes after the slice)
+        quotes = np.concatenate([quotes, [len(buf)]])
+    if not len(quotes):
+        return True, False
+    opens, closes = quotes[0::2], quotes[1::2]
+    last = len(buf) - 1
+    before = buf[np.clip(opens - 1, 0, last)]
+    opened = (opens <= 0) | (before == ord(",")) | (before == ord("\n"))
+    opened[1:] |= opens[1:] == closes[:-1] + 1  # (a doubled quote)
+    after = buf[np.clip(closes + 1, 0, last)]
+    closed = (closes >= last) | (after == ord(",")) | (after == ord("\n")) \
+        | (after == ord("\r"))
+    closed[:-1] |= closes[:-1] + 1 == opens[1:]
+    return bool(opened.all() and closed.all()), ends_inside
 
 
 def read_csv_streamed(path: Path):
@@ -66,10 +174,10 @@ def read_csv_streamed(path: Path):
             size = os.fstat(fh.fileno()).st_size
             sources = [_CheckedReader(fh)]
             first = sources[0].peek(CSV_BLOCK_BYTES)
-            end = _header_end(first)
+            end = header_end(first)
             if end >= len(first) or first.isspace() or first.startswith(_BYTE_ORDER_MARKS):
                 return None
-            names, header_lines = _csv_names(path, first[:end])
+            names, header_lines = csv_names(path, first[:end])
             del first
             tries = []
 
@@ -171,7 +279,7 @@ class _CheckedReader:
         self._tail = data[end:]
 
 
-def _csv_names(path: Path, header: bytes) -> tuple[list[str], int]:
+def csv_names(path: Path, header: bytes) -> tuple[list[str], int]:
     """The column names of a CSV header record (its bytes up to its line
     break) and the physical lines it spans."""
     if len(header) > MAX_CELL_BYTES:
@@ -260,11 +368,11 @@ def _parse_csv(path: Path, source, names: list[str], header_lines: int, block: i
 
 
 def _csv_rows(table: pa.Table, collected: list, names: list[str], header_lines: int,
-              quoted: bool, tail):
+              quoted: bool, tail, line_shift: int = 0):
     """The parsed table (blank records dropped, empty cells null), each
-    row's physical line, and the rejected records; `quoted`: whether the
-    file holds a quote (only a quoted value holds a line break); `tail(n)`:
-    the file's last n bytes."""
+    row's physical line (plus `line_shift`), and the rejected records;
+    `quoted`: whether the file holds a quote (only a quoted value holds a
+    line break); `tail(n)`: the file's last n bytes."""
     rejected = RawRejected()
     # Record numbers: Arrow numbers the records after the skipped header lines
     # from header_lines + 1, in file order.
@@ -294,8 +402,10 @@ def _csv_rows(table: pa.Table, collected: list, names: list[str], header_lines: 
         moved = np.empty_like(extras)
         moved[order] = np.cumsum(extras[order]) - extras[order]  # line breaks before each record
         lines, shift = valid_records + moved[:n_valid], moved[n_valid:].tolist()
+    if line_shift:
+        lines = lines + line_shift
     for (number, text, expected, actual), moved in zip(collected, shift):
-        line = int((number or 0) + moved)
+        line = int((number or 0) + moved) + line_shift
         rejected.lines.append(line)
         rejected.texts.append(clip(text))
         rejected.reasons.append(f"row has {actual} cells, the header has {expected}"
@@ -423,7 +533,7 @@ def _holds_line_break(text: pa.Array) -> bool:
 _LINE_BREAK = re.compile(b"\n")
 
 
-def _header_end(data: bytes) -> int:
+def header_end(data: bytes) -> int:
     """Where the first record of a CSV file ends: its first line break outside
     quotes (a doubled quote inside quotes closes and reopens them)."""
     pos, nl = 0, data.find(b"\n")

@@ -201,15 +201,15 @@ SCAN_BLOCK_BYTES = 1 << 24
 
 #: A piece of a split file as a worker reads it (`auditor.run.pieces`):
 #: rows [a, b) of a plain Parquet file (bytes [a, b) of a plain JSON Lines
-#: file), whether to hash the whole file (its first piece does), and, for a
-#: JSON Lines piece, None or (offset, line breaks before it) as the first
+#: or CSV file), whether to hash the whole file (its first piece does), and,
+#: for a piece of text, None or (offset, line breaks before it) as the first
 #: pass counted them, from which its first line's number is found.
 PieceSpan = tuple[int, int, bool, tuple[int, int] | None]
 
 
 def read_range_hashed(path: Path, a: int, b: int, hashed: bool,
                       counted: tuple[int, int] | None = None) -> tuple[bytes, str, int]:
-    """Bytes [a, b) of a plain file (a piece of a split JSON Lines file:
+    """Bytes [a, b) of a plain file (a piece of a split JSON Lines or CSV file:
     `auditor.run.pieces`), the SHA-256 of the whole file when `hashed` (else
     ""), and the number of the line starting at `a`: from ONE opened file,
     as `read_bytes_hashed`. `counted`: (offset, line breaks before it),
@@ -237,7 +237,7 @@ def read_range_hashed(path: Path, a: int, b: int, hashed: bool,
 
 def line_breaks_between(path: Path, a: int, b: int) -> int:
     """The line breaks in bytes [a, b) of a file (a share of a split JSON
-    Lines file: `auditor.run.pieces.count_share`)."""
+    Lines or CSV file: `auditor.run.pieces.count_share`)."""
     with open(path, "rb") as fh:
         return _breaks_between(fh, a, b)
 

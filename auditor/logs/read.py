@@ -47,7 +47,7 @@ def read_log(path: Path, options: ReadOptions = DEFAULT_READ,
     """Read one file; raise LogFileError when it cannot be a log, or when
     memory ran out reading it (said as such: not unreadable evidence).
     `piece`: only rows [a, b) of a plain Parquet file (bytes [a, b) of a
-    plain JSON Lines file in UTF-8), as `PieceSpan` says."""
+    plain JSON Lines or CSV file in UTF-8), as `PieceSpan` says."""
     try:
         return _read_log(path, options, piece)
     except MemoryError:  # (pyarrow's ArrowMemoryError is one)
@@ -61,11 +61,11 @@ def _read_log(path: Path, options: ReadOptions, piece=None) -> RawLog:
     fmt = format_from_name(path)
     gz = path.name.lower().endswith(".gz")
     encoding = options.encoding if fmt != "parquet" else None
-    if piece is not None and (gz or fmt == "csv" or fmt == "jsonl" and encoding is not None):
-        raise ValueError("only a plain Parquet or UTF-8 JSON Lines file is read a piece at "
-                         "a time")
+    if piece is not None and (gz or fmt != "parquet" and encoding is not None):
+        raise ValueError("only a plain Parquet, or UTF-8 JSON Lines or CSV, file is read a "
+                         "piece at a time")
     streamed = csv_format.read_csv_streamed(path) \
-        if fmt == "csv" and not gz and encoding is None else None
+        if fmt == "csv" and not gz and encoding is None and piece is None else None
     if streamed is not None:
         digest, (table, lines, rejected) = streamed
     else:
@@ -154,18 +154,22 @@ def _may_be_cp1252(path: Path) -> bool:
 def _read_whole(path: Path, fmt: str, gz: bool, encoding: str | None = None, piece=None):
     """A file read whole (the one way for Parquet, JSON Lines and gzip; for
     a CSV file the streamed read cannot take), or a `piece` of a plain
-    Parquet or JSON Lines file: its table, lines, rejected rows and SHA-256."""
+    Parquet, JSON Lines or CSV file: its table, lines, rejected rows and
+    SHA-256."""
     # One opened file gives both the SHA-256 and the bytes parsed (a file
     # renamed over between two opens must not pair one file's hash with
     # another's rows): a Parquet file is mapped, the rest read.
     if fmt == "parquet" and not gz:
         source, digest = parquet_format.open_hashed(path, piece is None or piece[2])
         return (*parquet_format.read_parquet(path, source, piece and piece[:2]), digest)
-    if piece is not None:  # (a plain JSON Lines file's bytes [a, b), its lines numbered on)
+    if piece is not None:  # (a plain text file's bytes [a, b), its lines numbered on)
         data, digest, first_line = read_range_hashed(path, *piece)
         data = _utf8(path, data) if piece[0] == 0 else data
         if not data or data.isspace():  # (the file's blank lines: read whole, said whole)
             raise LogFileError(path, "the file is empty")
+        if fmt == "csv":
+            header = None if piece[0] == 0 else csv_format.header_record(path)
+            return (*csv_format.read_csv_piece(path, data, first_line, header), digest)
         return (*jsonl_format.read_jsonl(path, data, first_line), digest)
     data, digest = read_bytes_hashed(path)
     if fmt == "parquet":

@@ -248,7 +248,7 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
     progress.stage("auditing")
     with stage(timings, "parallel"):
         shares = pieces.shares_to_count(work)
-        if shares:  # (the line breaks before each piece of a JSON Lines file)
+        if shares:  # (the line breaks before each piece of a JSON Lines or CSV file)
             counted = [client.submit(pieces.count_share, dataclasses.replace(
                 share, path=absolute[str(files[share.file])]), pure=False) for share in shares]
             work = pieces.numbered(work, shares, _as_done(distributed, counted, lambda _: None))

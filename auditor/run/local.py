@@ -145,7 +145,7 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
     progress.expect(files=len(files))
     pieces.expect_rows(work, progress)
     shares = pieces.shares_to_count(work)
-    if shares:  # (the line breaks before each piece of a JSON Lines file)
+    if shares:  # (the line breaks before each piece of a JSON Lines or CSV file)
         counts = _run_pool(shares, _count_share_task, job, job.jobs, progress) \
             if job.jobs > 1 else [pieces.count_share(share) for share in shares]
         work = pieces.numbered(work, shares, counts)

@@ -1,6 +1,7 @@
-"""One large Parquet file split across workers (issue 27): each worker reads
-its own rows of the file, replays and checks them, and sends back what a
-batch of files sends back (`auditor.run.stream.BatchResult`).
+"""One large file split across workers (issue 27): each worker reads its own
+rows of the file, replays and checks them, and sends back what a batch of
+files sends back (`auditor.run.stream.BatchResult`). Parquet first; JSON
+Lines and CSV below.
 
 The plan is made from the file's footer alone: the file is cut into pieces
 of about the same number of rows at nominal rows `cut`. A table must be
@@ -26,7 +27,7 @@ the whole file.
 A plain JSON Lines file in UTF-8 is cut the same way by bytes: the plan
 knows only its size and its first and last lines (the rows are estimated
 from its first 64 KB); each cut falls at a line start, at the start or the
-end of the run of lines naming one table (`jsonl_runs.line_cut_near`); each
+end of the run of lines naming one table (`line_runs.line_cut_near`); each
 piece numbers its lines as in the file, and the first hashes the file. The
 line breaks before a piece are counted by a first pass, each worker counting
 one nominal share of the file (`shares_to_count`, `numbered`), so the file
@@ -37,10 +38,15 @@ must agree on the file's columns (a JSON line may leave keys out): a piece
 whose keys differ from the first's has the file read whole, as one reading
 orders its columns. So do pieces that each name an encoding to try
 (one reading names one, at the file's first text that is not UTF-8).
-CSV files are not split: a quoted value may hold a line break, so no byte
-offset can be known to start a record without reading the file from its
-start; nor is a gzip stream, which cannot be entered in the middle at all,
-nor text read in another encoding (docs/decisions.md, 103).
+A plain CSV file in UTF-8 is cut as a JSON Lines file is, its table read
+from the table column's cell of each line, on the word of its pieces that
+every cut starts a record: each piece checks that its bytes end outside
+any quoted value as Arrow's reader reads them
+(`csv_format.ends_outside_quotes`), so a cut that fell inside a value
+spanning lines is found by the piece before it; a piece that finds otherwise has the file
+read whole, as one reading parses it. Each piece after the first parses
+its bytes behind the file's header record. A gzip stream is not cut (it cannot be entered in the
+middle), nor text read in another encoding (docs/decisions.md, 103).
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ import pyarrow.parquet as pq
 
 from auditor.errors import LogFileError
 from auditor.findings import sort_findings
-from auditor.logs import jsonl_runs
+from auditor.logs import csv_format, line_runs
 from auditor.logs.discover import plain_format
 from auditor.logs.load import LoadedLogs, hints_encoding, joined_input, load_file, logs_of
 from auditor.logs.parquet_format import PieceOverShare, row_group_starts
@@ -79,6 +85,9 @@ PIECE_BUDGET = 2_000_000
 #: does to audit (4.4 against 0.9 µs of CPU, docs/performance.md), so a
 #: smaller file is worth sharing out.
 TEXT_PIECE_ROWS = 1 << 18
+#: The same for a CSV file: a line costs about twice a Parquet row (1.4
+#: against 0.8 µs of CPU at 10M events, docs/performance.md).
+CSV_PIECE_ROWS = 1 << 19
 
 
 @dataclass(frozen=True)
@@ -91,11 +100,12 @@ class Piece:
     part: int       # its place among the file's pieces
     start: int
     stop: int
-    rows: int       # the file's rows (a JSON Lines file's: about)
-    size: int = 0   # a JSON Lines file's bytes, which `start` and `stop` count
-    key: str = jsonl_runs.TABLE_KEY  # the key its lines write the table under
-    #: a JSON Lines piece's line breaks before byte `start`, as the first
-    #: pass counted them (`numbered`); -1: the piece counts them itself
+    rows: int       # the file's rows (a JSON Lines or CSV file's: about)
+    size: int = 0   # a JSON Lines or CSV file's bytes, which `start` and `stop` count
+    #: the key (JSON Lines) or column (CSV) its lines write the table under
+    key: str = line_runs.TABLE_KEY
+    #: a piece of text's line breaks before byte `start`, as the first pass
+    #: counted them (`numbered`); -1: the piece counts them itself
     breaks: int = -1
 
 
@@ -117,15 +127,15 @@ def split(files: list[Path], batches: list[stream.Batch] | None,
           read: ReadOptions = DEFAULT_READ) -> list[list[int] | Piece] | None:
     """The work of an audit of `files` by `jobs` workers: each batch of
     files (`stream.plan`: file positions) as it is, but a batch of one plain
-    Parquet or JSON Lines file cut into its `pieces`. Without batches (the
+    Parquet, JSON Lines or CSV file cut into its `pieces`. Without batches (the
     input loaded at once), the pieces of a single file, each of `alone` rows
     or more (default `PIECE_ROWS`; an engine that audits such an input
     dearly otherwise asks for smaller pieces: `pieces`); None when there
-    are none. JSON Lines read in another encoding than UTF-8 (`read`) is
-    not cut; its table is found under the key `read`'s columns read as
+    are none. Text read in another encoding than UTF-8 (`read`) is not cut;
+    its table is found under the key (the column) `read`'s columns read as
     `table_id`."""
     key = None if read.encoding is not None else next(
-        (name for name, spec in read.columns if spec == "table_id"), jsonl_runs.TABLE_KEY)
+        (name for name, spec in read.columns if spec == "table_id"), line_runs.TABLE_KEY)
     if batches is None:
         if len(files) != 1:
             return None
@@ -163,7 +173,7 @@ def files_of(item: list[int] | Piece) -> list[int]:
 
 
 def pieces(path: Path, file: int, jobs: int, least: int | None = None,
-           key: str | None = jsonl_runs.TABLE_KEY) -> list[Piece] | None:
+           key: str | None = line_runs.TABLE_KEY) -> list[Piece] | None:
     """The pieces of `path` (the job's file `file`) for `jobs` workers, from
     its footer alone: one a worker for a file of `least` (`PIECE_ROWS`) rows
     a worker, and pieces of at most `PIECE_BUDGET` rows (nominal: a piece
@@ -173,11 +183,11 @@ def pieces(path: Path, file: int, jobs: int, least: int | None = None,
     the group's rows before it (two pieces of one group decode it 1.5
     times). None when it is not split (not plain Parquet,
     small, or row groups whose statistics say one table holds every row);
-    a plain JSON Lines file (when its table's `key` is given) is cut by
-    `_text_pieces`."""
+    a plain JSON Lines or CSV file (when its table's `key` is given) is cut
+    by `_text_pieces`."""
     kind = plain_format(path)
-    if kind == "jsonl" and key is not None:
-        return _text_pieces(path, file, jobs, least, key)
+    if kind in ("jsonl", "csv") and key is not None:
+        return _text_pieces(path, file, jobs, least, key, kind == "csv")
     if kind != "parquet":
         return None
     try:
@@ -200,32 +210,52 @@ def pieces(path: Path, file: int, jobs: int, least: int | None = None,
 
 
 def _text_pieces(path: Path, file: int, jobs: int, least: int | None,
-                 key: str) -> list[Piece] | None:
-    """The pieces of a plain JSON Lines file, cut at equal shares of its
-    bytes (each worker moves its cuts to line starts between tables), for
-    as many lines as `pieces` asks rows (`TEXT_PIECE_ROWS` at least a
-    worker, fewer when `least` asks for fewer), its lines estimated from
-    its first 64 KB. None when it is not cut: small, not a JSON object on
-    its first line in UTF-8 (a UTF-16 file's bytes cannot be cut at a line
-    break), or its first and last lines naming one table (most likely a
-    file of one table)."""
+                 key: str, csv: bool = False) -> list[Piece] | None:
+    """The pieces of a plain JSON Lines or CSV file, cut at equal shares of
+    its bytes (each worker moves its cuts to line starts between tables),
+    for as many lines as `pieces` asks rows (`TEXT_PIECE_ROWS` at least a
+    worker, `CSV_PIECE_ROWS` for CSV, fewer when `least` asks for fewer),
+    its lines estimated from its first 64 KB. None when it is not cut:
+    small, not in UTF-8 (a UTF-16 file's bytes cannot be cut at a line
+    break), not a JSON object on its first line or no whole CSV header
+    naming the table column `key` there, or its first and last lines
+    naming one table (most likely a file of one table)."""
     try:
-        head, last, size = jsonl_runs.edges(path)
+        head, last, size = line_runs.edges(path)
     except OSError:  # (the loader says what is wrong with it)
         return None
     head = head.removeprefix(b"\xef\xbb\xbf")
-    breaks = head.count(b"\n")
-    if not head.startswith(b"{") or not breaks:
+    tables = _csv_tables(path, head, key) if csv else line_runs.JsonTables(key)
+    if tables is None or not csv and not head.startswith(b"{"):
         return None
-    rows = size * breaks // len(head)
-    least = TEXT_PIECE_ROWS if least is None else min(least, TEXT_PIECE_ROWS)
+    body = head[head.find(b"\n") + 1:] if csv else head
+    breaks = body.count(b"\n")
+    if not breaks:
+        return None
+    rows = size * breaks // len(body)
+    per_worker = CSV_PIECE_ROWS if csv else TEXT_PIECE_ROWS
+    least = per_worker if least is None else min(least, per_worker)
     parts = max(min(jobs, rows // least), -(-rows // PIECE_BUDGET))
-    first = jsonl_runs.table_written(head[:head.find(b"\n")], key)
-    if parts < 2 or first == jsonl_runs.table_written(last, key):
+    first = tables.written(body[:body.find(b"\n")])
+    if parts < 2 or first == tables.written(last):
         return None
     cuts = [size * k // parts for k in range(parts + 1)]
     return [Piece(str(path), file, k, a, b, rows, size, key)
             for k, (a, b) in enumerate(pairwise(cuts))]
+
+
+def _csv_tables(path: Path, head: bytes, key: str) -> line_runs.CsvTables | None:
+    """How a CSV file's lines name their table (the column `key` of the
+    header that opens `head`, its first bytes), or None: no whole header of
+    one line there, or no such column."""
+    end = csv_format.header_end(head)
+    if end >= len(head) or b"\n" in head[:end]:
+        return None
+    try:
+        names, _ = csv_format.csv_names(path, head[:end])
+    except LogFileError:  # (the loader says what is wrong with it)
+        return None
+    return line_runs.CsvTables(names.index(key)) if key in names else None
 
 
 def nominal_cuts(starts: np.ndarray, parts: int) -> list[int]:
@@ -350,7 +380,7 @@ class _Ids:
 
 def shares_to_count(work: list) -> list[Piece]:
     """The pieces of `work` (`split`) whose nominal shares of their JSON
-    Lines file the first pass counts the line breaks of (`count_share`):
+    Lines or CSV file the first pass counts the line breaks of (`count_share`):
     every piece but the last of a file cut in three or more. (Of a file cut
     in two, the second piece counts the first share as the pass would.)"""
     last: dict[int, int] = {}
@@ -391,10 +421,16 @@ def numbered(work: list, shares: list[Piece], counts: list[int | None]) -> list:
 
 
 def piece_rows(piece: Piece) -> tuple[int, int]:
-    """The rows [a, b) `piece` holds (a JSON Lines file's bytes; see module)."""
+    """The rows [a, b) `piece` holds (a JSON Lines or CSV file's bytes; see
+    module)."""
     if piece.size:
-        return (jsonl_runs.line_cut_near(Path(piece.path), piece.start, piece.key),
-                jsonl_runs.line_cut_near(Path(piece.path), piece.stop, piece.key))
+        path = Path(piece.path)
+        tables = line_runs.JsonTables(piece.key) if plain_format(path) != "csv" else \
+            _csv_tables(path, csv_format.header_record(path), piece.key)
+        if tables is None:  # (the file changed since it was planned)
+            raise csv_format.CutInsideRecord()
+        return (line_runs.line_cut_near(path, piece.start, tables),
+                line_runs.line_cut_near(path, piece.stop, tables))
     pf = pq.ParquetFile(piece.path, read_dictionary=["table_id"])
     starts = row_group_starts(pf.metadata)
     return cut_near(pf, starts, piece.start), cut_near(pf, starts, piece.stop)
@@ -421,7 +457,7 @@ def audit_piece(piece: Piece, job, progress, label: str | None = None):
             return logs_of(events, quarantine, loaded, job.read)
 
         result = stream.audit_read(load, job, progress)
-    except (PieceOverShare, pa.ArrowException, OSError):
+    except (PieceOverShare, csv_format.CutInsideRecord, pa.ArrowException, OSError):
         return ReadWhole()
     except LogFileError:
         try:  # the error one reading of the whole file gives

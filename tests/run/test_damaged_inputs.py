@@ -1,6 +1,6 @@
 """Damaged inputs audited every way give one audit: a night changed at
 random (bytes inserted, deleted, repeated, lines relabelled to other tables,
-cells of other types) is read whole and in pieces, and a month cut into files
+cells of other types) is read whole and in pieces (JSON Lines, CSV, Parquet), and a month cut into files
 of mixed formats is audited by one process and by workers; the reports, the
 quarantine and the provenance are the same bytes, or the run stops with the
 same error. The months of seeds 7, 17 and 31 lost caveats before
@@ -35,7 +35,7 @@ ODD_BYTES = [b"\r", b"\n", b"\x00", b"\xff", b"\xc3", b'"', b"{", b"}", b"\n\n",
 
 
 #: The seeds each comparison keeps; `--damaged-seeds N` adds N more to each.
-KEPT_SEEDS = {"json_lines": [36, 58, 1002, 7, 11], "parquet": [3, 5, 8],
+KEPT_SEEDS = {"json_lines": [36, 58, 1002, 7, 11], "csv": [1, 2, 3, 4], "parquet": [3, 5, 8],
               "month": [7, 17, 31, 87]}
 
 
@@ -125,6 +125,31 @@ def test_a_damaged_json_lines_night_whole_and_in_pieces(night, ruleset, tmp_path
     monkeypatch.setattr(pieces, "TEXT_PIECE_ROWS", 10 ** 9)
     once = _audit([path], ruleset)
     monkeypatch.setattr(pieces, "TEXT_PIECE_ROWS", 300)
+    assert len(pieces.split([path], None, 3)) == 3
+    _same(_audit([path], ruleset, jobs=3), once, tmp_path)
+
+
+#: Bytes a damaged CSV file may have gained.
+ODD_CSV_BYTES = [b'"', b'""', b"\n", b"\r", b"\r\n", b",", b"\xff", b"\xe9", b"\x00",
+                 b'"\n"', b"\n\n", b"T01,", b"x" * 700]
+
+
+def test_a_damaged_csv_night_whole_and_in_pieces(night, ruleset, tmp_path, seed, monkeypatch):
+    rnd = random.Random(seed)
+    path = tmp_path / "night.csv"
+    write_log(night, path)
+    data = bytearray(path.read_bytes())
+    for _ in range(rnd.randint(1, 5)):
+        k = rnd.randrange(len(data))
+        if rnd.random() < 0.7:
+            data[k:k] = rnd.choice(ODD_CSV_BYTES)
+        else:
+            del data[k:k + rnd.randint(1, 300)]
+    path.write_bytes(bytes(data))
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 10 ** 9)
+    monkeypatch.setattr(pieces, "CSV_PIECE_ROWS", 10 ** 9)
+    once = _audit([path], ruleset)
+    monkeypatch.setattr(pieces, "CSV_PIECE_ROWS", 300)
     assert len(pieces.split([path], None, 3)) == 3
     _same(_audit([path], ruleset, jobs=3), once, tmp_path)
 

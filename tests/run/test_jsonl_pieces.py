@@ -1,5 +1,5 @@
 """One large JSON Lines file split across workers by bytes
-(`auditor.run.pieces`, `auditor.logs.jsonl_runs`): each cut falls at a line
+(`auditor.run.pieces`, `auditor.logs.line_runs`): each cut falls at a line
 start between two runs of one table's lines, every line is audited once and
 numbered as in the file, and the findings, quarantine, provenance and every
 report are those of one reading of the file; what pieces cannot judge alone
@@ -25,7 +25,7 @@ from pieces_check import (
 )
 
 from auditor.generate import INJECTABLE, generate, write_log
-from auditor.logs import jsonl_format, jsonl_runs, raw
+from auditor.logs import jsonl_format, line_runs, raw
 from auditor.logs.load import load_logs
 from auditor.logs.raw import ReadOptions
 from auditor.logs.read import read_log
@@ -94,8 +94,8 @@ def test_a_cut_falls_at_the_nearest_end_of_a_run_of_one_tables_lines(tmp_path, m
     read a few bytes at a time or a block at a time. `long`: lines longer
     than `LONG_LINE_BYTES` among them, each a run of its own (a cut inside
     one falls at its start), never held whole."""
-    monkeypatch.setattr(jsonl_runs, "BLOCK_BYTES", block)
-    monkeypatch.setattr(jsonl_runs, "LONG_LINE_BYTES", 300)
+    monkeypatch.setattr(line_runs, "BLOCK_BYTES", block)
+    monkeypatch.setattr(line_runs, "LONG_LINE_BYTES", 300)
     rng = random.Random(5)
     values = ["T1", "T2", 3, 31, None, "T\\\"4", "absent"]
     lines, longs = [], set()
@@ -124,7 +124,7 @@ def test_a_cut_falls_at_the_nearest_end_of_a_run_of_one_tables_lines(tmp_path, m
         hi = min(b for b in bounds if b >= line)
         want = offset if offset in (0, len(data)) else line if line in long_starts else \
             (lo if line - lo <= hi - line else hi)
-        assert jsonl_runs.line_cut_near(path, offset) == want, offset
+        assert line_runs.line_cut_near(path, offset) == want, offset
 
 
 @pytest.mark.parametrize("block", [5, 64, 1 << 18])
@@ -136,7 +136,7 @@ def test_the_lines_about_a_cut_are_walked_in_whole_lines_each_byte_once(tmp_path
     bytes on that side, each once. (A line longer than a block was once
     gathered by copying it again for every block read: a cut beside a line
     of 120 MB took 40 s; docs/performance.md, 2026-12-06 (7).)"""
-    monkeypatch.setattr(jsonl_runs, "BLOCK_BYTES", block)
+    monkeypatch.setattr(line_runs, "BLOCK_BYTES", block)
     lengths = [3, 700, 0, 40, 300_000, 1, 9000, 2, 70_000]
     data = b"".join(b"x" * n + b"\n" for n in lengths) + b"y" * 5000
     path = tmp_path / "long.jsonl"
@@ -144,9 +144,9 @@ def test_the_lines_about_a_cut_are_walked_in_whole_lines_each_byte_once(tmp_path
     starts = _line_starts(data)
     with path.open("rb") as fh:
         for start in starts:
-            back = list(jsonl_runs._blocks_back(fh, start))
+            back = list(line_runs._blocks_back(fh, start))
             assert b"".join(b for _, b in reversed(back)) == data[:start]
-            on = list(jsonl_runs._blocks_on(fh, start, len(data)))
+            on = list(line_runs._blocks_on(fh, start, len(data)))
             assert b"".join(b for _, b in on) == data[start:]
             for at, b in back + on:
                 assert data[at:at + len(b)] == b and at in starts
@@ -157,7 +157,7 @@ def test_a_line_longer_than_many_blocks_is_cut_about_and_audited_as_once(
         night, ruleset, tmp_path, split, monkeypatch):
     """A line of 200 KB (a long note) where the plan cuts, read 64 bytes at
     a time: the cuts fall about it and the audit is one reading's."""
-    monkeypatch.setattr(jsonl_runs, "BLOCK_BYTES", 64)
+    monkeypatch.setattr(line_runs, "BLOCK_BYTES", 64)
     lines = night.read_bytes().split(b"\n")[:-1]
     rows = [json.loads(line) for line in lines]
     rows[len(rows) // 2]["note"] = "n" * 200_000

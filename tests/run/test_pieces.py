@@ -88,7 +88,7 @@ def test_the_plan_cuts_at_row_group_starts_from_the_footer(big, monkeypatch):
     assert pieces.split([big], None, 4) is None  # too small to split
 
 
-def test_no_split_of_a_file_of_one_table_or_of_text(tmp_path, monkeypatch):
+def test_no_split_of_a_file_of_one_table(tmp_path, monkeypatch):
     monkeypatch.setattr(pieces, "PIECE_ROWS", 100)
     one = generate(1, 60, seed=42).table
     assert pieces.split([_write(one, tmp_path / "one.parquet", 200)], None, 4) is None

@@ -1,20 +1,23 @@
-"""Where a JSON Lines file may be cut between two tables (issue 27), found
-from the bytes about the cut alone.
+"""Where a JSON Lines or CSV file may be cut between two tables (issue 27),
+found from the bytes about the cut alone.
 
 Every line break of a JSON Lines file ends a record (JSON writes a line
-break inside a value as `\\n`), so a byte offset belongs to one line, and a
-cut moves from there to the start or the end of the run of lines naming that
-line's table, whichever is nearer (the start on a tie): what
-`auditor.run.pieces.cut_near` does with a Parquet file's rows. A line's table
-is read from its text (the value after `"table_id":`, as written), not
+break inside a value as `\\n`); so does every line break of a CSV file
+outside its quoted values (where a cut falls inside one, the piece before
+it finds so: `auditor.logs.csv_format.ends_outside_quotes`). A byte offset
+then belongs to one line, and a cut moves from there to the start or the end of the run
+of lines naming that line's table, whichever is nearer (the start on a
+tie): what `auditor.run.pieces.cut_near` does with a Parquet file's rows. A
+line's table is read from its text as written (`JsonTables`: the value after
+`"table_id":`; `CsvTables`: the table column's cell, quotes and all), not
 parsed: a cut only has to be the same for the two pieces that meet at it,
 and it is, being a function of the file and the offset alone. A table that
 still ends up in two pieces (a line this reading misnames, an id written two
 ways, tables interleaved by time) is found when the pieces are merged, and
 the file is then read whole (`auditor.run.pieces`). The lines are read a
 block at a time on either side of the cut, as far as the run goes; a block
-holding as many of the cut line's `"table_id":<value>` as line breaks is
-passed over whole, counted rather than read line by line (`_all_name`).
+whose every line names the cut line's table, as counted (`all_name`), is
+passed over whole rather than read line by line.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ BLOCK_BYTES = 1 << 18
 
 #: The longest line a cut reads whole: a longer one is taken as a run of
 #: its own (the walk stops at it; a cut inside it falls at its start), never
-#: gathered, so what a worker holds to find its cuts stays bounded whatever
+#: gathered, so what a worker holds to find its cut stays bounded whatever
 #: the file holds. (A log's line is well under a kilobyte, a cell is kept
 #: up to 1 MiB; a line of a gigabyte gathered by each of 16 workers whose
 #: cut fell inside it was 16 GB.)
@@ -39,24 +42,85 @@ LONG_LINE_BYTES = 1 << 24
 #: The bytes looked at to plan a file's pieces (`edges`).
 EDGE_BYTES = 1 << 16
 
-#: The key a line writes its table under, unless the project configuration
-#: reads another as it (`ReadOptions.columns`).
+#: The key (JSON Lines) or column (CSV) a line writes its table under,
+#: unless the project configuration reads another as it
+#: (`ReadOptions.columns`).
 TABLE_KEY = "table_id"
 
 
+class JsonTables:
+    """The table each line of a JSON Lines file names under `key`, as
+    written: a JSON string (escapes kept) or a bare value."""
+
+    def __init__(self, key: str = TABLE_KEY):
+        self.pattern = _json_table(key)
+
+    def written(self, line: bytes) -> bytes | None:
+        found = self.pattern.search(line)
+        return found.group(1) if found else None
+
+    def needle(self, line: bytes) -> bytes | None:
+        """What each line of a run like `line`'s holds once (a bare value,
+        1, is the start of another, 12: not counted)."""
+        found = self.pattern.search(line)
+        return found.group(0) if found and found.group(1).startswith(b'"') else None
+
+    @staticmethod
+    def all_name(block: bytes, needle: bytes | None) -> bool:
+        """Whether every line of `block` (whole lines, each ending in a line
+        break) names the table as `needle` writes it: as many of it as
+        lines, counted, not read line by line. (A key is the only place
+        JSON lets `"table_id":` stand unescaped; a line naming it twice, in
+        a nested object, could let a line of another table pass here: the
+        cut would then fall inside a table, and the merge reads the file
+        whole.)"""
+        return needle is not None and block.endswith(b"\n") \
+            and block.count(needle) == block.count(b"\n")
+
+
 @lru_cache(maxsize=8)
-def _table_id(key: str) -> re.Pattern:
-    """A line's table as written under `key`: a JSON string (escapes kept) or
-    a bare value."""
+def _json_table(key: str) -> re.Pattern:
     written = re.escape(json.dumps(key, ensure_ascii=False).encode("utf-8"))
     return re.compile(written + rb'\s*:\s*("(?:[^"\\\n]|\\.)*"|[^,}\s]*)')
 
 
-def line_cut_near(path: Path, offset: int, key: str = TABLE_KEY) -> int:
+#: A CSV cell as written: quoted (a quote inside doubled) or bare.
+_CSV_CELL = rb'(?:"(?:[^"]|"")*"|[^,\r\n]*)'
+
+
+class CsvTables:
+    """The table each line of a CSV file names in its `column`-th cell (from
+    0), as written, quotes and all."""
+
+    def __init__(self, column: int):
+        self.column = column
+        self.pattern = re.compile(rb"(?:%s,){%d}(%s)(?:,|\r?$)" % (_CSV_CELL, column, _CSV_CELL))
+
+    def written(self, line: bytes) -> bytes | None:
+        found = self.pattern.match(line)
+        return found.group(1) if found else None
+
+    def needle(self, line: bytes) -> bytes | None:
+        """What opens each line of a run like `line`'s, when its table is the
+        first cell (else None: the lines are read one by one)."""
+        value = self.written(line)
+        return b"\n" + value + b"," if self.column == 0 and value is not None else None
+
+    @staticmethod
+    def all_name(block: bytes, needle: bytes | None) -> bool:
+        """Whether every line of `block` (whole lines, each ending in a line
+        break) opens with `needle`'s table: counted, not read line by line."""
+        return needle is not None and block.endswith(b"\n") \
+            and (b"\n" + block).count(needle) == block.count(b"\n")
+
+
+def line_cut_near(path: Path, offset: int, tables=None) -> int:
     """Where a piece cut at byte `offset` of `path` really falls: the start or
-    the end of the run of lines naming the table (under `key`) of the line
-    holding `offset`, whichever is nearer (see module); 0 and the file's
-    size stay as they are."""
+    the end of the run of lines naming the table (`tables`: `JsonTables` or
+    `CsvTables`; JSON Lines' `table_id` by default) of the line holding
+    `offset`, whichever is nearer (see module); 0 and the file's size stay
+    as they are."""
+    tables = JsonTables() if tables is None else tables
     with open(path, "rb") as fh:
         size = fh.seek(0, 2)
         if offset <= 0 or offset >= size:
@@ -65,7 +129,7 @@ def line_cut_near(path: Path, offset: int, key: str = TABLE_KEY) -> int:
         first = next(_blocks_on(fh, start, size), (start, b""))[1]
         if not first:  # (a line longer than LONG_LINE_BYTES: a run of its own)
             return start
-        run = _Run(_table_id(key), first.split(b"\n", 1)[0])
+        run = _Run(tables, first.split(b"\n", 1)[0])
         begin = run.begin(fh, start)
         if begin == start:
             return start
@@ -75,21 +139,22 @@ def line_cut_near(path: Path, offset: int, key: str = TABLE_KEY) -> int:
 class _Run:
     """The run of lines naming one table, as one line writes it."""
 
-    def __init__(self, pattern: re.Pattern, line: bytes):
-        found = pattern.search(line)
-        self.pattern = pattern
-        self.value = found.group(1) if found else None
-        # (a bare value, 1, is the start of another, 12: not counted whole)
-        self.needle = found.group(0) if found and self.value.startswith(b'"') else None
+    def __init__(self, tables, line: bytes):
+        self.tables = tables
+        self.value = tables.written(line)
+        self.needle = tables.needle(line)
 
     def holds(self, line: bytes) -> bool:
-        return _written(self.pattern, line) == self.value
+        return self.tables.written(line) == self.value
+
+    def passes(self, block: bytes) -> bool:
+        return self.tables.all_name(block, self.needle)
 
     def begin(self, fh, start: int) -> int:
         """The first byte of the run that goes on to the line at `start`."""
         begin = start
         for lo, block in _blocks_back(fh, start):
-            if _all_name(block, self.needle):
+            if self.passes(block):
                 begin = lo
                 continue
             for at, text in _lines_back(lo, block):
@@ -104,7 +169,7 @@ class _Run:
         for lo, block in _blocks_on(fh, start, size):
             if not block:  # (a line longer than LONG_LINE_BYTES: another run)
                 return lo if lo - start < start - begin else begin
-            if lo + len(block) - start < start - begin and _all_name(block, self.needle):
+            if lo + len(block) - start < start - begin and self.passes(block):
                 continue
             for at, text in _lines_on(lo, block):
                 if at - start >= start - begin:
@@ -115,24 +180,8 @@ class _Run:
 
 
 def table_written(line: bytes, key: str = TABLE_KEY) -> bytes | None:
-    """The table written in one line under `key`, as written (None: none is)."""
-    return _written(_table_id(key), line)
-
-
-def _written(pattern: re.Pattern, line: bytes) -> bytes | None:
-    found = pattern.search(line)
-    return found.group(1) if found else None
-
-
-def _all_name(block: bytes, needle: bytes | None) -> bool:
-    """Whether every line of `block` (whole lines, each ending in a line
-    break) names the table as `needle` writes it: as many of it as lines,
-    counted, not read line by line. (A key is the only place JSON lets
-    `"table_id":` stand unescaped; a line naming it twice, in a nested
-    object, could let a line of another table pass here: the cut would
-    then fall inside a table, and the merge reads the file whole.)"""
-    return needle is not None and block.endswith(b"\n") \
-        and block.count(needle) == block.count(b"\n")
+    """The table a JSON line writes under `key`, as written (None: none is)."""
+    return JsonTables(key).written(line)
 
 
 def _line_start(fh, offset: int) -> int:
