@@ -22,7 +22,9 @@ whole), a file every row of which was quarantined (it may be one problem,
 `load._one_problem`) and a piece that finds the file cannot be a log: the
 file is then read whole, once, and gives the error (or the audit) that one
 reading gives. What a piece cannot judge alone is thus always judged on
-the whole file.
+the whole file. So is a file replaced while its pieces read it (each
+piece notes the file before and after: `file_as_it_stands`), so that its
+hash and rows come from one file.
 
 A plain JSON Lines file in UTF-8 is cut the same way by bytes: the plan
 knows only its size and its first and last lines (the rows are estimated
@@ -52,6 +54,7 @@ middle), nor text read in another encoding (docs/decisions.md, 103).
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -444,10 +447,11 @@ def audit_piece(piece: Piece, job, progress, label: str | None = None):
     path = Path(piece.path)
     site = (job.sites or {}).get(label or piece.path)
     try:
+        seen = file_as_it_stands(path)
         a, b = piece_rows(piece)
         if a >= b:  # (a table runs across the whole piece: its start's piece holds it)
             return stream.BatchResult(sort_findings([]), pd.DataFrame(), [], [], set(), 0, {},
-                                      None, rows=(a, b))
+                                      None, rows=(a, b), file=seen)
 
         def load() -> LoadedLogs:
             lines = (piece.start, piece.breaks) if piece.breaks >= 0 else None
@@ -457,6 +461,8 @@ def audit_piece(piece: Piece, job, progress, label: str | None = None):
             return logs_of(events, quarantine, loaded, job.read)
 
         result = stream.audit_read(load, job, progress)
+        if file_as_it_stands(path) != seen:  # (replaced while the piece read it)
+            return ReadWhole()
     except (PieceOverShare, csv_format.CutInsideRecord, pa.ArrowException, OSError):
         return ReadWhole()
     except LogFileError:
@@ -465,7 +471,18 @@ def audit_piece(piece: Piece, job, progress, label: str | None = None):
         except LogFileError as exc:
             return stream.FileFailure.of(exc)
         return ReadWhole()
-    return dataclasses.replace(result, rows=(a, b))
+    return dataclasses.replace(result, rows=(a, b), file=seen)
+
+
+def file_as_it_stands(path: Path) -> tuple[int, ...]:
+    """What tells one file at `path` from another put there (a log renamed
+    over while it is read, as an exporter replaces a file): its device,
+    inode, size and time of change. A piece takes it before it opens the
+    file and again once it has read it; the pieces of a file must all have
+    read one file, or it is read whole, in one open (its hash and rows from
+    one file: docs/limits.md)."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def join(work: list, results: list) -> tuple[list, list[int]]:
@@ -496,6 +513,8 @@ def join(work: list, results: list) -> tuple[list, list[int]]:
 def _joined(results: list) -> list | None:
     """One file's pieces' results, joined (`join`), or None to read it whole."""
     if any(not isinstance(r, stream.BatchResult) or r.rows is None for r in results):
+        return None
+    if len({r.file for r in results}) > 1:  # (the file was replaced between pieces)
         return None
     results = [r for r in results if r.rows[0] < r.rows[1]]
     columns = {frozenset(f.columns) for r in results for f in r.inputs}

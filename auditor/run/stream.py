@@ -469,6 +469,8 @@ class BatchResult:
     #: a piece's rows [a, b) of its file; None for a batch of whole files
     #: (a piece's `inputs` hold its own provenance until `pieces.join`)
     rows: tuple[int, int] | None = None
+    #: the file a piece read, as it stood (`pieces.file_as_it_stands`)
+    file: tuple[int, ...] | None = None
 
     def counts(self) -> list[int]:
         """(files, events read, tables, events replayed): what the progress

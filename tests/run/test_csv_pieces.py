@@ -352,6 +352,37 @@ def test_a_file_whose_cuts_may_not_start_records_is_read_whole(
     same_as_once(result, once, tmp_path)
 
 
+def test_a_file_replaced_while_its_pieces_are_read_is_read_whole(night, ruleset, tmp_path,
+                                                                  split, monkeypatch):
+    """The file renamed over once its first piece is audited (what an
+    exporter does replacing a file): the pieces did not all read one file,
+    so it is read whole, in one open: the hash and the rows are the new
+    file's, never the first piece's hash beside the new file's rows."""
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 1500)
+    path, other = tmp_path / "replaced.csv", tmp_path / "other.csv"
+    path.write_bytes(night.read_bytes())
+    other.write_bytes(night.read_bytes().replace(b",T05,", b",T05b,")
+                      .replace(b"\nT05,", b"\nT06,"))
+    twin = tmp_path / "twin.csv"
+    twin.write_bytes(other.read_bytes())
+    real = pieces.audit_piece
+
+    def replacing(piece, job, progress, label=None):
+        done = real(piece, job, progress, label)
+        if other.exists():
+            other.replace(path)
+        return done
+    monkeypatch.setattr(pieces, "audit_piece", replacing)
+    whole = files_read_whole(monkeypatch)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=1, collector=COLLECTOR))
+    assert whole == [[path]] and len(split.rows()) >= 3  # (the pieces, then the file)
+    once = _once(twin, ruleset)
+    assert result.logs.inputs[0].sha256 == once.logs.inputs[0].sha256
+    assert "T06" in result.tables and "T05" not in result.tables
+    named = ["finding_id", "source_file"]  # (the twin's name)
+    assert result.findings.drop(columns=named).equals(once.findings.drop(columns=named))
+
+
 def test_tables_interleaved_in_time_are_read_whole(tmp_path, ruleset, split):
     log = generate(4, 40, seed=44, inject=["call.wrong_total", "log.sequence_gap"]).table
     order = pc.sort_indices(log, sort_keys=[("ts", "ascending"), ("table_id", "ascending")])
