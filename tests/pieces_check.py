@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow.compute as pc
 import pytest
 from builder import report_bytes
 from click.testing import CliRunner
 
 from auditor.cli import main
 from auditor.errors import LogFileError
-from auditor.report.html import render_html
+from auditor.generate import generate, write_log
+from auditor.report.html import COLLECTOR, render_html
 from auditor.run import AuditJob, pieces, run_audit, stream
 
 META = {"test": "pieces"}
@@ -103,3 +105,76 @@ def errors_whole_and_split(path: Path, ruleset) -> tuple[str, str]:
         errors.append(str(stopped.value))
     return errors[0], errors[1]
 
+
+
+def audited_in_budget_pieces(path: Path, ruleset, once, held: Held, monkeypatch, tmp_path: Path,
+                             jobs: int, budget: int) -> None:
+    """A text file of more lines than `budget` (`PIECE_BUDGET`) audited in
+    pieces of at most that many lines, more than the `jobs` workers (one
+    process included): every piece audited, the audit one reading's."""
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", budget)
+    plan = pieces.split([path], None, jobs)
+    assert len(plan) == -(-plan[0].rows // budget) >= 3
+    result = run_audit(AuditJob.of([path], ruleset, jobs=jobs, collector=COLLECTOR))
+    rows = sorted(held.rows())
+    assert len(rows) == len(plan) and rows[-1][1] == path.stat().st_size
+    same_as_once(result, once, tmp_path)
+
+
+def reports_the_same_split_or_not(path: Path, held: Held, tmp_path: Path) -> None:
+    """Every report of `auditor check` byte-identical under --jobs 1, 2, 3."""
+    written = every_report_by_jobs(path, tmp_path)
+    assert len(held.rows()) == 5  # 2 pieces, then 3
+    assert len(written["1"]) >= 10
+    assert written["2"] == written["1"] and written["3"] == written["1"]
+
+
+def dask_audits_the_same(path: Path, ruleset, once, held: Held, cluster, tmp_path: Path) -> None:
+    """The file audited on the cluster, a piece a worker, as one reading."""
+    result = run_audit(AuditJob.of([path], ruleset, engine="dask", collector=COLLECTOR,
+                                   scheduler=cluster.scheduler_address))
+    assert len(held.rows()) == 2  # the cluster's two workers
+    same_as_once(result, once, tmp_path)
+
+
+def split_as_one_reading(path: Path, ruleset, once, held: Held, monkeypatch, tmp_path: Path,
+                         jobs: int, bounds: list[int]) -> None:
+    """`path` audited by `jobs` workers a piece each, cut only at `bounds`
+    (where a run of one table's lines starts), every line once, none of
+    the pieces asking for the file to be read whole: one reading's audit."""
+    whole = files_read_whole(monkeypatch)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=jobs, collector=COLLECTOR))
+    assert whole == []
+    rows = sorted(held.rows())
+    assert len(rows) == jobs and rows[0][0] == 0 and rows[-1][1] == path.stat().st_size
+    assert [b for _, b in rows[:-1]] == [a for a, _ in rows[1:]]  # every line once
+    assert all(a in bounds for a, _ in rows)  # between tables
+    same_as_once(result, once, tmp_path)
+
+
+def line_starts(data: bytes) -> list[int]:
+    """Where each line of a text file's bytes starts."""
+    return [0] + [k + 1 for k, b in enumerate(data) if b == ord("\n") and k + 1 < len(data)]
+
+
+def interleaved_tables_read_whole(tmp_path: Path, ruleset, held: Held, suffix: str) -> None:
+    """A log of tables interleaved in time order (`suffix`: its format) is
+    tried in two pieces, which share tables, and then read whole: one
+    reading's audit."""
+    log = generate(4, 40, seed=44, inject=["call.wrong_total", "log.sequence_gap"]).table
+    order = pc.sort_indices(log, sort_keys=[("ts", "ascending"), ("table_id", "ascending")])
+    path = tmp_path / f"by-time{suffix}"
+    write_log(log.take(order), path)
+    once = run_audit(AuditJob.of([path], ruleset))
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2))
+    assert len(held.rows()) == 2  # tried, then read whole
+    same_as_once(result, once, tmp_path)
+
+
+def lacking_die1_errs_as_one_reading(tmp_path: Path, ruleset, suffix: str) -> None:
+    """Lines lacking `die1`, which their rolls require: the error, read in
+    pieces, counts the file's rolls as one reading does, not a piece's."""
+    path = tmp_path / f"no-die1{suffix}"
+    write_log(generate(3, 40, seed=46).table.drop_columns(["die1"]), path)
+    whole, split_error = errors_whole_and_split(path, ruleset)
+    assert "die1" in whole and split_error == whole

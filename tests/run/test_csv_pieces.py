@@ -16,14 +16,18 @@ import random
 from pathlib import Path
 
 import pandas as pd
-import pyarrow.compute as pc
 import pytest
 from pieces_check import (
-    errors_whole_and_split,
-    every_report_by_jobs,
+    audited_in_budget_pieces,
+    dask_audits_the_same,
     files_read_whole,
     held_pieces,
+    interleaved_tables_read_whole,
+    lacking_die1_errs_as_one_reading,
+    line_starts,
+    reports_the_same_split_or_not,
     same_as_once,
+    split_as_one_reading,
 )
 
 from auditor.generate import INJECTABLE, generate, write_log
@@ -67,14 +71,23 @@ def _once(path: Path, ruleset, read: ReadOptions | None = None):
     return run_audit(AuditJob.loaded(ruleset), loaded=loaded)
 
 
-def _line_starts(data: bytes) -> list[int]:
-    return [0] + [k + 1 for k, b in enumerate(data) if b == ord("\n") and k + 1 < len(data)]
+def _cut_as_one_reading(path: Path, ruleset, tmp_path: Path, split, monkeypatch, jobs: int,
+                        read: ReadOptions | None = None):
+    """`path` audited in `jobs` pieces, none of them asking for the file to
+    be read whole, as one reading of it (which is returned)."""
+    once = _once(path, ruleset, read)
+    whole = files_read_whole(monkeypatch)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=jobs, collector=COLLECTOR,
+                                   **({"read": read} if read else {})))
+    assert len(split.rows()) == jobs and whole == []
+    same_as_once(result, once, tmp_path)
+    return once
 
 
 def _run_bounds(data: bytes, column: int = 0) -> list[int]:
     """Every line start at which a run of one table (the cell as written)
     starts, and the file's end, worked out line by line with `csv`."""
-    starts = _line_starts(data)
+    starts = line_starts(data)
     ids = []
     for a, b in zip(starts, starts[1:] + [len(data)]):
         cells = next(csv.reader(io.StringIO(data[a:b].decode().rstrip("\r\n"))), [])
@@ -132,7 +145,7 @@ def test_a_cut_falls_at_the_nearest_end_of_a_run_of_one_tables_lines(tmp_path, m
     data = "".join(lines).encode()
     path = tmp_path / "ids.csv"
     path.write_bytes(data)
-    starts = _line_starts(data)
+    starts = line_starts(data)
     bounds = _run_bounds(data, column)
     tables = line_runs.CsvTables(column)
     for offset in range(len(data) + 1):
@@ -148,7 +161,7 @@ def test_a_piece_reads_only_its_lines_each_numbered_as_in_the_file(night, tmp_pa
     whole file's (the header read from the file's start); a record with the
     wrong cell count numbered as in the file; only the first piece hashes."""
     whole = read_log(night)
-    starts = _line_starts(night.read_bytes())
+    starts = line_starts(night.read_bytes())
     for a, b in [(0, 10), (99, 1001), (1234, len(starts))]:
         piece = read_log(night, piece=(starts[a], starts[b] if b < len(starts)
                                        else night.stat().st_size, a == 0, None))
@@ -161,7 +174,7 @@ def test_a_piece_reads_only_its_lines_each_numbered_as_in_the_file(night, tmp_pa
     text = night.read_bytes().split(b"\n")
     text[150] = b"T01,only,three"
     broken.write_bytes(b"\n".join(text))
-    starts = _line_starts(broken.read_bytes())
+    starts = line_starts(broken.read_bytes())
     piece = read_log(broken, piece=(starts[100], starts[200], False, None))
     assert piece.rejected.lines == [151]
     assert piece.lines.tolist() == [n for n in range(101, 201) if n != 151]
@@ -205,45 +218,23 @@ def test_a_split_csv_file_is_audited_as_one_reading_of_it(night, ruleset, tmp_pa
                                                           monkeypatch, jobs):
     once = _once(night, ruleset)
     assert len(once.findings) > 50 and len(once.logs.quarantine) == 2
-    whole = files_read_whole(monkeypatch)
-    result = run_audit(AuditJob.of([night], ruleset, jobs=jobs, collector=COLLECTOR))
-    assert whole == []
-    held = sorted(split.rows())
-    assert len(held) == jobs and held[0][0] == 0 and held[-1][1] == night.stat().st_size
-    assert [b for _, b in held[:-1]] == [a for a, _ in held[1:]]  # every line once
-    assert all(a in _run_bounds(night.read_bytes()) for a, _ in held)  # between tables
-    same_as_once(result, once, tmp_path)
+    split_as_one_reading(night, ruleset, once, split, monkeypatch, tmp_path, jobs,
+                         _run_bounds(night.read_bytes()))
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_file_of_more_lines_than_the_budget_is_audited_a_piece_at_a_time(
         night, ruleset, tmp_path, split, monkeypatch, jobs):
-    """Pieces of at most PIECE_BUDGET lines (as estimated), more than the
-    workers, one process included; the first pass counts the line breaks
-    before each piece."""
-    monkeypatch.setattr(pieces, "PIECE_BUDGET", 1500)
-    plan = pieces.split([night], None, jobs)
-    assert len(plan) == -(-plan[0].rows // 1500) >= 4
-    once = _once(night, ruleset)
-    result = run_audit(AuditJob.of([night], ruleset, jobs=jobs, collector=COLLECTOR))
-    held = sorted(split.rows())
-    assert len(held) == len(plan) and held[-1][1] == night.stat().st_size
-    same_as_once(result, once, tmp_path)
+    audited_in_budget_pieces(night, ruleset, _once(night, ruleset), split, monkeypatch, tmp_path,
+                             jobs, budget=1500)
 
 
 def test_every_report_is_byte_identical_split_or_not(night, tmp_path, split):
-    written = every_report_by_jobs(night, tmp_path)
-    assert len(split.rows()) == 5  # 2 pieces, then 3
-    assert len(written["1"]) >= 10
-    assert written["2"] == written["1"] and written["3"] == written["1"]
+    reports_the_same_split_or_not(night, split, tmp_path)
 
 
 def test_dask_audits_the_same_pieces(night, ruleset, tmp_path, split, cluster):
-    once = _once(night, ruleset)
-    result = run_audit(AuditJob.of([night], ruleset, engine="dask", collector=COLLECTOR,
-                                   scheduler=cluster.scheduler_address))
-    assert len(split.rows()) == 2  # the cluster's two workers
-    same_as_once(result, once, tmp_path)
+    dask_audits_the_same(night, ruleset, _once(night, ruleset), split, cluster, tmp_path)
 
 
 def _rewritten(night: Path, path: Path, **how) -> Path:
@@ -266,13 +257,7 @@ def test_a_file_written_otherwise_is_split_and_audited_as_one_reading(night, rul
         _rewritten(night, path, lineterminator="\r\n" if form == "crlf" else "\n",
                    encoding="utf-8-sig" if form == "byte order mark" else "utf-8",
                    quoting=csv.QUOTE_ALL if form == "every cell quoted" else csv.QUOTE_MINIMAL)
-    once = _once(path, ruleset)
-    whole = files_read_whole(monkeypatch)
-    result = run_audit(AuditJob.of([path], ruleset, jobs=3, collector=COLLECTOR))
-    held = sorted(split.rows())
-    assert len(held) == 3 and held[0][0] == 0
-    assert whole == []  # (each table in one piece)
-    same_as_once(result, once, tmp_path)
+    _cut_as_one_reading(path, ruleset, tmp_path, split, monkeypatch, 3)  # (each table in one)
 
 
 def test_a_table_column_the_project_configuration_renames_is_cut_on(night, ruleset, tmp_path,
@@ -280,11 +265,7 @@ def test_a_table_column_the_project_configuration_renames_is_cut_on(night, rules
     path = tmp_path / "renamed.csv"
     path.write_bytes(night.read_bytes().replace(b"table_id", b"TableID", 1))
     read = ReadOptions(columns={"TableID": "table_id"})
-    once = _once(path, ruleset, read)
-    whole = files_read_whole(monkeypatch)
-    result = run_audit(AuditJob.of([path], ruleset, jobs=2, read=read, collector=COLLECTOR))
-    assert len(split.rows()) == 2 and whole == []
-    same_as_once(result, once, tmp_path)
+    _cut_as_one_reading(path, ruleset, tmp_path, split, monkeypatch, 2, read)
 
 
 def test_bad_records_and_text_not_utf8_in_a_later_piece(night, ruleset, tmp_path, split,
@@ -298,12 +279,8 @@ def test_bad_records_and_text_not_utf8_in_a_later_piece(night, ruleset, tmp_path
     lines[-21] = lines[-21] + b"caf\xe9"
     path = tmp_path / "bad-records.csv"
     path.write_bytes(b"\n".join(lines))
-    once = _once(path, ruleset)
+    once = _cut_as_one_reading(path, ruleset, tmp_path, split, monkeypatch, 2)
     assert len(once.logs.quarantine) == 5
-    whole = files_read_whole(monkeypatch)
-    result = run_audit(AuditJob.of([path], ruleset, jobs=2, collector=COLLECTOR))
-    assert len(split.rows()) == 2 and whole == []
-    same_as_once(result, once, tmp_path)
 
 
 def test_quoted_line_breaks_away_from_the_cuts_are_cut_about_and_numbered_as_the_file(
@@ -318,12 +295,8 @@ def test_quoted_line_breaks_away_from_the_cuts_are_cut_about_and_numbered_as_the
     lines[bare[-30]] = lines[bare[-30]].replace(b",", b",,", 1) + b'"and a bad\nrecord"'
     path = tmp_path / "notes.csv"
     path.write_bytes(b"\n".join(lines))
-    once = _once(path, ruleset)
+    once = _cut_as_one_reading(path, ruleset, tmp_path, split, monkeypatch, 3)
     assert len(once.logs.quarantine) == 3
-    whole = files_read_whole(monkeypatch)
-    result = run_audit(AuditJob.of([path], ruleset, jobs=3, collector=COLLECTOR))
-    assert len(split.rows()) == 3 and whole == []
-    same_as_once(result, once, tmp_path)
 
 
 # --- what pieces cannot judge alone ------------------------------------------------------
@@ -384,20 +357,8 @@ def test_a_file_replaced_while_its_pieces_are_read_is_read_whole(night, ruleset,
 
 
 def test_tables_interleaved_in_time_are_read_whole(tmp_path, ruleset, split):
-    log = generate(4, 40, seed=44, inject=["call.wrong_total", "log.sequence_gap"]).table
-    order = pc.sort_indices(log, sort_keys=[("ts", "ascending"), ("table_id", "ascending")])
-    path = tmp_path / "by-time.csv"
-    write_log(log.take(order), path)
-    once = _once(path, ruleset)
-    result = run_audit(AuditJob.of([path], ruleset, jobs=2))
-    assert len(split.rows()) == 2  # tried, then read whole
-    same_as_once(result, once, tmp_path)
+    interleaved_tables_read_whole(tmp_path, ruleset, split, ".csv")
 
 
 def test_a_file_that_cannot_be_a_log_gives_the_error_of_one_reading(tmp_path, ruleset, split):
-    """The lines lack `die1`, which their rolls require: the error counts the
-    file's rolls, not a piece's."""
-    path = tmp_path / "no-die1.csv"
-    write_log(generate(3, 40, seed=46).table.drop_columns(["die1"]), path)
-    whole, split_error = errors_whole_and_split(path, ruleset)
-    assert "die1" in whole and split_error == whole
+    lacking_die1_errs_as_one_reading(tmp_path, ruleset, ".csv")

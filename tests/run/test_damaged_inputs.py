@@ -70,15 +70,23 @@ def _damaged_lines(table: pa.Table, rnd: random.Random, path: Path) -> Path:
         else:
             j = rnd.randrange(len(rows))
             rows[k], rows[j] = rows[j], rows[k]
-    data = bytearray("".join(json.dumps(r) + "\n" for r in rows).encode("utf-8"))
-    for _ in range(rnd.randint(0, 4)):
-        k = rnd.randrange(len(data))
-        if rnd.random() < 0.6:
-            data[k:k] = rnd.choice(ODD_BYTES)
-        else:
-            del data[k:k + rnd.randint(1, 300)]
-    path.write_bytes(bytes(data))
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
+    path.write_bytes(_bytes_changed(data, rnd, ODD_BYTES, rnd.randint(0, 4), 0.6))
     return path
+
+
+def _bytes_changed(data: bytes, rnd: random.Random, odd: list[bytes], times: int,
+                   inserted: float) -> bytes:
+    """`data` with bytes of `odd` inserted (a share `inserted` of the `times`
+    changes) or runs of up to 300 bytes deleted, at random places."""
+    changed = bytearray(data)
+    for _ in range(times):
+        k = rnd.randrange(len(changed))
+        if rnd.random() < inserted:
+            changed[k:k] = rnd.choice(odd)
+        else:
+            del changed[k:k + rnd.randint(1, 300)]
+    return bytes(changed)
 
 
 def _damaged_rows(table: pa.Table, rnd: random.Random) -> pa.Table:
@@ -121,10 +129,17 @@ def _same(result, once, tmp_path: Path) -> None:
 def test_a_damaged_json_lines_night_whole_and_in_pieces(night, ruleset, tmp_path, seed,
                                                         monkeypatch):
     path = _damaged_lines(night, random.Random(seed), tmp_path / "night.jsonl")
+    _whole_then_in_three_pieces(path, ruleset, tmp_path, monkeypatch, "TEXT_PIECE_ROWS")
+
+
+def _whole_then_in_three_pieces(path: Path, ruleset, tmp_path: Path, monkeypatch,
+                                least: str) -> None:
+    """`path` audited read whole (the pieces' `least` lines past it), then
+    cut in three pieces: the same audit."""
     monkeypatch.setattr(pieces, "PIECE_BUDGET", 10 ** 9)
-    monkeypatch.setattr(pieces, "TEXT_PIECE_ROWS", 10 ** 9)
+    monkeypatch.setattr(pieces, least, 10 ** 9)
     once = _audit([path], ruleset)
-    monkeypatch.setattr(pieces, "TEXT_PIECE_ROWS", 300)
+    monkeypatch.setattr(pieces, least, 300)
     assert len(pieces.split([path], None, 3)) == 3
     _same(_audit([path], ruleset, jobs=3), once, tmp_path)
 
@@ -138,20 +153,8 @@ def test_a_damaged_csv_night_whole_and_in_pieces(night, ruleset, tmp_path, seed,
     rnd = random.Random(seed)
     path = tmp_path / "night.csv"
     write_log(night, path)
-    data = bytearray(path.read_bytes())
-    for _ in range(rnd.randint(1, 5)):
-        k = rnd.randrange(len(data))
-        if rnd.random() < 0.7:
-            data[k:k] = rnd.choice(ODD_CSV_BYTES)
-        else:
-            del data[k:k + rnd.randint(1, 300)]
-    path.write_bytes(bytes(data))
-    monkeypatch.setattr(pieces, "PIECE_BUDGET", 10 ** 9)
-    monkeypatch.setattr(pieces, "CSV_PIECE_ROWS", 10 ** 9)
-    once = _audit([path], ruleset)
-    monkeypatch.setattr(pieces, "CSV_PIECE_ROWS", 300)
-    assert len(pieces.split([path], None, 3)) == 3
-    _same(_audit([path], ruleset, jobs=3), once, tmp_path)
+    path.write_bytes(_bytes_changed(path.read_bytes(), rnd, ODD_CSV_BYTES, rnd.randint(1, 5), 0.7))
+    _whole_then_in_three_pieces(path, ruleset, tmp_path, monkeypatch, "CSV_PIECE_ROWS")
 
 
 def test_a_damaged_parquet_night_whole_and_in_pieces(night, ruleset, tmp_path, seed,

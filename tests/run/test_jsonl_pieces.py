@@ -14,14 +14,19 @@ import random
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
 from pieces_check import (
+    audited_in_budget_pieces,
+    dask_audits_the_same,
     errors_whole_and_split,
-    every_report_by_jobs,
     files_read_whole,
     held_pieces,
+    interleaved_tables_read_whole,
+    lacking_die1_errs_as_one_reading,
+    line_starts,
+    reports_the_same_split_or_not,
     same_as_once,
+    split_as_one_reading,
 )
 
 from auditor.generate import INJECTABLE, generate, write_log
@@ -61,14 +66,10 @@ def split(monkeypatch, tmp_path):
     return held_pieces(monkeypatch, tmp_path)
 
 
-def _line_starts(data: bytes) -> list[int]:
-    return [0] + [k + 1 for k, b in enumerate(data) if b == ord("\n") and k + 1 < len(data)]
-
-
 def _run_bounds(data: bytes) -> list[int]:
     """Every line start at which a run of one `table_id` (as written) starts,
     and the file's end, worked out line by line with json."""
-    starts = _line_starts(data)
+    starts = line_starts(data)
     ids = []
     for a, b in zip(starts, starts[1:] + [len(data)]):
         try:
@@ -114,7 +115,7 @@ def test_a_cut_falls_at_the_nearest_end_of_a_run_of_one_tables_lines(tmp_path, m
     data = ("\n".join(lines) + "\n").encode()
     path = tmp_path / "ids.jsonl"
     path.write_bytes(data)
-    starts = _line_starts(data)
+    starts = line_starts(data)
     long_starts = {starts[k] for k in longs}
     bounds = sorted(set(_run_bounds(data)) | long_starts
                     | {starts[k + 1] for k in longs if k + 1 < len(starts)})
@@ -141,7 +142,7 @@ def test_the_lines_about_a_cut_are_walked_in_whole_lines_each_byte_once(tmp_path
     data = b"".join(b"x" * n + b"\n" for n in lengths) + b"y" * 5000
     path = tmp_path / "long.jsonl"
     path.write_bytes(data)
-    starts = _line_starts(data)
+    starts = line_starts(data)
     with path.open("rb") as fh:
         for start in starts:
             back = list(line_runs._blocks_back(fh, start))
@@ -174,7 +175,7 @@ def test_a_piece_reads_only_its_lines_each_numbered_as_in_the_file(night, tmp_pa
     whole file's, the fast read's and the line-by-line read's (a line that
     is not JSON in the piece); only a piece asked to hashes the file."""
     whole = read_log(night)
-    starts = _line_starts(night.read_bytes())
+    starts = line_starts(night.read_bytes())
     for a, b in [(0, 10), (99, 1001), (1234, len(starts))]:
         piece = read_log(night, piece=(starts[a], starts[b] if b < len(starts)
                                        else night.stat().st_size, a == 0))
@@ -186,7 +187,7 @@ def test_a_piece_reads_only_its_lines_each_numbered_as_in_the_file(night, tmp_pa
     text = night.read_bytes().split(b"\n")
     text[150] = b"{not json"
     broken.write_bytes(b"\n".join(text))
-    starts = _line_starts(broken.read_bytes())
+    starts = line_starts(broken.read_bytes())
     piece = read_log(broken, piece=(starts[100], starts[200], False))
     assert piece.rejected.lines == [151]
     assert piece.lines.tolist() == [n for n in range(101, 201) if n != 151]
@@ -197,7 +198,7 @@ def test_a_piece_told_the_breaks_before_an_offset_numbers_its_lines_as_the_file(
     between it and the piece's real start counted either way: the lines
     numbered as reading the file from its start numbers them."""
     data = night.read_bytes()
-    starts = _line_starts(data)
+    starts = line_starts(data)
     whole = read_log(night)
     a, b = starts[400], starts[700]
     for offset in (0, a - 977, a - 1, a, a + 1, a + 2501, b):
@@ -280,44 +281,23 @@ def test_a_split_json_lines_file_is_audited_as_one_reading_of_it(night, ruleset,
                                                                   split, monkeypatch, jobs):
     once = _once(night, ruleset)
     assert len(once.findings) > 50 and len(once.logs.quarantine) == 2
-    whole = files_read_whole(monkeypatch)
-    result = run_audit(AuditJob.of([night], ruleset, jobs=jobs, collector=COLLECTOR))
-    assert whole == []
-    held = sorted(split.rows())
-    assert len(held) == jobs and held[0][0] == 0 and held[-1][1] == night.stat().st_size
-    assert [b for _, b in held[:-1]] == [a for a, _ in held[1:]]  # every line once
-    assert all(a in _run_bounds(night.read_bytes()) for a, _ in held)  # between tables
-    same_as_once(result, once, tmp_path)
+    split_as_one_reading(night, ruleset, once, split, monkeypatch, tmp_path, jobs,
+                         _run_bounds(night.read_bytes()))
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_file_of_more_lines_than_the_budget_is_audited_a_piece_at_a_time(
         night, ruleset, tmp_path, split, monkeypatch, jobs):
-    """Pieces of at most PIECE_BUDGET lines (as estimated), more than the
-    workers, one process included: a worker holds a piece at a time."""
-    monkeypatch.setattr(pieces, "PIECE_BUDGET", 2000)
-    plan = pieces.split([night], None, jobs)
-    assert len(plan) == -(-plan[0].rows // 2000) >= 3
-    once = _once(night, ruleset)
-    result = run_audit(AuditJob.of([night], ruleset, jobs=jobs, collector=COLLECTOR))
-    held = sorted(split.rows())
-    assert len(held) == len(plan) and held[-1][1] == night.stat().st_size
-    same_as_once(result, once, tmp_path)
+    audited_in_budget_pieces(night, ruleset, _once(night, ruleset), split, monkeypatch, tmp_path,
+                             jobs, budget=2000)
 
 
 def test_every_report_is_byte_identical_split_or_not(night, tmp_path, split):
-    written = every_report_by_jobs(night, tmp_path)
-    assert len(split.rows()) == 5  # 2 pieces, then 3
-    assert len(written["1"]) >= 10
-    assert written["2"] == written["1"] and written["3"] == written["1"]
+    reports_the_same_split_or_not(night, split, tmp_path)
 
 
 def test_dask_audits_the_same_pieces(night, ruleset, tmp_path, split, cluster):
-    once = _once(night, ruleset)
-    result = run_audit(AuditJob.of([night], ruleset, engine="dask", collector=COLLECTOR,
-                                   scheduler=cluster.scheduler_address))
-    assert len(split.rows()) == 2  # the cluster's two workers
-    same_as_once(result, once, tmp_path)
+    dask_audits_the_same(night, ruleset, _once(night, ruleset), split, cluster, tmp_path)
 
 
 def test_dask_counts_the_line_breaks_before_each_piece_on_its_workers(
@@ -439,14 +419,7 @@ def test_text_not_utf8_is_told_the_encoding_to_try_once_as_one_reading_does(
 
 
 def test_tables_interleaved_in_time_are_read_whole(tmp_path, ruleset, split):
-    log = generate(4, 40, seed=44, inject=["call.wrong_total", "log.sequence_gap"]).table
-    order = pc.sort_indices(log, sort_keys=[("ts", "ascending"), ("table_id", "ascending")])
-    path = tmp_path / "by-time.jsonl"
-    write_log(log.take(order), path)
-    once = _once(path, ruleset)
-    result = run_audit(AuditJob.of([path], ruleset, jobs=2))
-    assert len(split.rows()) == 2  # tried, then read whole
-    same_as_once(result, once, tmp_path)
+    interleaved_tables_read_whole(tmp_path, ruleset, split, ".jsonl")
 
 
 def test_a_file_every_line_of_which_is_quarantined_is_one_problem(tmp_path, ruleset, split):
@@ -459,12 +432,7 @@ def test_a_file_every_line_of_which_is_quarantined_is_one_problem(tmp_path, rule
 
 
 def test_a_file_that_cannot_be_a_log_gives_the_error_of_one_reading(tmp_path, ruleset, split):
-    """The lines lack `die1`, which their rolls require: the error counts the
-    file's rolls, not a piece's."""
-    path = tmp_path / "no-die1.jsonl"
-    write_log(generate(3, 40, seed=46).table.drop_columns(["die1"]), path)
-    whole, split_error = errors_whole_and_split(path, ruleset)
-    assert "die1" in whole and split_error == whole
+    lacking_die1_errs_as_one_reading(tmp_path, ruleset, ".jsonl")
 
 
 def test_a_piece_read_by_arrow_types_its_cells_as_the_whole_files_line_by_line_read(
