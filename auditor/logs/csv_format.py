@@ -115,8 +115,8 @@ def ends_outside_quotes(data: bytes) -> bool:
     takes as text and which would shift the pairs, is where no value
     opens). No CR may stand alone (Arrow ends a record there, which the
     pieces' line numbers would not count). Each piece of a file checks its
-    own bytes: if every piece's pass, the first starting at the file's
-    start, every cut between them is a record's start. Looked at a slice
+    own bytes: if every piece's bytes pass, the first piece starting at the
+    file's start, every cut between them is a record's start. Looked at a slice
     of whole lines at a time, a quoted value open at a slice's end going
     on into the next."""
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):

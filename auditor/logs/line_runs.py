@@ -5,12 +5,12 @@ Every line break of a JSON Lines file ends a record (JSON writes a line
 break inside a value as `\\n`); so does every line break of a CSV file
 outside its quoted values (where a cut falls inside one, the piece before
 it finds so: `auditor.logs.csv_format.ends_outside_quotes`). A byte offset
-then belongs to one line, and a cut moves from there to the start or the end of the run
-of lines naming that line's table, whichever is nearer (the start on a
-tie): what `auditor.run.pieces.cut_near` does with a Parquet file's rows. A
-line's table is read from its text as written (`JsonTables`: the value after
-`"table_id":`; `CsvTables`: the table column's cell, quotes and all), not
-parsed: a cut only has to be the same for the two pieces that meet at it,
+then belongs to one line, and a cut moves from there to the start or the
+end of the run of lines naming that line's table, whichever is nearer (the
+start on a tie): what `auditor.run.pieces.cut_near` does with a Parquet
+file's rows. A line's table is read from its text as written
+(`JsonTables`: the value after `"table_id":`; `CsvTables`: the table
+column's cell, quotes and all), not parsed: a cut only has to be the same for the two pieces that meet at it,
 and it is, being a function of the file and the offset alone. A table that
 still ends up in two pieces (a line this reading misnames, an id written two
 ways, tables interleaved by time) is found when the pieces are merged, and
@@ -177,11 +177,6 @@ class _Run:
                 if at > start and not self.holds(text):
                     return at
         return size if size - start < start - begin else begin
-
-
-def table_written(line: bytes, key: str = TABLE_KEY) -> bytes | None:
-    """The table a JSON line writes under `key`, as written (None: none is)."""
-    return JsonTables(key).written(line)
 
 
 def _line_start(fh, offset: int) -> int:

@@ -45,10 +45,11 @@ from the table column's cell of each line, on the word of its pieces that
 every cut starts a record: each piece checks that its bytes end outside
 any quoted value as Arrow's reader reads them
 (`csv_format.ends_outside_quotes`), so a cut that fell inside a value
-spanning lines is found by the piece before it; a piece that finds otherwise has the file
-read whole, as one reading parses it. Each piece after the first parses
-its bytes behind the file's header record. A gzip stream is not cut (it cannot be entered in the
-middle), nor text read in another encoding (docs/decisions.md, 103).
+spanning lines is found by the piece before it; a piece that finds
+otherwise has the file read whole, as one reading parses it. Each piece
+after the first parses its bytes behind the file's header record. A gzip
+stream is not cut (it cannot be entered in the middle), nor text read in
+another encoding (docs/decisions.md, 103).
 """
 
 from __future__ import annotations
