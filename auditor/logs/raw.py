@@ -13,6 +13,7 @@ import re
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +87,24 @@ class ReadOptions:
 
 #: Logs read as the spec says.
 DEFAULT_READ = ReadOptions()
+
+
+@lru_cache(maxsize=16)
+def one_byte_a_character(encoding: str) -> bool:
+    """Whether text in `encoding` (`--encoding`) is one byte a character,
+    ASCII as ASCII (cp1252, latin-1, the ISO 8859 family, ascii): then a
+    line break, a quote and a comma are bytes 10, 34 and 44 wherever they
+    stand, so a file in it is cut at line starts and each piece decoded
+    alone (`auditor.run.pieces`). Tried on every pair of bytes: in UTF-8,
+    UTF-16 or Shift JIS some pair is one character."""
+    ascii_bytes = bytes(range(128))
+    try:
+        if ascii_bytes.decode(encoding) != ascii_bytes.decode("ascii"):
+            return False
+        return all(len(bytes((first, then)).decode(encoding, "replace")) == 2
+                   for first in range(256) for then in range(256))
+    except (LookupError, UnicodeDecodeError):
+        return False
 
 
 @dataclass

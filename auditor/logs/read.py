@@ -35,6 +35,7 @@ from auditor.logs.raw import (
     PieceSpan,
     RawLog,
     ReadOptions,
+    one_byte_a_character,
     read_bytes,
     read_bytes_hashed,
     read_range_hashed,
@@ -47,7 +48,8 @@ def read_log(path: Path, options: ReadOptions = DEFAULT_READ,
     """Read one file; raise LogFileError when it cannot be a log, or when
     memory ran out reading it (said as such: not unreadable evidence).
     `piece`: only rows [a, b) of a plain Parquet file (bytes [a, b) of a
-    plain JSON Lines or CSV file in UTF-8), as `PieceSpan` says."""
+    plain JSON Lines or CSV file in UTF-8 or in an encoding of one byte a
+    character), as `PieceSpan` says."""
     try:
         return _read_log(path, options, piece)
     except MemoryError:  # (pyarrow's ArrowMemoryError is one)
@@ -61,9 +63,10 @@ def _read_log(path: Path, options: ReadOptions, piece=None) -> RawLog:
     fmt = format_from_name(path)
     gz = path.name.lower().endswith(".gz")
     encoding = options.encoding if fmt != "parquet" else None
-    if piece is not None and (gz or fmt != "parquet" and encoding is not None):
-        raise ValueError("only a plain Parquet, or UTF-8 JSON Lines or CSV, file is read a "
-                         "piece at a time")
+    if piece is not None and (gz or fmt != "parquet" and encoding is not None
+                              and not one_byte_a_character(encoding)):
+        raise ValueError("only a plain Parquet, JSON Lines or CSV file (UTF-8, or one byte a "
+                         "character) is read a piece at a time")
     streamed = csv_format.read_csv_streamed(path) \
         if fmt == "csv" and not gz and encoding is None and piece is None else None
     if streamed is not None:
@@ -164,11 +167,16 @@ def _read_whole(path: Path, fmt: str, gz: bool, encoding: str | None = None, pie
         return (*parquet_format.read_parquet(path, source, piece and piece[:2]), digest)
     if piece is not None:  # (a plain text file's bytes [a, b), its lines numbered on)
         data, digest, first_line = read_range_hashed(path, *piece)
-        data = _utf8(path, data) if piece[0] == 0 else data
+        if encoding is not None:  # (one byte a character: each piece decoded alone)
+            data = _decoded(path, data, encoding)
+        elif piece[0] == 0:
+            data = _utf8(path, data)
         if not data or data.isspace():  # (the file's blank lines: read whole, said whole)
             raise LogFileError(path, "the file is empty")
         if fmt == "csv":
             header = None if piece[0] == 0 else csv_format.header_record(path)
+            if header is not None and encoding is not None:
+                header = _decoded(path, header, encoding)
             return (*csv_format.read_csv_piece(path, data, first_line, header), digest)
         return (*jsonl_format.read_jsonl(path, data, first_line), digest)
     data, digest = read_bytes_hashed(path)

@@ -47,9 +47,11 @@ any quoted value as Arrow's reader reads them
 (`csv_format.ends_outside_quotes`), so a cut that fell inside a value
 spanning lines is found by the piece before it; a piece that finds
 otherwise has the file read whole, as one reading parses it. Each piece
-after the first parses its bytes behind the file's header record. A gzip
-stream is not cut (it cannot be entered in the middle), nor text read in
-another encoding (docs/decisions.md, 103).
+after the first parses its bytes behind the file's header record. Text
+read in an encoding of one byte a character (`--encoding cp1252`) is cut
+alike, each piece decoding its own bytes. A gzip stream is not cut (it
+cannot be entered in the middle), nor text in an encoding of more bytes a
+character, such as UTF-16 (docs/decisions.md, 103).
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ from auditor.logs import csv_format, line_runs
 from auditor.logs.discover import plain_format
 from auditor.logs.load import LoadedLogs, hints_encoding, joined_input, load_file, logs_of
 from auditor.logs.parquet_format import PieceOverShare, row_group_starts
-from auditor.logs.raw import DEFAULT_READ, ReadOptions, line_breaks_between
+from auditor.logs.raw import DEFAULT_READ, ReadOptions, line_breaks_between, one_byte_a_character
 from auditor.run import stream
 
 #: The fewest rows a piece is planned with to share a file out between
@@ -135,11 +137,12 @@ def split(files: list[Path], batches: list[stream.Batch] | None,
     input loaded at once), the pieces of a single file, each of `alone` rows
     or more (default `PIECE_ROWS`; an engine that audits such an input
     dearly otherwise asks for smaller pieces: `pieces`); None when there
-    are none. Text read in another encoding than UTF-8 (`read`) is not cut;
-    its table is found under the key (the column) `read`'s columns read as
-    `table_id`."""
-    key = None if read.encoding is not None else next(
-        (name for name, spec in read.columns if spec == "table_id"), line_runs.TABLE_KEY)
+    are none. Text read in an encoding of more than one byte a character
+    other than UTF-8 (`read`: UTF-16, Shift JIS) is not cut; its table is
+    found under the key (the column) `read`'s columns read as `table_id`."""
+    key = None if read.encoding is not None and not one_byte_a_character(read.encoding) \
+        else next((name for name, spec in read.columns if spec == "table_id"),
+                  line_runs.TABLE_KEY)
     if batches is None:
         if len(files) != 1:
             return None

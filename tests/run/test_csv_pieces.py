@@ -34,7 +34,7 @@ from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs import line_runs
 from auditor.logs.csv_format import ends_outside_quotes
 from auditor.logs.load import load_logs
-from auditor.logs.raw import ReadOptions
+from auditor.logs.raw import ReadOptions, one_byte_a_character
 from auditor.logs.read import read_log
 from auditor.report.html import COLLECTOR
 from auditor.run import AuditJob, pieces, run_audit
@@ -180,6 +180,16 @@ def test_a_piece_reads_only_its_lines_each_numbered_as_in_the_file(night, tmp_pa
     assert piece.lines.tolist() == [n for n in range(101, 201) if n != 151]
 
 
+@pytest.mark.parametrize(("encoding", "one_byte"), [
+    ("cp1252", True), ("latin-1", True), ("iso8859-15", True), ("ascii", True),
+    ("cp437", True), ("koi8-r", True),
+    ("utf-8", False), ("utf-16", False), ("utf-32", False), ("shift_jis", False),
+    ("gb18030", False), ("utf-7", False), ("not-an-encoding", False),
+])
+def test_an_encoding_is_cut_only_when_it_is_one_byte_a_character(encoding, one_byte):
+    assert one_byte_a_character(encoding) is one_byte
+
+
 def test_the_plan_cuts_a_csv_file_at_shares_of_its_bytes(night, tmp_path, monkeypatch):
     monkeypatch.setattr(pieces, "CSV_PIECE_ROWS", 300)
     size = night.stat().st_size
@@ -189,7 +199,9 @@ def test_the_plan_cuts_a_csv_file_at_shares_of_its_bytes(night, tmp_path, monkey
     lines = night.read_bytes().count(b"\n")
     assert abs(plan[0].rows - lines) < lines // 10  # (estimated from the first 64 KB)
     assert pieces.split([night], None, 1) is None  # one worker
-    assert pieces.split([night], None, 3, read=ReadOptions(encoding="cp1252")) is None
+    for encoding in ("utf-16", "shift_jis"):  # (more than one byte a character)
+        assert pieces.split([night], None, 3, read=ReadOptions(encoding=encoding)) is None
+    assert len(pieces.split([night], None, 3, read=ReadOptions(encoding="cp1252"))) == 3
     gz = tmp_path / "night.csv.gz"
     gz.write_bytes(gzip.compress(night.read_bytes()))
     assert pieces.split([gz], None, 3) is None  # (a gzip stream is not entered midway)
@@ -297,6 +309,24 @@ def test_quoted_line_breaks_away_from_the_cuts_are_cut_about_and_numbered_as_the
     path.write_bytes(b"\n".join(lines))
     once = _cut_as_one_reading(path, ruleset, tmp_path, split, monkeypatch, 3)
     assert len(once.logs.quarantine) == 3
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "latin-1"])
+def test_a_file_in_an_encoding_of_one_byte_a_character_is_cut_each_piece_decoded(
+        night, ruleset, tmp_path, split, monkeypatch, encoding):
+    """Staff ids with accents, the file written in a Windows or ISO code
+    page and read with `--encoding`: cut all the same, each piece decoding
+    its own bytes, the audit one reading's."""
+    path = tmp_path / f"accented-{encoding}.csv"
+    text = night.read_text(encoding="utf-8").replace("D01a", "Dédé").replace("K03", "Kévin")
+    path.write_bytes(text.encode(encoding))
+    read = ReadOptions(encoding=encoding)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([path], options=read))
+    assert "Dédé" in set(once.findings["actor_id"].dropna())
+    whole = files_read_whole(monkeypatch)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2, read=read, collector=COLLECTOR))
+    assert len(split.rows()) == 2 and whole == []
+    same_as_once(result, once, tmp_path)
 
 
 # --- what pieces cannot judge alone ------------------------------------------------------

@@ -260,7 +260,9 @@ def test_the_plan_cuts_a_json_lines_file_at_shares_of_its_bytes(night, tmp_path,
     lines = night.read_bytes().count(b"\n")
     assert abs(plan[0].rows - lines) < lines // 10  # (estimated from the first 64 KB)
     assert pieces.split([night], None, 1) is None  # one worker
-    assert pieces.split([night], None, 3, read=ReadOptions(encoding="cp1252")) is None
+    for encoding in ("utf-16", "shift_jis"):  # (more than one byte a character)
+        assert pieces.split([night], None, 3, read=ReadOptions(encoding=encoding)) is None
+    assert len(pieces.split([night], None, 3, read=ReadOptions(encoding="cp1252"))) == 3
     gz = tmp_path / "night.jsonl.gz"
     gz.write_bytes(gzip.compress(night.read_bytes()))
     assert pieces.split([gz], None, 3) is None  # (a gzip stream is not entered midway)
@@ -372,6 +374,24 @@ def test_a_table_key_the_project_configuration_renames_is_cut_on(night, ruleset,
     assert [p.key for p in pieces.split([path], None, 2, read=read)] == ["TableID"] * 2
     assert pieces.split([path], None, 2) is None  # (no line names `table_id`)
     once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([path], options=read))
+    whole = files_read_whole(monkeypatch)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2, read=read, collector=COLLECTOR))
+    assert len(split.rows()) == 2 and whole == []
+    same_as_once(result, once, tmp_path)
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "latin-1"])
+def test_a_file_in_an_encoding_of_one_byte_a_character_is_cut_each_piece_decoded(
+        night, ruleset, tmp_path, split, monkeypatch, encoding):
+    """Staff ids with accents, the file written in a Windows or ISO code
+    page and read with `--encoding`: cut all the same, each piece decoding
+    its own bytes, the audit one reading's."""
+    path = tmp_path / f"accented-{encoding}.jsonl"
+    text = night.read_text(encoding="utf-8").replace("D01a", "Dédé").replace("K03", "Kévin")
+    path.write_bytes(text.encode(encoding))
+    read = ReadOptions(encoding=encoding)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([path], options=read))
+    assert "Dédé" in set(once.findings["actor_id"].dropna())
     whole = files_read_whole(monkeypatch)
     result = run_audit(AuditJob.of([path], ruleset, jobs=2, read=read, collector=COLLECTOR))
     assert len(split.rows()) == 2 and whole == []
