@@ -13,6 +13,8 @@ from click.testing import CliRunner
 from auditor.cli import main
 from auditor.errors import LogFileError
 from auditor.generate import generate, write_log
+from auditor.logs.load import load_logs
+from auditor.logs.raw import ReadOptions
 from auditor.report.html import COLLECTOR, render_html
 from auditor.run import AuditJob, pieces, run_audit, stream
 
@@ -178,3 +180,20 @@ def lacking_die1_errs_as_one_reading(tmp_path: Path, ruleset, suffix: str) -> No
     write_log(generate(3, 40, seed=46).table.drop_columns(["die1"]), path)
     whole, split_error = errors_whole_and_split(path, ruleset)
     assert "die1" in whole and split_error == whole
+
+
+def one_byte_encoding_cut_as_one_reading(night: Path, ruleset, held: Held, monkeypatch,
+                                         tmp_path: Path, encoding: str) -> None:
+    """Staff ids with accents, the night written in a Windows or ISO code
+    page and read with `--encoding`: cut in two all the same, each piece
+    decoding its own bytes, the audit one reading's."""
+    path = tmp_path / f"accented-{encoding}{night.suffix}"
+    text = night.read_text(encoding="utf-8").replace("D01a", "Dédé").replace("K03", "Kévin")
+    path.write_bytes(text.encode(encoding))
+    read = ReadOptions(encoding=encoding)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([path], options=read))
+    assert "Dédé" in set(once.findings["actor_id"].dropna())
+    whole = files_read_whole(monkeypatch)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2, read=read, collector=COLLECTOR))
+    assert len(held.rows()) == 2 and whole == []
+    same_as_once(result, once, tmp_path)

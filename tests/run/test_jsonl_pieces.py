@@ -24,6 +24,7 @@ from pieces_check import (
     interleaved_tables_read_whole,
     lacking_die1_errs_as_one_reading,
     line_starts,
+    one_byte_encoding_cut_as_one_reading,
     reports_the_same_split_or_not,
     same_as_once,
     split_as_one_reading,
@@ -383,19 +384,7 @@ def test_a_table_key_the_project_configuration_renames_is_cut_on(night, ruleset,
 @pytest.mark.parametrize("encoding", ["cp1252", "latin-1"])
 def test_a_file_in_an_encoding_of_one_byte_a_character_is_cut_each_piece_decoded(
         night, ruleset, tmp_path, split, monkeypatch, encoding):
-    """Staff ids with accents, the file written in a Windows or ISO code
-    page and read with `--encoding`: cut all the same, each piece decoding
-    its own bytes, the audit one reading's."""
-    path = tmp_path / f"accented-{encoding}.jsonl"
-    text = night.read_text(encoding="utf-8").replace("D01a", "Dédé").replace("K03", "Kévin")
-    path.write_bytes(text.encode(encoding))
-    read = ReadOptions(encoding=encoding)
-    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([path], options=read))
-    assert "Dédé" in set(once.findings["actor_id"].dropna())
-    whole = files_read_whole(monkeypatch)
-    result = run_audit(AuditJob.of([path], ruleset, jobs=2, read=read, collector=COLLECTOR))
-    assert len(split.rows()) == 2 and whole == []
-    same_as_once(result, once, tmp_path)
+    one_byte_encoding_cut_as_one_reading(night, ruleset, split, monkeypatch, tmp_path, encoding)
 
 
 # --- what pieces cannot judge alone ------------------------------------------------------
