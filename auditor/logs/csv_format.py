@@ -25,7 +25,14 @@ import pyarrow.csv as pa_csv
 
 from auditor.errors import ControlSignal, LogFileError
 from auditor.logs.arrays import dictionary_codes, per_row, text_offsets_and_bytes
-from auditor.logs.raw import MAX_CELL_BYTES, RawRejected, arrow_message, clip, too_many_columns
+from auditor.logs.raw import (
+    MAX_CELL_BYTES,
+    UTF8_BOM,
+    RawRejected,
+    arrow_message,
+    clip,
+    too_many_columns,
+)
 from auditor.logs.schema import COLUMN_NAMES
 
 
@@ -93,11 +100,18 @@ def header_record(path: Path) -> bytes:
     (a UTF-8 byte order mark left out); CutInsideRecord when its first
     `MAX_CELL_BYTES` hold none (the file read whole says what is wrong)."""
     with open(path, "rb") as fh:
-        head = fh.read(MAX_CELL_BYTES + 4).removeprefix(b"\xef\xbb\xbf")
+        head = fh.read(_HEADER_FIRST_READ)  # (a header is some 200 bytes: 1 MiB only if need be)
+        if header_end(head) >= len(head) == _HEADER_FIRST_READ:
+            head += fh.read(MAX_CELL_BYTES + 4 - len(head))
+    head = head.removeprefix(UTF8_BOM)
     end = header_end(head)
     if end >= len(head):
         raise CutInsideRecord()
     return head[:end + 1]
+
+
+#: The bytes `header_record` reads first.
+_HEADER_FIRST_READ = 1 << 16
 
 
 #: Bytes of a piece looked at a time by `ends_outside_quotes` (at line starts).
@@ -205,7 +219,7 @@ def _file_tail(fh, size: int) -> bytes:
     return fh.read(size)
 
 
-_BYTE_ORDER_MARKS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+_BYTE_ORDER_MARKS = (UTF8_BOM, b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 
 
 class _NotUtf8(ControlSignal):

@@ -109,9 +109,11 @@ class CsvTables:
     @staticmethod
     def all_name(block: bytes, needle: bytes | None) -> bool:
         """Whether every line of `block` (whole lines, each ending in a line
-        break) opens with `needle`'s table: counted, not read line by line."""
+        break) opens with `needle`'s table: counted, not read line by line
+        (the first line, which no line break opens, looked at apart)."""
         return needle is not None and block.endswith(b"\n") \
-            and (b"\n" + block).count(needle) == block.count(b"\n")
+            and block.startswith(needle[1:]) \
+            and block.count(needle) + 1 == block.count(b"\n")
 
 
 def line_cut_near(path: Path, offset: int, tables=None) -> int:

@@ -88,6 +88,9 @@ class ReadOptions:
 #: Logs read as the spec says.
 DEFAULT_READ = ReadOptions()
 
+#: What a text file written as UTF-8 "with signature" opens with.
+UTF8_BOM = b"\xef\xbb\xbf"
+
 
 @lru_cache(maxsize=16)
 def one_byte_a_character(encoding: str) -> bool:

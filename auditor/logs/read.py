@@ -31,6 +31,7 @@ from auditor.logs.raw import (
     DEFAULT_READ,
     MAX_CELL_BYTES,
     SCAN_BLOCK_BYTES,
+    UTF8_BOM,
     LogFileError,
     PieceSpan,
     RawLog,
@@ -202,7 +203,7 @@ def _decoded(path: Path, data: bytes, encoding: str) -> bytes:
 def _utf8(path: Path, data: bytes) -> bytes:
     """The text of a CSV or JSON Lines file as UTF-8: a UTF-8 byte order mark
     is dropped, a UTF-16 file (with its mark) is transcoded."""
-    if data.startswith(b"\xef\xbb\xbf"):
+    if data.startswith(UTF8_BOM):
         return data[3:]
     if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
         raise LogFileError(path, "UTF-32 text is not supported (write UTF-8)")

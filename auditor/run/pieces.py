@@ -74,7 +74,13 @@ from auditor.logs import csv_format, line_runs
 from auditor.logs.discover import plain_format
 from auditor.logs.load import LoadedLogs, hints_encoding, joined_input, load_file, logs_of
 from auditor.logs.parquet_format import PieceOverShare, row_group_starts
-from auditor.logs.raw import DEFAULT_READ, ReadOptions, line_breaks_between, one_byte_a_character
+from auditor.logs.raw import (
+    DEFAULT_READ,
+    UTF8_BOM,
+    ReadOptions,
+    line_breaks_between,
+    one_byte_a_character,
+)
 from auditor.run import stream
 
 #: The fewest rows a piece is planned with to share a file out between
@@ -231,7 +237,7 @@ def _text_pieces(path: Path, file: int, jobs: int, least: int | None,
         head, last, size = line_runs.edges(path)
     except OSError:  # (the loader says what is wrong with it)
         return None
-    head = head.removeprefix(b"\xef\xbb\xbf")
+    head = head.removeprefix(UTF8_BOM)
     tables = _csv_tables(path, head, key) if csv else line_runs.JsonTables(key)
     if tables is None or not csv and not head.startswith(b"{"):
         return None

@@ -54,7 +54,7 @@ from auditor.logs.discover import plain_format, plain_parquet
 from auditor.logs.identity import TableIdentityError, check_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file, load_logs
 from auditor.logs.memory import release_memory
-from auditor.logs.raw import DEFAULT_READ, ReadOptions
+from auditor.logs.raw import DEFAULT_READ, UTF8_BOM, ReadOptions
 from auditor.logs.read import read_log
 from auditor.logs.site import SITE_COLUMN, site_prefix
 from auditor.run import scratch
@@ -412,7 +412,7 @@ def _scan_csv(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
         raise ValueError("not UTF-8: read it whole")
     end = data.find(b"\n")
     header = (data if end < 0 else data[:end]).rstrip(b"\r")
-    if header.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or b'"' in header:
+    if header.startswith((UTF8_BOM, b"\xff\xfe", b"\xfe\xff")) or b'"' in header:
         raise ValueError("not a plain header")
     names = [n.strip() for n in header.decode("utf-8").split(",")]
     at, sited = _columns_as_read(names, read)

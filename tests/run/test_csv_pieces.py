@@ -33,9 +33,9 @@ from pieces_check import (
 
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs import line_runs
-from auditor.logs.csv_format import ends_outside_quotes
+from auditor.logs.csv_format import CutInsideRecord, ends_outside_quotes, header_record
 from auditor.logs.load import load_logs
-from auditor.logs.raw import ReadOptions, one_byte_a_character
+from auditor.logs.raw import UTF8_BOM, ReadOptions, one_byte_a_character
 from auditor.logs.read import read_log
 from auditor.report.html import COLLECTOR
 from auditor.run import AuditJob, pieces, run_audit
@@ -189,6 +189,20 @@ def test_a_piece_reads_only_its_lines_each_numbered_as_in_the_file(night, tmp_pa
 ])
 def test_an_encoding_is_cut_only_when_it_is_one_byte_a_character(encoding, one_byte):
     assert one_byte_a_character(encoding) is one_byte
+
+
+@pytest.mark.parametrize("name_bytes", [10, 100_000])
+def test_a_piece_reads_the_header_record_from_the_files_start(tmp_path, name_bytes):
+    """A short header read in one small read, a long one (a column name of
+    100 KB) whole; the byte order mark left out; none within 1 MiB: the
+    file is read whole."""
+    header = b"table_id,seq," + b"n" * name_bytes + b"\r\n"
+    path = tmp_path / "header.csv"
+    path.write_bytes(UTF8_BOM + header + b"T01,1,x\r\n" * 3)
+    assert header_record(path) == header
+    path.write_bytes(b'"' + b"x" * (2 << 20))
+    with pytest.raises(CutInsideRecord):
+        header_record(path)
 
 
 def test_the_plan_cuts_a_csv_file_at_shares_of_its_bytes(night, tmp_path, monkeypatch):
