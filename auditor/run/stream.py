@@ -32,6 +32,7 @@ a single batch) is loaded at once, as before.
 from __future__ import annotations
 
 import io
+import json
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ from auditor.audit.collect import spilled
 from auditor.audit.core import AuditResult, add_work, audit_tables, stage
 from auditor.errors import ControlSignal, LogFileError
 from auditor.findings import SortedFindings, merge_sorted
+from auditor.logs import line_runs
 from auditor.logs.columns import names_as_read
 from auditor.logs.csv_format import is_utf8
 from auditor.logs.discover import plain_format, plain_parquet
@@ -216,16 +218,21 @@ def small(files: list[Path]) -> bool:
 
 
 def small_shares(files: list[Path], workers: int, read_rows: bool = True) -> int:
-    """The `shares` of `plan` for `workers` workers of an engine that does
-    not load a small input at once (decision 111): twice the workers (so
-    that they end close together) for several files of a `small` input;
-    0 otherwise (the plan by size). `read_rows` False: 0 too unless every
-    file is plain Parquet, whose footer tells the plan its tables (of CSV
-    the plan reads the `table_id` column, of JSON Lines and gzip'd files
-    every row: for `--jobs`, more than loading the input at once costs)."""
-    if not read_rows and not all(plain_parquet(f) for f in files):
+    """The `shares` of `plan` for `workers` workers (decision 111): twice
+    the workers (so that they end close together) for several files, the
+    batches at most their events over that many, so that an input of a
+    few batches' events is not loaded by one process; 0 for one file.
+    `read_rows` False (an engine that loads a `small` input at once where
+    that is cheaper): 0 too for a small input unless every file is plain
+    Parquet, whose footer tells the plan its tables (of CSV the plan reads
+    the `table_id` column, of JSON Lines each line's table as written, of
+    gzip'd files every row: for `--jobs`, more than loading a small input
+    at once costs). A larger input is scanned by the plan anyway."""
+    if len(files) < 2:
         return 0
-    return 2 * workers if len(files) > 1 and small(files) else 0
+    if not read_rows and small(files) and not all(plain_parquet(f) for f in files):
+        return 0
+    return 2 * workers
 
 
 def _size(path: Path) -> int:
@@ -309,6 +316,8 @@ def read_tables(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
             return _scan_parquet(path, read)
         if plain_format(path) == "csv" and read.encoding is None:
             return _scan_csv(path, read)
+        if plain_format(path) == "jsonl" and read.encoding is None:
+            return _scan_jsonl(path, read)
     except Exception:  # noqa: BLE001, S110 - anything odd: read it as the loader does
         pass
     raw = read_log(path, read)
@@ -430,6 +439,56 @@ def _scan_csv(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
                                               strings_can_be_null=False,
                                               check_utf8=False))
     return Scanned(_table_names(table.column(0)), table.num_rows, site_column=sited)
+
+
+#: Bytes of a JSON Lines file looked at a time by its scan (`_scan_jsonl`).
+SCAN_BLOCK_BYTES = 1 << 24
+
+
+def _scan_jsonl(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
+    """The tables a plain UTF-8 JSON Lines file names, from each line's
+    `"table_id":` value as written (`line_runs.JsonTables`), not parsed:
+    about a seventh of what reading the file costs (which the scan did, and
+    the workers then did again). Only where every line names exactly one
+    table, as a JSON string, and none a `site`, and the project
+    configuration renames neither: anything else (a blank line, a line
+    without the key or with it twice, a bare value, text not UTF-8) is read
+    as the loader reads it. A key nested in another object counts as a
+    line's second: its file is read."""
+    if any(name in pair for pair in read.columns for name in ("table_id", SITE_COLUMN)):
+        raise ValueError("columns renamed: read it whole")
+    pattern = line_runs.JsonTables().pattern
+    written: set[bytes] = set()
+    lines = 0
+    for block in _whole_lines(path):
+        if b'"site"' in block or not is_utf8(block):
+            raise ValueError("read it whole")
+        found = pattern.findall(block)
+        breaks = block.count(b"\n")
+        if len(found) != breaks + (not block.endswith(b"\n")):
+            raise ValueError("a line naming no table, or two: read it whole")
+        written.update(found)
+        lines += len(found)
+    if not all(value.startswith(b'"') for value in written):
+        raise ValueError("a table id not written as text: read it whole")
+    names = [json.loads(value) for value in sorted(written)]
+    return Scanned(_table_names(pa.array(names, pa.string())), lines)
+
+
+def _whole_lines(path: Path):
+    """The bytes of `path`, about `SCAN_BLOCK_BYTES` at a time, each block
+    whole lines (the last may end without a line break)."""
+    with open(path, "rb") as fh:
+        rest = b""
+        while block := fh.read(SCAN_BLOCK_BYTES):
+            end = block.rfind(b"\n") + 1
+            if not end:
+                rest += block
+                continue
+            yield rest + block[:end]
+            rest = block[end:]
+        if rest:
+            yield rest
 
 
 def _table_names(col) -> frozenset[str]:

@@ -351,6 +351,58 @@ def test_scans_read_table_ids_as_the_loader_types_them(tmp_path):
     assert stream.scan(tmp_path / "c.csv").tables == {"T3", "T5"}
 
 
+#: The rest of a JSON line: an event the loader reads.
+_OPEN = '"ts": "2026-03-01T20:00:00+00:00", "event": "table_open"}'
+
+
+def _read_by_loader(monkeypatch) -> list[str]:
+    """The files the scan goes on to read as the loader does, from now on."""
+    read: list[str] = []
+    real = stream.read_log
+
+    def spy(path, *args, **kw):
+        read.append(Path(path).name)
+        return real(path, *args, **kw)
+    monkeypatch.setattr(stream, "read_log", spy)
+    return read
+
+
+def test_a_json_lines_scan_reads_each_lines_table_as_written_not_the_lines(tmp_path,
+                                                                           monkeypatch):
+    read = _read_by_loader(monkeypatch)
+    lines = ['{"table_id": " T1 ", "seq": 1, ' + _OPEN, '{"seq":2,"table_id":"T\\u0032",' + _OPEN,
+             '{"table_id":"", "seq": 3,' + _OPEN,
+             '{"table_id":"T1","note":"\\"table_id\\": x",' + _OPEN]
+    path = tmp_path / "night.jsonl"
+    path.write_bytes("\r\n".join(lines).encode())  # (no line break after the last)
+    scanned = stream.scan(path)
+    assert read == []
+    assert scanned == stream.Scanned(frozenset({"T1", "T2"}), 4)
+    assert scanned.tables == set(load_logs([path]).events["table_id"].astype(str))
+
+
+@pytest.mark.parametrize(("line", "read_whole"), [
+    ('{"table_id": 7, "seq": 9, ' + _OPEN, True),  # a bare value: typed by the loader
+    ('{"seq": 9, ' + _OPEN, True),  # no table named
+    ('', True),  # a blank line
+    ('{"table_id": "T3", "x": {"table_id": "T4"}, "seq": 9, ' + _OPEN, True),  # a key nested
+    ('{"table_id": "T3", "site": "casino-b", "seq": 9, ' + _OPEN, True),  # a site of its own
+    ('{"table_id": "T3", "seq": 9', False),  # not JSON: named all the same
+])
+def test_a_json_lines_line_the_scan_cannot_vouch_for_has_the_file_read(tmp_path, monkeypatch,
+                                                                         line, read_whole):
+    read = _read_by_loader(monkeypatch)
+    path = tmp_path / "night.jsonl"
+    path.write_text('{"table_id": "T1", "seq": 1, ' + _OPEN + "\n" + line + "\n"
+                    '{"table_id": "T2", "seq": 2, ' + _OPEN + "\n", encoding="utf-8")
+    scanned = stream.scan(path)
+    assert read == (["night.jsonl"] if read_whole else [])
+    loaded = stream._table_names(stream.read_log(path).table.column("table_id"))
+    # (a line the loader quarantines may add a table to the scan's: the
+    # plan then only keeps its file with that table's other files)
+    assert scanned.tables == loaded if read_whole else scanned.tables == loaded | {"T3"}
+
+
 def test_a_scan_of_a_csv_with_bytes_that_are_not_utf8_says_nothing_and_reads_as_the_loader(
         tmp_path, monkeypatch):
     """A row of the wrong length holding bytes that are not UTF-8: Arrow
@@ -431,6 +483,41 @@ def test_small_shares_for_workers_need_footers_alone_when_rows_may_not_be_read(
         (tmp_path / name).write_bytes(b"x" * 100)  # (small: the names decide)
         files.append(tmp_path / name)
     assert stream.small_shares(files, 2, read_rows=read_rows) == shares
+
+
+@pytest.mark.parametrize("names", [["a.jsonl", "b.csv"], ["a.parquet", "b.csv.gz"]])
+def test_an_input_the_plan_scans_anyway_is_shared_out_in_batches(tmp_path, monkeypatch, names):
+    """Not small, the input is scanned whatever its formats: its batches are
+    sized for the workers (at most its events over twice their number), so
+    that an input of a batch or two is not loaded by the main process."""
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 150)
+    files = []
+    for name in names:
+        (tmp_path / name).write_bytes(b"x" * 100)
+        files.append(tmp_path / name)
+    assert stream.small_shares(files, 2, read_rows=False) == 4
+    assert stream.small_shares(files[:1], 2, read_rows=False) == 0
+
+
+def test_a_json_lines_month_under_jobs_is_audited_a_batch_a_worker(tmp_path, ruleset,
+                                                                  monkeypatch):
+    """Four JSON Lines files of two tables each, more bytes than are loaded at
+    once: `--jobs 2` plans them in four batches for its workers (before, one
+    batch: the main process read every file to plan, then loaded them all),
+    the audit one load's."""
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 1)
+    read = _read_by_loader(monkeypatch)
+    files = []
+    for k in range(4):
+        files.append(tmp_path / f"night-{k}.jsonl")
+        write_log(generate(2, 30, seed=60 + k, inject=["call.wrong_total", "offer.order"],
+                           first_table=1 + 2 * k).table, files[-1])
+    assert [len(batch) for batch in stream.plan(files, shares=4)] == [1, 1, 1, 1]
+    assert read == []  # (planned from each line's table as written)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs(files))
+    by_workers = run_audit(AuditJob.of(files, ruleset, jobs=2, collector=COLLECTOR))
+    assert _bytes(by_workers, tmp_path, "workers") == _bytes(once, tmp_path, "once")
+    assert render_html(by_workers, META) == render_html(once, META)
 
 
 @pytest.mark.parametrize(("name", "fmt", "parquet"), [
