@@ -449,12 +449,14 @@ def _scan_jsonl(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     """The tables a plain UTF-8 JSON Lines file names, from each line's
     `"table_id":` value as written (`line_runs.JsonTables`), not parsed:
     about a seventh of what reading the file costs (which the scan did, and
-    the workers then did again). Only where every line names exactly one
-    table, as a JSON string, and none a `site`, and the project
-    configuration renames neither: anything else (a blank line, a line
-    without the key or with it twice, a bare value, text not UTF-8) is read
-    as the loader reads it. A key nested in another object counts as a
-    line's second: its file is read."""
+    the workers then did again). Only where the file's lines and the table
+    names found in it are as many, each a JSON string, no line names a
+    `site` and the project configuration renames neither: anything else (a
+    blank line, a line without the key or with it twice, as in an object
+    nested in it, a bare value, text not UTF-8) is read as the loader reads
+    it. (A line naming none beside one naming two passes: a name too many
+    only keeps files together; one the scan would miss, a key written with
+    escapes there, is caught as the batches load, `TablesCrossBatches`.)"""
     if any(name in pair for pair in read.columns for name in ("table_id", SITE_COLUMN)):
         raise ValueError("columns renamed: read it whole")
     pattern = line_runs.JsonTables().pattern
