@@ -141,23 +141,32 @@ class Scanned:
                        self.site_column)
 
 
+def scan_each(files: list[Path], read: ReadOptions = DEFAULT_READ) -> list[Scanned]:
+    """`scan` of each file in turn, in this process."""
+    return [scan(f, read) for f in files]
+
+
 def plan(files: list[Path], progress=None, budget: int | None = None,
          read: ReadOptions = DEFAULT_READ,
-         sites: dict[str, str] | None = None, shares: int = 0) -> list[Batch] | None:
+         sites: dict[str, str] | None = None, shares: int = 0,
+         scan_all: Callable[[list[Path], ReadOptions], list[Scanned]] = scan_each,
+         ) -> list[Batch] | None:
     """Batches of file positions (each in file order), or None when the
     input is best loaded at once (small, or one batch anyway). `sites`: each
     file's site (`--site-from-path`), so that two casinos' `T01` are two
     tables here as they are to the audit (`plan_sites`). `shares`: a small
     input planned too, in batches of at most its rows over `shares` (an
     engine that cannot load it at once and share its tables out cheaply,
-    as `--jobs` does, audits it by batches instead)."""
+    as `--jobs` does, audits it by batches instead). `scan_all`: how the
+    files are scanned (`scan_each`; `--jobs` shares many out to its
+    workers)."""
     budget = STREAM_EVENTS if budget is None else budget
     if len(files) < 2 or (not shares and small(files)):
         return None
     if progress is not None:
         progress.expect(files=len(files))
         progress.stage("scanning")
-    scans = [scan(f, read) for f in files]
+    scans = scan_all(files, read)
     site_of = plan_sites(files, scans, sites, read)
     scans = [s.of_site(site) for s, site in zip(scans, site_of)]
     again = overlapping([s.span for s in scans], [s.bounds() for s in scans])
@@ -405,9 +414,12 @@ def _plain(text: bytes) -> bool:
 
 
 def _trimmed_names(values: set[bytes]) -> frozenset[str]:
-    """Raw table ids as the loader reads them (`_table_names`)."""
-    if not values:
-        return frozenset()
+    """Raw table ids as the loader reads them (`_table_names`): plain
+    printable ASCII ones (`_plain`, which trimming leaves as they are)
+    as they are, without an Arrow call a file (a third of a footer's
+    survey, with a file a table and night); any other through Arrow."""
+    if all(_plain(v) for v in values):
+        return frozenset(v.decode("ascii") for v in values)
     return _table_names(pa.array(sorted(values), pa.binary()))
 
 

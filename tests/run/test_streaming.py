@@ -5,6 +5,7 @@ again."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from auditor.logs.load import load_logs
 from auditor.logs.raw import ReadOptions
 from auditor.report.dice_tally import Spilled
 from auditor.report.html import COLLECTOR, render_html
-from auditor.run import AuditJob, run_audit, stream
+from auditor.run import AuditJob, local, run_audit, stream
 from auditor.run.stream import LazyLogs, components, pack
 
 META = {"test": "streaming"}
@@ -314,6 +315,59 @@ def test_the_first_bad_file_is_named_as_by_one_load(tmp_path, ruleset, streaming
     with pytest.raises(LogFileError) as by_jobs:
         run_audit(AuditJob.of([tmp_path], ruleset, jobs=2))
     assert str(by_jobs.value) == str(once.value)
+
+
+def test_many_files_are_scanned_by_the_workers(logs_dir, ruleset, tmp_path, streaming,
+                                              monkeypatch):
+    """From `SCAN_IN_WORKERS` files, `--jobs` scans them for its plan in its
+    workers, each a run of them, not in the main process before any worker
+    starts: the plan, and the audit, one load's."""
+    monkeypatch.setattr(local, "SCAN_IN_WORKERS", 2)
+    where = tmp_path / "scanned-in.txt"
+    real = stream.scan
+
+    def spy(path, *args):
+        with where.open("a", encoding="utf-8") as out:
+            out.write(f"{os.getpid()} {Path(path).name}\n")
+        return real(path, *args)
+    monkeypatch.setattr(stream, "scan", spy)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([logs_dir]))
+    streamed = run_audit(AuditJob.of([logs_dir], ruleset, jobs=2, collector=COLLECTOR))
+    scanned = [line.split() for line in where.read_text(encoding="utf-8").splitlines()]
+    assert sorted(name for _, name in scanned) == sorted(p.name for p in logs_dir.iterdir())
+    assert str(os.getpid()) not in {pid for pid, _ in scanned}
+    files = discover([logs_dir])
+    job = AuditJob.of([logs_dir], ruleset, jobs=2)
+    assert stream.plan(files, scan_all=local._scanner(job)) == stream.plan(files) \
+        == [[0], [1], [2], [3, 4], [5]]
+    _same(streamed, once, tmp_path)
+
+
+def test_the_first_bad_file_is_named_as_by_one_load_when_workers_scan(tmp_path, ruleset,
+                                                                      streaming, monkeypatch):
+    """Files the scan cannot read in two of the workers' runs, and before
+    them one only the load finds bad: the error is the first bad file's in
+    file order."""
+    monkeypatch.setattr(local, "SCAN_IN_WORKERS", 2)
+    for k in range(8):
+        write_log(generate(1, 10, seed=50 + k, first_table=k + 1).table,
+                  tmp_path / f"{k}.parquet")
+    bad = generate(1, 10, seed=42, first_table=20).table
+    pq.write_table(bad.drop_columns(["seq"]), tmp_path / "1.parquet")  # found by the load
+    (tmp_path / "3.csv").write_text("", encoding="utf-8")  # found by the scan
+    (tmp_path / "6.csv").write_text("no,log\n", encoding="utf-8")
+    with pytest.raises(LogFileError) as once:
+        load_logs([tmp_path])
+    assert "1.parquet" in str(once.value)
+    with pytest.raises(LogFileError) as by_jobs:
+        run_audit(AuditJob.of([tmp_path], ruleset, jobs=2))
+    assert str(by_jobs.value) == str(once.value)
+    (tmp_path / "1.parquet").unlink()
+    with pytest.raises(LogFileError) as once:
+        load_logs([tmp_path])
+    with pytest.raises(LogFileError) as by_jobs:
+        run_audit(AuditJob.of([tmp_path], ruleset, jobs=2))
+    assert "3.csv" in str(once.value) and str(by_jobs.value) == str(once.value)
 
 
 def test_the_table_clash_named_is_that_of_one_load(tmp_path, ruleset, streaming, cluster):
