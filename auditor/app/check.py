@@ -180,7 +180,7 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
         not_audited_meta(meta, left.unreadable, left.excluded)
         progress.stage("writing")
         # The formats read each finding's status from its columns, not from meta.
-        triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
+        triaged = result.with_findings(triage.annotate(result.findings))
         with sharing():  # (the dice statistics computed once, for the files and the terminal)
             with commit_together():  # every report file in place, or none, before the summary
                 written, streamed = write_and_render(

@@ -20,7 +20,6 @@ its id wherever the auditor is installed now, and judged by its content hash.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import tempfile
@@ -183,7 +182,7 @@ def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_) -
         verdict_.problems.append(f"provenance: {', '.join(differing)} not what the audit "
                                  f"gives now")
     if manifest is not None:
-        triaged = dataclasses.replace(result, findings=triage.annotate(result.findings))
+        triaged = result.with_findings(triage.annotate(result.findings))
         _render_again(manifest, recorded, triaged, files, verdict_)
 
 

@@ -4,6 +4,7 @@ calls), and the result an engine makes of the parts (`AuditResult`)."""
 
 from __future__ import annotations
 
+import copy
 import time
 import warnings
 from collections.abc import Callable
@@ -47,6 +48,14 @@ class AuditResult:
         rulesets = getattr(self, "rulesets", None) or [self.ruleset]
         self.findings, self.not_evaluated, self.mid_session = judged(
             rulesets, self.logs.inputs, self.findings)
+
+    def with_findings(self, findings: pd.DataFrame) -> AuditResult:
+        """This result with `findings`, its own findings annotated (already
+        judged), in their place: a copy not judged again (`judged` passes
+        over every input file, 0.3 s of 10,000 files, for the same answer)."""
+        out = copy.copy(self)
+        out.findings = findings
+        return out
 
     @property
     def tables(self) -> list[str]:
