@@ -208,19 +208,29 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
     whole, by one task. `spill`: where the per-die rows go."""
     files, read = list(job.files), job.read
     absolute = {str(f): str(f.resolve()) for f in files}
-    sent = dataclasses.replace(job, sites={absolute[k]: v for k, v in job.sites.items()}
-                               if job.sites else None)
+    # (a task is sent what it reads of the job: not the input's file list,
+    # 0.37 MB at 10,000 files, and the sites of its own files alone)
+    lean = dataclasses.replace(job, paths=(), files=(), sites=None)
     limits = current_inflate_limits()
+
+    def sent(names: list[str], key=absolute.get) -> AuditJob:
+        """The job as a task reading `names` gets it, their sites keyed as
+        the task looks them up (a batch: by the path it reads; a piece: by
+        the file's name)."""
+        if not job.sites:
+            return lean
+        return dataclasses.replace(lean, sites={key(n): job.sites[n] for n in names
+                                                if n in job.sites})
 
     def submit(item):
         if isinstance(item, pieces.Piece):
             name = str(files[item.file])
             return client.submit(_audit_piece, name,
-                                 dataclasses.replace(item, path=absolute[name]), job, limits,
-                                 spill.workers, pure=False)
-        return client.submit(_audit_batch, [str(files[i]) for i in item],
-                             [absolute[str(files[i])] for i in item], sent, limits,
-                             spill.workers, pure=False)
+                                 dataclasses.replace(item, path=absolute[name]),
+                                 sent([name], key=str), limits, spill.workers, pure=False)
+        names = [str(files[i]) for i in item]
+        return client.submit(_audit_batch, names, [absolute[n] for n in names], sent(names),
+                             limits, spill.workers, pure=False)
 
     def arrived(result) -> None:
         if isinstance(result, stream.BatchResult):

@@ -49,6 +49,8 @@ _GROUPS: list[LoadedLogs] = []
 _REPORT = None
 #: In a worker of a pool of batches, the folder its collectors spill to.
 _SPILL: str | None = None
+#: In a worker, the job of its pool (`_run_pool`), sent once.
+_JOB: AuditJob | None = None
 
 
 def audit_paths(job: AuditJob, timings: dict[str, float] | None = None,
@@ -328,10 +330,13 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
             tell(task, counts)
 
     _REPORT = report
+    # (the job reaches each worker once, as it starts, not with every item:
+    # with its input's file list it was 0.37 MB at 10,000 files, 22 ms to
+    # send and 60 ms to receive, an item)
     pool = ProcessPoolExecutor(max_workers=max(1, min(jobs, len(work))), mp_context=context,
-                               initializer=_worker_start, initargs=(os.getpid(), spill))
+                               initializer=_worker_start, initargs=(os.getpid(), spill, job))
     try:
-        futures = {pool.submit(func, k, work[k], job): k
+        futures = {pool.submit(_with_job, func, k, work[k]): k
                    for k in (range(len(work)) if order is None else order)}
         pending = set(futures)
         while pending:
@@ -369,14 +374,19 @@ def _run_pool(work: list, func, job: AuditJob, jobs: int, progress, on_error=Non
     return [results[k] for k in range(len(work))]
 
 
-def _worker_start(parent: int, spill: str | None = None) -> None:
+def _worker_start(parent: int, spill: str | None = None, job: AuditJob | None = None) -> None:
     """A worker dies with the audit that started it (a SIGKILL of the
-    parent included), holds none of its report folder locks, and spills
-    to the pool's folder."""
-    global _SPILL
+    parent included), holds none of its report folder locks, spills to
+    the pool's folder and keeps the pool's job for its items."""
+    global _SPILL, _JOB
     die_with_parent(parent)
     release_inherited_locks()
-    _SPILL = spill
+    _SPILL, _JOB = spill, job
+
+
+def _with_job(func, task: int, item):
+    """In a worker: `func(task, item, job)`, the job the worker was started with."""
+    return func(task, item, _JOB)
 
 
 def _totals(result) -> list[int]:

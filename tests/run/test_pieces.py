@@ -242,9 +242,9 @@ def test_the_largest_work_is_handed_out_first(big, ruleset, tmp_path, split, mon
         from auditor.run import local
 
         class Recording(local.ProcessPoolExecutor):
-            def submit(self, func, task, *args, **kw):
+            def submit(self, call, func, task, *args, **kw):  # (call: `local._with_job`)
                 handed.append(task)
-                return super().submit(func, task, *args, **kw)
+                return super().submit(call, func, task, *args, **kw)
         monkeypatch.setattr(local, "ProcessPoolExecutor", Recording)
         engine = {"jobs": jobs}
     once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([folder]))

@@ -343,6 +343,25 @@ def test_many_files_are_scanned_by_the_workers(logs_dir, ruleset, tmp_path, stre
     _same(streamed, once, tmp_path)
 
 
+def test_the_job_reaches_each_worker_once_not_with_every_batch(logs_dir, ruleset, tmp_path,
+                                                              streaming, monkeypatch):
+    """The job carries the input's file list (0.37 MB at 10,000 files): the
+    workers of `--jobs` get it as they start (forked: not sent at all), not
+    pickled with each of the five batches."""
+    sent = tmp_path / "pickled.txt"
+
+    def counted(job):
+        with sent.open("a", encoding="utf-8") as out:
+            out.write("job\n")
+        return job.__dict__
+    monkeypatch.setattr(AuditJob, "__getstate__", counted, raising=False)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([logs_dir]))
+    streamed = run_audit(AuditJob.of([logs_dir], ruleset, jobs=2, collector=COLLECTOR))
+    pickled = sent.read_text(encoding="utf-8").count("job") if sent.exists() else 0
+    assert pickled <= 2  # (none where workers fork; one a worker where they are spawned)
+    _same(streamed, once, tmp_path)
+
+
 def test_the_first_bad_file_is_named_as_by_one_load_when_workers_scan(tmp_path, ruleset,
                                                                       streaming, monkeypatch):
     """Files the scan cannot read in two of the workers' runs, and before
