@@ -3,21 +3,21 @@ found from the bytes about the cut alone.
 
 Every line break of a JSON Lines file ends a record (JSON writes a line
 break inside a value as `\\n`); so does every line break of a CSV file
-outside its quoted values (where a cut falls inside one, the piece before
-it finds so: `auditor.logs.csv_format.ends_outside_quotes`). A byte offset
-then belongs to one line, and a cut moves from there to the start or the
-end of the run of lines naming that line's table, whichever is nearer (the
-start on a tie): what `auditor.run.pieces.cut_near` does with a Parquet
-file's rows. A line's table is read from its text as written
-(`JsonTables`: the value after `"table_id":`; `CsvTables`: the table
-column's cell, quotes and all), not parsed: a cut only has to be the same for the two pieces that meet at it,
-and it is, being a function of the file and the offset alone. A table that
-still ends up in two pieces (a line this reading misnames, an id written two
-ways, tables interleaved by time) is found when the pieces are merged, and
-the file is then read whole (`auditor.run.pieces`). The lines are read a
-block at a time on either side of the cut, as far as the run goes; a block
-whose every line names the cut line's table, as counted (`all_name`), is
-passed over whole rather than read line by line.
+outside its quoted values (where a cut falls inside one, the piece before it
+finds so: `auditor.logs.csv_format.ends_outside_quotes`). A byte offset then
+belongs to one line, and a cut moves from there to the start or the end of
+the run of lines naming that line's table, whichever is nearer (the start on
+a tie): what `auditor.run.pieces.cut_near` does with a Parquet file's rows.
+A line's table is read from its text as written (`JsonTables`: the value
+after `"table_id":`; `CsvTables`: the table column's cell, quotes and all),
+not parsed: a cut only has to be the same for the two pieces that meet at
+it, and it is, being a function of the file and the offset alone. A table
+that still ends up in two pieces (a line this reading misnames, an id
+written two ways, tables interleaved by time) is found when the pieces are
+merged, and the file is then read whole (`auditor.run.pieces`). The lines
+are read a block at a time on either side of the cut, as far as the run
+goes; a block whose every line names the cut line's table, as counted
+(`all_name`), is passed over whole rather than read line by line.
 """
 
 from __future__ import annotations
@@ -179,6 +179,17 @@ class _Run:
                 if at > start and not self.holds(text):
                     return at
         return size if size - start < start - begin else begin
+
+
+def whole_line_blocks(path: Path) -> Iterator[bytes]:
+    """The bytes of `path` a block of whole lines at a time (`_blocks_on`:
+    its last line, when no line break ends it, a block of its own), ending
+    with b"" at a line longer than `LONG_LINE_BYTES`, so that what is held
+    stays bounded whatever the file holds."""
+    with open(path, "rb") as fh:
+        size = fh.seek(0, 2)
+        for _, block in _blocks_on(fh, 0, size):
+            yield block
 
 
 def _line_start(fh, offset: int) -> int:

@@ -453,10 +453,6 @@ def _scan_csv(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     return Scanned(_table_names(table.column(0)), table.num_rows, site_column=sited)
 
 
-#: Bytes of a JSON Lines file looked at a time by its scan (`_scan_jsonl`).
-SCAN_BLOCK_BYTES = 1 << 24
-
-
 def _scan_jsonl(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     """The tables a plain UTF-8 JSON Lines file names, from each line's
     `"table_id":` value as written (`line_runs.JsonTables`), not parsed:
@@ -465,17 +461,18 @@ def _scan_jsonl(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
     names found in it are as many, each a JSON string, no line names a
     `site` and the project configuration renames neither: anything else (a
     blank line, a line without the key or with it twice, as in an object
-    nested in it, a bare value, text not UTF-8) is read as the loader reads
-    it. (A line naming none beside one naming two passes: a name too many
-    only keeps files together; one the scan would miss, a key written with
-    escapes there, is caught as the batches load, `TablesCrossBatches`.)"""
+    nested in it, a bare value, text not UTF-8, a line longer than
+    `line_runs.LONG_LINE_BYTES`) is read as the loader reads it. (A line
+    naming none beside one naming two passes: a name too many only keeps
+    files together; one the scan would miss, a key written with escapes
+    there, is caught as the batches load, `TablesCrossBatches`.)"""
     if any(name in pair for pair in read.columns for name in ("table_id", SITE_COLUMN)):
         raise ValueError("columns renamed: read it whole")
     pattern = line_runs.JsonTables().pattern
     written: set[bytes] = set()
     lines = 0
-    for block in _whole_lines(path):
-        if b'"site"' in block or not is_utf8(block):
+    for block in line_runs.whole_line_blocks(path):
+        if not block or b'"site"' in block or not is_utf8(block):  # (b"": a line too long)
             raise ValueError("read it whole")
         found = pattern.findall(block)
         breaks = block.count(b"\n")
@@ -487,22 +484,6 @@ def _scan_jsonl(path: Path, read: ReadOptions = DEFAULT_READ) -> Scanned:
         raise ValueError("a table id not written as text: read it whole")
     names = [json.loads(value) for value in sorted(written)]
     return Scanned(_table_names(pa.array(names, pa.string())), lines)
-
-
-def _whole_lines(path: Path):
-    """The bytes of `path`, about `SCAN_BLOCK_BYTES` at a time, each block
-    whole lines (the last may end without a line break)."""
-    with open(path, "rb") as fh:
-        rest = b""
-        while block := fh.read(SCAN_BLOCK_BYTES):
-            end = block.rfind(b"\n") + 1
-            if not end:
-                rest += block
-                continue
-            yield rest + block[:end]
-            rest = block[end:]
-        if rest:
-            yield rest
 
 
 def _table_names(col) -> frozenset[str]:

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from auditor.cli import main
 from auditor.errors import LogFileError
 from auditor.generate import INJECTABLE, generate, write_log
+from auditor.logs import line_runs
 from auditor.logs.discover import discover, plain_format, plain_parquet
 from auditor.logs.identity import TableIdentityError, check_events
 from auditor.logs.load import load_logs
@@ -474,6 +475,22 @@ def test_a_json_lines_line_the_scan_cannot_vouch_for_has_the_file_read(tmp_path,
     # (a line the loader quarantines may add a table to the scan's: the
     # plan then only keeps its file with that table's other files)
     assert scanned.tables == loaded if read_whole else scanned.tables == loaded | {"T3"}
+
+
+def test_a_json_lines_line_too_long_to_hold_has_the_file_read(tmp_path, monkeypatch):
+    """The scan holds a block of whole lines at a time: at a line longer
+    than `LONG_LINE_BYTES` it stops, and the file is read as the loader
+    reads it."""
+    read = _read_by_loader(monkeypatch)
+    path = tmp_path / "night.jsonl"
+    path.write_text('{"table_id": "T1", "seq": 1, ' + _OPEN + "\n"
+                    '{"table_id": "T2", "seq": 2, "note": "' + "x" * 600 + '", ' + _OPEN + "\n",
+                    encoding="utf-8")
+    monkeypatch.setattr(line_runs, "LONG_LINE_BYTES", 4096)
+    assert stream.scan(path).tables == {"T1", "T2"} and read == []
+    monkeypatch.setattr(line_runs, "LONG_LINE_BYTES", 100)
+    monkeypatch.setattr(line_runs, "BLOCK_BYTES", 64)
+    assert stream.scan(path).tables == {"T1", "T2"} and read == ["night.jsonl"]
 
 
 def test_a_scan_of_a_csv_with_bytes_that_are_not_utf8_says_nothing_and_reads_as_the_loader(
