@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 
 
 class build_py_and_page(build_py):
-    """The package's files, and the HTML report's template compiled beside them."""
+    """The package's files, and the HTML report's templates compiled beside them."""
 
     def run(self):
         super().run()
@@ -34,12 +34,12 @@ class build_py_and_page(build_py):
             return
         sys.path.insert(0, str(HERE))  # (this checkout's auditor, for its page module)
         try:
-            from auditor.report.page import write_compiled
+            from auditor.report.page import write_all_compiled
         except ImportError:  # no jinja2 where the package is built: compiled at run time
             return
         finally:
             sys.path.remove(str(HERE))
-        write_compiled(Path(self.build_lib) / "auditor" / "report" / "templates")
+        write_all_compiled(Path(self.build_lib) / "auditor" / "report" / "templates")
 
 
 #: The replay's modules, compiled each from its `.py` with the C types of its

@@ -85,6 +85,10 @@ class EventDigest:
     windows: dict[tuple[str, int], Window]
     extras: list[str] = field(default_factory=list)  # the log's own extra columns
     per_table_code: int = 0
+    #: the details of findings sure to be listed, already rendered where their
+    #: table was audited (`auditor.report.html.PageCollector`): by finding id,
+    #: the opening tag and the rest; such a finding's window is not kept
+    details: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def span(self) -> tuple[int, int] | None:
@@ -93,8 +97,10 @@ class EventDigest:
         return min(t.t0 for t in self.tables), max(t.t1 for t in self.tables)
 
     def columns(self) -> list[str]:
-        """Columns of a window, in the order shown."""
-        return ["source_line", *COLUMN_NAMES[1:], *self.extras]
+        """Columns of a window, in the order shown: the log's own extra
+        columns last, by name (as a quarantined row's), so a window reads
+        the same whichever files were audited beside its table."""
+        return ["source_line", *COLUMN_NAMES[1:], *sorted(self.extras)]
 
 
 def digest(events: pd.DataFrame, findings: pd.DataFrame, per_table_code: int,
@@ -128,12 +134,14 @@ def join(digests: list[EventDigest]) -> EventDigest:
     """The digests of batches holding different tables, as one."""
     extras: dict[str, None] = {}
     windows: dict[tuple[str, int], Window] = {}
+    details: dict[str, tuple[str, str]] = {}
     for d in digests:
         extras.update(dict.fromkeys(d.extras))
         windows.update(d.windows)
+        details.update(d.details)
     tables = sorted((t for d in digests for t in d.tables), key=lambda t: natural_key(t.id))
     return EventDigest(tables, windows, list(extras),
-                       min((d.per_table_code for d in digests), default=0))
+                       min((d.per_table_code for d in digests), default=0), details)
 
 
 def natural_key(name) -> tuple:

@@ -29,6 +29,10 @@ from auditor.escape import terminal_safe
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 PAGE = "report.html"
+#: the template of a listed finding's details, imported by the page's
+FINDING = "finding.html"
+#: every template, each compiled when the package is built
+TEMPLATE_NAMES = (PAGE, FINDING)
 
 
 def visible(value):
@@ -92,3 +96,8 @@ def write_compiled(folder: Path, name: str = PAGE) -> Path:
     target = compiled_path(folder, name)
     target.write_bytes(bucket.bytecode_to_string())
     return target
+
+
+def write_all_compiled(folder: Path) -> list[Path]:
+    """`write_compiled` for every template of the page (`TEMPLATE_NAMES`)."""
+    return [write_compiled(folder, name) for name in TEMPLATE_NAMES]

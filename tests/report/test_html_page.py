@@ -31,7 +31,7 @@ def context() -> dict:
 @pytest.fixture
 def folder(tmp_path) -> Path:
     """The page's template files alone (no bytecode), in a folder of their own."""
-    for name in ("report.html", "report.css", "report.js"):
+    for name in ("report.html", "finding.html", "report.css", "report.js"):
         shutil.copy(page.TEMPLATES / name, tmp_path / name)
     return tmp_path
 
@@ -57,16 +57,17 @@ def _render(folder: Path, context: dict) -> str:
 def test_the_page_from_the_built_bytecode_is_the_page_compiled_afresh(folder, context,
                                                                       compiles):
     fresh = _render(folder, context)
-    assert compiles == [page.PAGE]
-    written = page.write_compiled(folder)
-    assert written == page.compiled_path(folder) and written.stat().st_size > 0
+    assert compiles == [page.PAGE, page.FINDING]  # (the page imports the findings' macros)
+    written = page.write_all_compiled(folder)
+    assert written == [page.compiled_path(folder, name) for name in page.TEMPLATE_NAMES]
+    assert all(path.stat().st_size > 0 for path in written)
     compiles.clear()
     assert _render(folder, context) == fresh
     assert compiles == []  # read, not compiled
 
 
 def test_a_template_changed_after_the_build_is_compiled_again(folder, context, compiles):
-    page.write_compiled(folder)
+    page.write_all_compiled(folder)
     template = folder / page.PAGE
     template.write_text(template.read_text(encoding="utf-8") + "changed\n", encoding="utf-8")
     compiles.clear()
@@ -74,11 +75,24 @@ def test_a_template_changed_after_the_build_is_compiled_again(folder, context, c
     assert compiles == [page.PAGE]
 
 
+def test_a_changed_findings_template_is_compiled_again(folder, context, compiles):
+    page.write_all_compiled(folder)
+    fresh = _render(folder, context)
+    template = folder / page.FINDING
+    source = template.read_text(encoding="utf-8")
+    template.write_text(source.replace('<div class="finding-body">',
+                                       '<div class="finding-body changed">'), encoding="utf-8")
+    compiles.clear()
+    changed = _render(folder, context)
+    assert compiles == [page.FINDING]
+    assert changed.count("finding-body changed") == fresh.count('"finding-body"') > 0
+
+
 @pytest.mark.parametrize("spoil", ["other jinja2", "damaged", "empty"])
 def test_bytecode_of_another_jinja2_or_damaged_is_passed_over(folder, context, compiles,
                                                                spoil):
     fresh = _render(folder, context)
-    written = page.write_compiled(folder)
+    written = page.write_all_compiled(folder)[0]  # (the page's own)
     data = written.read_bytes()
     if spoil == "other jinja2":
         written.rename(written.with_name(written.name.replace("jinja2-", "jinja2-0.0.")))
@@ -93,5 +107,5 @@ def test_bytecode_of_another_jinja2_or_damaged_is_passed_over(folder, context, c
 
 def test_nothing_is_written_at_run_time(folder, context):
     _render(folder, context)
-    assert sorted(p.name for p in folder.iterdir()) == ["report.css", "report.html",
-                                                        "report.js"]
+    assert sorted(p.name for p in folder.iterdir()) == ["finding.html", "report.css",
+                                                        "report.html", "report.js"]
