@@ -163,7 +163,8 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
                               engine=request.engine, scheduler=request.scheduler, read=read,
                               site_from_path=request.site_from_path,
                               collector=None if family
-                              else collector_for(request.formats, ruleset))
+                              else collector_for(request.formats, ruleset, apart=request.jobs > 1
+                                                 or request.engine == "dask"))
             if family:  # each version audits its own table sessions: loaded at once
                 logs = load_with_progress(list(job.files), progress, read, job.sites)
                 check_events(logs.events)
@@ -195,17 +196,18 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
                         request.require_complete, streamed, dice_lines)
 
 
-def collector_for(formats, ruleset=None) -> Collectors:
+def collector_for(formats, ruleset=None, apart: bool = False) -> Collectors:
     """What the engine keeps of each batch's events for these reports: the
     dice tally always (the terminal names flagged dice whatever the
-    formats), the HTML page's rows when it is written, and with `ruleset`
-    the details of the findings it will list, rendered where they were
-    audited. The page's modules (and jinja2, some 40 ms of every run's
+    formats), the HTML page's rows when it is written, and (`apart`: the
+    audit runs in workers) the details of the findings it will list,
+    rendered there with `ruleset`'s words (in one process that would only
+    add work). The page's modules (and jinja2, some 40 ms of every run's
     start) are loaded only then."""
     if "html" not in formats:
         return Collectors(dice=DICE_COLLECTOR)
     from auditor.report import html  # (the page's modules: only for the page)
-    return html.COLLECTOR if ruleset is None else html.page_collector(ruleset)
+    return html.page_collector(ruleset) if apart and ruleset is not None else html.COLLECTOR
 
 
 def _audit_readable(audit_all, request: CheckRequest, read: ReadOptions, left: LeftOut,

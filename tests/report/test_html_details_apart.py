@@ -144,3 +144,18 @@ def test_the_command_writes_the_same_page_under_every_engine(exports, tmp_path):
         pages.append((out / "report.html").read_bytes())
     assert pages[0].count(b'<details class="finding"') > 10
     assert all(p == pages[0] for p in pages[1:])
+
+
+def test_details_are_rendered_apart_only_where_workers_audit():
+    """`auditor check` renders the details in the engines only when the
+    audit runs in workers (--jobs over 1, or dask): in one process that
+    would only add the windows' round trip to the same work."""
+    from auditor.app.check import collector_for
+
+    ruleset = load_ruleset(RULESET)
+    apart = dict(collector_for({"html"}, ruleset, apart=True).named)["html"]
+    at_home = dict(collector_for({"html"}, ruleset, apart=False).named)["html"]
+    assert isinstance(apart, html.PageCollector)
+    assert dict(apart.summaries) == {r.id: r.summary or "" for r in ruleset.rules}
+    assert not isinstance(at_home, html.PageCollector)
+    assert "html" not in dict(collector_for({"parquet"}, ruleset, apart=True).named)
