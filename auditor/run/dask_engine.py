@@ -132,13 +132,18 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
     progress = progress if progress is not None else NoProgress()
     files = list(job.files)
     progress.expect(files=len(files))
-    batches = _planned(files, job, progress)
+    # (many files are scanned by the workers: the plan waits for the cluster)
+    many = len(files) >= stream.SCAN_IN_WORKERS
+    batches = None if many else _planned(files, job, progress)
     with ExitStack() as stack:
         client = stack.enter_context(_client(distributed, job.scheduler, job.jobs))
         workers = sum(client.nthreads().values())
+        scan_all = _scanner(client, workers) if many else stream.scan_each
+        if many:
+            batches = _planned(files, job, progress, scan_all=scan_all)
         shares = stream.small_shares(files, workers) if SMALL_INPUT_BATCHES else 0
         if batches is None and shares:  # a small input: in batches (decision 111)
-            batches = _planned(files, job, progress, shares=shares)
+            batches = _planned(files, job, progress, shares=shares, scan_all=scan_all)
         work = pieces.split(files, batches, workers,
                             alone=min(LOADED_PIECE_ROWS, pieces.PIECE_ROWS), read=job.read)
         if work is not None:
@@ -160,13 +165,30 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
 LOADED_PIECE_ROWS = 1 << 17
 
 
-def _planned(files: list[Path], job: AuditJob, progress, shares: int = 0):
-    """`stream.plan` of the job's files (None where a file cannot be read:
-    a worker names it as it reads the files)."""
+def _planned(files: list[Path], job: AuditJob, progress, shares: int = 0,
+             scan_all=stream.scan_each):
+    """`stream.plan` of the job's files, scanned by `scan_all` (None where a
+    file cannot be read: a worker names it as it reads the files)."""
     try:
-        return stream.plan(files, progress, read=job.read, sites=job.sites, shares=shares)
+        return stream.plan(files, progress, read=job.read, sites=job.sites, shares=shares,
+                           scan_all=scan_all)
     except LogFileError:
         return None
+
+
+def _scanner(client, workers: int):
+    """The plan's scan of many files by the cluster's workers, as `--jobs`
+    scans them (`stream.scan_runs`): a task a run of files, each read from
+    its absolute path under the client's inflate limits, the scans back in
+    file order."""
+    limits = current_inflate_limits()
+
+    def in_workers(files: list[Path], read: ReadOptions) -> list[stream.Scanned]:
+        futures = [client.submit(_scan_run, [str(f) for f in run],
+                                 [str(f.resolve()) for f in run], read, limits, pure=False)
+                   for run in stream.scan_runs(files, workers)]
+        return stream.scans_of_runs(client.gather(futures))
+    return in_workers
 
 
 #: Whether a small input of several files is audited by batches
@@ -582,6 +604,19 @@ def _unseen(label: str, path: str) -> stream.FileFailure:
     return stream.FileFailure(
         label, f"not found by the dask worker {_worker_address()} at {path}: every worker "
         "must see the logs at the same absolute path as the client (a shared file system)")
+
+
+def _scan_run(labels: list[str], paths: list[str], read: ReadOptions,
+              limits: InflateLimits) -> list:
+    """A run of files scanned for the plan (`stream.scan_run`) from
+    `paths`, named `labels`, up to the first that cannot be a log or that
+    this worker does not see."""
+    seen = next((k for k, path in enumerate(paths) if not Path(path).exists()), len(paths))
+    with inflate_limits(limits):
+        found = stream.scan_run([Path(p) for p in paths[:seen]], read, labels[:seen])
+    if seen < len(paths) and not (found and isinstance(found[-1], stream.FileFailure)):
+        found.append(_unseen(labels[seen], paths[seen]))
+    return found
 
 
 def _audit_batch(labels: list[str], paths: list[str], job: AuditJob, limits: InflateLimits,

@@ -211,48 +211,25 @@ def _audit_item(item, job: AuditJob, progress):
     return stream.audit_batch(item, job, progress)
 
 
-#: From this many files, `--jobs` over 1 scans them for its plan in its
-#: workers, a share each, rather than one after another in the main
-#: process before any worker starts (a Parquet footer is about 0.25 ms:
-#: 146,000 files of a state's year, 35 s in series).
-SCAN_IN_WORKERS = 512
-
-
 def _scanner(job: AuditJob):
     """How the plan scans `job`'s files: in this process, or, for many
-    files and workers, in `job.jobs` workers, each a run of files in file
-    order; the error of the first file that cannot be a log, in file
-    order, as one scan after another meets it."""
+    files (`stream.SCAN_IN_WORKERS`) and workers, in `job.jobs` workers,
+    each a run of files in file order; the error of the first file that
+    cannot be a log, in file order, as one scan after another meets it."""
     if job.jobs < 2:
         return stream.scan_each
 
     def in_workers(files: list[Path], read) -> list[stream.Scanned]:
-        if len(files) < SCAN_IN_WORKERS:
+        if len(files) < stream.SCAN_IN_WORKERS:
             return stream.scan_each(files, read)
-        parts = 4 * job.jobs
-        runs = [files[len(files) * k // parts:len(files) * (k + 1) // parts]
-                for k in range(parts)]
-        scanned = []
-        for found in _run_pool(runs, _scan_task, job, job.jobs, NoProgress()):
-            for each in found:
-                if isinstance(each, stream.FileFailure):
-                    raise each.error()
-                scanned.append(each)
-        return scanned
+        return stream.scans_of_runs(_run_pool(stream.scan_runs(files, job.jobs), _scan_task,
+                                              job, job.jobs, NoProgress()))
     return in_workers
 
 
 def _scan_task(task: int, files: list[Path], job: AuditJob) -> list:
-    """In a worker: `stream.scan` of each file, up to the first that cannot
-    be a log (its `FileFailure`, last)."""
-    found: list = []
-    for path in files:
-        try:
-            found.append(stream.scan(path, job.read))
-        except LogFileError as exc:
-            found.append(stream.FileFailure.of(exc))
-            break
-    return found
+    """In a worker: `stream.scan_run`."""
+    return stream.scan_run(files, job.read)
 
 
 def _count_share_task(task: int, share, job: AuditJob) -> int | None:

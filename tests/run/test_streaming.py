@@ -323,7 +323,7 @@ def test_many_files_are_scanned_by_the_workers(logs_dir, ruleset, tmp_path, stre
     """From `SCAN_IN_WORKERS` files, `--jobs` scans them for its plan in its
     workers, each a run of them, not in the main process before any worker
     starts: the plan, and the audit, one load's."""
-    monkeypatch.setattr(local, "SCAN_IN_WORKERS", 2)
+    monkeypatch.setattr(stream, "SCAN_IN_WORKERS", 2)
     where = tmp_path / "scanned-in.txt"
     real = stream.scan
 
@@ -342,6 +342,51 @@ def test_many_files_are_scanned_by_the_workers(logs_dir, ruleset, tmp_path, stre
     assert stream.plan(files, scan_all=local._scanner(job)) == stream.plan(files) \
         == [[0], [1], [2], [3, 4], [5]]
     _same(streamed, once, tmp_path)
+
+
+def _scanned_where(monkeypatch) -> list[tuple[str, str]]:
+    """Each file `stream.scan` scans, and whether a dask worker or the
+    client scanned it (the `cluster` fixture's workers are threads)."""
+    distributed = pytest.importorskip("distributed")
+    where: list[tuple[str, str]] = []
+    real = stream.scan
+
+    def spy(path, *args):
+        try:
+            distributed.get_worker()
+            who = "worker"
+        except ValueError:
+            who = "client"
+        where.append((who, Path(path).name))
+        return real(path, *args)
+    monkeypatch.setattr(stream, "scan", spy)
+    return where
+
+
+def test_many_files_are_scanned_by_the_dask_workers(logs_dir, ruleset, tmp_path, streaming,
+                                                   cluster, monkeypatch):
+    """From `SCAN_IN_WORKERS` files, dask scans them for its plan in its
+    workers, a task a run of files, as `--jobs` does: the client scans
+    none, and the plan and the audit are one load's."""
+    monkeypatch.setattr(stream, "SCAN_IN_WORKERS", 2)
+    where = _scanned_where(monkeypatch)
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([logs_dir]))
+    streamed = run_audit(AuditJob.of([logs_dir], ruleset, engine="dask",
+                                     scheduler=cluster.scheduler_address, collector=COLLECTOR))
+    assert sorted(name for _, name in where) == sorted(p.name for p in logs_dir.iterdir())
+    assert {who for who, _ in where} == {"worker"}
+    assert streaming  # (audited by batches, as planned)
+    _same(streamed, once, tmp_path)
+
+
+def test_few_files_are_scanned_by_the_dask_client(logs_dir, ruleset, streaming, cluster,
+                                                 monkeypatch):
+    """Below `SCAN_IN_WORKERS` files the client scans them itself, before
+    the cluster is asked for anything (a task a run would cost more)."""
+    where = _scanned_where(monkeypatch)
+    run_audit(AuditJob.of([logs_dir], ruleset, engine="dask",
+                          scheduler=cluster.scheduler_address))
+    assert where and {who for who, _ in where} == {"client"}
 
 
 def test_the_job_reaches_each_worker_once_not_with_every_batch(logs_dir, ruleset, tmp_path,
@@ -368,7 +413,7 @@ def test_the_first_bad_file_is_named_as_by_one_load_when_workers_scan(tmp_path, 
     """Files the scan cannot read in two of the workers' runs, and before
     them one only the load finds bad: the error is the first bad file's in
     file order."""
-    monkeypatch.setattr(local, "SCAN_IN_WORKERS", 2)
+    monkeypatch.setattr(stream, "SCAN_IN_WORKERS", 2)
     for k in range(8):
         write_log(generate(1, 10, seed=50 + k, first_table=k + 1).table,
                   tmp_path / f"{k}.parquet")
@@ -388,6 +433,25 @@ def test_the_first_bad_file_is_named_as_by_one_load_when_workers_scan(tmp_path, 
     with pytest.raises(LogFileError) as by_jobs:
         run_audit(AuditJob.of([tmp_path], ruleset, jobs=2))
     assert "3.csv" in str(once.value) and str(by_jobs.value) == str(once.value)
+
+
+def test_the_first_bad_file_is_named_as_by_one_load_when_dask_workers_scan(
+        tmp_path, ruleset, streaming, cluster, monkeypatch):
+    """Under dask too: files the scan cannot read in two of the workers'
+    runs, the error the first bad file's in file order, as one load names
+    it."""
+    monkeypatch.setattr(stream, "SCAN_IN_WORKERS", 2)
+    for k in range(8):
+        write_log(generate(1, 10, seed=50 + k, first_table=k + 1).table,
+                  tmp_path / f"{k}.parquet")
+    (tmp_path / "3.csv").write_text("", encoding="utf-8")
+    (tmp_path / "6.csv").write_text("no,log\n", encoding="utf-8")
+    with pytest.raises(LogFileError) as once:
+        load_logs([tmp_path])
+    with pytest.raises(LogFileError) as by_dask:
+        run_audit(AuditJob.of([tmp_path], ruleset, engine="dask",
+                              scheduler=cluster.scheduler_address))
+    assert "3.csv" in str(once.value) and str(by_dask.value) == str(once.value)
 
 
 def test_the_table_clash_named_is_that_of_one_load(tmp_path, ruleset, streaming, cluster):
