@@ -12,16 +12,17 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from builder import append_broken_rows, run_cli
 
 from auditor.audit.collect import taken_by
 from auditor.findings import joined_sites
-from auditor.generate import generate, write_log
+from auditor.generate import INJECTABLE, generate, write_log
 from auditor.report import html
 from auditor.report.html_events import listed_findings
 from auditor.rules.ruleset import load_ruleset
-from auditor.run import AuditJob, run_audit, stream
+from auditor.run import AuditJob, pieces, run_audit, stream
 
 RULESET = "nz-table-games"
 INJECT = ["noroll.missing", "settle.wrong_outcome", "dice.set_size", "call.wrong_total"]
@@ -113,6 +114,33 @@ def test_details_rendered_where_audited_make_the_page_the_main_process_makes(
             if fid in rendered}
         assert not rows & set(digest.windows), engine  # (not carried back)
         assert html.render_html(result, meta) == page, engine
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_the_pieces_of_one_file_render_the_details_the_page_would(tmp_path, monkeypatch, jobs):
+    """One Parquet file of five tables cut into pieces for the workers (a
+    row to quarantine, a column of the log's own holding markup): each
+    piece renders its findings' details, and the page is the one the main
+    process renders from one load."""
+    table = generate(5, 60, seed=41, inject=list(INJECTABLE)).table
+    ids = table.column("table_id").to_pylist()
+    ids[7] = None
+    table = table.set_column(0, "table_id", pa.array(ids, pa.string()))
+    table = table.append_column("note", pa.array(
+        [f"<b>note {i}</b>" if i % 5 == 0 else None for i in range(table.num_rows)]))
+    path = tmp_path / "night.parquet"
+    pq.write_table(table, path, row_group_size=500)
+    ruleset = load_ruleset(RULESET)
+    page = html.render_html(run_audit(AuditJob.of([path], ruleset, collector=html.COLLECTOR)),
+                            {})
+    assert "&lt;b&gt;note" in page and "<b>note" not in page
+    monkeypatch.setattr(pieces, "PIECE_ROWS", 400)
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 10 ** 9)
+    assert len(pieces.split([path], None, jobs)) == jobs
+    result = run_audit(AuditJob.of([path], ruleset, jobs=jobs,
+                                   collector=html.page_collector(ruleset)))
+    assert taken_by(result.logs.digest, "html").details
+    assert html.render_html(result, {}) == page
 
 
 def test_a_window_shows_the_logs_own_columns_by_name(exports):
