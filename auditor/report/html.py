@@ -22,9 +22,11 @@ shown, so 100,000 findings still open in seconds. Of the events the page
 shows only what `auditor.report.html_events` takes from them (each table's
 counts and timeline series, the rows around the findings listed), so a
 timeline is a few SVG elements however many events, and an audit by
-batches gives that digest without reading the events again. Each listed
-finding shows the game just before its row (`auditor.report.html_state`),
-taken with the rows around it. A page listing more than
+batches gives that digest without reading the events again; where the
+audit runs in workers they also render the details of the findings sure
+to be listed (`PageCollector`, decision 117), so the main process only
+places them. Each listed finding shows the game just before its row
+(`auditor.report.html_state`), taken with the rows around it. A page listing more than
 `MAX_FINDINGS_EMBEDDED` findings carries their details as markup in an inert
 comment that its script builds into rows as the page opens and into details
 as each is opened or printed, so tens of thousands of critical findings open

@@ -29,7 +29,8 @@ from auditor.escape import terminal_safe
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 PAGE = "report.html"
-#: the template of a listed finding's details, imported by the page's
+#: the template of a listed finding's details (imported by the page; also
+#: rendered on its own where the findings' tables are audited)
 FINDING = "finding.html"
 #: every template, each compiled when the package is built
 TEMPLATE_NAMES = (PAGE, FINDING)
