@@ -97,6 +97,26 @@ def test_a_link_to_a_log_is_read(folder):
     assert "2 file(s), 48 row(s) read, 0 quarantined" in res.output  # good.csv and its copy
 
 
+def test_one_file_named_many_ways_is_one_input(tmp_path):
+    """Discovery tells two names of one file apart by the file's real path:
+    a link to it, the folder reached through a linked folder, and a path
+    climbing out and back in are the same input, found first by the name
+    given first; a copy is another input. (Each folder is resolved once.)"""
+    from auditor.logs.discover import discover
+
+    logs = tmp_path / "logs"
+    (logs / "casino-a").mkdir(parents=True)
+    night = logs / "casino-a" / "night.csv"
+    night.write_text("table_id,seq\n", encoding="utf-8")
+    (logs / "casino-a" / "copy.csv").write_text("table_id,seq\n", encoding="utf-8")
+    (logs / "casino-a" / "also.csv").symlink_to(night)
+    (tmp_path / "alias").symlink_to(logs / "casino-a")
+    climbing = logs / "casino-a" / ".." / "casino-a" / "night.csv"
+    found = discover([logs, tmp_path / "alias", climbing, tmp_path / "alias" / "night.csv"])
+    assert found == [logs / "casino-a" / "also.csv", logs / "casino-a" / "copy.csv"]
+    assert len({p.resolve() for p in found}) == len(found) == 2
+
+
 # --- files read beside the logs -----------------------------------------------------------
 
 @pytest.mark.parametrize("option", ["--baseline", "--waivers"])
