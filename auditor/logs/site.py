@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from auditor.errors import LogFileError
 from auditor.findings import SITE_SEPARATOR
+from auditor.logs.discover import real_paths
 
 SITE_COLUMN = "site"
 
@@ -32,8 +33,8 @@ def path_sites(paths: list[str | Path], files: list[Path]) -> dict[str, str]:
     give: LogFileError, saying what `--site-from-path` needs."""
     roots = [Path(p).resolve() for p in paths]
     sites: dict[str, str] = {}
-    for f in files:
-        where = f.resolve()
+    for f, real in zip(files, real_paths(files)):
+        where = Path(real)
         site = None
         for root in roots:
             if root == where or root not in where.parents:

@@ -47,6 +47,7 @@ from auditor.audit.core import AuditResult, add_work, audit_tables, judged, repl
 from auditor.compat import fork_context
 from auditor.errors import EngineError, LogFileError
 from auditor.findings import SortedFindings, merge_sorted, sort_findings
+from auditor.logs.discover import real_paths
 from auditor.logs.frame import order_events
 from auditor.logs.identity import TableIdentityError, check_events, overlapping
 from auditor.logs.load import InputFile, LoadedLogs, load_file
@@ -135,10 +136,12 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
     # (many files are scanned by the workers: the plan waits for the cluster)
     many = len(files) >= stream.SCAN_IN_WORKERS
     batches = None if many else _planned(files, job, progress)
+    # (the path each file is read from by the workers, worked out once)
+    absolute = dict(zip(map(str, files), real_paths(files)))
     with ExitStack() as stack:
         client = stack.enter_context(_client(distributed, job.scheduler, job.jobs))
         workers = sum(client.nthreads().values())
-        scan_all = _scanner(client, workers) if many else stream.scan_each
+        scan_all = _scanner(client, workers, absolute) if many else stream.scan_each
         if many:
             batches = _planned(files, job, progress, scan_all=scan_all)
         shares = stream.small_shares(files, workers) if SMALL_INPUT_BATCHES else 0
@@ -149,11 +152,11 @@ def _audit_on(distributed, job: AuditJob, timings, progress) -> AuditResult:
         if work is not None:
             try:
                 return _spilling(job, lambda spill: _audit_work(
-                    distributed, client, job, work, timings, progress, spill))
+                    distributed, client, job, work, absolute, timings, progress, spill))
             except stream.TablesCrossBatches:  # the plan was wrong: a task per table
                 progress.start(files=len(files))
         return _spilling(job, lambda spill: _audit_files(distributed, client, job, workers,
-                                                         timings, progress, spill))
+                                                         absolute, timings, progress, spill))
 
 
 #: The fewest rows a piece of a single file the plan loads at once is cut
@@ -176,16 +179,16 @@ def _planned(files: list[Path], job: AuditJob, progress, shares: int = 0,
         return None
 
 
-def _scanner(client, workers: int):
+def _scanner(client, workers: int, absolute: dict[str, str]):
     """The plan's scan of many files by the cluster's workers, as `--jobs`
     scans them (`stream.scan_runs`): a task a run of files, each read from
-    its absolute path under the client's inflate limits, the scans back in
-    file order."""
+    its absolute path (`absolute`, by name) under the client's inflate
+    limits, the scans back in file order."""
     limits = current_inflate_limits()
 
     def in_workers(files: list[Path], read: ReadOptions) -> list[stream.Scanned]:
         futures = [client.submit(_scan_run, [str(f) for f in run],
-                                 [str(f.resolve()) for f in run], read, limits, pure=False)
+                                 [absolute[str(f)] for f in run], read, limits, pure=False)
                    for run in stream.scan_runs(files, workers)]
         return stream.scans_of_runs(client.gather(futures))
     return in_workers
@@ -219,17 +222,17 @@ def _spilling(job: AuditJob, audit) -> AuditResult:
         _Spill(here=folder) if job.scheduler else _Spill(workers=folder)))
 
 
-def _audit_work(distributed, client, job: AuditJob, work: list, timings,
-                progress, spill: _Spill = _Spill()) -> AuditResult:
+def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[str, str],
+                timings, progress, spill: _Spill = _Spill()) -> AuditResult:
     """Each batch of files (`auditor.run.stream.plan`) and each piece of a
     large file (`auditor.run.pieces.split`) read and audited by one task, as
     `--jobs` runs them (`stream.audit_batch`, `pieces.audit_piece`): the
     worker reads its own rows from the files' absolute paths and sends back
     the findings parts, quarantine and what the collector took, never the
     events. A split file its pieces could not judge alone is then audited
-    whole, by one task. `spill`: where the per-die rows go."""
+    whole, by one task. `absolute`: each file's absolute path, by name;
+    `spill`: where the per-die rows go."""
     files, read = list(job.files), job.read
-    absolute = {str(f): str(f.resolve()) for f in files}
     # (a task is sent what it reads of the job: not the input's file list,
     # 0.37 MB at 10,000 files, and the sites of its own files alone)
     lean = dataclasses.replace(job, paths=(), files=(), sites=None)
@@ -291,8 +294,8 @@ def _audit_work(distributed, client, job: AuditJob, work: list, timings,
     return stream.merged_result(job, results, timings, progress, RemoteLogs)
 
 
-def _audit_files(distributed, client, job: AuditJob, workers: int, timings, progress,
-                 spill: _Spill = _Spill()) -> AuditResult:
+def _audit_files(distributed, client, job: AuditJob, workers: int, absolute: dict[str, str],
+                 timings, progress, spill: _Spill = _Spill()) -> AuditResult:
     """A task per file read and per table (or day of a table) audited, what
     they take spilled as `spill` says."""
     ruleset, collector, read = job.ruleset, job.collector, job.read
@@ -300,7 +303,7 @@ def _audit_files(distributed, client, job: AuditJob, workers: int, timings, prog
     progress.stage("reading")
     with stage(timings, "load"):
         limits = current_inflate_limits()
-        loaded = [client.submit(_read_file, str(f), str(f.resolve()), limits, read,
+        loaded = [client.submit(_read_file, str(f), absolute[str(f)], limits, read,
                                 sites.get(str(f)), pure=False)
                   for f in files]
         summaries = _as_done(distributed, [client.submit(_summary, r, pure=False)
