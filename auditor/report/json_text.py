@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from auditor.compat import json_string_quoter
 from auditor.errors import ControlSignal
@@ -113,14 +114,87 @@ def _write(x, out: list, nl: str, step: str, scalar=_SCALARS.get) -> None:
 
 def dumps_indented(value, indent: int) -> str:
     """`json.dumps(value, ensure_ascii=True, indent=indent, separators=(",", ": "))`."""
+    return nested_indented(value, indent, "\n")
+
+
+def nested_indented(value, indent: int, nl: str) -> str:
+    """The text of `value` as it stands nested in an indented document, on
+    the line indented by `nl` ("\\n" plus that line's indent): its own
+    text with `nl` for each line break (JSON text holds no line break
+    inside a string), which is how a template fills in a nested value."""
     out: list[str] = []
     try:
         text = _SCALARS.get(type(value))
         if text is not None:
             return text(value)
-        _write(value, out, "\n", " " * indent)
+        _write(value, out, nl, " " * indent)
     except (_NotPlain, RecursionError, ValueError):
         # json.dumps gives the text, or raises its own error (TypeError for
         # an unknown type, ValueError for a cycle or an int too long).
-        return json.dumps(value, ensure_ascii=True, indent=indent, separators=(",", ": "))
+        return json.dumps(value, ensure_ascii=True, indent=indent,
+                          separators=(",", ": ")).replace("\n", nl)
     return "".join(out)
+
+
+def compact_texts(values: list) -> list[str]:
+    """`compact_json` of each of `values`, as it also stands nested in a
+    compact or an indented document when it is not a container. A column
+    of text (or of whole numbers) and None encodes each distinct value
+    once, the look-ups done by dict and map; any other column each
+    distinct object once (an evidence object shared by many findings)."""
+    kinds = set(map(type, values))
+    if kinds <= _TEXT_OR_NONE or kinds <= _INT_OR_NONE:  # (no 1 and True in one dict)
+        known = dict.fromkeys(values)
+        for value in known:
+            known[value] = _SCALARS[type(value)](value)
+        return list(map(known.__getitem__, values))
+    ids = list(map(id, values))  # (`values` holds each object meanwhile)
+    by_id = dict(zip(ids, values))
+    for key, value in by_id.items():
+        text = _SCALARS.get(type(value))
+        by_id[key] = text(value) if text is not None else compact_json(value)
+    return list(map(by_id.__getitem__, ids))
+
+
+_TEXT_OR_NONE = frozenset((str, type(None)))
+_INT_OR_NONE = frozenset((int, type(None)))
+
+
+class Template:
+    """A JSON document's text with holes: `skeleton`, written by
+    `nested_indented` at `nl` (or compactly, `indent` None), holds each
+    hole as a `hole(name)` string; `fill` then writes the texts of many
+    documents of that shape at once, from a column of ready texts per hole
+    (in `names`' order). A hole's text goes in as given, so it must be
+    what the writer would have written there: a scalar's text anywhere, a
+    container's as `nested_indented` writes it at `nl_of[name]`."""
+
+    _HOLE = re.compile(r'"\\u0000([A-Za-z0-9_]+)\\u0000"')
+
+    def __init__(self, skeleton, indent: int | None, nl: str = "\n"):
+        text = compact_json(skeleton) if indent is None else \
+            nested_indented(skeleton, indent, nl)
+        parts: list[str] = []
+        self.names: list[str] = []
+        self.nl_of: dict[str, str] = {}
+        at = 0
+        for found in self._HOLE.finditer(text):
+            parts.append(text[at:found.start()])
+            self.names.append(found.group(1))
+            line = text[text.rfind("\n", 0, found.start()) + 1:found.start()]
+            self.nl_of[found.group(1)] = "\n" + " " * (len(line) - len(line.lstrip(" ")))
+            at = found.end()
+        parts.append(text[at:])
+        self._format = "{}".join(p.replace("{", "{{").replace("}", "}}") for p in parts).format
+
+    def fill(self, columns: list[list[str]], count: int) -> list[str]:
+        """The texts of `count` documents, the k-th hole of the i-th being
+        `columns[k][i]`."""
+        if not self.names:
+            return [self._format()] * count
+        return list(map(self._format, *columns))
+
+
+def hole(name: str) -> str:
+    """The string a `Template`'s skeleton holds where hole `name` is."""
+    return f"\x00{name}\x00"

@@ -25,15 +25,26 @@ Same inputs give the same bytes.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
+
+import numpy as np
 
 from auditor import __version__
 from auditor.atomic import write_text
 from auditor.audit.coverage import scoped
 from auditor.codes import CODES, SEVERITY_RANK
+from auditor.escape import html_safe_json
 from auditor.report.json_format import inert_json
-from auditor.report.records import finding_records, finding_statuses, rules_of
+from auditor.report.json_text import Template, hole, nested_indented, quote_json
+from auditor.report.records import (
+    column_texts,
+    finding_columns,
+    finding_records,
+    finding_statuses,
+    rules_of,
+)
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
@@ -67,85 +78,114 @@ def _rule(rule) -> dict:
     }
 
 
+#: A result's properties, in order (`site` only where the findings have sites).
+PROPERTY_KEYS = ("status", "finding_id", "code", "clause", "severity", "site", "table_id",
+                 "seq", "ts", "event", "seat", "actor_role", "actor_id", "evidence")
+
+
+def _result(rule_id, rule_index, level, message, uri, start_line, finding_id,
+            baseline_state, suppression, properties: dict) -> dict:
+    """One SARIF result: the one place its shape is written (the results'
+    texts are made from it too, `_Texts`). An optional part given as None
+    is left out: `rule_index`, `uri` (then `start_line` too), `start_line`,
+    `baseline_state`, `suppression` (justification, waiver, expires)."""
+    res = {"ruleId": rule_id}
+    if rule_index is not None:
+        res["ruleIndex"] = rule_index
+    res["level"] = level
+    res["message"] = {"text": message}
+    if uri is not None:
+        loc = {"artifactLocation": {"uri": uri}}
+        if start_line is not None:
+            loc["region"] = {"startLine": start_line}
+        res["locations"] = [{"physicalLocation": loc}]
+    res["partialFingerprints"] = {FINGERPRINT: finding_id}
+    if baseline_state is not None:  # the audit had a baseline
+        res["baselineState"] = baseline_state
+    if suppression is not None:
+        justification, waiver, expires = suppression
+        res["suppressions"] = [{
+            "kind": "external", "status": "accepted", "justification": justification,
+            "properties": {"waiver": waiver, "expires": expires},
+        }]
+    res["properties"] = properties
+    return res
+
+
+def _baseline_state(in_baseline) -> str | None:
+    return None if in_baseline is None else "unchanged" if in_baseline else "new"
+
+
+def _suppression(status) -> tuple | None:
+    """(justification, waiver number, expires) of a waived finding's status."""
+    if status.status != "waived":
+        return None
+    waiver = status.waiver or {}
+    return waiver.get("reason", ""), waiver.get("number"), waiver.get("expires")
+
+
+def _starts(source_line) -> bool:
+    return source_line is not None and source_line >= 1
+
+
 def sarif_results(result, rules: list[dict], only: list[int] | None = None) -> list[dict]:
     """One SARIF result per finding, in the findings' order; with `only`,
-    for the findings at those positions alone (in the order given)."""
+    for the findings at those positions alone (in the order given). (The
+    report's text is made by `_Texts`, the same results written at once.)"""
     findings = result.findings
     index = {r["id"]: i for i, r in enumerate(rules)}
-    uris: dict[str, str] = {}  # (a few files hold every finding: each made once)
     records, statuses = finding_records(findings), finding_statuses(findings)
     if only is not None:
         records, statuses = [records[i] for i in only], [statuses[i] for i in only]
     results = []
-    for rec, (status, in_baseline, waiver) in zip(records, statuses):
-        res = {"ruleId": rec["rule_id"]}
-        if rec["rule_id"] in index:
-            res["ruleIndex"] = index[rec["rule_id"]]
-        res["level"] = LEVELS[rec["severity"]]
-        res["message"] = {"text": rec["message"] or rec["code"]}
-        if rec["source_file"]:
-            uri = uris.get(rec["source_file"])
-            if uri is None:
-                uri = uris[rec["source_file"]] = artifact_uri(rec["source_file"])
-            loc = {"artifactLocation": {"uri": uri}}
-            if rec["source_line"] is not None and rec["source_line"] >= 1:
-                loc["region"] = {"startLine": rec["source_line"]}
-            res["locations"] = [{"physicalLocation": loc}]
-        res["partialFingerprints"] = {FINGERPRINT: rec["finding_id"]}
-        if in_baseline is not None:  # the audit had a baseline
-            res["baselineState"] = "unchanged" if in_baseline else "new"
-        if status == "waived":
-            waiver = waiver or {}
-            res["suppressions"] = [{
-                "kind": "external", "status": "accepted",
-                "justification": waiver.get("reason", ""),
-                "properties": {"waiver": waiver.get("number"),
-                               "expires": waiver.get("expires")},
-            }]
-        res["properties"] = {
-            "status": status, "finding_id": rec["finding_id"], "code": rec["code"],
-            "clause": rec["clause"], "severity": rec["severity"],
-            **({"site": rec["site"]} if "site" in rec else {}),
-            "table_id": rec["table_id"], "seq": rec["seq"], "ts": rec["ts"],
-            "event": rec["event"], "seat": rec["seat"], "actor_role": rec["actor_role"],
-            "actor_id": rec["actor_id"], "evidence": rec["evidence"],
-        }
-        results.append(res)
+    for rec, status in zip(records, statuses):
+        source = rec["source_file"]
+        results.append(_result(
+            rec["rule_id"], index.get(rec["rule_id"]), LEVELS[rec["severity"]],
+            rec["message"] or rec["code"], artifact_uri(source) if source else None,
+            rec["source_line"] if _starts(rec["source_line"]) else None, rec["finding_id"],
+            _baseline_state(status.in_baseline), _suppression(status),
+            {key: status.status if key == "status" else rec[key]
+             for key in PROPERTY_KEYS if key != "site" or "site" in rec}))
     return results
 
 
 def sarif_log(result, meta: dict, max_results: int = MAX_RESULTS) -> dict:
     """The SARIF log, at most `max_results` results and MAX_BYTES (0: no
     limit); see the module's docstring for what is kept."""
-    return _fitted(result, meta, max_results)[0]
+    return json.loads(_fitted(result, meta, max_results))
 
 
-def _fitted(result, meta: dict, max_results: int) -> tuple[dict, str]:
-    """The SARIF log within the limits, and its text. Each result is
-    encoded once (`_Encoded`): cutting an over-large run down to MAX_BYTES
-    joins the texts of fewer results again, it does not encode them again."""
+def _fitted(result, meta: dict, max_results: int) -> str:
+    """The SARIF log's text within the limits. Each result is written once
+    (`_Texts`): cutting an over-large run down to MAX_BYTES joins the texts
+    of fewer results again, it does not write them again."""
     rules = [_rule(r) for r in rules_of(result)]
-    records, statuses = finding_records(result.findings), finding_statuses(result.findings)
+    names, columns = finding_columns(result.findings)
+    cells = dict(zip(names, columns))
+    count = len(result.findings)
     made = None
-    if not max_results or len(records) <= max_results:
-        made = _Encoded(sarif_results(result, rules), range(len(records)))
-        doc, text = _assembled(result, meta, rules, made, range(len(records)))
+    if not max_results or count <= max_results:
+        made = _Texts(result, rules, range(count))
+        text = _assembled(result, meta, rules, made, range(count))
         if not max_results or len(text) < MAX_BYTES:
-            return doc, text
+            return text
     # Over the limits: only the results kept are made (at 650,000 findings,
-    # making every one to keep 25,000 took seconds).
-    order = sorted(range(len(records)), key=lambda i: (
-        statuses[i].status != "new",
-        SEVERITY_RANK.get(records[i]["severity"], len(SEVERITY_RANK)), i))
-    keep = min(max_results, len(records))
+    # making every one to keep 25,000 took seconds). New first, then the
+    # most severe, each group in the findings' order.
+    ranks = {s: SEVERITY_RANK.get(s, len(SEVERITY_RANK)) for s in set(cells["severity"])}
+    order = np.lexsort((np.arange(count),
+                        np.fromiter(map(ranks.__getitem__, cells["severity"]), np.int64, count),
+                        np.array([s.status != "new" for s in finding_statuses(result.findings)],
+                                 dtype=bool))).tolist()
+    keep = min(max_results, count)
     if made is None:  # (the most that can be kept: what is cut later is among them)
-        first = sorted(order[:keep])
-        made = _Encoded(sarif_results(result, rules, first), first)
+        made = _Texts(result, rules, sorted(order[:keep]))
     while True:
-        doc, text = _assembled(result, meta, rules, made, sorted(order[:keep]),
-                               _omitted(records, sorted(order[keep:]), max_results))
+        text = _assembled(result, meta, rules, made, sorted(order[:keep]),
+                          _omitted(cells, sorted(order[keep:]), max_results))
         if len(text) < MAX_BYTES or keep == 0:
-            return doc, text
+            return text
         # the kept results share what is over the limit in proportion; 2% to spare
         keep = min(keep - 1, int(keep * MAX_BYTES / len(text) * 0.98))
 
@@ -157,47 +197,120 @@ _RESULTS_KEY = _RUN_LINE + '"results": '
 _RESULT_LINE = _RUN_LINE + "  "
 
 
-class _Encoded:
-    """SARIF results made once, and each one's text as it stands in the
-    document (`inert_json(doc, indent=2)` writes the same bytes: the text of
-    a value nested N levels deep is its own text with N indents after each
-    line break, since JSON text holds no line break inside a string)."""
+class _Texts:
+    """The results of the findings at `positions`, each as its text stands
+    in the document (`inert_json(doc, indent=2)` writes the same bytes),
+    written at once: the findings of one shape (the optional parts of
+    `_result` they have) fill one template, column by column, from their
+    cells' texts (`column_texts`: each distinct text quoted once). At
+    53,000 findings each result written whole was half of the report."""
 
-    def __init__(self, results: list[dict], positions):
-        self.results = results
-        self.texts = [inert_json(r, indent=2).replace("\n", _RESULT_LINE) for r in results]
+    def __init__(self, result, rules: list[dict], positions):
+        positions = list(positions)
+        findings = result.findings
+        names, columns = finding_columns(findings)
+        cells = {name: [column[p] for p in positions] for name, column in zip(names, columns)}
+        texts = {name: [column[p] for p in positions]
+                 for name, column in column_texts(findings).items()}
+        every = finding_statuses(findings)
+        statuses = [every[p] for p in positions]
+        index = {r["id"]: str(i) for i, r in enumerate(rules)}
+        # each hole's texts, in the order of `positions` (None: the part left out)
+        holes = {
+            "rule_id": texts["rule_id"],
+            "rule_index": [index.get(rule) for rule in cells["rule_id"]],
+            "level": _each(lambda severity: quote_json(LEVELS[severity]), cells["severity"]),
+            "message": [text if message else code for message, text, code
+                        in zip(cells["message"], texts["message"], texts["code"])],
+            "uri": _each(lambda source: quote_json(artifact_uri(source)) if source else None,
+                         cells["source_file"]),
+            "start_line": [text if _starts(line) else None
+                           for line, text in zip(cells["source_line"], texts["source_line"])],
+            "finding_id": texts["finding_id"],
+            "baseline_state": _each(lambda known: None if known is None else
+                                    quote_json(_baseline_state(known)),
+                                    [s.in_baseline for s in statuses]),
+            "status": _each(quote_json, [s.status for s in statuses]),
+            **{key: texts[key] for key in PROPERTY_KEYS if key in texts},
+        }
+        suppressions = [_suppression(s) for s in statuses]
+        keys = [key for key in PROPERTY_KEYS if key != "site" or "site" in cells]
+        optional = ("rule_index", "uri", "start_line", "baseline_state")
+        shapes: dict[tuple, list[int]] = {}
+        for k in range(len(positions)):
+            shape = (*(holes[name][k] is not None for name in optional),
+                     suppressions[k] is not None)
+            shapes.setdefault(shape, []).append(k)
+        self.texts: list[str] = [""] * len(positions)
+        for shape, ks in shapes.items():
+            has = dict(zip((*optional, "suppression"), shape))
+            template = Template(_result(
+                hole("rule_id"), hole("rule_index") if has["rule_index"] else None,
+                hole("level"), hole("message"), hole("uri") if has["uri"] else None,
+                hole("start_line") if has["start_line"] else None, hole("finding_id"),
+                hole("baseline_state") if has["baseline_state"] else None,
+                (hole("justification"), hole("waiver"), hole("expires"))
+                if has["suppression"] else None,
+                {key: hole(key) for key in keys}), 2, _RESULT_LINE)
+            filled = []
+            for name in template.names:
+                nl = template.nl_of[name]
+                if name == "evidence":  # (an object: written at its line's depth)
+                    filled.append(_each(lambda value, nl=nl: nested_indented(value, 2, nl),
+                                        [cells["evidence"][k] for k in ks], by_id=True))
+                elif name in _SUPPRESSION:
+                    part = _SUPPRESSION.index(name)
+                    filled.append([nested_indented(suppressions[k][part], 2, nl) for k in ks])
+                else:
+                    filled.append([holes[name][k] for k in ks])
+            for k, text in zip(ks, template.fill(filled, len(ks))):
+                self.texts[k] = html_safe_json(text)
         #: a finding's position in the findings -> its result's here
         self.at = {p: k for k, p in enumerate(positions)}
 
-    def of(self, positions) -> tuple[list[dict], list[str]]:
-        ks = [self.at[p] for p in positions]
-        return [self.results[k] for k in ks], [self.texts[k] for k in ks]
+    def of(self, positions) -> list[str]:
+        return [self.texts[self.at[p]] for p in positions]
 
 
-def _assembled(result, meta: dict, rules: list[dict], made: _Encoded, positions,
-               omitted: dict | None = None) -> tuple[dict, str]:
-    """The document of the results of the findings at `positions`, and its
-    text: the document's own text written with no results, theirs put in
-    its place."""
-    results, texts = made.of(positions)
-    doc = _document(result, meta, rules, results, omitted)
-    run = doc["runs"][0]
-    head, key, tail = inert_json({**doc, "runs": [{**run, "results": []}]},
-                                 indent=2).partition(_RESULTS_KEY + "[]")
+_SUPPRESSION = ("justification", "waiver", "expires")
+
+
+def _each(text_of, values: list, by_id: bool = False) -> list:
+    """`text_of` of each of `values`, worked out once per distinct value
+    (per object, `by_id`: the values hold them meanwhile)."""
+    known: dict = {}
+    out = []
+    for value in values:
+        key = id(value) if by_id else value
+        if key not in known:
+            known[key] = text_of(value)
+        out.append(known[key])
+    return out
+
+
+def _assembled(result, meta: dict, rules: list[dict], made: _Texts, positions,
+               omitted: dict | None = None) -> str:
+    """The document's text with the results of the findings at `positions`:
+    the document's own text written with no results, theirs put in its
+    place."""
+    texts = made.of(positions)
+    doc = _document(result, meta, rules, [], omitted, kept=len(texts))
+    head, key, tail = inert_json(doc, indent=2).partition(_RESULTS_KEY + "[]")
     if not key or _RESULTS_KEY in tail:  # (never: other keys at that depth are the run's)
         raise AssertionError("the SARIF run's results are not where they were expected")
     body = ("[" + _RESULT_LINE + ("," + _RESULT_LINE).join(texts) + _RUN_LINE + "]"
             if texts else "[]")
-    return doc, head + _RESULTS_KEY + body + tail
+    return head + _RESULTS_KEY + body + tail
 
 
-def _omitted(records: list[dict], left_out: list[int], max_results: int) -> dict:
-    """The findings a capped run leaves out (positions in `records`, the
-    finding records): how many, per rule and severity."""
+def _omitted(cells: dict, left_out: list[int], max_results: int) -> dict:
+    """The findings a capped run leaves out (positions in `cells`, the
+    records' columns, `finding_columns`): how many, per rule and severity."""
     by_rule: dict[str, dict[str, int]] = {}
+    severities, rule_ids = cells["severity"], cells["rule_id"]
     for i in left_out:
-        severity = records[i]["severity"]
-        counts = by_rule.setdefault(records[i]["rule_id"], {})
+        severity = severities[i]
+        counts = by_rule.setdefault(rule_ids[i], {})
         counts[severity] = counts.get(severity, 0) + 1
     return {"total": len(left_out), "max_results": max_results, "max_bytes": MAX_BYTES,
             "by_rule": {rule: {"total": sum(c.values()), "by_severity": c}
@@ -205,7 +318,9 @@ def _omitted(records: list[dict], left_out: list[int], max_results: int) -> dict
 
 
 def _document(result, meta: dict, rules: list[dict], results: list[dict],
-              omitted: dict | None = None) -> dict:
+              omitted: dict | None = None, kept: int | None = None) -> dict:
+    """The SARIF log of `results`; with `kept`, the log of that many results
+    whose texts are put in later (`results` then empty)."""
     run = {
         "tool": {"driver": {
             "name": "auditor",
@@ -219,11 +334,12 @@ def _document(result, meta: dict, rules: list[dict], results: list[dict],
     invocation = _invocation(meta.get("not_evaluated", getattr(result, "not_evaluated", [])),
                              meta.get("not_audited", []))
     if omitted:
-        total = len(results) + omitted["total"]
+        kept = len(results) if kept is None else kept
+        total = kept + omitted["total"]
         invocation["toolExecutionNotifications"].append({
             "level": "warning",
             "message": {"text": (
-                f"{total} findings: {len(results)} are results here (new findings "
+                f"{total} findings: {kept} are results here (new findings "
                 f"first, most severe first); the other {omitted['total']} are "
                 f"counted per rule in this run's properties.omittedResults. The "
                 f"full list is in findings.parquet (or --format json, csv).")},
@@ -258,7 +374,7 @@ def _invocation(not_evaluated: list[dict], not_audited: list[dict] = ()) -> dict
 
 
 def text(result, meta: dict, max_results: int = MAX_RESULTS) -> str:
-    return _fitted(result, meta, max_results)[1] + "\n"
+    return _fitted(result, meta, max_results) + "\n"
 
 
 def write(result, meta: dict, out: Path, max_results: int = MAX_RESULTS) -> list[str]:
