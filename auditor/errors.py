@@ -10,6 +10,8 @@ decides how they end.
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 
@@ -20,11 +22,45 @@ class AuditorError(Exception):
     exit_code = 2
 
 
+def shown_path(path) -> str:
+    """A file's path as text every message and report can hold: as it is
+    when it is text, else with each byte of its name that is not UTF-8 (a
+    name written in another encoding, which the system hands over as a lone
+    surrogate) as `\\xNN`, and any other lone surrogate as `\\uXXXX`."""
+    text = str(path)
+    if is_text(text):
+        return text
+    try:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # (a surrogate no byte was decoded to)
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def unshown_path(text: str) -> str:
+    """The path `shown_path` showed as `text`, each `\\xNN` taken for the
+    byte it stands for (what `auditor verify` looks for when no file is
+    named `text` as it is)."""
+    if "\\x" not in text:
+        return text
+    raw = re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]),
+                 text.encode("utf-8", "surrogateescape"))
+    return os.fsdecode(raw)
+
+
+def is_text(value: str) -> bool:
+    """Whether UTF-8 can write `value` (it holds no lone surrogate)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class LogFileError(AuditorError):
     """A file that cannot be read as a log at all."""
 
     def __init__(self, path: Path | str, problem: str, line: int | None = None):
-        self.path = str(path)
+        self.path = shown_path(path)  # (a name that is not UTF-8 still said, escaped)
         self.line = line
         self.problem = problem
         where = f"{self.path}:{line}" if line else self.path
@@ -99,7 +135,7 @@ class UnreadableLogsError(AuditorError):
 
     def __init__(self, unreadable: dict[str, str], everything: bool = False):
         self.unreadable = dict(unreadable)
-        listed = "; ".join(f"{path}: {why}" for path, why in
+        listed = "; ".join(f"{shown_path(path)}: {why}" for path, why in
                            list(self.unreadable.items())[:self.LISTED])
         if len(self.unreadable) > self.LISTED:
             listed += f"; and {len(self.unreadable) - self.LISTED:,} more"

@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 from auditor import __version__
 from auditor.atomic import commit_together
 from auditor.audit.responsible import regulated
-from auditor.errors import AuditorError, LogFileError, ReportError, RulesetError
+from auditor.errors import AuditorError, LogFileError, ReportError, RulesetError, unshown_path
 from auditor.findings import stored_schema
 from auditor.logs.load import load_logs
 from auditor.logs.raw import (
@@ -201,6 +201,8 @@ def _check_not_audited(recorded: dict, fresh_meta: dict, root: Path | None,
     for e in entries:
         name = str(e.get("file", ""))
         path = where.get(name, Path(name))
+        if not path.is_file():  # (a name that is not UTF-8 is recorded shown: decision 118)
+            path = Path(unshown_path(str(path)))
         if not path.is_file():
             verdict_.problems.append(f"not audited {name}: missing")
             continue

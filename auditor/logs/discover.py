@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.errors import LogFileError
+from auditor.errors import LogFileError, is_text
 
 LOG_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet")
 
@@ -153,6 +153,18 @@ def _left_out(path: Path, root: Path | None) -> bool:
         left.excluded.setdefault(str(path), glob)
         return True
     return False
+
+
+#: Why a file whose path is not UTF-8 text is not read (decision 118).
+NAME_NOT_TEXT = ("its name is not UTF-8 text (the bytes shown as \\xNN are not), so no report "
+                 "could name it as it is; rename it (e.g. `convmv -f latin1 -t utf-8`) to "
+                 "audit it")
+
+
+def not_readable(path: Path) -> str | None:
+    """Why `path` is not read as a log (None: it is read): `not_a_regular_file`,
+    or a path that is not UTF-8 text (decision 118)."""
+    return NAME_NOT_TEXT if not is_text(str(path)) else not_a_regular_file(path)
 
 
 def not_a_regular_file(path: Path) -> str | None:

@@ -25,7 +25,7 @@ from auditor.errors import ran_out_of_memory
 from auditor.logs import csv_format, jsonl_format, parquet_format
 from auditor.logs.arrays import dictionary_codes, is_text_type
 from auditor.logs.columns import missing_hint, renamed
-from auditor.logs.discover import format_from_name, not_a_regular_file
+from auditor.logs.discover import format_from_name, not_readable
 from auditor.logs.raw import (
     CELL_KEEP_CHARS,
     DEFAULT_READ,
@@ -58,7 +58,7 @@ def read_log(path: Path, options: ReadOptions = DEFAULT_READ,
 
 
 def _read_log(path: Path, options: ReadOptions, piece=None) -> RawLog:
-    problem = not_a_regular_file(path)  # (a pipe or a device: never opened)
+    problem = not_readable(path)  # (a pipe or a device: never opened)
     if problem:
         raise LogFileError(path, problem)
     fmt = format_from_name(path)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from auditor.errors import LogFileError
+from auditor.errors import LogFileError, shown_path
 from auditor.logs.discover import discover
 from auditor.logs.load import load_file
 from auditor.logs.raw import DEFAULT_READ, ReadOptions, sha256_of
@@ -59,11 +59,11 @@ def not_audited_meta(meta: dict, unreadable: dict[str, str], excluded: dict[str,
     if unreadable:
         shas = shas or {}
         meta["not_audited"] = [
-            {"file": path, "reason": why,
+            {"file": shown_path(path), "reason": why,
              "sha256": shas[path] if path in shas else file_sha256(path)}
             for path, why in unreadable.items()]
         meta["verdict"] = {**meta["verdict"], "exit_code": 2, "incomplete": True,
                            "not_audited": len(unreadable)}
     if excluded:
-        meta["excluded"] = [{"file": path, "glob": glob}
+        meta["excluded"] = [{"file": shown_path(path), "glob": glob}
                             for path, glob in sorted(excluded.items())]

@@ -26,6 +26,8 @@ Same inputs give the same bytes.
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
@@ -35,6 +37,7 @@ from auditor import __version__
 from auditor.atomic import write_text
 from auditor.audit.coverage import scoped
 from auditor.codes import CODES, SEVERITY_RANK
+from auditor.errors import unshown_path
 from auditor.escape import html_safe_json
 from auditor.report.json_format import inert_json
 from auditor.report.json_text import Template, hole, nested_indented, quote_json
@@ -56,10 +59,19 @@ MAX_RESULTS = 25_000
 MAX_BYTES = 10_000_000
 
 
+#: A path `shown_path` wrote with its bytes that are not UTF-8 as `\\xNN`
+#: (each a byte over 0x7f), no other backslash in it.
+_SHOWN_BYTES = re.compile(r"(?:[^\\]|\\x[89a-f][0-9a-f])*")
+
+
 def artifact_uri(path: str) -> str:
     """A log's path as a URI reference: a relative path stays relative (with
     `/` separators, percent-encoded), an absolute one becomes a file: URI."""
-    posix = str(path).replace("\\", "/")
+    shown = str(path)
+    if "\\x" in shown and _SHOWN_BYTES.fullmatch(shown) and shown[1:2] != ":":  # not UTF-8,
+        data = os.fsencode(unshown_path(shown))  # (its bytes: decision 118)
+        return ("file://" if data.startswith(b"/") else "") + quote(data, safe="/")
+    posix = shown.replace("\\", "/")
     if PurePosixPath(posix).is_absolute():
         return "file://" + quote(posix, safe="/")
     if len(posix) > 1 and posix[1] == ":":  # a Windows drive letter

@@ -6,6 +6,7 @@ never end (a device)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -186,3 +187,63 @@ def test_github_annotations_are_printed_only_once_the_report_is_written(tmp_path
     res = run("check", log, "-r", "nz-table-games", "--out", tmp_path / "out",
               "--format", "github")
     assert res.exit_code == 1 and "::error " in res.output, res.output
+
+
+# --- a name that is not UTF-8 (decision 118) ---------------------------------------
+
+PLANTED = Path(__file__).resolve().parents[2] / "sample_logs" / "nz-table-games" / \
+    "night-planted.csv"
+#: A name written in Latin-1 ("Mañana"), as a Windows share may hand one over.
+LATIN1 = os.fsdecode(b"Ma\xf1ana.csv")
+
+
+@pytest.fixture
+def latin1_folder(tmp_path) -> Path:
+    """A folder of one log named in UTF-8 and one, a copy, named in Latin-1."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "good.csv").write_bytes(PLANTED.read_bytes())
+    (logs / LATIN1).write_bytes(PLANTED.read_bytes())
+    return logs
+
+
+def test_a_log_named_in_another_encoding_stops_the_run_naming_it(latin1_folder):
+    out = latin1_folder.parent / "out"
+    res = auditor("check", latin1_folder, "-r", "nz-table-games", "--out", out,
+                  cwd=latin1_folder.parent)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert f"{latin1_folder}/Ma\\xf1ana.csv: its name is not UTF-8 text" in res.stderr
+    assert "internal error" not in res.stderr and res.stderr.count("\n") == 1
+    assert not out.exists()
+
+
+def test_validate_names_a_log_named_in_another_encoding_as_not_a_log(latin1_folder):
+    res = auditor("validate", latin1_folder, cwd=latin1_folder.parent)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stdout.startswith(f"{latin1_folder}/Ma\\xf1ana.csv: [not a log] cannot be read "
+                                 "as a log: its name is not UTF-8 text"), res.stdout
+    assert "1 file(s) not a log" in res.stderr
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_keep_going_audits_the_rest_and_names_it_not_audited(latin1_folder, jobs):
+    out = latin1_folder.parent / f"out{jobs}"
+    res = auditor("check", latin1_folder, "-r", "nz-table-games", "--out", out, "--keep-going",
+                  "--jobs", jobs, "--format", "parquet", "--format", "json", "--format", "sarif",
+                  "--format", "html", "--format", "junit", "--fail-on", "none",
+                  cwd=latin1_folder.parent)
+    assert res.returncode == 2, res.stdout + res.stderr  # (a file not audited)
+    shown = f"{latin1_folder}/Ma\\xf1ana.csv"
+    summary = json.loads((out / "summary.json").read_text())
+    assert [(e["file"], e["reason"].split(" (")[0]) for e in
+            report_provenance(out)["not_audited"]] == [(shown, "its name is not UTF-8 text")]
+    assert summary["counts"]["total"] > 0  # good.csv's findings
+    assert {f["source_file"] for f in map(json.loads, (out / "findings.jsonl")
+                                          .read_text().splitlines())} == \
+        {str(latin1_folder / "good.csv")}
+    sarif = json.loads((out / "findings.sarif").read_text())
+    assert [n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for n in sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]] == \
+        [f"file://{latin1_folder}/Ma%F1ana.csv"]
+    verified = auditor("verify", out, cwd=latin1_folder.parent)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
