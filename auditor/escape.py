@@ -44,6 +44,8 @@ def _backslash_escape(ch: str) -> str:
     code = ord(ch)
     if code < 0x100:
         return f"\\x{code:02x}"
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a file name that is not UTF-8, as the
+        return f"\\x{code - 0xDC00:02x}"  # system hands it over (shown as `shown_path` does)
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 

@@ -26,8 +26,8 @@ import pyarrow.parquet as pq
 from markupsafe import escape
 
 from auditor.app.verify import check_folder
-from auditor.atomic import atomic_path, commit_together, write_text
-from auditor.errors import ReportError
+from auditor.atomic import atomic_open, commit_together, write_text
+from auditor.errors import ReportError, shown_path
 from auditor.report.html_overview import sparkline
 from auditor.report.rollups import ROLLUP_COLUMNS, rate
 
@@ -73,7 +73,7 @@ def read_report(folder: Path) -> Report:
     missing = [c for c in ROLLUP_COLUMNS if c not in rows]
     if missing:
         raise ReportError(f"{folder / ROLLUPS}: not a roll-ups table (no {', '.join(missing)})")
-    return Report(str(folder), period, str(block.get("id", "")),
+    return Report(shown_path(folder), period, str(block.get("id", "")),
                   str(block.get("content_hash", "")), rows)
 
 
@@ -95,8 +95,8 @@ def trend(folders: list[Path], out: Path, allow_mixed: bool = False) -> list[str
     out.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pandas(frame, schema=TREND_SCHEMA, preserve_index=False)
     with commit_together():  # both files, or neither
-        with atomic_path(out / "trend.parquet") as tmp:
-            pq.write_table(table, tmp, compression="zstd", write_statistics=True)
+        with atomic_open(out / "trend.parquet") as sink:
+            pq.write_table(table, sink, compression="zstd", write_statistics=True)
         write_text(out / "trend.html", trend_html(reports, frame, len(hashes) > 1))
     return [str(out / "trend.parquet"), str(out / "trend.html")]
 

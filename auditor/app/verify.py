@@ -443,7 +443,8 @@ def _load(block: dict, verdict_: Verdict) -> Ruleset | None:
     """The ruleset a block names: from its files where they are, a shipped
     one by its id in this installation (wherever the report's was)."""
     rid = block.get("id")
-    files = [str(f) for f in block.get("files") or []]
+    files = [str(f) if Path(str(f)).is_file() else unshown_path(str(f))  # (decision 118)
+             for f in block.get("files") or []]
     missing = [f for f in files if not Path(f).is_file()]
     for f in missing:
         if not _shipped(f).is_file():
@@ -502,6 +503,8 @@ def _triage(recorded: dict, rulesets, findings, verdict_: Verdict):
         if not block:
             continue
         path = Path(str(block.get("file")))
+        if not path.is_file():  # (a name not UTF-8 is recorded shown: decision 118)
+            path = Path(unshown_path(str(path)))
         if not path.is_file():
             verdict_.problems.append(f"{kind} {path}: missing (the statuses cannot be checked)")
             return None

@@ -16,7 +16,6 @@ from auditor.app.validate import validate
 from auditor.cli.options import inflate_options
 from auditor.cli.progress import Progress
 from auditor.codes import FAIL_ON_CHOICES
-from auditor.errors import shown_path
 from auditor.escape import one_line
 from auditor.logs.columns import suspect_columns
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, ReadOptions
@@ -255,7 +254,7 @@ def validate_command(paths, encoding=None, assume_offset=None, inflate=DEFAULT_I
             click.echo(one_line(f"warning: {f.path}: column `{name}` is not in event-log-v1; "
                                 f"did you mean `{likely}`?"), err=True)
     for path, why in validation.unreadable.items():
-        click.echo(one_line(f"{shown_path(path)}: [not a log] cannot be read as a log: {why}"))
+        click.echo(one_line(f"{path}: [not a log] cannot be read as a log: {why}"))
     for row in findings.itertuples(index=False):
         where = f"{row.source_file}:{row.source_line}"
         ident = f" {row.table_id} seq {row.seq}" if row.table_id is not None and \

@@ -20,7 +20,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from auditor.atomic import atomic_path
+from auditor.atomic import atomic_open
 from auditor.audit.collect import taken_by
 from auditor.audit.core import replay_state
 from auditor.escape import one_line
@@ -89,8 +89,8 @@ def write_parquet(result, meta: dict, out: Path, dice_alpha: float | None = None
         table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
         table = table.replace_schema_metadata({"auditor": json.dumps(
             {**meta, **extra}, sort_keys=True, ensure_ascii=False)})
-        with atomic_path(out / name) as tmp:
-            pq.write_table(table, tmp, compression="zstd", write_statistics=True)
+        with atomic_open(out / name) as sink:
+            pq.write_table(table, sink, compression="zstd", write_statistics=True)
         written.append(str(out / name))
     return written
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from auditor.atomic import atomic_path
+from auditor.atomic import atomic_open
 from auditor.findings import SITE_FIELD, split_sites, stored_schema
 from auditor.report.rollups import ROLLUPS_SCHEMA, rollups_meta, rollups_of
 
@@ -25,8 +25,8 @@ def write_table(frame: pd.DataFrame, schema: pa.Schema, target: Path, meta: dict
     table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
     table = table.replace_schema_metadata(
         {"auditor": json.dumps(meta, sort_keys=True, ensure_ascii=False), **(extra or {})})
-    with atomic_path(target) as tmp:
-        pq.write_table(table, tmp, compression="zstd", write_statistics=True)
+    with atomic_open(target) as sink:  # (opened here: Arrow cannot open a name not UTF-8)
+        pq.write_table(table, sink, compression="zstd", write_statistics=True)
 
 
 def write_findings(findings: pd.DataFrame, target: Path, meta: dict) -> None:
@@ -51,7 +51,8 @@ def write_quarantine(quarantine: pd.DataFrame, target: Path, meta: dict) -> None
 
 
 def read_metadata(path: Path) -> dict:
-    md = pq.read_schema(path).metadata or {}
+    with open(path, "rb") as source:
+        md = pq.read_schema(source).metadata or {}
     return json.loads(md.get(b"auditor", b"{}"))
 
 

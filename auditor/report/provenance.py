@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from auditor import __version__
 from auditor.audit.core import AuditResult
+from auditor.errors import shown_path
 from auditor.findings import severity_counts
 from auditor.logs.columns import suspect_columns as likely_columns
 
@@ -79,7 +80,7 @@ def ruleset_block(rs) -> dict:
         "disabled_rules": sorted(rs.disabled),
         "loosened_rules": sorted(rs.loosened, key=lambda x: x["rule"]),
         # the extends chain, root first, as found: what `auditor verify` re-reads
-        "files": list(rs.files),
+        "files": [shown_path(f) for f in rs.files],
     }
     for k in ("effective_from", "effective_to"):
         if getattr(rs, k, None) is not None:

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.codes import REPORT_ONLY, SEVERITY_RANK
-from auditor.errors import BaselineError
+from auditor.errors import BaselineError, shown_path
 from auditor.escape import unicode_escaped
 from auditor.findings import STATUS_COLUMNS, STATUSES
 from auditor.guarded import parse_json, parse_toml, read_guarded
@@ -104,7 +104,8 @@ def baseline_from_report(findings_parquet: Path) -> dict:
     if not path.is_file():
         raise BaselineError(f"{path}: no such file")
     try:
-        table = pq.read_table(path)
+        with open(path, "rb") as source:  # (opened here: Arrow cannot open a name not UTF-8)
+            table = pq.read_table(source)
     except (OSError, pa.ArrowException) as exc:
         raise BaselineError(f"{path}: not a findings.parquet: {exc}") from None
     raw = (table.schema.metadata or {}).get(b"auditor")
@@ -326,7 +327,7 @@ class Triage:
         if self.baseline is not None:
             found = set(self.finding_ids)
             baseline = {
-                "file": self.baseline.path, "sha256": self.baseline.sha256,
+                "file": shown_path(self.baseline.path), "sha256": self.baseline.sha256,
                 "ruleset_id": self.baseline.ruleset_id,
                 "ruleset_hash": self.baseline.ruleset_hash,
                 "ruleset_hash_matches": self.baseline.ruleset_hash == self.ruleset_hash,
@@ -335,7 +336,7 @@ class Triage:
             }
         waivers = None
         if self.waivers is not None:
-            waivers = {"file": self.waivers.path, "sha256": self.waivers.sha256,
+            waivers = {"file": shown_path(self.waivers.path), "sha256": self.waivers.sha256,
                        "entries": self.waiver_use}
         return {
             "counts": self.counts(),
@@ -361,7 +362,7 @@ class Triage:
         if self.unused_waivers:
             listed = "; ".join(f"waiver {u['number']} (rule {unicode_escaped(u['rule'])}): "
                                f"{u['why']}" for u in self.unused_waivers)
-            parts.append(f"Unused waiver(s) in {self.waivers.path}: {listed}.")
+            parts.append(f"Unused waiver(s) in {shown_path(self.waivers.path)}: {listed}.")
         return " ".join(parts)
 
 

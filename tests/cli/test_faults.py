@@ -62,7 +62,7 @@ def _failing_writer(fail_on: int, error: OSError):
     def write_table(table, where, **kwargs):
         calls.append(where)
         if len(calls) == fail_on:
-            Path(where).write_bytes(b"PAR1 half a file")  # what a full disk leaves behind
+            where.write(b"PAR1 half a file")  # what a full disk leaves behind (in its sink)
             raise error
         return real(table, where, **kwargs)
     return write_table

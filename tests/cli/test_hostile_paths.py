@@ -247,3 +247,41 @@ def test_keep_going_audits_the_rest_and_names_it_not_audited(latin1_folder, jobs
         [f"file://{latin1_folder}/Ma%F1ana.csv"]
     verified = auditor("verify", out, cwd=latin1_folder.parent)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_an_output_ruleset_baseline_and_waivers_named_in_another_encoding_work(tmp_path):
+    """Names the auditor writes or reads beside the logs: the reports are
+    written and stand, each such name in them shown with `\\xNN`."""
+    def latin1(name: str) -> Path:
+        return tmp_path / os.fsdecode(name.encode("latin-1"))
+
+    ruleset = latin1("règles.toml")
+    ruleset.write_bytes((Path(__file__).resolve().parents[2] / "rulesets" /
+                         "nz-table-games.toml").read_bytes())
+    first = latin1("première")
+    formats = [a for f in ("parquet", "html", "json", "sarif", "junit", "csv")
+               for a in ("--format", f)]
+    res = auditor("check", PLANTED, "-r", ruleset, "--out", first, *formats, "-q",
+                  cwd=tmp_path)
+    assert res.returncode == 1, res.stdout + res.stderr  # (the planted findings)
+    provenance = json.loads((first / "summary.json").read_text())["provenance"]
+    assert provenance["ruleset"]["files"] == [f"{tmp_path}/r\\xe8gles.toml"]
+    baseline = latin1("base-é.json")
+    assert auditor("baseline", "create", "--from", first / "findings.parquet", "--out",
+                   baseline, cwd=tmp_path).returncode == 0
+    waivers = latin1("dérogations.toml")
+    waivers.write_text('[[waiver]]\nrule = "NZ5.2-far-end"\nreason = "r"\n')
+    second = tmp_path / "second"
+    res = auditor("check", PLANTED, "-r", ruleset, "--out", second, "--baseline", baseline,
+                  "--waivers", waivers, *formats, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr  # (every finding known)
+    assert f"Unused waiver(s) in {tmp_path}/d\\xe9rogations.toml" in res.stdout
+    triage = json.loads((second / "summary.json").read_text())["provenance"]["statuses"]
+    assert (triage["baseline"]["file"], triage["waivers"]["file"]) == \
+        (f"{tmp_path}/base-\\xe9.json", f"{tmp_path}/d\\xe9rogations.toml")
+    for folder in (first, second):
+        verified = auditor("verify", folder, cwd=tmp_path)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+    trend = auditor("trend", first, second, "--out", latin1("évolution"), cwd=tmp_path)
+    assert trend.returncode == 0, trend.stdout + trend.stderr
+    assert f"Written: {tmp_path}/\\xe9volution/trend.parquet" in trend.stdout
