@@ -30,11 +30,11 @@ from pathlib import Path
 from auditor.atomic import atomic_path
 from auditor.audit.coverage import scoped
 from auditor.codes import REPORT_ONLY, SEVERITY_RANK
-from auditor.escape import xml_text
-from auditor.report.json_format import inert_json
+from auditor.escape import html_safe_json, xml_text
 from auditor.report.records import (
     FindingStatus,
-    finding_records,
+    column_texts,
+    finding_columns,
     finding_statuses,
     rules_of,
     table_label,
@@ -44,34 +44,59 @@ from auditor.report.summary import incomplete_text, verdict_line
 NO_TABLE = "(no table)"
 
 
-def _detail(rec: dict, status: str, waiver: dict | None, evidence: str | None = None) -> str:
-    """A finding as lines of `key: value`; a line break in a value written
-    as a visible `\\n` (as `one_line` does; `xml_text` then writes every
+#: A finding's lines in the XML's text (`_details`), a value a line.
+_DETAIL_LINES = ("status", "table", "code", "clause", "severity", "seq", "ts", "event", "actor",
+                 "evidence", "source", "finding_id")
+_DETAIL = "\n".join(f"{key}: {{}}" for key in _DETAIL_LINES).format
+
+
+def _details(cells: dict, texts: dict, statuses: list[FindingStatus]) -> list[str]:
+    """Each finding as lines of `key: value` (and its waiver's line when
+    waived), written column by column: a line break in a value written as
+    a visible `\\n` (as `one_line` does; `xml_text` then writes every
     other invisible character), so no value (a table id holding a line
     break) starts a line of its own in the XML's text, which a CI log
-    prints as it is (`--format junit:-`). `evidence`: the evidence's text,
-    if already made."""
-    actor = " ".join(str(v) for v in (rec["actor_role"], rec["actor_id"]) if v) or "-"
-    lines = [
-        f"status: {status}",
-        f"table: {rec['table_id'] if rec['table_id'] is not None else NO_TABLE}",
-        f"code: {rec['code']}",
-        f"clause: {rec['clause']}",
-        f"severity: {rec['severity']}",
-        f"seq: {rec['seq'] if rec['seq'] is not None else '-'}",
-        f"ts: {rec['ts'] or '-'}",
-        f"event: {rec['event'] or '-'}",
-        f"actor: {actor}",
-        f"evidence: {inert_json(rec['evidence']) if evidence is None else evidence}",
-        f"source: {rec['source_file']}:{rec['source_line']}",
-        f"finding_id: {rec['finding_id']}",
+    prints as it is (`--format junit:-`)."""
+    def either(values, missing):
+        return [missing if v is None else v for v in values]
+
+    def filled(values):  # (`or`: an empty text is missing too)
+        return [v or "-" for v in values]
+
+    columns = [  # (in _DETAIL_LINES' order)
+        [s.status for s in statuses], either(cells["table_id"], NO_TABLE), cells["code"],
+        cells["clause"], cells["severity"], either(cells["seq"], "-"), filled(cells["ts"]),
+        filled(cells["event"]),
+        [" ".join(str(v) for v in pair if v) or "-"
+         for pair in zip(cells["actor_role"], cells["actor_id"])],
+        _each_once(html_safe_json, texts["evidence"]),  # (`inert_json` of each evidence)
+        [f"{file}:{line}" for file, line in zip(cells["source_file"], cells["source_line"])],
+        cells["finding_id"],
     ]
-    if waiver:
-        lines.append(f"waiver: {waiver['number']}: {waiver['reason']}")
-    text = "\n".join(lines)
-    if text.count("\n") >= len(lines):  # a line break inside a value (one test, not a line each)
-        text = "\n".join(line.replace("\n", "\\n") for line in lines)
-    return text  # (the rest: xml_text)
+    out = list(map(_DETAIL, *columns))
+    for i, status in enumerate(statuses):
+        waiver = [f"waiver: {status.waiver['number']}: {status.waiver['reason']}"] \
+            if status.waiver else []
+        if waiver:
+            out[i] += "\n" + waiver[0]
+        if out[i].count("\n") >= len(_DETAIL_LINES) + len(waiver):  # a break in a value
+            lines = [f"{key}: {column[i]}" for key, column in zip(_DETAIL_LINES, columns)]
+            out[i] = "\n".join(line.replace("\n", "\\n") for line in lines + waiver)
+    return out
+
+
+def _each_once(fn, values: list) -> list:
+    known: dict = {}
+    out = []
+    for value in values:
+        if value not in known:
+            known[value] = fn(value)
+        out.append(known[value])
+    return out
+
+
+#: What a failure's message says of its finding (`failure_message`).
+_MESSAGE = ("site", "table_id", "seq", "message")
 
 
 def failure_message(rec: dict) -> str:
@@ -88,16 +113,23 @@ def fail_limit(meta: dict) -> int:
 
 
 def junit_tree(result, meta: dict) -> ET.Element:
-    records = finding_records(result.findings)
+    names, columns = finding_columns(result.findings)
+    cells = dict(zip(names, columns))
     statuses = finding_statuses(result.findings)
     limit = fail_limit(meta)
+    fails = [st.status == "new" and SEVERITY_RANK[severity] <= limit
+             for st, severity in zip(statuses, cells["severity"])]
+    # (a failing finding's detail says no waiver)
+    details = _details(cells, column_texts(result.findings),
+                       [FindingStatus(st.status, st.in_baseline, None) if failing else st
+                        for st, failing in zip(statuses, fails)])
     rules = [(r.id, r.code) for r in rules_of(result)]
-    by_rule: dict[str, list[tuple[dict, FindingStatus]]] = {}
-    for rec, st in zip(records, statuses):
-        by_rule.setdefault(rec["rule_id"], []).append((rec, st))
+    by_rule: dict[str, list[int]] = {}
+    for i, rule_id in enumerate(cells["rule_id"]):
+        by_rule.setdefault(rule_id, []).append(i)
     known_rules = {rule_id for rule_id, _ in rules}
-    rules += sorted({(rec["rule_id"], rec["code"]) for rec in records
-                     if rec["rule_id"] not in known_rules})
+    rules += sorted({(rule_id, code) for rule_id, code in zip(cells["rule_id"], cells["code"])
+                     if rule_id not in known_rules})
 
     suite_name = xml_text(result.ruleset.id)
     root = ET.Element("testsuites", {"name": xml_text(f"auditor {result.ruleset.id}")})
@@ -127,14 +159,6 @@ def junit_tree(result, meta: dict) -> ET.Element:
                                               "value": xml_text(f"{rule_id} @ {w}")})
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     seen: set[str] = set()
-    evidence: dict[int, str] = {}  # (records of one evidence text share its object)
-
-    def detail(rec: dict, status: str, waiver: dict | None) -> str:
-        text = evidence.get(id(rec["evidence"]))
-        if text is None:
-            text = evidence[id(rec["evidence"])] = inert_json(rec["evidence"])
-        return _detail(rec, status, waiver, text)
-
     for rule_id, code in rules:
         if rule_id in seen:
             continue
@@ -143,28 +167,29 @@ def junit_tree(result, meta: dict) -> ET.Element:
                                                  "name": xml_text(f"{rule_id} {code}")})
         counts["tests"] += 1
         failing, other = [], []
-        for rec, st in by_rule.get(rule_id, ()):
-            fails = st.status == "new" and SEVERITY_RANK[rec["severity"]] <= limit
-            (failing if fails else other).append((rec, st))
-        for rec, st in failing:
-            fail = ET.SubElement(case, "failure", {"message": xml_text(failure_message(rec)),
-                                                   "type": xml_text(rec["severity"])})
-            fail.text = xml_text(detail(rec, st.status, None))
+        for i in by_rule.get(rule_id, ()):
+            (failing if fails[i] else other).append(i)
+        for i in failing:
+            fail = ET.SubElement(case, "failure", {
+                "message": xml_text(failure_message({key: cells[key][i] for key in _MESSAGE
+                                                     if key in cells})),
+                "type": xml_text(cells["severity"][i])})
+            fail.text = xml_text(details[i])
         if failing:
             counts["failures"] += 1
         elif rule_id in unseen:
             ET.SubElement(case, "skipped", {"message": xml_text(
                 "not evaluated: " + "; ".join(unseen[rule_id]))})
             counts["skipped"] += 1
-        elif other and all(st.status != "new" for _, st in other):
-            n_known = sum(1 for _, st in other if st.status == "known")
+        elif other and all(statuses[i].status != "new" for i in other):
+            n_known = sum(1 for i in other if statuses[i].status == "known")
             ET.SubElement(case, "skipped", {
                 "message": f"{n_known} known, {len(other) - n_known} waived finding(s)"})
             counts["skipped"] += 1
         if other:
             out = ET.SubElement(case, "system-out")
-            out.text = xml_text(_not_failing_header(other, fail_on) + "\n\n" + "\n\n".join(
-                detail(rec, st.status, st.waiver) for rec, st in other))
+            out.text = xml_text(_not_failing_header([statuses[i] for i in other], fail_on) +
+                                "\n\n" + "\n\n".join(details[i] for i in other))
     for e in meta.get("not_audited", []):  # a file not read is an error, not a pass
         case = ET.SubElement(suite, "testcase", {"classname": suite_name,
                                                  "name": xml_text(f"not audited {e['file']}")})
@@ -178,9 +203,9 @@ def junit_tree(result, meta: dict) -> ET.Element:
     return root
 
 
-def _not_failing_header(other: list[tuple[dict, FindingStatus]], fail_on: str) -> str:
-    n_known = sum(1 for _, st in other if st.status == "known")
-    n_waived = sum(1 for _, st in other if st.status == "waived")
+def _not_failing_header(other: list[FindingStatus], fail_on: str) -> str:
+    n_known = sum(1 for st in other if st.status == "known")
+    n_waived = sum(1 for st in other if st.status == "waived")
     n_below = len(other) - n_known - n_waived
     below = (f"{n_below} new finding(s), not failing under --fail-on none"
              if fail_on == REPORT_ONLY else f"{n_below} new finding(s) below {fail_on}")

@@ -114,9 +114,15 @@ def _column_values(column: pd.Series, name: str) -> list:
             return parsed[text]
 
         return [evidence(t) for t in cells]
+    kinds = set(map(type, cells))  # (a column of the plain kinds is left as it is)
     if name in INT_COLUMNS:
-        return [None if v is None else int(v) for v in cells]
-    return [v if v is None or type(v) is str else str(v) for v in cells]
+        return cells if kinds <= _INT_OR_NONE else [None if v is None else int(v) for v in cells]
+    return cells if kinds <= _TEXT_OR_NONE else \
+        [v if v is None or type(v) is str else str(v) for v in cells]
+
+
+_INT_OR_NONE = frozenset((int, type(None)))
+_TEXT_OR_NONE = frozenset((str, type(None)))
 
 
 def iso_utc_all(column: pd.Series) -> list[str | None]:
