@@ -27,8 +27,14 @@ from pathlib import Path
 
 from auditor.atomic import atomic_path
 from auditor.escape import one_line
-from auditor.findings import FINDING_COLUMNS, findings_columns
-from auditor.report.records import INT_COLUMNS, finding_records, finding_statuses, plain
+from auditor.findings import FINDING_COLUMNS
+from auditor.report.records import (
+    INT_COLUMNS,
+    each_once,
+    finding_columns,
+    finding_statuses,
+    plain,
+)
 
 COLUMNS: tuple[str, ...] = (*FINDING_COLUMNS, "status", "waiver", "waiver_reason")
 #: what a spreadsheet may take as the start of a formula
@@ -50,23 +56,24 @@ def _number(value) -> str:
 
 def findings_csv(result, cell=None) -> str:
     """The findings as CSV text; `cell` makes each text cell (default
-    `cell_text`)."""
+    `cell_text`). Written column by column (each distinct text made once),
+    the rows then by the csv module at once."""
     made = cell or cell_text
     findings = result.findings
+    names, values = finding_columns(findings)  # with `site` when a table has one
+    statuses = finding_statuses(findings)
+    waivers = [st.waiver or {} for st in statuses]
+    columns = [
+        each_once(lambda text: made(plain(text) or None), findings["evidence"].tolist())
+        if name == "evidence" else [_number(v) for v in cells] if name in INT_COLUMNS
+        else each_once(made, cells) for name, cells in zip(names, values)]
+    columns += [each_once(made, [st.status for st in statuses]),
+                [_number(w.get("number")) for w in waivers],
+                each_once(made, [w.get("reason") for w in waivers])]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    columns = findings_columns(findings)  # with `site` when a table has one
-    writer.writerow((*columns, *COLUMNS[len(FINDING_COLUMNS):]))
-    evidence = findings["evidence"].tolist()
-    for rec, st, text in zip(finding_records(findings), finding_statuses(findings),
-                             evidence):
-        row = [_number(rec[c]) if c in INT_COLUMNS else made(rec[c])
-               for c in columns if c != "evidence"]
-        row.insert(columns.index("evidence"), made(plain(text) or None))
-        waiver = st.waiver or {}
-        row += [made(st.status), _number(waiver.get("number")),
-                made(waiver.get("reason"))]
-        writer.writerow(row)
+    writer.writerow((*names, *COLUMNS[len(FINDING_COLUMNS):]))
+    writer.writerows(zip(*columns))
     return buffer.getvalue()
 
 

@@ -34,6 +34,7 @@ from auditor.escape import html_safe_json, xml_text
 from auditor.report.records import (
     FindingStatus,
     column_texts,
+    each_once,
     finding_columns,
     finding_statuses,
     rules_of,
@@ -69,7 +70,7 @@ def _details(cells: dict, texts: dict, statuses: list[FindingStatus]) -> list[st
         filled(cells["event"]),
         [" ".join(str(v) for v in pair if v) or "-"
          for pair in zip(cells["actor_role"], cells["actor_id"])],
-        _each_once(html_safe_json, texts["evidence"]),  # (`inert_json` of each evidence)
+        each_once(html_safe_json, texts["evidence"]),  # (`inert_json` of each evidence)
         [f"{file}:{line}" for file, line in zip(cells["source_file"], cells["source_line"])],
         cells["finding_id"],
     ]
@@ -82,16 +83,6 @@ def _details(cells: dict, texts: dict, statuses: list[FindingStatus]) -> list[st
         if out[i].count("\n") >= len(_DETAIL_LINES) + len(waiver):  # a break in a value
             lines = [f"{key}: {column[i]}" for key, column in zip(_DETAIL_LINES, columns)]
             out[i] = "\n".join(line.replace("\n", "\\n") for line in lines + waiver)
-    return out
-
-
-def _each_once(fn, values: list) -> list:
-    known: dict = {}
-    out = []
-    for value in values:
-        if value not in known:
-            known[value] = fn(value)
-        out.append(known[value])
     return out
 
 

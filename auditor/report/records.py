@@ -149,6 +149,20 @@ def iso_utc_all(column: pd.Series) -> list[str | None]:
     return [t + "Z" if k else None for t, k in zip(text.tolist(), known.tolist())]
 
 
+def each_once(make, values: list, by_id: bool = False) -> list:
+    """`make` of each of `values`, worked out once per distinct value (per
+    object, `by_id`: `values` holds each meanwhile): a column of a few
+    codes, tables or files, written a finding at a time."""
+    known: dict = {}
+    out = []
+    for value in values:
+        key = id(value) if by_id else value
+        if key not in known:
+            known[key] = make(value)
+        out.append(known[key])
+    return out
+
+
 def table_label(rec: dict) -> str | None:
     """A finding's table as a person reads it: `T01`, or `T01 (site casino-a)`
     when its site is known (None when no table was read)."""

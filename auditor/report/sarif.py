@@ -43,6 +43,7 @@ from auditor.report.json_format import inert_json
 from auditor.report.json_text import Template, hole, nested_indented, quote_json
 from auditor.report.records import (
     column_texts,
+    each_once,
     finding_columns,
     finding_records,
     finding_statuses,
@@ -231,18 +232,18 @@ class _Texts:
         holes = {
             "rule_id": texts["rule_id"],
             "rule_index": [index.get(rule) for rule in cells["rule_id"]],
-            "level": _each(lambda severity: quote_json(LEVELS[severity]), cells["severity"]),
+            "level": each_once(lambda severity: quote_json(LEVELS[severity]), cells["severity"]),
             "message": [text if message else code for message, text, code
                         in zip(cells["message"], texts["message"], texts["code"])],
-            "uri": _each(lambda source: quote_json(artifact_uri(source)) if source else None,
-                         cells["source_file"]),
+            "uri": each_once(lambda source: quote_json(artifact_uri(source)) if source else None,
+                             cells["source_file"]),
             "start_line": [text if _starts(line) else None
                            for line, text in zip(cells["source_line"], texts["source_line"])],
             "finding_id": texts["finding_id"],
-            "baseline_state": _each(lambda known: None if known is None else
-                                    quote_json(_baseline_state(known)),
-                                    [s.in_baseline for s in statuses]),
-            "status": _each(quote_json, [s.status for s in statuses]),
+            "baseline_state": each_once(lambda known: None if known is None else
+                                        quote_json(_baseline_state(known)),
+                                        [s.in_baseline for s in statuses]),
+            "status": each_once(quote_json, [s.status for s in statuses]),
             **{key: texts[key] for key in PROPERTY_KEYS if key in texts},
         }
         suppressions = [_suppression(s) for s in statuses]
@@ -268,8 +269,8 @@ class _Texts:
             for name in template.names:
                 nl = template.nl_of[name]
                 if name == "evidence":  # (an object: written at its line's depth)
-                    filled.append(_each(lambda value, nl=nl: nested_indented(value, 2, nl),
-                                        [cells["evidence"][k] for k in ks], by_id=True))
+                    filled.append(each_once(lambda value, nl=nl: nested_indented(value, 2, nl),
+                                            [cells["evidence"][k] for k in ks], by_id=True))
                 elif name in _SUPPRESSION:
                     part = _SUPPRESSION.index(name)
                     filled.append([nested_indented(suppressions[k][part], 2, nl) for k in ks])
@@ -285,19 +286,6 @@ class _Texts:
 
 
 _SUPPRESSION = ("justification", "waiver", "expires")
-
-
-def _each(text_of, values: list, by_id: bool = False) -> list:
-    """`text_of` of each of `values`, worked out once per distinct value
-    (per object, `by_id`: the values hold them meanwhile)."""
-    known: dict = {}
-    out = []
-    for value in values:
-        key = id(value) if by_id else value
-        if key not in known:
-            known[key] = text_of(value)
-        out.append(known[key])
-    return out
 
 
 def _assembled(result, meta: dict, rules: list[dict], made: _Texts, positions,
