@@ -9,6 +9,10 @@ own C string escaper and its int and float spellings. It handles only the
 exact built-in types (dict, list, tuple, str, int, float, bool, None); for
 anything else (subclasses, other types, cycles, too-deep nesting) the whole
 value is left to json.dumps, so its text or its error is json's own.
+
+Many documents of one shape (a SARIF result a finding, a record a line)
+are written faster still as a `Template`, its holes filled a column at a
+time with texts each made once per distinct value (`compact_texts`).
 """
 
 from __future__ import annotations
@@ -143,7 +147,7 @@ def compact_texts(values: list) -> list[str]:
     once, the look-ups done by dict and map; any other column each
     distinct object once (an evidence object shared by many findings)."""
     kinds = set(map(type, values))
-    if kinds <= _TEXT_OR_NONE or kinds <= _INT_OR_NONE:  # (no 1 and True in one dict)
+    if kinds <= TEXT_KINDS or kinds <= INT_KINDS:  # (no 1 and True in one dict)
         known = dict.fromkeys(values)
         for value in known:
             known[value] = _SCALARS[type(value)](value)
@@ -156,8 +160,9 @@ def compact_texts(values: list) -> list[str]:
     return list(map(by_id.__getitem__, ids))
 
 
-_TEXT_OR_NONE = frozenset((str, type(None)))
-_INT_OR_NONE = frozenset((int, type(None)))
+#: A column of these kinds alone is text (or whole numbers) and missing cells.
+TEXT_KINDS = frozenset((str, type(None)))
+INT_KINDS = frozenset((int, type(None)))
 
 
 class Template:
@@ -167,7 +172,8 @@ class Template:
     documents of that shape at once, from a column of ready texts per hole
     (in `names`' order). A hole's text goes in as given, so it must be
     what the writer would have written there: a scalar's text anywhere, a
-    container's as `nested_indented` writes it at `nl_of[name]`."""
+    container's as `nested_indented` writes it at `nl_of[name]` (so a
+    container's hole is named once; a scalar's may stand in several places)."""
 
     _HOLE = re.compile(r'"\\u0000([A-Za-z0-9_]+)\\u0000"')
 

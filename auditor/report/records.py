@@ -2,7 +2,10 @@
 call (`auditor.report.shared`): each finding as a plain record, and its
 status from the STATUS_COLUMNS triage put beside the findings table's own
 columns. A format needs nothing else of the findings, so a new one starts
-from these two lists and decodes no provenance.
+from these two lists and decodes no provenance. The records are also
+there column by column (`finding_columns`), with each cell's JSON text
+(`column_texts`): a format that writes many findings writes them from the
+columns, not a record at a time.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.findings import findings_columns
-from auditor.report.json_text import Template, compact_texts, hole
+from auditor.report.json_text import INT_KINDS, TEXT_KINDS, Template, compact_texts, hole
 from auditor.report.shared import shared
 
 #: the findings table's whole-number columns
@@ -116,13 +119,9 @@ def _column_values(column: pd.Series, name: str) -> list:
         return [evidence(t) for t in cells]
     kinds = set(map(type, cells))  # (a column of the plain kinds is left as it is)
     if name in INT_COLUMNS:
-        return cells if kinds <= _INT_OR_NONE else [None if v is None else int(v) for v in cells]
-    return cells if kinds <= _TEXT_OR_NONE else \
+        return cells if kinds <= INT_KINDS else [None if v is None else int(v) for v in cells]
+    return cells if kinds <= TEXT_KINDS else \
         [v if v is None or type(v) is str else str(v) for v in cells]
-
-
-_INT_OR_NONE = frozenset((int, type(None)))
-_TEXT_OR_NONE = frozenset((str, type(None)))
 
 
 def iso_utc_all(column: pd.Series) -> list[str | None]:
