@@ -200,9 +200,7 @@ def _check_not_audited(recorded: dict, fresh_meta: dict, root: Path | None,
     read = ReadOptions(**recorded.get("read_options", {}))
     for e in entries:
         name = str(e.get("file", ""))
-        path = where.get(name, Path(name))
-        if not path.is_file():  # (a name that is not UTF-8 is recorded shown: decision 118)
-            path = Path(unshown_path(str(path)))
+        path = _on_disk(where.get(name, Path(name)))
         if not path.is_file():
             verdict_.problems.append(f"not audited {name}: missing")
             continue
@@ -443,8 +441,7 @@ def _load(block: dict, verdict_: Verdict) -> Ruleset | None:
     """The ruleset a block names: from its files where they are, a shipped
     one by its id in this installation (wherever the report's was)."""
     rid = block.get("id")
-    files = [str(f) if Path(str(f)).is_file() else unshown_path(str(f))  # (decision 118)
-             for f in block.get("files") or []]
+    files = [str(_on_disk(Path(str(f)))) for f in block.get("files") or []]
     missing = [f for f in files if not Path(f).is_file()]
     for f in missing:
         if not _shipped(f).is_file():
@@ -463,6 +460,13 @@ def _load(block: dict, verdict_: Verdict) -> Ruleset | None:
         verdict_.problems.append(f"ruleset {rid}: changed (content hash was "
                                  f"{block.get('content_hash')}, now {ruleset.content_hash})")
     return ruleset
+
+
+def _on_disk(recorded: Path) -> Path:
+    """A file a report names, as it is on disk: by the name as recorded, or,
+    when none is, by the bytes its `\\xNN` stand for (a name that is not
+    UTF-8 is recorded shown: decision 118)."""
+    return recorded if recorded.is_file() else Path(unshown_path(str(recorded)))
 
 
 def _shipped(recorded: str) -> Path:
@@ -502,11 +506,10 @@ def _triage(recorded: dict, rulesets, findings, verdict_: Verdict):
         block = statuses.get(kind)
         if not block:
             continue
-        path = Path(str(block.get("file")))
-        if not path.is_file():  # (a name not UTF-8 is recorded shown: decision 118)
-            path = Path(unshown_path(str(path)))
+        path = _on_disk(Path(str(block.get("file"))))
         if not path.is_file():
-            verdict_.problems.append(f"{kind} {path}: missing (the statuses cannot be checked)")
+            verdict_.problems.append(f"{kind} {block.get('file')}: missing (the statuses cannot "
+                                     "be checked)")
             return None
         digest = sha256_of(path)
         if digest != block.get("sha256"):

@@ -71,7 +71,7 @@ from auditor.report.html_events import (
     listed_findings,
     natural_key,
     utc_ns,
-    window_of,
+    windows_of,
 )
 from auditor.report.html_events import text as _text
 from auditor.report.page import FINDING, PAGE, TEMPLATES, environment
@@ -496,8 +496,7 @@ def _finding_entries(result, events: EventDigest, listed: pd.DataFrame) -> list:
                      for done in rendered]
     if todo:
         rows = listed.iloc[todo]
-        windows = [window_of(events, f, line) for f, line in
-                   zip(rows["source_file"].astype(object), rows["source_line"].astype(object))]
+        windows = windows_of(events, rows)
         quarantine = _quarantine_rows(result.logs.quarantine, rows, windows)
         unreadable = _unreadable_around(result.logs.quarantine, rows, windows)
         made = _entries(rows, windows, events.columns(),
@@ -586,8 +585,7 @@ def rendered_details(taken: EventDigest, findings: pd.DataFrame,
     sure = listed_findings(joined_sites(findings), 1)
     if not len(sure):
         return {}
-    windows = [window_of(taken, f, line) for f, line in
-               zip(sure["source_file"].astype(object), sure["source_line"].astype(object))]
+    windows = windows_of(taken, sure)
     caveats = sure["caveat"].astype(object) if "caveat" in sure else None
     keep = [i for i, window in enumerate(windows) if window is not None
             and (caveats is None or not _text(caveats.iat[i]))]

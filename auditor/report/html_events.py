@@ -373,6 +373,12 @@ def _windows(events: pd.DataFrame, listed: pd.DataFrame, runs,
     return out
 
 
+def windows_of(events: EventDigest, findings: pd.DataFrame) -> list[Window | None]:
+    """`window_of` each finding of `findings`, in order."""
+    return [window_of(events, f, line) for f, line in
+            zip(findings["source_file"].astype(object), findings["source_line"].astype(object))]
+
+
 def window_of(events: EventDigest, source_file, source_line) -> Window | None:
     """The window of a finding's row (None: no event holds it)."""
     if source_file is None or source_file is pd.NA or isinstance(source_file, float):

@@ -285,3 +285,16 @@ def test_an_output_ruleset_baseline_and_waivers_named_in_another_encoding_work(t
     trend = auditor("trend", first, second, "--out", latin1("évolution"), cwd=tmp_path)
     assert trend.returncode == 0, trend.stdout + trend.stderr
     assert f"Written: {tmp_path}/\\xe9volution/trend.parquet" in trend.stdout
+
+
+@pytest.mark.parametrize(("recorded", "uri"), [
+    ("/logs/Ma\\xf1ana.csv", "file:///logs/Ma%F1ana.csv"),  # a name shown with its bytes
+    ("logs/caf\\xe9/n\\xe9.jsonl", "logs/caf%E9/n%E9.jsonl"),
+    ("/logs/Mañana.csv", "file:///logs/Ma%C3%B1ana.csv"),  # text: its UTF-8
+    ("/logs/a\\x41.csv", "file:///logs/a/x41.csv"),  # \x41 is no byte a name shows so
+    ("C:\\xe9\\night.csv", "file:///C:/xe9/night.csv"),  # a Windows drive path
+])
+def test_sarif_uri_of_a_shown_name_is_its_bytes_and_of_any_other_as_before(recorded, uri):
+    from auditor.report.sarif import artifact_uri
+
+    assert artifact_uri(recorded) == uri
