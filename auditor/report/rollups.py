@@ -101,9 +101,7 @@ def rollups(findings: pd.DataFrame, exposure) -> pd.DataFrame:
         code, severity = findings["code"].astype(object), findings["severity"].astype(object)
 
         def level(name, keys):
-            found.append(pd.DataFrame({"level": name, "key": keys.astype(object),
-                                       "code": code, "severity": severity})
-                         .dropna(subset=["key"]))
+            found.append((name, keys.to_numpy(dtype=object)))
 
         if with_sites:
             level("site", f_sites)
@@ -112,7 +110,7 @@ def rollups(findings: pd.DataFrame, exposure) -> pd.DataFrame:
         if "responsible_id" in findings:
             who = findings["responsible_id"].astype(object)
             level("staff", _shown(f_sites, who, with_sites).where(who.notna(), None))
-    return _rows(found, rolls)
+    return _rows(_counted(found, code, severity) if found else [], rolls)
 
 
 def finding_days(findings, sessions, f_sites, with_sites) -> pd.Series:
@@ -150,18 +148,46 @@ def finding_days(findings, sessions, f_sites, with_sites) -> pd.Series:
     return pd.Series(out, index=findings.index, dtype=object)
 
 
-def _rows(found: list[pd.DataFrame], rolls: pd.Series) -> pd.DataFrame:
-    counted = []
-    if found:
-        hits = pd.concat(found, ignore_index=True)
-        for severity in SEVERITIES:
-            hits[severity] = (hits["severity"] == severity).astype(np.int64)
-        hits["findings"] = np.int64(1)
-        sums = ["findings", *SEVERITIES]
-        by_code = hits.groupby(["level", "key", "code"], sort=False)[sums].sum().reset_index()
-        overall = hits.groupby(["level", "key"], sort=False)[sums].sum().reset_index()
-        overall["code"] = None
-        counted = [overall, by_code]
+def _counted(found: list[tuple[str, np.ndarray]], code: pd.Series,
+             severity: pd.Series) -> list[pd.DataFrame]:
+    """The findings counted per (level, key) and per (level, key, code),
+    each severity apart: keys and codes numbered once, the counts taken by
+    `np.bincount` (a pandas group-by of every level's rows, copied a level
+    at a time, was 0.15 s of the main process's at 53,000 findings, a cost
+    that grows with the findings)."""
+    code_no, code_names = pd.factorize(code.to_numpy(dtype=object))
+    code_names = np.asarray(code_names, dtype=object)
+    seen, seen_names = pd.factorize(severity.to_numpy(dtype=object))
+    severity_no = np.array([SEVERITIES.index(n) if n in SEVERITIES else -1
+                            for n in seen_names] + [-1], dtype=np.int64)[seen]
+    overall, by_code = [], []
+    for name, keys in found:
+        key_no, key_names = pd.factorize(keys)  # (-1: no key, not counted at this level)
+        kept = key_no >= 0
+        key_no, severities = key_no[kept], severity_no[kept]
+        key_names = np.asarray(key_names, dtype=object)
+        overall.append(_tally(name, key_no, severities, key_names, None))
+        # (a key and a code as one number)
+        pair = key_no.astype(np.int64) * len(code_names) + code_no[kept]
+        by_code.append(_tally(name, pair, severities, key_names, code_names))
+    return [pd.concat(overall, ignore_index=True), pd.concat(by_code, ignore_index=True)]
+
+
+def _tally(level: str, group: np.ndarray, severities: np.ndarray, key_names: np.ndarray,
+           code_names: np.ndarray | None) -> pd.DataFrame:
+    """A row per distinct `group` (a key's number, or key * codes + code):
+    its key, its code (None: every code), its findings and each severity's."""
+    at, present = pd.factorize(group)  # (hashed, not sorted: the rows are sorted after)
+    per_key = 1 if code_names is None else len(code_names)
+    frame = pd.DataFrame({"level": level, "key": key_names[present // per_key],
+                          "code": None if code_names is None else code_names[present % per_key]})
+    frame["findings"] = np.bincount(at, minlength=len(present)).astype(np.int64)
+    for i, name in enumerate(SEVERITIES):
+        frame[name] = np.bincount(at[severities == i], minlength=len(present)).astype(np.int64)
+    return frame
+
+
+def _rows(counted: list[pd.DataFrame], rolls: pd.Series) -> pd.DataFrame:
     keys = pd.DataFrame({"level": [k[0] for k in rolls.index], "key": [k[1] for k in rolls.index],
                          "code": None}) if len(rolls) else \
         pd.DataFrame({"level": [], "key": [], "code": []}, dtype=object)

@@ -3,6 +3,7 @@ and rollups.parquet, on real generated logs of three sites over several days."""
 
 from __future__ import annotations
 
+import collections
 import csv
 import json
 import shutil
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from auditor.errors import RulesetError
 from auditor.generate import generate, write_log
@@ -265,3 +268,109 @@ def test_each_finding_is_dated_by_its_tables_session_at_or_before_its_seq():
     assert unsited.tolist() == ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-01", None,
                                 None, "2026-03-01", None, None]
     assert finding_days(findings, sessions.iloc[:0], sites, True).tolist() == [None] * 9
+
+
+# --- the counts, against a count made finding by finding ------------------
+
+_SEP = "\x1f"  # auditor.findings.SITE_SEPARATOR
+_SEVERITIES = ("critical", "major", "minor", "info")
+
+
+@st.composite
+def _findings_and_exposure(draw):
+    """Findings and the sessions and staff they were dealt in: sites or
+    none, findings without a seq, at tables no session names, laid at
+    nobody, codes and severities in any mix."""
+    sited = draw(st.booleans())
+    sites = ["alpha", "beta"] if sited else [None]
+    tables = ["T1", "T2", "T3"]
+    sessions = []
+    for site in sites:
+        for table in tables[:draw(st.integers(0, 3))]:
+            key = table if site is None else f"{site}{_SEP}{table}"
+            for first in sorted(draw(st.sets(st.integers(1, 60), max_size=3))):
+                sessions.append({"table": key, "first_seq": first, "rolls": draw(
+                    st.integers(0, 50)), "day": draw(st.sampled_from(["2026-03-01",
+                                                                       "2026-03-02"]))})
+    staff = [{"table": s["table"], "first_seq": s["first_seq"],
+              "staff_id": draw(st.sampled_from(["S1", "S2"])), "rolls": s["rolls"]}
+             for s in sessions if draw(st.booleans())]
+    rows = draw(st.lists(st.fixed_dictionaries({
+        "site": st.sampled_from(sites), "table_id": st.sampled_from([*tables, "T9"]),
+        "seq": st.one_of(st.none(), st.integers(0, 70)),
+        "code": st.sampled_from(["SHOOTER_INELIGIBLE", "DICE_STICK", "LOG_GAP"]),
+        "severity": st.sampled_from(_SEVERITIES),
+        "responsible_id": st.sampled_from([None, "S1", "S2"])}), max_size=40))
+    findings = pd.DataFrame(rows, columns=["site", "table_id", "seq", "code", "severity",
+                                           "responsible_id"])
+    findings["seq"] = findings["seq"].astype("Int64")
+    if not sited:
+        findings = findings.drop(columns="site")
+    return findings, sessions, staff
+
+
+def _counted_one_by_one(findings, sessions, staff):
+    """{(level, key, code or None): [findings, *severities]} and
+    {(level, key): rolls}, a finding and a session at a time."""
+    sited = "site" in findings
+    shown = (lambda site, x: x if site is None else f"{site}/{x}") if sited else \
+        (lambda site, x: x)
+    counts = collections.defaultdict(lambda: [0] * (1 + len(_SEVERITIES)))
+    rolls = collections.Counter()
+    for s in sessions:
+        site, _, table = s["table"].rpartition(_SEP)
+        site = site or None
+        if sited and site is not None:
+            rolls[("site", site)] += s["rolls"]
+        rolls[("table", shown(site, table))] += s["rolls"]
+        rolls[("day", s["day"])] += s["rolls"]
+    for s in staff:
+        site = s["table"].rpartition(_SEP)[0] or None
+        rolls[("staff", shown(site, s["staff_id"]))] += s["rolls"]
+    for f in findings.to_dict("records"):
+        f = {k: None if pd.isna(v) else v for k, v in f.items()}
+        site = f.get("site")
+        key_of_table = f["table_id"] if site is None else f"{site}{_SEP}{f['table_id']}"
+        day = None
+        if f["seq"] is not None:
+            earlier = [s for s in sessions
+                       if s["table"] == key_of_table and s["first_seq"] <= f["seq"]]
+            day = max(earlier, key=lambda s: s["first_seq"])["day"] if earlier else None
+        keys = {"table": shown(site, f["table_id"]), "day": day,
+                "staff": None if f["responsible_id"] is None
+                else shown(site, f["responsible_id"])}
+        if sited:
+            keys["site"] = site
+        for level, key in keys.items():
+            if key is None:
+                continue
+            for code in (None, f["code"]):
+                tally = counts[(level, key, code)]
+                tally[0] += 1
+                tally[1 + _SEVERITIES.index(f["severity"])] += 1
+    for level, key in rolls:
+        counts.setdefault((level, key, None), [0] * (1 + len(_SEVERITIES)))
+    return dict(counts), rolls
+
+
+@settings(max_examples=150, deadline=None)
+@given(_findings_and_exposure())
+def test_the_counts_are_those_of_each_finding_counted_alone(case):
+    from auditor.audit.exposure import Exposure
+    from auditor.report.rollups import rollups
+
+    findings, sessions, staff = case
+    exposure = Exposure()
+    if sessions:
+        exposure.sessions = pd.DataFrame(sessions)
+    if staff:
+        exposure.staff = pd.DataFrame(staff)
+    got = rollups(findings, exposure)
+    want, rolls = _counted_one_by_one(findings, sessions, staff)
+    assert {(r["level"], r["key"], r["code"]): [r["findings"], *(r[s] for s in _SEVERITIES)]
+            for r in got.to_dict("records")} == want
+    assert {(r["level"], r["key"]): r["rolls"] for r in got.to_dict("records")
+            if r["code"] is None and (r["level"], r["key"]) in rolls} == dict(rolls)
+    order = [(("site", "table", "day", "staff").index(r["level"]), r["key"],
+              r["code"] is not None, r["code"] or "") for r in got.to_dict("records")]
+    assert order == sorted(order)
