@@ -83,6 +83,27 @@ def _table_keys(findings: pd.DataFrame) -> pd.Series:
     return tables.where(~has, sites.astype(str) + SITE_SEPARATOR + tables.astype(str))
 
 
+def _each_distinct(values: np.ndarray, func, dtype=object) -> np.ndarray:
+    """`func` of each value, called once a distinct value (the findings are
+    many, their actors and rules few); a missing value passed as None."""
+    numbers, distinct = pd.factorize(values)
+    return np.array([func(v) for v in distinct] + [func(None)], dtype=dtype)[numbers]
+
+
+def _responsible_roles(findings: pd.DataFrame, rulesets) -> np.ndarray:
+    """The role each finding's rule lays it at (`responsible`), or None:
+    looked up once a (ruleset, rule) pair, not once a finding."""
+    role_of = {(rs.id, r.id): r.responsible for rs in rulesets for r in rs.rules}
+    ruleset_no, ruleset_ids = pd.factorize(findings["ruleset"].astype(object))
+    rule_no, rule_ids = pd.factorize(findings["rule_id"].astype(object))
+    # (the last row and column: a missing ruleset or rule id, numbered -1)
+    grid = np.full((len(ruleset_ids) + 1, len(rule_ids) + 1), None, dtype=object)
+    for i, ruleset_id in enumerate(ruleset_ids):
+        for j, rule_id in enumerate(rule_ids):
+            grid[i, j] = role_of.get((ruleset_id, rule_id))
+    return grid[ruleset_no, rule_no]
+
+
 def with_responsible(findings: pd.DataFrame, exposure: Exposure, rulesets) -> pd.DataFrame:
     """`findings` with RESPONSIBLE_COLUMNS (objects, None where nobody)."""
     findings = findings.copy()
@@ -92,13 +113,10 @@ def with_responsible(findings: pd.DataFrame, exposure: Exposure, rulesets) -> pd
     if n:
         actor_role = findings["actor_role"].astype(object).to_numpy()
         actor_id = findings["actor_id"].astype(object).to_numpy()
-        staff = np.isin(actor_role, STAFF_ROLES) & np.array(
-            [isinstance(a, str) and a != "" for a in actor_id], dtype=bool)
+        staff = np.isin(actor_role, STAFF_ROLES) & _each_distinct(
+            actor_id, lambda a: isinstance(a, str) and a != "", bool)
         ids[staff], roles[staff] = actor_id[staff], actor_role[staff]
-        role_of = {(rs.id, r.id): r.responsible for rs in rulesets for r in rs.rules}
-        wanted = np.array([role_of.get((s, r)) for s, r in zip(
-            findings["ruleset"].astype(object).tolist(),
-            findings["rule_id"].astype(object).tolist())], dtype=object)
+        wanted = _responsible_roles(findings, rulesets)
         seq = findings["seq"]
         ask = ~staff & pd.notna(wanted) & seq.notna().to_numpy()
         if ask.any() and len(exposure.duties):

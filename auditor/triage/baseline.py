@@ -306,18 +306,22 @@ class Triage:
         """`findings` (the rows triaged) with each one's status, waiver and
         whether the baseline lists it as the STATUS_COLUMNS: what the report
         formats read."""
+        # (a finding at a time only where a waiver took it: the rest are
+        # filled whole, the findings being many and the waived few)
+        n = len(self.finding_ids)
+        by, reasons, expiries = (np.full(n, None, dtype=object) for _ in range(3))
         waivers = {w.number: w for w in (self.waivers.items if self.waivers else ())}
-        by = [self.waived_by.get(f) if s == "waived" else None
-              for f, s in zip(self.finding_ids, self.status)]
-        used = [waivers.get(n) for n in by]
-        ids = self.baseline.ids if self.baseline is not None else None
-        values = (
-            self.status,
-            [None if ids is None else f in ids for f in self.finding_ids],
-            by,
-            [w.reason if w else None for w in used],
-            [w.expires.isoformat() if w and w.expires else None for w in used],
-        )
+        for i in np.flatnonzero(self.status == "waived"):
+            by[i] = number = self.waived_by.get(self.finding_ids[i])
+            waiver = waivers.get(number)
+            if waiver is not None:
+                reasons[i] = waiver.reason
+                expiries[i] = waiver.expires.isoformat() if waiver.expires else None
+        listed = np.full(n, None, dtype=object)
+        if self.baseline is not None:
+            listed[:] = pd.Series(self.finding_ids, dtype=object).isin(
+                list(self.baseline.ids)).tolist()
+        values = (self.status, listed, by, reasons, expiries)
         return findings.assign(**{name: pd.Series(v, index=findings.index, dtype=object)
                                   for name, v in zip(STATUS_COLUMNS, values, strict=True)})
 
@@ -374,13 +378,13 @@ def triage(findings: pd.DataFrame, baseline: Baseline | None = None,
     matched nothing, have expired or name a rule the ruleset does not have are
     reported as unused. `today` (UTC) decides expiry."""
     today = today or datetime.now(UTC).date()
-    ids = [str(f) for f in findings["finding_id"]]
+    ids = findings["finding_id"].astype(object).astype(str).tolist()
     status = np.full(len(ids), "new", dtype=object)
     known: list[str] = []
     if baseline is not None:
-        in_baseline = np.array([f in baseline.ids for f in ids], dtype=bool)
+        in_baseline = pd.Series(ids, dtype=object).isin(list(baseline.ids)).to_numpy(dtype=bool)
         status[in_baseline] = "known"
-        known = [f for f, k in zip(ids, in_baseline) if k]
+        known = [ids[i] for i in np.flatnonzero(in_baseline)]
     waived_by: dict[str, int] = {}
     use, unused = [], []
     for w in (waivers.items if waivers is not None else ()):
