@@ -79,6 +79,14 @@ def findings_columns(findings: pd.DataFrame) -> tuple[str, ...]:
     return tuple(findings_schema(findings).names)
 
 
+def missing(value) -> bool:
+    """Whether a cell was not recorded: None, pandas' NA or NaT, or a float
+    NaN (a column with gaps read back from a frame)."""
+    # (NaN: the one float unequal to itself)
+    return value is None or value is pd.NA or value is pd.NaT or (
+        isinstance(value, float) and value != value)  # noqa: PLR0124
+
+
 def split_sites(frame: pd.DataFrame) -> pd.DataFrame:
     """`frame` with each `table_id` key of a site (`site` + SITE_SEPARATOR +
     id) given back as recorded and the site in a `site` column before it;

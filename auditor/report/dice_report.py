@@ -24,6 +24,7 @@ from auditor.atomic import atomic_open
 from auditor.audit.collect import taken_by
 from auditor.audit.core import replay_state
 from auditor.escape import one_line
+from auditor.findings import missing
 from auditor.report.dice_stats import (
     DICE_SCHEMA,
     TOTALS_MIN_ROLLS,
@@ -216,4 +217,4 @@ def html_context(result, dice_alpha: float | None = None) -> dict:
 
 
 def _text(value) -> str:
-    return "" if value is None or value != value else str(value)
+    return "" if missing(value) else str(value)

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from auditor.codes import SEVERITIES
-from auditor.findings import SITE_SEPARATOR
+from auditor.findings import SITE_SEPARATOR, missing
 from auditor.logs.site import shown_table
 from auditor.report.rollups import finding_days, rate, rollups_of
 
@@ -48,7 +48,7 @@ def sparkline(values: list[float | None], width: int = 120, height: int = 24) ->
 
 def staff_key(site: str | None, staff_id, with_sites: bool) -> str:
     """A staff member as the roll-ups key them (`site/id` with sites)."""
-    if staff_id is None or staff_id != staff_id:
+    if missing(staff_id):
         return ""
     return f"{site}/{staff_id}" if with_sites and site is not None else str(staff_id)
 
@@ -79,7 +79,7 @@ def overview(result) -> dict | None:
 
 
 def _rate_text(value) -> str:
-    return "–" if value is None or value != value else f"{value:.2f}"
+    return "–" if missing(value) else f"{value:.2f}"
 
 
 def _sites(frame, sites, result, exposure) -> list[dict]:

@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 
 from auditor.codes import SEVERITIES
-from auditor.findings import SITE_SEPARATOR
+from auditor.findings import SITE_SEPARATOR, missing
 
 LEVELS: tuple[str, ...] = ("site", "table", "day", "staff")
 #: rollups.parquet's schema.
@@ -236,7 +236,7 @@ def records(frame: pd.DataFrame, levels=("site", "staff")) -> list[dict]:
     out = []
     for row in picked.to_dict("records"):
         rate_ = row["per_1000_rolls"]
-        row["per_1000_rolls"] = None if rate_ is None or rate_ != rate_ else float(rate_)
+        row["per_1000_rolls"] = None if missing(rate_) else float(rate_)
         for c in ("findings", *SEVERITIES, "rolls"):
             row[c] = int(row[c])
         out.append(row)

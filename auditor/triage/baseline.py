@@ -42,7 +42,7 @@ import pandas as pd
 from auditor.codes import REPORT_ONLY, SEVERITY_RANK
 from auditor.errors import BaselineError, shown_path
 from auditor.escape import unicode_escaped
-from auditor.findings import STATUS_COLUMNS, STATUSES
+from auditor.findings import STATUS_COLUMNS, STATUSES, missing
 from auditor.guarded import parse_json, parse_toml, read_guarded
 
 SCHEMA_VERSION = "1"
@@ -78,8 +78,8 @@ def baseline_entries(findings: pd.DataFrame) -> list[dict]:
             findings["table_id"], findings["seq"]):
         entries.append({
             "finding_id": str(fid), "code": str(code), "rule_id": str(rule_id),
-            "table_id": None if _missing(table) else str(table),
-            "seq": None if _missing(seq) else int(seq),
+            "table_id": None if missing(table) else str(table),
+            "seq": None if missing(seq) else int(seq),
         })
     entries.sort(key=lambda e: (e["table_id"] or "", -1 if e["seq"] is None else e["seq"],
                                 e["rule_id"], e["finding_id"]))
@@ -461,7 +461,3 @@ def _fail(where: str):
 
 def _has_sites(findings: pd.DataFrame) -> bool:
     return "site" in findings and bool(findings["site"].notna().any())
-
-
-def _missing(value) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
