@@ -35,12 +35,12 @@ HERE = Path(__file__).resolve().parent
 
 def night_stats(seed: int, rolls: int, lean: float | None, alpha: float, folder: Path):
     """The dice statistics of one generated night."""
+    from auditor.audit.core import replay_state
     from auditor.generate import generate, write_log
     from auditor.logs.load import load_logs
     from auditor.report.dice_stats import DiceLevel, dice_stats
     from auditor.report.dice_tally import tally
     from auditor.rules.ruleset import load_ruleset
-    from auditor.audit.core import replay_state
 
     inject = ["dice.face_bias"] if lean is not None else []
     log = generate(1, rolls, seed, inject, die_lean=lean if lean is not None else 0.0)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import run as bench  # noqa: E402  (benchmarks/run.py: the log and the audit)
+import run as bench
 
 PARTS = ("dice", "exposure", "marks")
 

@@ -306,12 +306,13 @@ def _as_the_program(audit):
 
 
 def _audit_staged(path: str, ruleset, timings: dict[str, float]):
-    from auditor.checks import CHECKS
+    # (the stages of an older checkout, where `auditor.run.core` held them)
+    from auditor.checks import CHECKS  # noqa: I001 - `run.core`: an older checkout's module
     from auditor.checks.context import CheckContext
     from auditor.findings import finalize
     from auditor.game.replay import replay
     from auditor.logs.load import load_logs
-    from auditor.run.core import AuditResult, stamp_hits  # (an older checkout)
+    from auditor.run.core import AuditResult, stamp_hits
 
     t = time.perf_counter()
     logs = load_logs([path])
@@ -435,8 +436,8 @@ def scale_table(engines: list[str], rounds: list[dict[str, dict]]) -> list[str]:
     round's `--jobs 1` (speed-up: its wall over this one's; CPU: this one's
     over its) and of the main process's own share of the CPU."""
     base = "jobs1" if "jobs1" in engines else None
-    lines = ["| run | wall s | CPU s | speed-up | CPU / `--jobs 1` | main process's CPU "
-             "| peak MB: main / a worker |",
+    lines = [("| run | wall s | CPU s | speed-up | CPU / `--jobs 1` | main process's CPU "
+              "| peak MB: main / a worker |"),
              "|---|---:|---:|---:|---:|---:|---:|"]
     for e in engines:
         rs = [r[e] for r in rounds]

@@ -6,7 +6,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from slow import SLOW  # noqa: E402  (tests/ is on the path from here)
+from slow import SLOW  # (tests/ is on the path from here)
 
 #: Examples per property in tests/test_fuzz.py unless --fuzz-examples says more.
 DEFAULT_FUZZ_EXAMPLES = 25

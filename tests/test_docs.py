@@ -29,7 +29,7 @@ def test_the_generated_pages_are_current():
     what other tests set up in this process (rulesets, commands loaded) must
     not enter the comparison."""
     done = subprocess.run([sys.executable, "-P", str(ROOT / "tools" / "docs.py"), "--check"],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
 
 

@@ -96,7 +96,7 @@ def _blocks(page: Path) -> list[tuple[int, list[str]]]:
 
 def _run(script: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", "-c", script], cwd=cwd, env=_environment(),
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, check=False)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())

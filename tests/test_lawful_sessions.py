@@ -4,10 +4,10 @@ planted. The generator and the auditor are written independently, so their
 agreement is evidence that both read the rules the same way."""
 
 import pytest
+from builder import audit
 
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.rules.ruleset import load_ruleset
-from builder import audit
 
 
 @pytest.fixture(scope="module")

@@ -61,10 +61,10 @@ def _help(path: list[str], command: click.Command) -> str:
 def render_cli() -> str:
     commands = _commands()
     out = [HEADER.format(source="the click commands (auditor/cli/)"), "# Command reference\n\n",
-           "Every command with every option, as `--help` prints it. Exit codes: 0 no finding "
-           "at or above `--fail-on` (for `validate`, no problem; for `verify`, the report "
-           "stands), 1 the opposite, 2 the command could not run; 130 and 143 when "
-           "interrupted (SIGINT, SIGTERM).\n\n"]
+           ("Every command with every option, as `--help` prints it. Exit codes: 0 no finding "
+            "at or above `--fail-on` (for `validate`, no problem; for `verify`, the report "
+            "stands), 1 the opposite, 2 the command could not run; 130 and 143 when "
+            "interrupted (SIGINT, SIGTERM).\n\n")]
     out += [f"- [`{' '.join(p)}`](#{'-'.join(p)})\n" for p, _ in commands]
     for path, command in commands:
         out.append(f"\n## {' '.join(path)}\n\n```text\n{_help(path, command)}\n```\n")
@@ -75,11 +75,11 @@ def render_checks() -> str:
     loaded = describe.load_shipped()
     out = [HEADER.format(source="the check registry (auditor/checks/) and auditor/codes.py"),
            "# Checks and violation codes\n\n",
-           "Every violation code, the check that reports it (a jurisdiction-neutral primitive "
-           "in `auditor/checks/<family>.py`), the parameters it reads (see "
-           "[parameters.md](parameters.md)), what a file must record for it to judge, and the "
-           "shipped rulesets that enforce it. `auditor explain CODE` prints the same; "
-           "`auditor explain --list` lists the codes.\n"]
+           ("Every violation code, the check that reports it (a jurisdiction-neutral primitive "
+            "in `auditor/checks/<family>.py`), the parameters it reads (see "
+            "[parameters.md](parameters.md)), what a file must record for it to judge, and the "
+            "shipped rulesets that enforce it. `auditor explain CODE` prints the same; "
+            "`auditor explain --list` lists the codes.\n")]
     family = None
     for code, meaning in CODES.items():
         if code.split(".")[0] != family:
@@ -114,11 +114,11 @@ def render_parameters() -> str:
 
     out = [HEADER.format(source="auditor/checks/parameters.py"),
            "# Jurisdiction parameters\n\n",
-           "What really differs between jurisdictions. A ruleset sets them once under "
-           "`[ruleset.parameters]` (merged key by key over the parent's through `extends`); a "
-           "rule may override the ones its check reads under `[rule.params]`. An unknown "
-           "parameter or a value of the wrong kind stops the run (exit 2) naming the file, the "
-           "rule and the key. `auditor rulesets show ID` prints a ruleset's values.\n\n",
+           ("What really differs between jurisdictions. A ruleset sets them once under "
+            "`[ruleset.parameters]` (merged key by key over the parent's through `extends`); a "
+            "rule may override the ones its check reads under `[rule.params]`. An unknown "
+            "parameter or a value of the wrong kind stops the run (exit 2) naming the file, the "
+            "rule and the key. `auditor rulesets show ID` prints a ruleset's values.\n\n"),
            "| parameter | kind | default | meaning | read by |\n|---|---|---|---|---|\n"]
     for name, p in PARAMETERS.items():
         readers = sorted(c.name for c in CHECKS.values() if name in c.params)

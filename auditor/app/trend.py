@@ -168,8 +168,8 @@ def trend_html(reports: list[Report], frame: pd.DataFrame, mixed: bool) -> str:
     n = len(reports)
     e = escape
     lines = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
-             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-             "style-src 'unsafe-inline'\">",
+             ("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+              "style-src 'unsafe-inline'\">"),
              "<title>auditor trend</title>", f"<style>{_CSS}</style></head><body>",
              f"<h1>Trend over {n} report(s)</h1>"]
     lines.append("<h2>Reports</h2><table><tr><th>#</th><th>folder</th><th>period</th>"

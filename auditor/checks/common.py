@@ -61,7 +61,7 @@ class Shared:
         self._memo: dict = {}
 
     @classmethod
-    def of(cls, events: pd.DataFrame, state) -> "Shared":
+    def of(cls, events: pd.DataFrame, state) -> Shared:
         """The one `Shared` of `events` and their replay `state`, kept on the
         state while it lives (`ReplayState.derived`): the checks and then
         the reports' collectors, which run where the events are before the

@@ -317,7 +317,7 @@ def _inflated(path: Path, limits: InflateLimits, source=None) -> bytes:
     cap, by_ratio = inflate_cap(packed, limits)
     blocks, total = [], 0
     opened = gzip.GzipFile(fileobj=source, mode="rb") if source is not None \
-        else gzip.open(path, "rb")
+        else gzip.open(path, "rb")  # noqa: SIM115 - closed by the `with` below
     with opened as fh:
         while block := fh.read(1 << 20):
             total += len(block)

@@ -8,13 +8,14 @@ from __future__ import annotations
 import gc
 import weakref
 
+from builder import lawful_table
+
 from auditor.audit.core import replay_state, run_checks
 from auditor.checks.common import Shared
 from auditor.checks.context import CheckContext
 from auditor.logs.load import load_logs
 from auditor.report.dice_tally import tally
 from auditor.rules.ruleset import load_ruleset
-from builder import lawful_table
 
 
 def _loaded(tmp_path):

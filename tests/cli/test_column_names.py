@@ -94,10 +94,10 @@ def test_a_mapping_onto_a_column_the_file_holds_is_refused(tmp_path, monkeypatch
 
 @pytest.mark.parametrize(("written", "likely", "said"), [
     ("tableid", "table_id", "missing required column(s): table_id"),
-    ("die_1", "die1", "no column `die1`, which the spec requires for `roll` events "
-                      "(the file holds 249)"),
-    ("actor role", "actor_role", "no column `actor_role`, which the spec requires for "
-                                 "`staff_on` events (the file holds 10)")])
+    ("die_1", "die1", ("no column `die1`, which the spec requires for `roll` events "
+                       "(the file holds 249)")),
+    ("actor role", "actor_role", ("no column `actor_role`, which the spec requires for "
+                                  "`staff_on` events (the file holds 10)"))])
 def test_a_required_column_misspelt_is_named_in_the_error(tmp_path, written, likely, said):
     log = _night(tmp_path, "night-clean.csv", **{likely: written})
     res = run("check", log, "-r", "nz-table-games", "--out", tmp_path / "r", "--no-config")

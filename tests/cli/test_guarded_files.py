@@ -28,7 +28,7 @@ def capped(*args, cwd: Path) -> subprocess.CompletedProcess:
             f"({CAP}, {CAP})); from auditor.__main__ import run; sys.argv = ['auditor'] + "
             f"{[str(a) for a in args]!r}; run()")
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, check=False)
 
 
 def refused(res: subprocess.CompletedProcess, *parts: str) -> None:

@@ -19,7 +19,7 @@ from auditor.logs import coerce as coerce_module
 from auditor.logs import csv_format
 from auditor.logs import load as load_module
 from auditor.logs.coerce import _ts_column, coerce
-from auditor.logs.csv_format import _CheckedReader, is_utf8, _NotUtf8
+from auditor.logs.csv_format import _CheckedReader, _NotUtf8, is_utf8
 from auditor.logs.frame import _in_place, order_events
 from auditor.logs.load import _slices, load_file
 from auditor.logs.read import read_log

@@ -59,7 +59,7 @@ def test_a_json_line_naming_a_key_twice_is_quarantined_with_the_reason(tmp_path)
 
 
 def test_the_same_line_with_the_key_once_is_read(tmp_path):
-    b, settled = planted_wrong_outcome()
+    b, _settled = planted_wrong_outcome()
     log = write_jsonl(b, tmp_path / "t.jsonl")
     assert run("validate", log).exit_code == 0
     result = run("check", log, "--ruleset", "nz-table-games", "--out", tmp_path / "out",

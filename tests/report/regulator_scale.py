@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from builder import audit
 
 from auditor.audit.core import AuditResult

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from builder import audit, cocked, dispute, lawful_table, no_roll, ruling
 from click.testing import CliRunner
 
 from auditor.audit.core import replay_state
@@ -29,8 +30,6 @@ from auditor.report.dice_stats import (
 )
 from auditor.report.dice_tally import Spilled, custody_of, tally
 from auditor.rules.ruleset import load_ruleset
-from builder import audit, cocked, dispute, lawful_table, no_roll, ruling
-
 
 # --- the arithmetic ------------------------------------------------------------------
 
@@ -119,12 +118,13 @@ def _night(seed: int, rolls: int, lean: float | None = None):
     return generate(1, rolls, seed, inject, die_lean=lean if lean is not None else 0.6)
 
 
-def _stats(log, tmp_path, level=DiceLevel()):
+def _stats(log, tmp_path, level=None):
     path = tmp_path / "night.parquet"
     write_log(log.table, path)
     logs = load_logs([path])
     return dice_stats(tally(logs.events, replay_state(logs.events,
-                                                      load_ruleset("nz-table-games"))), level)
+                                                      load_ruleset("nz-table-games"))),
+                      level if level is not None else DiceLevel())
 
 
 def test_fair_nights_flag_no_die_at_the_level(tmp_path):
@@ -211,7 +211,7 @@ def test_its_fair_twin_is_quiet_and_the_bytes_are_the_same_twice(tmp_path):
 
 
 def test_dice_alpha_option_sets_the_level_and_verify_renders_it_again(tmp_path):
-    result, out = _check(tmp_path, _night(2, 2000), "--dice-alpha", "0.999")
+    _result, out = _check(tmp_path, _night(2, 2000), "--dice-alpha", "0.999")
     summary = json.loads((out / "summary.json").read_text())
     assert summary["dice"]["alpha"] == 0.999
     assert CliRunner().invoke(main, ["verify", str(out)]).exit_code == 0
@@ -462,9 +462,7 @@ def test_rows_that_cannot_be_spilled_travel_with_the_results(tmp_path, monkeypat
 def test_a_pool_that_fails_leaves_no_spilled_rows(tmp_path, monkeypatch):
     from auditor.errors import LogFileError
     from auditor.report.html import COLLECTOR
-    from auditor.run import AuditJob, run_audit
-
-    from auditor.run import stream
+    from auditor.run import AuditJob, run_audit, stream
 
     root, spill = _two_batches(tmp_path, monkeypatch)
     audit_batch = stream.audit_batch

@@ -9,12 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from builder import audit
 from jinja2 import Environment
 
 from auditor.report import html as html_report
 from auditor.report import page
 from auditor.report.provenance import provenance
-from builder import audit
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = ROOT / "sample_logs" / "nz-table-games" / "night-planted.csv"

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from builder import audit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,6 @@ from auditor.report.html_events import NO_TIME
 from auditor.report.json_text import dumps_indented
 from auditor.report.provenance import provenance
 from auditor.report.shared import sharing
-from builder import audit
 
 PLANTED = Path(__file__).resolve().parents[2] / "sample_logs" / "nz-table-games" / \
     "night-planted.csv"

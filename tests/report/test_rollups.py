@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from builder import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,13 +21,13 @@ from auditor.errors import RulesetError
 from auditor.generate import generate, write_log
 from auditor.report.rollups import NO_STAFF
 from auditor.rules.ruleset import load_ruleset
-from builder import run_cli
 
 RULESET = "nz-table-games"
-SITES = {"alpha": dict(tables=2, rolls=60, days=3, seed=1,
-                       inject=["shooter.ineligible", "dice.stick_not_used"]),
-         "beta": dict(tables=3, rolls=40, days=2, seed=2, inject=["shooter.ineligible"]),
-         "gamma": dict(tables=1, rolls=80, days=2, seed=3, inject=[])}
+SITES = {"alpha": {"tables": 2, "rolls": 60, "days": 3, "seed": 1,
+                   "inject": ["shooter.ineligible", "dice.stick_not_used"]},
+         "beta": {"tables": 3, "rolls": 40, "days": 2, "seed": 2,
+                  "inject": ["shooter.ineligible"]},
+         "gamma": {"tables": 1, "rolls": 80, "days": 2, "seed": 3, "inject": []}}
 
 
 def _audit(logs: Path, out: Path, *extra: str):
@@ -52,8 +53,8 @@ def three_sites(tmp_path_factory):
                 days[f"2026-03-0{d + 1}"] += kw["rolls"]
     rollups, findings, summary, _ = _audit(root / "logs", root / "out", "--site-from-path",
                                            "--format", "html")
-    return dict(root=root, rollups=rollups, findings=findings, summary=summary, valid=valid,
-                days=days)
+    return {"root": root, "rollups": rollups, "findings": findings, "summary": summary,
+            "valid": valid, "days": days}
 
 
 def _all_codes(rollups, level):

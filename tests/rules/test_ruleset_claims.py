@@ -74,17 +74,17 @@ def test_a_configured_bare_id_names_the_shipped_ruleset_not_a_file_beside_the_co
     monkeypatch.chdir(tmp_path)
     one_rule_copy(tmp_path / "nz-table-games")
     (tmp_path / "auditor.toml").write_text('ruleset = "nz-table-games"\n', encoding="utf-8")
-    result, findings, prov = audit(tmp_path)
+    _result, findings, prov = audit(tmp_path)
     assert len(findings) == PLANTED and prov["ruleset"]["files"] == [str(SHIPPED)]
     # the twin: a configured path is the file, relative to the configuration
     (tmp_path / "auditor.toml").write_text('ruleset = "./nz-table-games"\n', encoding="utf-8")
-    result, findings, prov = audit(tmp_path, out="out2")
+    _result, findings, prov = audit(tmp_path, out="out2")
     assert len(findings) < PLANTED and "not_shipped" in prov["ruleset"]
 
 
 def test_a_file_declaring_a_shipped_id_says_whose_it_is_and_what_it_drops(tmp_path):
     copy = one_rule_copy(tmp_path / "copy.toml")
-    result, findings, prov = audit(tmp_path, "--ruleset", copy)
+    result, _findings, prov = audit(tmp_path, "--ruleset", copy)
     header = result.output.splitlines()[0]
     assert header.startswith(f"auditor: nz-table-games from {copy}, not the shipped "
                              "nz-table-games (provisional)")
@@ -145,6 +145,6 @@ def test_a_swapped_check_restored_by_a_later_overlay_is_no_longer_loosened(tmp_p
         '\n[[rule]]\nid = "R5.7-settled-as-decided"\ncheck = "line_bet_outcome"\n'
         'code = "settle.wrong_outcome"\n', encoding="utf-8")
     assert first.is_file()
-    result, findings, prov = audit(tmp_path, "--ruleset", tmp_path / "again.toml")
+    _result, _findings, prov = audit(tmp_path, "--ruleset", tmp_path / "again.toml")
     assert prov["ruleset"]["loosened_rules"] == []
     assert json.dumps(prov).count("stick_used") == 0

@@ -59,8 +59,8 @@ def test_a_waiver_without_a_site_matches_nothing_where_tables_have_sites(tmp_pat
     statuses = summary["statuses"] if "statuses" in summary else summary["provenance"]["statuses"]
     assert statuses["counts"]["waived"] == 0 and statuses["counts"]["new"] == 2
     assert [u["why"] for u in statuses["unused_waivers"]] == [
-        "matched no finding: it names no site, and this audit's tables have sites "
-        "(give the waiver's site = \"...\")"]
+        ("matched no finding: it names no site, and this audit's tables have sites "
+         "(give the waiver's site = \"...\")")]
     assert "it names no site" in res.output
 
 
