@@ -18,7 +18,9 @@ fetch of any kind: no fonts, images, frames or connections.
 
 Volume: counts and charts cover every finding; the findings listed are
 capped per table and code (`MAX_FINDINGS_PER_TABLE_CODE`) with a note saying how many are
-shown, so 100,000 findings still open in seconds. Of the events the page
+shown, so 100,000 findings still open in seconds; the findings not listed
+travel in the page as JSON lines up to `MAX_UNLISTED_CARRIED` of them, and past
+that the page carries none and says where they are (decision 119). Of the events the page
 shows only what `auditor.report.html_events` takes from them (each table's
 counts and timeline series, the rows around the findings listed), so a
 timeline is a few SVG elements however many events, and an audit by
@@ -92,6 +94,11 @@ MAX_FINDINGS_LISTED = 2000
 #: page opens and each finding's details as it is opened (or printed), so tens of
 #: thousands of critical findings still open in a second or two
 MAX_FINDINGS_EMBEDDED = 3000
+#: findings not listed that the page carries as JSON lines: past this many it
+#: carries none of them (a page of 650,000 was 496 MB, which no browser opens
+#: with ease, and its text was held whole in memory) and says so, naming the
+#: report files that hold every finding (decision 119)
+MAX_UNLISTED_CARRIED = 100_000
 #: characters of one cell shown in the rows around a finding (longer ones are cut)
 MAX_CELL = 160
 #: tables drawn as timelines (those with the most findings when there are more)
@@ -115,17 +122,19 @@ def write(result, meta: dict, out: Path, dice_alpha: float | None = None) -> lis
 
 def render_html(result, meta: dict | None = None,
                 per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
-                budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None) -> str:
+                budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None,
+                carried: int = MAX_UNLISTED_CARRIED) -> str:
     """The whole page as text."""
-    return "".join(page_pieces(result, meta, per_table_code, budget, dice_alpha))
+    return "".join(page_pieces(result, meta, per_table_code, budget, dice_alpha, carried))
 
 
 def page_pieces(result, meta: dict | None = None,
                 per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
-                budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None):
+                budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None,
+                carried: int = MAX_UNLISTED_CARRIED):
     """The page's text in the pieces the template makes it in."""
     template, static = _template()
-    context = report_context(result, meta or {}, per_table_code, budget, dice_alpha)
+    context = report_context(result, meta or {}, per_table_code, budget, dice_alpha, carried)
     return template.generate(**context, **static)
 
 
@@ -153,7 +162,8 @@ def _csp_hash(text: str) -> str:
 
 
 def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
-                   budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None) -> dict:
+                   budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None,
+                   carried: int = MAX_UNLISTED_CARRIED) -> dict:
     """Everything the template shows, as plain data."""
     needed = ("auditor_version", "ruleset", "inputs", "rows")
     prov = dict(meta) if all(k in meta for k in needed) else {**provenance(result), **meta}
@@ -173,7 +183,9 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
     by_code = _by_code(findings, result.ruleset, listed)
     events = event_digest(result, per_table_code)
     tables = _tables(events, findings, listed)
-    unlisted = _unlisted(result.findings, listed)  # (as recorded: the site apart)
+    unlisted_count = len(findings) - len(listed)
+    # (as recorded: the site apart)
+    unlisted = _unlisted(result.findings, listed) if unlisted_count <= carried else None
 
     rs = prov.get("ruleset", {})
     entries = _finding_entries(result, events, listed)
@@ -224,8 +236,9 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
         "capped": [row for row in by_code if row["listed"] < row["total"]],
         "per_table_code": per_table_code, "per_table_code_asked": asked, "budget": budget,
         "critical_listed": int(is_critical(listed).sum()),
-        "unlisted": unlisted,
-        "unlisted_count": len(findings) - len(listed),
+        "unlisted": unlisted,  # None: not carried (past `carried`)
+        "unlisted_count": unlisted_count,
+        "unlisted_carried_at_most": carried,
         "context_events": CONTEXT_EVENTS,
         "filter_tables": _filter_tables(findings, listed),
         "SEVERITIES": SEVERITIES,

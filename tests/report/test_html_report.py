@@ -336,6 +336,32 @@ def test_every_critical_finding_is_listed_and_the_rest_is_in_the_page(planted):
         assert int(options[table]["data-unlisted"]) == n - shown
 
 
+def test_past_the_carried_limit_the_page_carries_none_and_says_where_they_are(planted):
+    """Findings not listed travel in the page up to a limit (decision 119);
+    one past it, the page carries none of them (no partial download that
+    could pass for the whole) and says how many, and where every finding is."""
+    big = synthetic(planted, {"call.wrong_total": 450, "dice.set_size": 30})
+    unlisted = len(big.findings) - len(Page(html_report.render_html(
+        big, provenance(big), per_table_code=5, budget=100)).details)
+    assert unlisted > 0
+    at_limit = Page(html_report.render_html(big, provenance(big), per_table_code=5, budget=100,
+                                            carried=unlisted))
+    assert len(at_limit.blocks["unlisted"].splitlines()) == unlisted
+    past = html_report.render_html(big, provenance(big), per_table_code=5, budget=100,
+                                   carried=unlisted - 1)
+    page = Page(past)
+    assert "unlisted" not in page.blocks and 'id="download-unlisted"' not in past
+    note = squash(page.blocks["findings"])
+    assert f"The {unlisted:,} findings not listed are not in this page" in note
+    assert f"past {unlisted - 1:,} of them" in note
+    assert "findings.parquet" in note and "findings.jsonl" in note
+    assert 'data-where="not in this page: see above"' in past
+    assert 'data-where="in the download above"' in html_report.render_html(
+        big, provenance(big), per_table_code=5, budget=100, carried=unlisted)
+    # the listed findings are the same either way
+    assert page.details == at_limit.details
+
+
 def test_the_findings_carried_in_the_page_name_their_site_as_the_json_format_does(planted):
     """A finding of a table with a site is carried as `--format json`
     writes it: the site in `site`, the table id as recorded (not the key
@@ -784,6 +810,31 @@ def week_page(browser, week):
     opened = Opened(browser, week[0])
     yield opened
     opened.close()
+
+
+@browser_test
+def test_a_table_says_its_unlisted_findings_are_not_in_a_page_past_the_limit(browser, planted,
+                                                                           tmp_path):
+    big = synthetic(planted, {"call.wrong_total": 450, "dice.set_size": 30})
+    path = tmp_path / "report.html"
+    path.write_text(html_report.render_html(big, provenance(big), per_table_code=5, budget=100,
+                                            carried=10), encoding="utf-8")
+    opened = Opened(browser, path)
+    try:
+        page = opened.page
+        table = page.eval_on_selector_all("#filter-table option[data-unlisted]",
+                                          "os => os.filter(o => +o.dataset.unlisted > 0)"
+                                          ".map(o => [o.value, o.dataset.unlisted])")[0]
+        page.select_option("#filter-table", table[0])
+        assert page.inner_text("#table-unlisted").endswith(
+            f"{table[1]} of its " + page.get_attribute(
+                f"#filter-table option[value={table[0]}]", "data-total")
+            + " finding(s) not listed (not in this page: see above)")
+        assert page.locator("#not-carried").is_visible()
+        assert page.locator("#download-unlisted").count() == 0
+        assert opened.console == []
+    finally:
+        opened.close()
 
 
 @browser_test

@@ -165,7 +165,8 @@
       (site !== null ? "; site " + site : "") + (staff !== null ? "; staff member " + staff : "");
     var missing = t ? Number(t.getAttribute("data-unlisted")) : 0;
     unlistedNote.textContent = missing ? "Table " + t.value + ": " + missing + " of its " +
-      t.getAttribute("data-total") + " finding(s) not listed (in the download above)" : "";
+      t.getAttribute("data-total") + " finding(s) not listed (" +
+      unlistedNote.getAttribute("data-where") + ")" : "";
   }
 
   function remember() {
