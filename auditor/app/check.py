@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.atomic import commit_together, report_folder
-from auditor.audit.collect import Collectors
 from auditor.audit.core import AuditResult
 from auditor.audit.responsible import regulated
 from auditor.errors import EngineError, LogFileError, OutputError, UnreadableLogsError
@@ -22,10 +21,10 @@ from auditor.logs.memory import small_pages
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS, InflateLimits, ReadOptions, inflate_limits
 from auditor.logs.screen import not_audited_meta, unreadable_logs
 from auditor.report.dice_report import flagged_lines
-from auditor.report.dice_tally import COLLECTOR as DICE_COLLECTOR
 from auditor.report.formats import (
     REPORT_FORMATS,
     check_out_dir,
+    collector_for,
     format_options,
     write_and_render,
 )
@@ -194,20 +193,6 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
             written = [str(request.out / Path(w).name) for w in written]
     return CheckOutcome(result, written, meta, triage, request.fail_on,
                         request.require_complete, streamed, dice_lines)
-
-
-def collector_for(formats, ruleset=None, apart: bool = False) -> Collectors:
-    """What the engine keeps of each batch's events for these reports: the
-    dice tally always (the terminal names flagged dice whatever the
-    formats), the HTML page's rows when it is written, and (`apart`: the
-    audit runs in workers) the details of the findings it will list,
-    rendered there with `ruleset`'s words (in one process that would only
-    add work). The page's modules (and jinja2, some 40 ms of every run's
-    start) are loaded only then."""
-    if "html" not in formats:
-        return Collectors(dice=DICE_COLLECTOR)
-    from auditor.report import html  # (the page's modules: only for the page)
-    return html.page_collector(ruleset) if apart and ruleset is not None else html.COLLECTOR
 
 
 def _audit_readable(audit_all, request: CheckRequest, read: ReadOptions, left: LeftOut,

@@ -35,6 +35,7 @@ from auditor.atomic import commit_together
 from auditor.audit.responsible import regulated
 from auditor.errors import AuditorError, LogFileError, ReportError, RulesetError, unshown_path
 from auditor.findings import stored_schema
+from auditor.logs.discover import discover_logs
 from auditor.logs.load import load_logs
 from auditor.logs.raw import (
     DEFAULT_INFLATE_LIMITS,
@@ -44,12 +45,13 @@ from auditor.logs.raw import (
     sha256_of,
 )
 from auditor.logs.screen import not_audited_meta, still_unreadable
-from auditor.report.formats import write_and_render
+from auditor.report.formats import collector_for, write_and_render
 from auditor.report.manifest import MANIFEST_NAME, OWN_NAMES, file_entry
 from auditor.report.parquet import quarantine_table
 from auditor.report.provenance import provenance
 from auditor.rules import ruleset as ruleset_mod
 from auditor.rules.ruleset import Ruleset, load_ruleset
+from auditor.run import AuditJob, run_audit
 from auditor.run.local import audit_in_process
 from auditor.triage.baseline import load_accepted, verdict
 
@@ -79,9 +81,10 @@ class Verdict:
 
 
 def verify_report(folder: Path, inputs_root: Path | None = None,
-                  inflate: InflateLimits = DEFAULT_INFLATE_LIMITS) -> Verdict:
+                  inflate: InflateLimits = DEFAULT_INFLATE_LIMITS, jobs: int = 1) -> Verdict:
     """Re-check the report in `folder` (ReportError when there is none),
-    reading .gz inputs under `inflate` (as `check` was given)."""
+    reading .gz inputs under `inflate` (as `check` was given), the audit
+    re-run in `jobs` processes."""
     folder = Path(folder)
     files = _snapshot(folder)
     verdict_ = Verdict()
@@ -117,7 +120,7 @@ def verify_report(folder: Path, inputs_root: Path | None = None,
     if findings is not None:
         verdict_.findings = findings.num_rows
     with inflate_limits(inflate):
-        _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_)
+        _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_, jobs)
     version = recorded.get("auditor_version")
     if version and version != __version__:
         verdict_.notes.append(f"the report was made by auditor {version}; this is "
@@ -140,26 +143,32 @@ def check_folder(folder: Path) -> tuple[dict | None, dict[str, bytes | None], li
     return manifest, files, verdict_.problems
 
 
-def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_) -> None:
+def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_,
+           jobs: int = 1) -> None:
     """Parts 2 to 4: the audit re-run, compared with the report."""
     located = _check_inputs(recorded["inputs"], verdict_, inputs_root)
-    ruleset = _check_ruleset(recorded, verdict_)
+    ruleset = _check_ruleset(recorded, verdict_, jobs)
     if len(located) < len(recorded["inputs"]) or ruleset is None:
         verdict_.problems.append("the audit could not be re-run (see above)")
         return
     audit, rulesets = ruleset
+    sites = {str(path): inp["site"] for path, label in located.items()
+             for inp in recorded["inputs"]
+             if str(inp.get("path", "")) == label and inp.get("site") is not None}
+    read = ReadOptions(**recorded.get("read_options", {}))
+    labels = {str(path): label for path, label in located.items()}
+    formats = [str(f) for f in manifest["formats"]] if manifest is not None else []
     try:
-        sites = {str(path): inp["site"] for path, label in located.items()
-                 for inp in recorded["inputs"]
-                 if str(inp.get("path", "")) == label and inp.get("site") is not None}
-        logs = load_logs(list(located), options=ReadOptions(**recorded.get("read_options", {})),
-                         labels={str(path): label for path, label in located.items()},
-                         sites=sites or None)
+        result = audit(list(located), read, labels, sites or None, formats)
     except LogFileError as exc:
         verdict_.problems.append(f"input {exc}: can no longer be read")
         return
+    except AuditorError as exc:
+        verdict_.problems.append(f"the audit could not be re-run: {exc}")
+        return
+    logs = result.logs
     _check_counts(recorded["inputs"], logs.inputs, verdict_)
-    result = regulated(audit(logs))
+    result = regulated(result)
     verdict_.findings, verdict_.quarantined = len(result.findings), len(logs.quarantine)
     if findings is not None:
         schema = stored_schema(result.findings) if "site" in findings.schema.names \
@@ -410,11 +419,12 @@ def _check_inputs(inputs: list[dict], verdict_: Verdict,
     return present
 
 
-def _check_ruleset(meta: dict, verdict_: Verdict):
-    """(the audit to re-run, as a function of the loaded logs; the ruleset
-    and the family's versions, for triage), or None when the ruleset (or a
-    version of its family) is missing or no longer loads. A changed content
-    hash is a problem, and the audit still re-runs."""
+def _check_ruleset(meta: dict, verdict_: Verdict, jobs: int = 1):
+    """(the audit to re-run, as a function of the files, how to read them,
+    their names in the report, their sites and the formats to render again;
+    the ruleset and the family's versions, for triage), or None when the
+    ruleset (or a version of its family) is missing or no longer loads. A
+    changed content hash is a problem, and the audit still re-runs."""
     block = meta["ruleset"]
     verdict_.ruleset_id = str(block.get("id"))
     if block.get("family") and meta.get("ruleset_versions"):
@@ -429,12 +439,26 @@ def _check_ruleset(meta: dict, verdict_: Verdict):
         except RulesetError as exc:
             verdict_.problems.append(f"ruleset family {block['family']}: {exc}")
             return None
-        return (lambda logs: audit_family(logs, family, audit_in_process)), \
-            (family.latest, family.versions)
+        def audit_versions(files, read, labels, sites, formats):
+            # (as `check` audits a family: the logs loaded at once)
+            logs = load_logs(files, options=read, labels=labels, sites=sites)
+            return audit_family(logs, family, audit_in_process)
+
+        return audit_versions, (family.latest, family.versions)
     ruleset = _load(block, verdict_)
     if ruleset is None:
         return None
-    return (lambda logs: audit_in_process(logs, ruleset)), (ruleset, ())
+
+    def audit(files, read, labels, sites, formats):
+        # (as `check` audits: a batch of files at a time, in `jobs`
+        # processes, so memory follows the batch, not the input; the
+        # reports' collector takes what the page needs as each batch goes)
+        job = AuditJob(tuple(files), tuple(discover_logs(files)), ruleset, jobs=jobs, read=read,
+                       sites=sites, labels=labels,
+                       collector=collector_for(formats, ruleset, apart=jobs > 1))
+        return run_audit(job)
+
+    return audit, (ruleset, ())
 
 
 def _load(block: dict, verdict_: Verdict) -> Ruleset | None:

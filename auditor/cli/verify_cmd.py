@@ -18,9 +18,12 @@ from auditor.logs.raw import DEFAULT_INFLATE_LIMITS
               help="Where the logs are now: the folder that holds what was the inputs' "
                    "common folder (default: the paths as recorded, relative ones from "
                    "here).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Re-run the audit in N processes, as `check --jobs` runs it (a batch of "
+                   "files at a time whatever N: memory follows the batch, not the input).")
 @inflate_options
 @click.pass_context
-def verify_command(ctx, folder, inputs_root=None, inflate=DEFAULT_INFLATE_LIMITS):
+def verify_command(ctx, folder, inputs_root=None, inflate=DEFAULT_INFLATE_LIMITS, jobs=1):
     """Check that the report in DIR still stands.
 
     \b
@@ -47,10 +50,10 @@ def verify_command(ctx, folder, inputs_root=None, inflate=DEFAULT_INFLATE_LIMITS
     Example:
         auditor check sample_logs/nz-1996 --ruleset nz-1996 --out reports/   # exits 1
         auditor verify reports/
-        auditor verify archive/2026-03/reports --inputs-root archive/2026-03/logs
+        auditor verify archive/2026-03/reports --inputs-root archive/2026-03/logs --jobs 4
     """
     verdict = verify_report(Path(folder), Path(inputs_root) if inputs_root else None,
-                            inflate)
+                            inflate, jobs)
     for note in verdict.notes:
         click.echo(one_line(f"note: {note}"))
     if verdict.stands:

@@ -25,8 +25,10 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditor.audit.collect import Collectors
 from auditor.errors import OutputError
 from auditor.report.apart import apart_formats, write_apart
+from auditor.report.dice_tally import COLLECTOR as DICE_COLLECTOR
 from auditor.report.shared import sharing
 
 
@@ -150,3 +152,17 @@ def write_and_render(result, meta: dict, out: Path, formats, streams=(),
             module = REPORT_FORMATS[name].load()
             texts.append(module.text(result, meta, **options.get(name, {})))
     return written, texts
+
+
+def collector_for(formats, ruleset=None, apart: bool = False) -> Collectors:
+    """What the engine keeps of each batch's events for these reports: the
+    dice tally always (the terminal names flagged dice whatever the
+    formats), the HTML page's rows when it is written, and (`apart`: the
+    audit runs in workers) the details of the findings it will list,
+    rendered there with `ruleset`'s words (in one process that would only
+    add work). The page's modules (and jinja2, some 40 ms of every run's
+    start) are loaded only then."""
+    if "html" not in formats:
+        return Collectors(dice=DICE_COLLECTOR)
+    from auditor.report import html  # (the page's modules: only for the page)
+    return html.page_collector(ruleset) if apart and ruleset is not None else html.COLLECTOR

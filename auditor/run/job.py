@@ -41,6 +41,9 @@ class AuditJob:
     sites: dict[str, str] | None = field(default=None, hash=False)
     #: what a report takes of the events before they go (`auditor.audit.collect`)
     collector: Collector | None = None
+    #: each file's name in the reports where it is read under another (by
+    #: `str(file)`): `auditor verify` reading logs that have moved; else None
+    labels: dict[str, str] | None = field(default=None, hash=False)
 
     @classmethod
     def of(cls, paths, ruleset: Ruleset, *, jobs: int = 1, engine: str = "local",

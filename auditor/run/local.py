@@ -83,7 +83,8 @@ def audit_paths(job: AuditJob, timings: dict[str, float] | None = None,
 def _audit_at_once(job: AuditJob, timings, progress) -> AuditResult:
     progress.stage("reading")
     with stage(timings, "load"):
-        logs = stream.load_with_progress(list(job.files), progress, job.read, job.sites)
+        logs = stream.load_with_progress(list(job.files), progress, job.read, job.sites,
+                                         job.labels)
     return audit_local(logs, job, timings=timings, progress=progress)
 
 

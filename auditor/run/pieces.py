@@ -453,9 +453,12 @@ def audit_piece(piece: Piece, job, progress, label: str | None = None):
     """In a worker: one piece of the file read, replayed and checked (a
     `BatchResult` with its `rows`); a `FileFailure` for a file that cannot
     be a log, as one reading of it says; `ReadWhole` when the file must be
-    read whole (see module). `label`: the file's name in the reports."""
+    read whole (see module). `label`: the file's name in the reports (by
+    default the job's label of the file, else its path)."""
     path = Path(piece.path)
-    site = (job.sites or {}).get(label or piece.path)
+    sites = job.sites or {}
+    site = sites.get(piece.path, sites.get(label))  # (a dask worker's: by label)
+    label = label if label is not None else (job.labels or {}).get(piece.path)
     try:
         seen = file_as_it_stands(path)
         a, b = piece_rows(piece)

@@ -605,6 +605,7 @@ def audit_batch(files: list[Path], job, progress,
     (`auditor.logs.identity`) is refused here. `labels`: each file's name in
     the reports, by path, where it is read under another (a dask worker
     reads the absolute path)."""
+    labels = labels if labels is not None else job.labels
     return audit_read(lambda: load_with_progress(list(files), progress, job.read, job.sites,
                                                  labels), job, progress)
 
@@ -647,17 +648,18 @@ def stage_progress(progress, events: int, tables: int):
     return on_stage
 
 
-def merge(files: list[Path], results: list[BatchResult]
+def merge(files: list[Path], results: list[BatchResult], labels: dict[str, str] | None = None
           ) -> tuple[list, pd.DataFrame, list[InputFile], list[str]]:
     """The batches' sorted findings, and their quarantine, inputs and tables
-    in file order, as one load gives them. TablesCrossBatches when two
-    batches hold rows of one table (their findings could not be merged)."""
+    in file order, as one load gives them (each file known by its name in
+    the reports: its `labels` entry, else its path). TablesCrossBatches when
+    two batches hold rows of one table (their findings could not be merged)."""
     seen: set[str] = set()
     for r in results:
         if seen & r.named:
             raise TablesCrossBatches(min(seen & r.named))
         seen |= r.named
-    position = {str(f): i for i, f in enumerate(files)}
+    position = {(labels or {}).get(str(f), str(f)): i for i, f in enumerate(files)}
     inputs: list[InputFile | None] = [None] * len(files)
     for r in results:
         for f in r.inputs:
@@ -719,7 +721,7 @@ def merged_result(job, results: list[BatchResult], timings: dict[str, float] | N
     finalized, the logs lazy (`logs_type`), their digest what the job's
     collector took of each."""
     add_work(timings, [r.timings for r in results])
-    found, quarantine, inputs, tables = merge(list(job.files), results)
+    found, quarantine, inputs, tables = merge(list(job.files), results, job.labels)
     progress.expect(tables=len(tables))
     with stage(timings, "checks"):
         findings = merge_sorted(found)
