@@ -49,20 +49,33 @@ APART_FINDINGS = 10_000
 #: json 0.4 s, parquet 0.1 s).
 HEAVIEST_FIRST = ("html", "csv", "sarif", "junit", "json", "parquet")
 
+
+def _page_carries(result) -> bool:
+    """Whether the HTML page reads the record texts: only when it carries
+    the findings it does not list (decision 119); past that, made before
+    the fork they would hold up every writer for the json format's sake."""
+    from auditor.report.html import carries_unlisted  # (the page's modules: only for it)
+
+    return carries_unlisted(result.findings)
+
+
 #: What several formats derive from the same audit, and which formats do:
 #: worked out once in the main process before the writers fork (they
 #: inherit it) when two or more of those formats are written apart, rather
 #: than by each writer again (the records' columns and their JSON texts
 #: are 0.2 s at 53,000 findings, and five formats read them). It costs the
 #: run no wall time: the writer that needs it most (the HTML page) would
-#: wait for it anyway.
+#: wait for it anyway. Each with the formats that read it, and for a format
+#: that reads it only sometimes, when (a test of the result; None: always).
 SHARED = (
     (lambda result: (finding_columns(result.findings), finding_statuses(result.findings)),
-     {"html", "json", "sarif", "junit", "csv"}),
-    (lambda result: column_texts(result.findings), {"html", "json", "sarif", "junit"}),
-    (lambda result: record_texts(result.findings), {"html", "json"}),
-    (rollups_of, {"parquet", "html", "json"}),
+     dict.fromkeys(("html", "json", "sarif", "junit", "csv"))),
+    (lambda result: column_texts(result.findings), dict.fromkeys(("html", "json", "sarif",
+                                                                  "junit"))),
+    (lambda result: record_texts(result.findings), {"html": _page_carries, "json": None}),
+    (rollups_of, dict.fromkeys(("parquet", "html", "json"))),
 )
+
 
 #: What the forked writers inherit: (result, meta, folder, options).
 _JOB: tuple | None = None
@@ -88,7 +101,8 @@ def write_apart(result, meta: dict, out: Path, formats, options: dict,
     order = sorted(formats, key=lambda f: HEAVIEST_FIRST.index(f)
                    if f in HEAVIEST_FIRST else len(HEAVIEST_FIRST))
     for derive, users in SHARED:  # (inside the caller's `sharing()` block: inherited)
-        if len(users.intersection(order)) > 1:
+        readers = [f for f in order if f in users]
+        if len(readers) > 1 and sum(users[f] is None or users[f](result) for f in readers) > 1:
             derive(result)
     _JOB = (result, meta, out, options)
     pool = ProcessPoolExecutor(max_workers=min(workers, len(order)),

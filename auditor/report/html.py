@@ -433,6 +433,19 @@ def _filter_tables(findings: pd.DataFrame, listed: pd.DataFrame) -> list[dict]:
 # --- the findings listed -------------------------------------------------
 
 
+def carries_unlisted(findings: pd.DataFrame, per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
+                     budget: int = MAX_FINDINGS_LISTED,
+                     carried: int = MAX_UNLISTED_CARRIED) -> bool:
+    """Whether the page of these findings carries those it does not list
+    (and so reads every finding's record text): counted from the cap, not
+    by listing them."""
+    findings = joined_sites(findings)
+    sizes = _group_sizes(findings)
+    cap = code_cap(sizes, per_table_code, budget)
+    listed = int(is_critical(findings).sum()) + sum(min(n, cap) for n in sizes)
+    return len(findings) - listed <= carried
+
+
 def _group_sizes(findings: pd.DataFrame) -> list[int]:
     """How many non-critical findings each table and code has (the critical
     ones are all listed, outside the cap)."""

@@ -360,6 +360,10 @@ def test_past_the_carried_limit_the_page_carries_none_and_says_where_they_are(pl
         big, provenance(big), per_table_code=5, budget=100, carried=unlisted)
     # the listed findings are the same either way
     assert page.details == at_limit.details
+    # and the writers side by side know it before the page is made (the
+    # record texts then made for the json format alone)
+    assert html_report.carries_unlisted(big.findings, 5, 100, carried=unlisted)
+    assert not html_report.carries_unlisted(big.findings, 5, 100, carried=unlisted - 1)
 
 
 def test_the_findings_carried_in_the_page_name_their_site_as_the_json_format_does(planted):
