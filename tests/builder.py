@@ -397,3 +397,28 @@ def game_state_log() -> tuple[LogBuilder, dict[str, int]]:
     no_roll(b, "die_off_table")
     seqs["last"] = b.roll(5, 2, 3, flags="two_hands,simultaneous,far_end")
     return b, seqs
+
+
+def two_casinos(root: Path) -> list[Path]:
+    """Two casinos' nights, T01 at each (casino-a's in two files): two
+    batches of files under `--site-from-path`, one a casino. The files, in
+    the order discovered."""
+    from auditor.generate import generate, write_log
+    from auditor.logs.discover import discover
+
+    a = generate(1, 120, seed=41, inject=["call.wrong_total", "offer.order"]).table
+    half = a.num_rows // 2
+    write_log(a.slice(0, half), root / "casino-a" / "n1.parquet")
+    write_log(a.slice(half), root / "casino-a" / "n2.csv")
+    write_log(generate(1, 100, seed=42, inject=["settle.missing"]).table,
+              root / "casino-b" / "n1.jsonl")
+    return discover([root])
+
+
+def batches_always(monkeypatch) -> None:
+    """Every input audited a batch of files at a time, the smallest too
+    (`auditor.run.stream` loads a small input at once)."""
+    from auditor.run import stream
+
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)

@@ -9,28 +9,17 @@ import shutil
 from pathlib import Path
 
 import pytest
+from builder import batches_always, two_casinos
 from builder import run_cli as run
 
 from auditor.generate import generate, write_log
 from auditor.run import stream
 
 
-def _two_casinos(root: Path) -> None:
-    """Two casinos' nights, T01 at each (casino-a's in two files): two
-    batches under --site-from-path, one for each casino."""
-    a = generate(1, 120, seed=41, inject=["call.wrong_total", "offer.order"]).table
-    half = a.num_rows // 2
-    write_log(a.slice(0, half), root / "casino-a" / "n1.parquet")
-    write_log(a.slice(half), root / "casino-a" / "n2.csv")
-    write_log(generate(1, 100, seed=42, inject=["settle.missing"]).table,
-              root / "casino-b" / "n1.jsonl")
-
-
 @pytest.fixture
 def loads(monkeypatch):
     """Every input read in batches (small ones too), each load's files noted."""
-    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
-    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    batches_always(monkeypatch)
     seen: list[list[str]] = []
     real = stream.load_with_progress
 
@@ -44,7 +33,7 @@ def loads(monkeypatch):
 
 @pytest.fixture
 def report(tmp_path, loads):
-    _two_casinos(tmp_path / "logs")
+    two_casinos(tmp_path / "logs")
     out = tmp_path / "out"
     res = run("check", tmp_path / "logs", "--site-from-path", "--ruleset", "nz-table-games",
               "--out", out, "--format", "parquet", "--format", "html", "--format", "json")

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from builder import append_broken_rows, report_bytes
+from builder import append_broken_rows, batches_always, report_bytes, two_casinos
 from click.testing import CliRunner
 
 from auditor.cli import main
@@ -59,8 +59,7 @@ def logs_dir(tmp_path_factory) -> Path:
 @pytest.fixture
 def streaming(monkeypatch):
     """Every input streamed, one component per batch."""
-    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
-    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    batches_always(monkeypatch)
     audited: list[list[str]] = []
     real = stream.audit_batch
 
@@ -120,17 +119,6 @@ def test_the_plan_reads_the_table_column_the_configuration_renames(tmp_path, str
     assert streamed.tables == ["T01", "T02"]
 
 
-def _two_casinos(root: Path) -> list[Path]:
-    """Two casinos' nights, T01 at each (casino-a's in two files)."""
-    a = generate(1, 120, seed=41, inject=["call.wrong_total", "offer.order"]).table
-    half = a.num_rows // 2
-    write_log(a.slice(0, half), root / "casino-a" / "n1.parquet")
-    write_log(a.slice(half), root / "casino-a" / "n2.csv")
-    write_log(generate(1, 100, seed=42, inject=["settle.missing"]).table,
-              root / "casino-b" / "n1.jsonl")
-    return discover([root])
-
-
 def test_two_casinos_tables_of_one_id_are_planned_apart(tmp_path, streaming):
     """--site-from-path: casino-a's T01 and casino-b's are two tables to the
     audit, and to the plan: two batches, not one input loaded at once. A
@@ -138,7 +126,7 @@ def test_two_casinos_tables_of_one_id_are_planned_apart(tmp_path, streaming):
     plan of a run without sites."""
     from auditor.logs.site import path_sites
 
-    files = _two_casinos(tmp_path)
+    files = two_casinos(tmp_path)
     sites = path_sites([tmp_path], files)
     assert stream.plan(files) is None  # (T01 links all three: one batch)
     assert stream.plan(files, sites=sites) == [[0, 1], [2]]
@@ -154,7 +142,7 @@ def test_two_casinos_tables_of_one_id_are_planned_apart(tmp_path, streaming):
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_two_casinos_audited_a_batch_each_report_as_one_load(tmp_path, ruleset, streaming,
                                                              jobs):
-    _two_casinos(tmp_path / "logs")
+    two_casinos(tmp_path / "logs")
     once = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, site_from_path=True,
                                  collector=COLLECTOR))
     streaming.clear()
