@@ -180,7 +180,8 @@ def read_csv_streamed(path: Path):
     blank or holds no whole header, any error): that read then gives what
     it always gave, error or rows."""
     try:
-        fh = open(path, "rb")  # noqa: SIM115 - ONE open (closed by the `with` below): the bytes hashed are the bytes parsed
+        # ONE open (closed by the `with` below): the bytes hashed are the bytes parsed
+        fh = open(path, "rb")  # noqa: SIM115
     except OSError:
         return None  # (the whole read tells what is wrong)
     with fh:
