@@ -101,6 +101,10 @@ class CheckOutcome:
     #: a line per flagged die (`flagged_lines`), from the statistics the
     #: reports were written with
     dice_lines: list[str] = dataclasses.field(default_factory=list)
+    #: findings no file of the report holds: the page does not list them,
+    #: is past the count it carries (decision 119), and neither
+    #: findings.parquet nor findings.jsonl was written
+    unkept: int = 0
 
     @property
     def incomplete(self) -> bool:
@@ -113,8 +117,15 @@ class CheckOutcome:
         return 2 if self.incomplete else self.meta["verdict"]["exit_code"]
 
     def warnings(self) -> list[str]:
-        """A line per column that looks like a typo of a spec column."""
-        return [suspect_line(e) for e in self.meta.get("suspect_columns", [])]
+        """A line per column that looks like a typo of a spec column, and
+        one when some findings are in no file of the report."""
+        lines = [suspect_line(e) for e in self.meta.get("suspect_columns", [])]
+        if self.unkept:
+            lines.append(f"report.html does not carry the {self.unkept:,} findings it does not "
+                         "list (too many for a page) and no findings.parquet or findings.jsonl "
+                         "was written: only their counts are in this report; add --format "
+                         "parquet")
+        return lines
 
     def summary(self) -> str:
         """The terminal summary: the audit, then what triage made of it."""
@@ -188,11 +199,21 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
                     triaged, meta, target.staging if target else request.out,
                     request.formats, request.streams, options, workers=request.jobs)
             dice_lines = flagged_lines(triaged, request.dice_alpha)
+        unkept = _unkept(files, triaged.findings)
         if target:
             written.append(write_manifest(target.staging, meta, files, options))
             written = [str(request.out / Path(w).name) for w in written]
     return CheckOutcome(result, written, meta, triage, request.fail_on,
-                        request.require_complete, streamed, dice_lines)
+                        request.require_complete, streamed, dice_lines, unkept)
+
+
+def _unkept(files, findings) -> int:
+    """The findings no file written holds (`CheckOutcome.unkept`)."""
+    if "html" not in files or {"parquet", "json"} & set(files):
+        return 0
+    from auditor.report.html import carries_unlisted, unlisted_count
+
+    return 0 if carries_unlisted(findings) else unlisted_count(findings)
 
 
 def _audit_readable(audit_all, request: CheckRequest, read: ReadOptions, left: LeftOut,

@@ -123,7 +123,7 @@ def write(result, meta: dict, out: Path, dice_alpha: float | None = None) -> lis
 def render_html(result, meta: dict | None = None,
                 per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
                 budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None,
-                carried: int = MAX_UNLISTED_CARRIED) -> str:
+                carried: int | None = None) -> str:
     """The whole page as text."""
     return "".join(page_pieces(result, meta, per_table_code, budget, dice_alpha, carried))
 
@@ -131,7 +131,7 @@ def render_html(result, meta: dict | None = None,
 def page_pieces(result, meta: dict | None = None,
                 per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
                 budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None,
-                carried: int = MAX_UNLISTED_CARRIED):
+                carried: int | None = None):
     """The page's text in the pieces the template makes it in."""
     template, static = _template()
     context = report_context(result, meta or {}, per_table_code, budget, dice_alpha, carried)
@@ -163,7 +163,7 @@ def _csp_hash(text: str) -> str:
 
 def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
                    budget: int = MAX_FINDINGS_LISTED, dice_alpha: float | None = None,
-                   carried: int = MAX_UNLISTED_CARRIED) -> dict:
+                   carried: int | None = None) -> dict:
     """Everything the template shows, as plain data."""
     needed = ("auditor_version", "ruleset", "inputs", "rows")
     prov = dict(meta) if all(k in meta for k in needed) else {**provenance(result), **meta}
@@ -183,9 +183,10 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
     by_code = _by_code(findings, result.ruleset, listed)
     events = event_digest(result, per_table_code)
     tables = _tables(events, findings, listed)
-    unlisted_count = len(findings) - len(listed)
+    not_listed = len(findings) - len(listed)
+    carried = MAX_UNLISTED_CARRIED if carried is None else carried  # (read now: tests set it)
     # (as recorded: the site apart)
-    unlisted = _unlisted(result.findings, listed) if unlisted_count <= carried else None
+    unlisted = _unlisted(result.findings, listed) if not_listed <= carried else None
 
     rs = prov.get("ruleset", {})
     entries = _finding_entries(result, events, listed)
@@ -237,7 +238,7 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
         "per_table_code": per_table_code, "per_table_code_asked": asked, "budget": budget,
         "critical_listed": int(is_critical(listed).sum()),
         "unlisted": unlisted,  # None: not carried (past `carried`)
-        "unlisted_count": unlisted_count,
+        "unlisted_count": not_listed,
         "unlisted_carried_at_most": carried,
         "context_events": CONTEXT_EVENTS,
         "filter_tables": _filter_tables(findings, listed),
@@ -433,17 +434,23 @@ def _filter_tables(findings: pd.DataFrame, listed: pd.DataFrame) -> list[dict]:
 # --- the findings listed -------------------------------------------------
 
 
-def carries_unlisted(findings: pd.DataFrame, per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
-                     budget: int = MAX_FINDINGS_LISTED,
-                     carried: int = MAX_UNLISTED_CARRIED) -> bool:
-    """Whether the page of these findings carries those it does not list
-    (and so reads every finding's record text): counted from the cap, not
-    by listing them."""
+def unlisted_count(findings: pd.DataFrame, per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
+                   budget: int = MAX_FINDINGS_LISTED) -> int:
+    """How many of these findings the page does not list: counted from the
+    cap, not by listing them."""
     findings = joined_sites(findings)
     sizes = _group_sizes(findings)
     cap = code_cap(sizes, per_table_code, budget)
-    listed = int(is_critical(findings).sum()) + sum(min(n, cap) for n in sizes)
-    return len(findings) - listed <= carried
+    return len(findings) - int(is_critical(findings).sum()) - sum(min(n, cap) for n in sizes)
+
+
+def carries_unlisted(findings: pd.DataFrame, per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
+                     budget: int = MAX_FINDINGS_LISTED,
+                     carried: int | None = None) -> bool:
+    """Whether the page of these findings carries those it does not list
+    (and so reads every finding's record text)."""
+    carried = MAX_UNLISTED_CARRIED if carried is None else carried
+    return unlisted_count(findings, per_table_code, budget) <= carried
 
 
 def _group_sizes(findings: pd.DataFrame) -> list[int]:

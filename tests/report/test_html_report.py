@@ -31,7 +31,7 @@ from click.testing import CliRunner
 from auditor.audit.core import AuditResult
 from auditor.cli import main
 from auditor.findings import finalize, severity_counts
-from auditor.generate import INJECTABLE, generate
+from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.schema import COLUMN_NAMES
 from auditor.report import html as html_report
 from auditor.report import html_charts, html_events
@@ -364,6 +364,28 @@ def test_past_the_carried_limit_the_page_carries_none_and_says_where_they_are(pl
     # record texts then made for the json format alone)
     assert html_report.carries_unlisted(big.findings, 5, 100, carried=unlisted)
     assert not html_report.carries_unlisted(big.findings, 5, 100, carried=unlisted - 1)
+
+
+@pytest.mark.parametrize(("formats", "warned"), [(("html",), True), (("html", "parquet"), False),
+                                                 (("html", "json"), False)])
+def test_findings_in_no_file_of_the_report_are_warned_of(tmp_path, monkeypatch, formats, warned):
+    """A page past its limit with neither findings.parquet nor findings.jsonl
+    beside it: the run says, on the terminal, that those findings are in no
+    file of the report. A night whose one rule is missed at every offer:
+    247 findings of one table and code, 200 listed, 47 not."""
+    from builder import run_cli
+
+    monkeypatch.setattr(html_report, "MAX_UNLISTED_CARRIED", 10)
+    write_log(generate(1, 1500, seed=5).table, tmp_path / "logs" / "night.parquet")
+    res = run_cli("check", tmp_path / "logs", "--ruleset", "nz-1996", "--out", tmp_path / "out",
+                  "--fail-on", "none", *(x for f in formats for x in ("--format", f)))
+    assert res.exit_code == 0, res.output
+    warning = ("warning: report.html does not carry the 47 findings it does not list (too "
+               "many for a page) and no findings.parquet or findings.jsonl was written")
+    assert (warning in res.output) is warned, res.output
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "The 47 findings not listed are not in this page" in squash(
+        Page(page).blocks["findings"])
 
 
 def test_the_findings_carried_in_the_page_name_their_site_as_the_json_format_does(planted):
