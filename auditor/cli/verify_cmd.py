@@ -8,6 +8,7 @@ import click
 
 from auditor.app.verify import verify_report
 from auditor.cli.options import inflate_options
+from auditor.cli.progress import Progress
 from auditor.escape import one_line
 from auditor.logs.raw import DEFAULT_INFLATE_LIMITS
 
@@ -52,8 +53,14 @@ def verify_command(ctx, folder, inputs_root=None, inflate=DEFAULT_INFLATE_LIMITS
         auditor verify reports/
         auditor verify archive/2026-03/reports --inputs-root archive/2026-03/logs --jobs 4
     """
-    verdict = verify_report(Path(folder), Path(inputs_root) if inputs_root else None,
-                            inflate, jobs)
+    # (the re-run's progress on standard error, on a terminal only, as `check` shows it)
+    progress = Progress()
+    progress.start()
+    try:
+        verdict = verify_report(Path(folder), Path(inputs_root) if inputs_root else None,
+                                inflate, jobs, progress)
+    finally:
+        progress.finish()
     for note in verdict.notes:
         click.echo(one_line(f"note: {note}"))
     if verdict.stands:

@@ -105,3 +105,19 @@ def test_one_moved_file_cut_into_pieces_is_verified_under_its_recorded_name(
     res = run("verify", out, "--inputs-root", tmp_path / "archive", "--jobs", "2")
     assert res.exit_code == 0, res.output
     assert res.output.startswith("report stands: 1 input(s) unchanged"), res.output
+
+
+def test_verify_tells_its_progress_as_check_does(report):
+    """The re-run reports files read, events read and tables audited, as
+    `check`'s does (the terminal's line on a long verify)."""
+    from auditor.app.verify import verify_report
+    from auditor.report.parquet import read_metadata
+    from auditor.run.progress import NoProgress
+
+    told = NoProgress()
+    told.start()
+    assert verify_report(report, progress=told).stands
+    recorded = read_metadata(report / "findings.parquet")
+    assert told.files == 3 == len(recorded["inputs"])
+    assert told.events == sum(f["rows_read"] for f in recorded["inputs"])
+    assert told.tables == len(recorded["tables"]) == 2
