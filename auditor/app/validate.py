@@ -1,5 +1,8 @@
 """The `validate` use case: logs judged against the event-log format only
-(the `log.*` checks that need no replay), under the format's own rules."""
+(the `log.*` checks that need no replay), under the format's own rules,
+a batch of linked files at a time (the files holding a table together, so
+its seq is judged whole) as `check` reads them: memory follows the largest
+batch, not the input."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from auditor.checks import CHECKS
 from auditor.checks.context import CheckContext
 from auditor.errors import LogFileError, UnreadableLogsError
 from auditor.findings import finalize
-from auditor.logs.discover import LeftOut, leaving_out
+from auditor.logs.discover import LeftOut, discover_logs, leaving_out
 from auditor.logs.load import LoadedLogs, load_logs
 from auditor.logs.raw import (
     DEFAULT_INFLATE_LIMITS,
@@ -24,6 +27,7 @@ from auditor.logs.raw import (
 )
 from auditor.logs.screen import unreadable_logs
 from auditor.rules.ruleset import Rule
+from auditor.run import stream
 
 #: The format's own ruleset id, stamped on what validate finds.
 FORMAT = "event-log-v1"
@@ -33,6 +37,8 @@ FORMAT_CHECKS = ("row_malformed", "sequence_gap", "sequence_order")
 
 @dataclass
 class Validation:
+    #: the files read, their rows and quarantine (not their events: each
+    #: batch's go once it is judged)
     logs: LoadedLogs
     #: every problem, in file and line order
     problems: pd.DataFrame
@@ -54,7 +60,7 @@ def validate(paths: list[str | Path], read: ReadOptions = DEFAULT_READ,
     unreadable: dict[str, str] = {}
     with inflate_limits(inflate):
         try:
-            logs = load_logs(list(paths), options=read)
+            problems, logs = _validated(list(paths), read)
         except LogFileError as exc:
             # every file that cannot be a log is listed, and the others validated
             unreadable = unreadable_logs(list(paths), read)
@@ -62,13 +68,34 @@ def validate(paths: list[str | Path], read: ReadOptions = DEFAULT_READ,
                 raise
             with leaving_out(LeftOut(unreadable=unreadable)):
                 try:
-                    logs = load_logs(list(paths), options=read)
+                    problems, logs = _validated(list(paths), read)
                 except LogFileError:
                     if len(unreadable) == 1:  # the one file given: the error as it was
                         raise exc from None
                     raise UnreadableLogsError(unreadable, everything=True) from None
-    ctx = CheckContext(logs.events, None, logs.quarantine)
-    parts = [stamp_hits(ctx, CHECKS[name].func(ctx, {}), format_rule(name), FORMAT)
-             for name in FORMAT_CHECKS]
-    problems = finalize(parts).sort_values(["source_file", "source_line"], kind="stable")
     return Validation(logs, problems, unreadable)
+
+
+def _validated(paths: list[str | Path], read: ReadOptions) -> tuple[pd.DataFrame, LoadedLogs]:
+    """The format problems of every log under `paths`, in file and line
+    order, and the logs read (their inputs in file order and quarantine),
+    judged a batch of linked files at a time (`auditor.run.stream.plan`;
+    a small input at once)."""
+    files = discover_logs(paths)
+    batches = stream.plan(files, read=read) or [list(range(len(files)))]
+    found, quarantines, inputs = [], [], []
+    for batch in batches:
+        logs = load_logs([files[i] for i in batch], options=read)
+        ctx = CheckContext(logs.events, None, logs.quarantine)
+        found.append(finalize([stamp_hits(ctx, CHECKS[name].func(ctx, {}), format_rule(name),
+                                          FORMAT) for name in FORMAT_CHECKS]))
+        quarantines.append(logs.quarantine)
+        inputs += logs.inputs
+        del logs, ctx  # (the batch's events go before the next is read)
+    position = {str(f): i for i, f in enumerate(files)}
+    inputs.sort(key=lambda f: position[f.path])
+    problems = (found[0] if len(found) == 1 else pd.concat(found, ignore_index=True)) \
+        .sort_values(["source_file", "source_line"], kind="stable")
+    quarantine = quarantines[0] if len(quarantines) == 1 else \
+        pd.concat(quarantines, ignore_index=True)
+    return problems, LoadedLogs(pd.DataFrame(), quarantine, inputs, read)
