@@ -119,6 +119,11 @@ def split_tables(logs: LoadedLogs, groups: int) -> list[LoadedLogs]:
 #   its file"): any row of the table, however far;
 # - the quarantined rows of the table (`log.sequence_gap`: a seq quarantined
 #   is not missing), wherever their seq;
+# - the row just after its last session (the next unit's `table_open`): a
+#   finding's caveat weighs the gaps and quarantined rows of its hand, which
+#   ends at the next valid roll, `table_open` or `table_close`, else at the
+#   table's end (`auditor.audit.caveat`); a last session with no
+#   `table_close` would otherwise run its hand over every later day;
 # - nothing else: every other lookup stops at a `table_open` (`noroll.missing`,
 #   `noroll.improper`'s roll, `dice.off_table_procedure`'s replacement offer,
 #   `call.wrong_total`'s overrule) or reads the replay's state at r.
@@ -126,9 +131,9 @@ def split_tables(logs: LoadedLogs, groups: int) -> list[LoadedLogs]:
 # A unit's task therefore replays and checks its own rows plus that context
 # (`DayUnit.rows`): single rows before its first session (harmless there:
 # its own first row is a `table_open`, where the replay starts afresh and
-# nothing looks back past the rows listed), whole sessions after its last
-# (each starts with a `table_open`, so no lookup bounded by one runs into
-# them). It keeps only findings at its own rows; the findings made of
+# nothing looks back past the rows listed), the next unit's first row and
+# whole sessions after its last (each starts with a `table_open`, so no
+# lookup bounded by one runs into them). It keeps only findings at its own rows; the findings made of
 # quarantined rows (`log.malformed`) are kept by the table's first unit only.
 
 
@@ -187,14 +192,18 @@ class _Context:
         self.file_before[by_file[1:]] = by_file[:-1]
 
     def of(self, a: int, b: int) -> tuple[range, ...]:
-        """The context of own rows [a, b): the row before a, the rows before
-        its rows in file order (single rows when earlier, their whole
-        sessions when later)."""
-        before = {a - 1} if a else set()
+        """The context of own rows [a, b): the row before a, the row after
+        b (the next session's `table_open`), the rows before its rows in
+        file order (single rows when earlier, their whole sessions when
+        later)."""
+        single = {a - 1} if a else set()
+        if b < self.n:
+            single.add(b)
         previous = self.file_before[a:b]
-        before.update(previous[(previous >= 0) & (previous < a)].tolist())
+        single.update(previous[(previous >= 0) & (previous < a)].tolist())
         later = {self._session_of(int(r)) for r in previous[previous >= b]}
-        return (*(range(r, r + 1) for r in sorted(before)),
+        single -= {r for s in later for r in range(s, self._session_end(s))}
+        return (*(range(r, r + 1) for r in sorted(single)),
                 *(range(s, self._session_end(s)) for s in sorted(later)))
 
     def _session_of(self, row: int) -> int:

@@ -213,10 +213,12 @@ def test_the_context_is_what_the_checks_read_across_the_cut(boundary):
     t1 = _table(load_logs([folder]), "T1")
     units = day_units(t1)
     # the first day: nothing before it, and no check looks past its sessions
-    # (its die off the table ends with S1: S2's offer is not for it)
-    assert units[0].context == ()
-    # the second day: S1's last row
-    assert _seqs(t1, [r.start for r in units[1].context]) == [seqs["last_s1"]]
+    # (its die off the table ends with S1: S2's offer is not for it) but the
+    # caveat, whose hand ends at the next day's `table_open`
+    assert units[0].context == (range(units[1].own.start, units[1].own.start + 1),)
+    assert _seqs(t1, [units[0].context[0].start]) == [seqs["s2"]]
+    # the second day: S1's last row, and the third day's `table_open`
+    assert _seqs(t1, [r.start for r in units[1].context]) == [seqs["last_s1"], seqs["s3"]]
     assert all(len(r) == 1 for r in units[1].context)
     # the fourth day (S5): S6 whole, whose last row is before S5's first in b.csv
     assert (units[4].own.start, units[4].own.stop) in [(r.start, r.stop)
@@ -279,6 +281,41 @@ def test_units_give_the_local_findings_byte_for_byte(boundary, generated, rulese
         expected = report_bytes(run_audit(AuditJob.loaded(ruleset), loaded=logs),
                                 tmp_path / f"local{k}", META)
         assert report_bytes(local, tmp_path / f"units{k}", META) == expected
+
+
+def test_a_day_without_table_close_weighs_its_own_hand_not_later_days(tmp_path):
+    """A finding after the last roll of a session that never closes: its
+    hand ends at the next day's `table_open`, so its caveat names the seq
+    lost just before that open, as the whole table's audit says, never a
+    row quarantined days later (each day's task once read its hand to the
+    table's end, over every later day's quarantined rows)."""
+    b = LogBuilder("T1")
+    _session(b, DAY[0].replace(hour=20))
+    b.play(2, 4, 2)
+    last_roll = b.roll(2, 6, 6)  # decided, never called nor settled; no table_close
+    b.seq += 1
+    gap = b.seq  # lost just before the next day's table_open
+    _session(b, DAY[1].replace(hour=20))
+    b.play(2, 4, 2)
+    _close(b)
+    _session(b, DAY[2].replace(hour=20))
+    b.play(2, 4, 2)
+    b.seq += 1
+    lost = b.seq  # a row of the third day, quarantined
+    b.play(2, 5, 2)
+    _close(b)
+    b.write_csv(tmp_path / "t.csv")
+    append_broken_rows(tmp_path / "t.csv", {"table_id": "T1", "seq": lost, "event": "roll",
+                                            "actor_role": "player", "seat": 2, "dice": "A1,A2",
+                                            "die1": 7, "die2": 1})
+    logs = load_logs([tmp_path])
+    ruleset = load_ruleset("nz-table-games")
+    whole = run_audit(AuditJob.loaded(ruleset), loaded=logs).findings
+    units = _audited_by_units(logs, ruleset)
+    at_roll = whole[whole["seq"] == last_roll]
+    assert len(at_roll) and set(at_roll["caveat"]) == {f"seq {gap} missing in this hand"}
+    assert units[["code", "seq", "caveat"]].equals(whole[["code", "seq", "caveat"]])
+    assert units.equals(whole)
 
 
 # --- on a dask cluster ----------------------------------------------------------------
