@@ -94,9 +94,13 @@ def seam_findings(logs: LoadedLogs, parts: list[Part], audit_fn,
         result = audit_fn(LoadedLogs(events, _between(logs, seams), logs.inputs),
                           _log_rules_only(parts[i].ruleset))
         f = result.findings
+        # (only what the re-read says of each seam's later row: of the row
+        # before it, it knows too little, its file-order predecessor among
+        # them, and that row's own part has judged it)
+        after = {(str(table), int(logs.events["seq"].iat[b])) for _, b, table in seams}
         if len(f):
-            keep = [(c, str(t), int(q)) not in seen if pd.notna(q) else True
-                    for c, t, q in zip(f["code"], f["table_id"], f["seq"])]
+            keep = [pd.notna(q) and (str(t), int(q)) in after and (c, str(t), int(q)) not in seen
+                    or pd.isna(q) for c, t, q in zip(f["code"], f["table_id"], f["seq"])]
             out.append(f[np.asarray(keep, dtype=bool)].reset_index(drop=True))
     return out
 
