@@ -211,9 +211,10 @@ def _unkept(files, findings) -> int:
     """The findings no file written holds (`CheckOutcome.unkept`)."""
     if "html" not in files or {"parquet", "json"} & set(files):
         return 0
-    from auditor.report.html import carries_unlisted, unlisted_count
+    from auditor.report.html import unlisted_count, unlisted_limit
 
-    return 0 if carries_unlisted(findings) else unlisted_count(findings)
+    not_listed = unlisted_count(findings)
+    return not_listed if not_listed > unlisted_limit() else 0
 
 
 def _audit_readable(audit_all, request: CheckRequest, read: ReadOptions, left: LeftOut,

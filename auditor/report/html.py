@@ -184,7 +184,7 @@ def report_context(result, meta: dict, per_table_code: int = MAX_FINDINGS_PER_TA
     events = event_digest(result, per_table_code)
     tables = _tables(events, findings, listed)
     not_listed = len(findings) - len(listed)
-    carried = MAX_UNLISTED_CARRIED if carried is None else carried  # (read now: tests set it)
+    carried = unlisted_limit(carried)
     # (as recorded: the site apart)
     unlisted = _unlisted(result.findings, listed) if not_listed <= carried else None
 
@@ -444,13 +444,18 @@ def unlisted_count(findings: pd.DataFrame, per_table_code: int = MAX_FINDINGS_PE
     return len(findings) - int(is_critical(findings).sum()) - sum(min(n, cap) for n in sizes)
 
 
+def unlisted_limit(carried: int | None = None) -> int:
+    """The most findings not listed that a page carries (decision 119):
+    `carried`, else MAX_UNLISTED_CARRIED as it is at the call (tests lower it)."""
+    return MAX_UNLISTED_CARRIED if carried is None else carried
+
+
 def carries_unlisted(findings: pd.DataFrame, per_table_code: int = MAX_FINDINGS_PER_TABLE_CODE,
                      budget: int = MAX_FINDINGS_LISTED,
                      carried: int | None = None) -> bool:
     """Whether the page of these findings carries those it does not list
     (and so reads every finding's record text)."""
-    carried = MAX_UNLISTED_CARRIED if carried is None else carried
-    return unlisted_count(findings, per_table_code, budget) <= carried
+    return unlisted_count(findings, per_table_code, budget) <= unlisted_limit(carried)
 
 
 def _group_sizes(findings: pd.DataFrame) -> list[int]:

@@ -99,10 +99,17 @@ def seam_findings(logs: LoadedLogs, parts: list[Part], audit_fn,
         # them, and that row's own part has judged it)
         after = {(str(table), int(logs.events["seq"].iat[b])) for _, b, table in seams}
         if len(f):
-            keep = [pd.notna(q) and (str(t), int(q)) in after and (c, str(t), int(q)) not in seen
-                    or pd.isna(q) for c, t, q in zip(f["code"], f["table_id"], f["seq"])]
-            out.append(f[np.asarray(keep, dtype=bool)].reset_index(drop=True))
+            out.append(_new_at(f, after, seen))
     return out
+
+
+def _new_at(found: pd.DataFrame, rows: set[tuple[str, int]],
+            seen: set[tuple[str, str, int]]) -> pd.DataFrame:
+    """The findings at `rows` (table, seq) not `seen` (code, table, seq)
+    already, and those of no seq."""
+    keep = [pd.isna(q) or ((str(t), int(q)) in rows and (c, str(t), int(q)) not in seen)
+            for c, t, q in zip(found["code"], found["table_id"], found["seq"])]
+    return found[np.asarray(keep, dtype=bool)].reset_index(drop=True)
 
 
 def _between(logs: LoadedLogs, seams: list[tuple[int, int, str]]) -> pd.DataFrame:

@@ -201,10 +201,10 @@ class _Context:
             single.add(b)
         previous = self.file_before[a:b]
         single.update(previous[(previous >= 0) & (previous < a)].tolist())
-        later = {self._session_of(int(r)) for r in previous[previous >= b]}
-        single -= {r for s in later for r in range(s, self._session_end(s))}
-        return (*(range(r, r + 1) for r in sorted(single)),
-                *(range(s, self._session_end(s)) for s in sorted(later)))
+        later = [range(s, self._session_end(s))
+                 for s in sorted({self._session_of(int(r)) for r in previous[previous >= b]})]
+        single = {r for r in single if not any(r in whole for whole in later)}
+        return (*(range(r, r + 1) for r in sorted(single)), *later)
 
     def _session_of(self, row: int) -> int:
         return int(self.starts[np.searchsorted(self.starts, row, side="right") - 1])
