@@ -90,12 +90,9 @@ def _validated(paths: list[str | Path], read: ReadOptions) -> tuple[pd.DataFrame
         found.append(finalize([stamp_hits(ctx, CHECKS[name].func(ctx, {}), format_rule(name),
                                           FORMAT) for name in FORMAT_CHECKS]))
         quarantines.append(logs.quarantine)
-        inputs += logs.inputs
+        inputs.append(logs.inputs)
         del logs, ctx  # (the batch's events go before the next is read)
-    position = {str(f): i for i, f in enumerate(files)}
-    inputs.sort(key=lambda f: position[f.path])
-    problems = (found[0] if len(found) == 1 else pd.concat(found, ignore_index=True)) \
+    problems = pd.concat(found, ignore_index=True) \
         .sort_values(["source_file", "source_line"], kind="stable")
-    quarantine = quarantines[0] if len(quarantines) == 1 else \
-        pd.concat(quarantines, ignore_index=True)
+    inputs, quarantine = stream.in_file_order(files, inputs, quarantines)
     return problems, LoadedLogs(pd.DataFrame(), quarantine, inputs, read)

@@ -659,19 +659,30 @@ def merge(files: list[Path], results: list[BatchResult], labels: dict[str, str] 
         if seen & r.named:
             raise TablesCrossBatches(min(seen & r.named))
         seen |= r.named
+    inputs, quarantine = in_file_order(files, [r.inputs for r in results],
+                                       [r.quarantine for r in results], labels)
+    findings = [r.findings for r in results]
+    tables = sorted({t for r in results for t in r.tables})
+    return findings, quarantine, inputs, tables
+
+
+def in_file_order(files: list[Path], inputs: list[list[InputFile]],
+                  quarantines: list[pd.DataFrame], labels: dict[str, str] | None = None
+                  ) -> tuple[list[InputFile], pd.DataFrame]:
+    """Batches' inputs and quarantined rows as one load of `files` gives
+    them: in file order (each file known by its `labels` entry, else its
+    path)."""
     position = {(labels or {}).get(str(f), str(f)): i for i, f in enumerate(files)}
-    inputs: list[InputFile | None] = [None] * len(files)
-    for r in results:
-        for f in r.inputs:
-            inputs[position[f.path]] = f
-    quarantine = pd.concat([r.quarantine for r in results], ignore_index=True)
+    ordered: list[InputFile | None] = [None] * len(files)
+    for batch in inputs:
+        for f in batch:
+            ordered[position[f.path]] = f
+    quarantine = pd.concat(quarantines, ignore_index=True)
     if len(quarantine):
         where = quarantine["source_file"].map(lambda p: position.get(str(p), -1))
         order = np.argsort(where.to_numpy(dtype=np.int64), kind="stable")
         quarantine = quarantine.iloc[order].reset_index(drop=True)
-    findings = [r.findings for r in results]
-    tables = sorted({t for r in results for t in r.tables})
-    return findings, quarantine, [f for f in inputs if f is not None], tables
+    return [f for f in ordered if f is not None], quarantine
 
 
 # --- what the workers spill --------------------------------------------------------------
