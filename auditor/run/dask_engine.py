@@ -59,7 +59,7 @@ from auditor.logs.raw import (
     inflate_limits,
 )
 from auditor.rules.ruleset import Ruleset
-from auditor.run import pieces, scratch, stream
+from auditor.run import by_table, pieces, scratch, stream
 from auditor.run.job import AuditJob
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
 from auditor.run.progress import NoProgress
@@ -248,6 +248,12 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
                                                 if n in job.sites})
 
     def submit(item):
+        if isinstance(item, by_table.SortOut):
+            name = str(files[item.file])
+            return client.submit(_sort_out, name, dataclasses.replace(item, path=absolute[name]),
+                                 sent([name], key=str), limits, pure=False)
+        if isinstance(item, by_table.RangeAudit):
+            return client.submit(_audit_range, item, lean, spill.workers, pure=False)
         if isinstance(item, pieces.Piece):
             name = str(files[item.file])
             return client.submit(_audit_piece, name,
@@ -258,6 +264,8 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
                              limits, spill.workers, pure=False)
 
     def arrived(result) -> None:
+        if isinstance(result, by_table.SortedOut):
+            progress.advance(*result.counts())
         if isinstance(result, stream.BatchResult):
             stream.spill_digest(result, job, spill.here)
             progress.advance(*result.counts())
@@ -273,7 +281,8 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
         if errors:  # the first file, in file order, that cannot be a log (as --jobs)
             position = {str(f): i for i, f in enumerate(files)}
             error = min(errors, key=lambda e: position.get(e.path, len(files)))
-            done = {i for item, r in zip(items, results) if isinstance(r, stream.BatchResult)
+            done = {i for item, r in zip(items, results)
+                    if isinstance(r, (stream.BatchResult, by_table.SortedOut))
                     for i in pieces.files_of(item)}
             raise stream.first_error(files, error, done, read)
         stream.stop_at_least_clash(results)
@@ -288,7 +297,20 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
                 share, path=absolute[str(files[share.file])]), pure=False) for share in shares]
             work = pieces.numbered(work, shares, _as_done(distributed, counted, lambda _: None))
             del counted
-        results, whole = pieces.join(work, audited(work))
+        # (a group of linked files too large for a batch, on a local cluster:
+        # its files sorted out by ranges of tables, then a range audited a task)
+        folder = scratch.make("tables") if by_table.wanted(work) and not job.scheduler \
+            else None
+        try:
+            work = by_table.split(work, files, folder)
+            results = audited(work)
+            work, results, ranges = by_table.range_audits(work, results)
+            if ranges.audits:
+                work = work + ranges.audits
+                results = results + ranges.joined(audited(ranges.audits))
+        finally:
+            scratch.remove(folder)
+        results, whole = pieces.join(work, results)
         if whole:  # (rare: a file read in pieces that must be judged whole)
             results += audited([[i] for i in whole])
     return stream.merged_result(job, results, timings, progress, RemoteLogs)
@@ -637,6 +659,25 @@ def _audit_batch(labels: list[str], paths: list[str], job: AuditJob, limits: Inf
     except LogFileError as exc:
         return stream.FileFailure.of(exc)
     return stream.spill_digest(result, job, spill)
+
+
+def _sort_out(label: str, item: by_table.SortOut, job: AuditJob, limits: InflateLimits):
+    """One file of a group read from its absolute path (named `label`) and
+    sorted out by ranges of tables (`by_table.sort_out`): its `SortedOut`,
+    or the `FileFailure` it met."""
+    if not Path(item.path).exists():
+        return _unseen(label, item.path)
+    try:
+        with inflate_limits(limits):
+            return by_table.sort_out(item, job, NoProgress(), label)
+    except LogFileError as exc:
+        return stream.FileFailure.of(exc)
+
+
+def _audit_range(item: by_table.RangeAudit, job: AuditJob, spill: str | None = None):
+    """One range of a group's tables audited from its sorted-out parts
+    (`by_table.audit_range`), spilled to `spill`."""
+    return stream.spill_digest(by_table.audit_range(item, job, NoProgress()), job, spill)
 
 
 def _audit_piece(label: str, piece: pieces.Piece, job: AuditJob, limits: InflateLimits,

@@ -37,7 +37,7 @@ from auditor.findings import finalize, merge_sorted
 from auditor.logs.identity import TableIdentityError, check_events
 from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
-from auditor.run import pieces, stream
+from auditor.run import by_table, pieces, scratch, stream
 from auditor.run.job import AuditJob
 from auditor.run.partition import split_tables, table_spans
 from auditor.run.progress import NoProgress
@@ -146,7 +146,7 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
     """Each batch of files, and each piece of a large file (`pieces.split`),
     loaded, audited and dropped in turn (or by `job.jobs` workers); a split
     file its pieces could not judge alone is then audited whole."""
-    files, read = list(job.files), job.read
+    files = list(job.files)
     progress.expect(files=len(files))
     pieces.expect_rows(work, progress)
     shares = pieces.shares_to_count(work)
@@ -154,43 +154,67 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
         counts = _run_pool(shares, _count_share_task, job, job.jobs, progress) \
             if job.jobs > 1 else [pieces.count_share(share) for share in shares]
         work = pieces.numbered(work, shares, counts)
-    items = [[files[i] for i in item] if isinstance(item, list) else item for item in work]
-    if job.jobs > 1:
-        # (what the reports read of the batches only for a flagged die waits
-        # in files the workers write, not in their results)
-        return stream.spilling(lambda folder: _audit_in_pool(job, work, items, timings,
-                                                             progress, folder))
+    # (a group of linked files too large for a batch: its files sorted out
+    # by ranges of tables into this folder, then a range audited at a time)
+    tables = scratch.make("tables") if by_table.wanted(work) else None
+    try:
+        work = by_table.split(work, files, tables)
+        if job.jobs > 1:
+            # (what the reports read of the batches only for a flagged die waits
+            # in files the workers write, not in their results)
+            return stream.spilling(lambda folder: _joined(
+                job, work, _audit_in_pool(job, work, timings, progress, folder),
+                timings, progress, folder))
+        return _joined(job, work, _audit_in_turn(job, work, progress), timings, progress)
+    finally:
+        scratch.remove(tables)
+
+
+def _audit_in_turn(job: AuditJob, work: list, progress) -> list:
+    """`_audit_work`'s items audited one after another in this process."""
+    files, read = list(job.files), job.read
     results = []
-    for k, item in enumerate(items):
+    for k, item in enumerate(work):
         try:
-            results.append(_audit_item(item, job, progress))
+            results.append(_audit_item(_as_item(item, files), job, progress))
         except LogFileError as exc:
             done = {i for w in work[:k] for i in pieces.files_of(w)}
             raise stream.first_error(files, exc, done, read) from None
         except TableIdentityError as exc:  # (heard out: `stream.stop_at_least_clash`)
             results.append(exc)
     stream.stop_at_least_clash(results)
-    return _joined(job, work, results, timings, progress)
+    return results
 
 
-def _audit_in_pool(job: AuditJob, work: list, items: list, timings, progress,
-                   folder: str | None) -> AuditResult:
+def _audit_in_pool(job: AuditJob, work: list, timings, progress, folder: str | None) -> list:
     """`_audit_work`'s items audited by `job.jobs` workers, which write
     what their collectors spill to `folder`."""
     files, read = list(job.files), job.read
     progress.stage("auditing")  # the workers read and audit side by side
     with stage(timings, "parallel"):
-        results = _run_pool(items, _audit_item_task, job, job.jobs, progress,
-                            on_error=lambda exc, done: stream.first_error(
-                                files, exc, {i for k in done for i in pieces.files_of(work[k])},
-                                read), spill=folder, order=pieces.largest_first(work))
-    return _joined(job, work, results, timings, progress)
+        return _run_pool([_as_item(item, files) for item in work], _audit_item_task, job,
+                         job.jobs, progress, on_error=lambda exc, done: stream.first_error(
+                             files, exc, {i for k in done for i in pieces.files_of(work[k])},
+                             read), spill=folder, order=pieces.largest_first(work))
 
 
-def _joined(job: AuditJob, work: list, results: list, timings, progress) -> AuditResult:
-    """The items' results as one audit; a split file its pieces could not
-    judge alone audited whole first."""
+def _as_item(item, files: list[Path]):
+    """A work item as a worker takes it: a batch as its files' paths."""
+    return [files[i] for i in item] if isinstance(item, list) else item
+
+
+def _joined(job: AuditJob, work: list, results: list, timings, progress,
+            folder: str | None = None) -> AuditResult:
+    """The items' results as one audit: the ranges of tables of groups
+    sorted out audited (`by_table`), and a split file its pieces could not
+    judge alone audited whole, first. `folder`: where a pool's workers
+    spill."""
     files, read = list(job.files), job.read
+    work, results, ranges = by_table.range_audits(work, results)
+    if ranges.audits:
+        audited = _audit_in_pool(job, ranges.audits, timings, progress, folder) \
+            if job.jobs > 1 else _audit_in_turn(job, ranges.audits, progress)
+        work, results = work + ranges.audits, results + ranges.joined(audited)
     results, whole = pieces.join(work, results)
     for i in whole:  # (rare: a file read in pieces that must be judged whole)
         try:
@@ -209,6 +233,10 @@ def _audit_item(item, job: AuditJob, progress):
         if isinstance(result, stream.FileFailure):
             raise result.error()
         return result
+    if isinstance(item, by_table.SortOut):
+        return by_table.sort_out(item, job, progress)
+    if isinstance(item, by_table.RangeAudit):
+        return by_table.audit_range(item, job, progress)
     return stream.audit_batch(item, job, progress)
 
 
@@ -369,7 +397,7 @@ def _with_job(func, task: int, item):
 
 def _totals(result) -> list[int]:
     """(files, events read, tables, events replayed) of a finished item."""
-    if isinstance(result, stream.BatchResult):
+    if isinstance(result, (stream.BatchResult, by_table.SortedOut)):
         return result.counts()
     if isinstance(result, tuple) and len(result) == 4:  # a group of tables
         return list(result[2])

@@ -81,7 +81,7 @@ from auditor.logs.raw import (
     line_breaks_between,
     one_byte_a_character,
 )
-from auditor.run import stream
+from auditor.run import by_table, stream
 
 #: The fewest rows a piece is planned with to share a file out between
 #: workers: a smaller file is not split for them (its reading costs less
@@ -180,9 +180,13 @@ def _rows_of(item) -> int:
     return getattr(item, "rows", 0)
 
 
-def files_of(item: list[int] | Piece) -> list[int]:
-    """The positions of the files a work item of `split` reads."""
-    return [item.file] if isinstance(item, Piece) else list(item)
+def files_of(item) -> list[int]:
+    """The positions of the files a work item of `split` (or of
+    `by_table`) reads."""
+    if isinstance(item, Piece):
+        return [item.file]
+    found = by_table.files_of(item)
+    return list(item) if found is None else found
 
 
 def pieces(path: Path, file: int, jobs: int, least: int | None = None,

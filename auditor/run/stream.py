@@ -13,7 +13,9 @@ files: a CSV's table_id column parsed by Arrow, the other cells skipped;
 anything else read whole once more. Files that share a table form a
 connected component; consecutive components are packed
 into batches of at most `STREAM_EVENTS` events (a component larger than that
-is a batch of its own). Each batch is then loaded, replayed and checked like
+is a batch of its own, its tables cut into ranges of about that many events,
+which the engines audit a range at a time: `auditor.run.by_table`). Each
+batch is then loaded, replayed and checked like
 a whole input, and its events dropped before the next, once a report's
 collector has taken what it needs of them (`auditor.audit.collect`). Each
 batch's findings are ordered and named where it was audited
@@ -221,7 +223,10 @@ def plan(files: list[Path], progress=None, budget: int | None = None,
     if shares:
         budget = min(budget, max(1, -(-sum(s.rows for s in scans) // shares)))
     batches = pack(components([s.tables for s in scans]), [s.rows for s in scans], budget)
-    if len(batches) < 2:
+    for batch in batches:
+        if batch.rows > budget and len(batch) > 1:  # (one group of linked files)
+            batch.ranges = table_ranges([scans[i] for i in batch], budget)
+    if len(batches) < 2 and not batches[0].ranges:
         return None
     if progress is not None:
         known = all(s.span is None for s in scans)  # (else counted as the batches end)
@@ -320,11 +325,37 @@ def components(tables: list[frozenset[str]]) -> list[list[int]]:
 class Batch(list):
     """A batch of the plan: its file positions (a list, in file order) and
     `rows`, the rows the scan counted in its files, by which the engines
-    hand the largest batches out first (`pieces.largest_first`)."""
+    hand the largest batches out first (`pieces.largest_first`). `ranges`:
+    for one group of linked files larger than a batch may be, its tables
+    cut into ranges of about a batch's events each, which the engines audit
+    a range at a time (`auditor.run.by_table`); empty otherwise."""
 
-    def __init__(self, positions=(), rows: int = 0):
+    def __init__(self, positions=(), rows: int = 0,
+                 ranges: tuple[frozenset[str], ...] = ()):
         super().__init__(positions)
         self.rows = rows
+        self.ranges = ranges
+
+
+def table_ranges(scans: list[Scanned], budget: int) -> tuple[frozenset[str], ...]:
+    """The tables of a group of linked files (their `scans`) cut into
+    ranges of at most `budget` events each by the scan's count (a table
+    larger than that a range of its own): consecutive tables in name order,
+    each file's rows shared evenly among the tables it names. Empty when
+    the group is one range."""
+    sizes: dict[str, float] = {}
+    for s in scans:
+        for t in s.tables:
+            sizes[t] = sizes.get(t, 0) + s.rows / len(s.tables)
+    ranges: list[set[str]] = []
+    size = 0.0
+    for t in sorted(sizes):
+        if not ranges or size + sizes[t] > budget:
+            ranges.append(set())
+            size = 0.0
+        ranges[-1].add(t)
+        size += sizes[t]
+    return tuple(frozenset(r) for r in ranges) if len(ranges) > 1 else ()
 
 
 def pack(comps: list[list[int]], rows: list[int], budget: int) -> list[Batch]:

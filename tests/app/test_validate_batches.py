@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from builder import batches_always
+from builder import append_broken_rows, batches_always, nightly_exports
 from builder import run_cli as run
 
 from auditor.app import validate as validate_app
@@ -50,6 +50,7 @@ def test_validate_reads_a_batch_at_a_time_and_says_what_one_load_says(tmp_path, 
                                                                       loaded):
     _night(tmp_path / "logs")
     batches_always(monkeypatch)
+    monkeypatch.setattr(validate_app.scratch, "make", lambda kind="": None)  # (no ranges)
     batched = run("validate", tmp_path / "logs")
     assert sorted(loaded) == [["a.parquet", "c.jsonl"], ["b.csv"]]
     logs = tmp_path / "logs"
@@ -75,3 +76,22 @@ def test_validate_of_lawful_files_in_batches_finds_nothing(tmp_path, monkeypatch
     assert sorted(loaded) == [["a.parquet"], ["b.csv"]]
     assert res.exit_code == 0, res.output
     assert "2 file(s)" in res.output and "no problems" in res.output
+
+
+def test_nightly_exports_are_validated_a_range_of_tables_at_a_time(tmp_path, monkeypatch,
+                                                                   loaded):
+    """A casino's nights (every file holding every table) are one group,
+    read a range of tables at a time as `check` audits it
+    (`auditor.run.by_table`): what one load says, said."""
+    files = nightly_exports(tmp_path / "logs", tables=3, nights=3,
+                            inject=("log.sequence_gap", "log.out_of_order"))
+    append_broken_rows(files[1])
+    batches_always(monkeypatch)
+    ranged = run("validate", tmp_path / "logs")
+    assert loaded == []  # (no batch loaded whole)
+    monkeypatch.setattr(stream, "plan", lambda *a, **k: None)
+    once = run("validate", tmp_path / "logs")
+    assert loaded == [[f.name for f in files]]
+    assert (ranged.exit_code, ranged.output) == (once.exit_code, once.output)
+    assert ranged.exit_code == 1 and ranged.output.count("[log.sequence_gap]") == 3
+    assert ranged.output.count("[log.malformed]") == 2

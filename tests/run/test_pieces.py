@@ -175,8 +175,9 @@ def test_a_large_file_among_others_is_split_within_the_batches(big, ruleset, tmp
     folder = tmp_path / "month"
     folder.mkdir()
     (folder / "b-big.parquet").write_bytes(big.read_bytes())
-    other = generate(2, 30, seed=47, inject=["call.wrong_total"], first_table=8).table
-    write_log(other.slice(0, 150), folder / "a.csv")  # T08 in both
+    # (T08 in both: one table, so the batch is not cut into ranges of tables)
+    other = generate(1, 60, seed=47, inject=["call.wrong_total"], first_table=8).table
+    write_log(other.slice(0, 150), folder / "a.csv")
     write_log(other.slice(150), folder / "c.jsonl")
     write_log(generate(1, 30, seed=48, first_table=10).table, folder / "d.parquet")
     files = discover([folder])
@@ -208,8 +209,9 @@ def test_the_largest_work_is_handed_out_first(big, ruleset, tmp_path, split, mon
     monkeypatch.setattr(pieces, "PIECE_BUDGET", 2000)
     folder = tmp_path / "month"
     folder.mkdir()
-    other = generate(2, 30, seed=47, inject=["call.wrong_total"], first_table=8).table
-    write_log(other.slice(0, 150), folder / "a.csv")  # T08 in both
+    # (T08 in both: one table, so the batch is not cut into ranges of tables)
+    other = generate(1, 60, seed=47, inject=["call.wrong_total"], first_table=8).table
+    write_log(other.slice(0, 150), folder / "a.csv")
     write_log(other.slice(150), folder / "b.jsonl")
     (folder / "c-big.parquet").write_bytes(big.read_bytes())
     write_log(generate(1, 30, seed=48, first_table=10).table, folder / "d.parquet")

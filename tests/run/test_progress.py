@@ -8,6 +8,7 @@ import io
 from pathlib import Path
 
 import pytest
+from builder import nightly_exports
 from click.testing import CliRunner
 
 from auditor.cli import check_cmd, main
@@ -256,6 +257,26 @@ def test_batches_report_as_each_batch_goes(logs_dir, ruleset, expected, monkeypa
     assert sorted(p.advances(TABLES)) == [1, 1, 2]
     assert sorted(p.advances(FILES)) == [1, 1, 1, 1]
     assert result.findings.equals(expected["result"].findings)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_group_audited_by_ranges_of_tables_reports_each_file_and_range(
+        tmp_path, ruleset, monkeypatch, jobs):
+    """Nightly exports sorted out a file at a time, then audited a range of
+    tables at a time (`auditor.run.by_table`): each file and event read
+    counted once, as each file is sorted out; each table as its range ends."""
+    files = nightly_exports(tmp_path, tables=3, nights=3)
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    logs = load_logs(files)
+    p = Recording()
+    p.start()
+    result = run_audit(AuditJob.of([tmp_path], ruleset, jobs=jobs), progress=p)
+    assert (p.files, p.events, p.audited, p.tables) == (3, logs.rows_read, logs.rows_replayed, 3)
+    assert p.files_total == 3 and p.tables_total == 3
+    assert sorted(p.advances(TABLES)) == [1, 1, 1]
+    assert sorted(p.advances(FILES)) == [1, 1, 1]
+    assert result.findings.equals(run_audit(AuditJob.loaded(ruleset), loaded=logs).findings)
 
 
 def test_family_audits_report_too(tmp_path):

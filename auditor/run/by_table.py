@@ -1,0 +1,337 @@
+"""A group of linked files too large for one batch, audited a range of its
+tables at a time: a casino's nightly exports, every file holding a night of
+every table, link every night of the casino into one group, which a batch
+would load whole (a year of them, a year in memory). Memory is then bounded
+by the largest range of tables (`stream.STREAM_EVENTS` events, or one
+table's whole log where a table alone is larger), not by the group.
+
+Two passes, each a list of work items any worker takes (`--jobs`, dask's
+local cluster, or this process in turn):
+
+1. `sort_out`: each file of the group read once, as a batch reads it
+   (`load_file`), and its typed events sorted out by the plan's ranges of
+   tables (`stream.Batch.ranges`) into one file a range in the audit's
+   scratch folder (Arrow IPC, compressed); its quarantined rows routed the
+   same way (those naming no table to the first range, so that each
+   `log.malformed` finding is made once) and its provenance kept whole.
+2. `audit_range`: each range's parts of every file read back in file
+   order, which is the order one load of the group gives each table's
+   rows, then replayed and checked as one batch, with the provenance of
+   every file of the group (what a rule could be judged in, where each
+   table starts and ends: `auditor.audit.core.judged`).
+
+A table lies in one range whatever its rows say (a table the scan did not
+name goes to the first), so each is replayed whole, once, and the
+findings, quarantine and reports are those of the group loaded at once,
+byte for byte (`merge` then puts the group's provenance back in file
+order). Where no scratch folder can be made (a full or read-only TMPDIR),
+or the workers may not share one (a dask cluster of `--scheduler`), the
+group is one batch, as before (docs/decisions.md, 124).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from auditor.audit.core import add_work, stage
+from auditor.errors import EngineError
+from auditor.logs.frame import order_events
+from auditor.logs.load import InputFile, LoadedLogs, load_file
+from auditor.logs.raw import DEFAULT_READ, ReadOptions
+from auditor.run import stream
+from auditor.run.progress import NoProgress
+
+#: How the parts are written: LZ4 where this pyarrow has it (a part is read
+#: back once, soon after; LZ4 costs less time than it saves in bytes).
+_COMPRESSION = "lz4" if pa.Codec.is_available("lz4") else None
+
+
+@dataclass(frozen=True)
+class SortOut:
+    """One file of a group to sort out by the group's ranges of tables."""
+
+    path: str
+    file: int                               # its position among the job's files
+    group: int                              # the group's first file's position
+    ranges: tuple[frozenset[str], ...]      # the tables of each range (as keyed)
+    folder: str                             # where the parts go
+    rows: int = 0                           # the rows the scan counted (to hand out)
+
+
+@dataclass
+class SortedOut:
+    """What sorting a file out leaves: its provenance, its quarantined rows
+    (in the order read) and each one's range, the events it wrote to each
+    range's part, the schema of its events."""
+
+    file: int
+    input: InputFile
+    quarantine: pd.DataFrame
+    owners: np.ndarray
+    parts: list[int]
+    schema: pa.Schema
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def counts(self) -> list[int]:
+        """(files, events read, tables, events replayed) for the progress."""
+        return [1, self.input.rows_read, 0, 0]
+
+
+@dataclass
+class RangeAudit:
+    """One range of a group's tables to audit from the parts of its files."""
+
+    group: int
+    part: int
+    files: tuple[int, ...]                  # the group's files, in file order
+    written: tuple[int, ...]                # those with events of the range
+    folder: str
+    quarantine: pd.DataFrame
+    inputs: tuple[InputFile, ...]           # every file of the group, in file order
+    schema: pa.Schema
+    rows: int = 0
+
+
+def split(work: list, files: list[Path], folder: str | None) -> list:
+    """`work` (`pieces.split`'s) with each batch that has ranges of tables
+    given as one `SortOut` a file, where there is a `folder` to sort into
+    (else as it is: the group one batch)."""
+    if folder is None:
+        return work
+    out: list = []
+    for item in work:
+        if isinstance(item, stream.Batch) and item.ranges:
+            share = item.rows // max(1, len(item))
+            out += [SortOut(str(files[i]), i, item[0], item.ranges, folder, share) for i in item]
+        else:
+            out.append(item)
+    return out
+
+
+def wanted(work: list) -> bool:
+    """Whether some batch of `work` is to be audited by ranges of tables."""
+    return any(isinstance(item, stream.Batch) and item.ranges for item in work)
+
+
+def files_of(item) -> list[int] | None:
+    """The positions of the files a work item of this module reads (None:
+    not one of its items)."""
+    if isinstance(item, SortOut):
+        return [item.file]
+    if isinstance(item, RangeAudit):
+        return list(item.files)
+    return None
+
+
+def _part_path(folder: str, group: int, part: int, file: int) -> str:
+    return str(Path(folder) / f"g{group}-r{part}-f{file}.arrow")
+
+
+# --- the first pass: each file sorted out ------------------------------------------------
+
+def sort_out(item: SortOut, job, progress, label: str | None = None) -> SortedOut:
+    """In a worker: `item`'s file read as a batch reads it, its events
+    written to its ranges' parts and its quarantined rows routed to them.
+    LogFileError for a file that cannot be a log. `label`: the file's name
+    in the reports (by default the job's label of it, else its path)."""
+    sites = job.sites or {}
+    site = sites.get(item.path, sites.get(label))  # (a dask worker's: by label)
+    label = label if label is not None else (job.labels or {}).get(item.path)
+    timings: dict[str, float] = {}
+    progress.stage("reading")
+    with stage(timings, "load"):
+        events, quarantine, loaded = load_file(Path(item.path), label, job.read, site)
+    progress.advance(files=1, events=loaded.rows_read)
+    where = _ranges_of(events.column("table_id"), item.ranges)
+    parts = []
+    for part, rows in enumerate(_rows_by_range(where, len(item.ranges))):
+        parts.append(sum(len(r) for r in rows))
+        if rows:
+            _write(_taken(events, rows), _part_path(item.folder, item.group, part, item.file),
+                   label or item.path)
+    return SortedOut(item.file, loaded, quarantine, _owners(quarantine, item.ranges), parts,
+                     events.schema, timings)
+
+
+def _ranges_of(ids: pa.ChunkedArray, ranges: tuple[frozenset[str], ...]) -> np.ndarray:
+    """Each row's range, by its table id (one the ranges do not name, and a
+    missing one, to the first), looked up a distinct id at a time."""
+    where = {t: k for k, tables in enumerate(ranges) for t in tables}
+    out = []
+    for chunk in ids.chunks:
+        if not pa.types.is_dictionary(chunk.type):
+            chunk = chunk.dictionary_encode()
+        lookup = np.array([where.get(t, 0) for t in chunk.dictionary.to_pylist()] + [0],
+                          dtype=np.int64)
+        codes = chunk.indices.fill_null(len(chunk.dictionary)).to_numpy(zero_copy_only=False)
+        out.append(lookup[codes])
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
+#: A file whose rows change range more often than this (rows in time order,
+#: tables interleaved) has its ranges' rows gathered, not sliced.
+_MOST_RUNS = 256
+
+
+def _rows_by_range(where: np.ndarray, ranges: int) -> list[list]:
+    """Each range's rows, in file order: runs of consecutive rows
+    (`range`s) where the file's rows change range rarely (a file written a
+    table after another: each range's rows then a slice of the file's, not
+    a copy), else one array of positions."""
+    starts = np.flatnonzero(np.diff(where)) + 1
+    if len(starts) >= _MOST_RUNS:
+        picked = [np.flatnonzero(where == part) for part in range(ranges)]
+        return [[rows] if len(rows) else [] for rows in picked]
+    bounds = [0, *starts.tolist(), len(where)]
+    out: list[list] = [[] for _ in range(ranges)]
+    for a, b in pairwise(bounds):
+        if b > a:
+            out[int(where[a])].append(range(a, b))
+    return out
+
+
+def _taken(events: pa.Table, rows: list) -> pa.Table:
+    """The rows of `events` `_rows_by_range` gave one range."""
+    if isinstance(rows[0], range):
+        parts = [events.slice(r.start, len(r)) for r in rows]
+        return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+    return events.take(rows[0])
+
+
+def _owners(quarantine: pd.DataFrame, ranges: tuple[frozenset[str], ...]) -> np.ndarray:
+    """Each quarantined row's range, by the table it names (none, or one
+    the ranges do not name: the first)."""
+    if not len(quarantine):
+        return np.zeros(0, dtype=np.int64)
+    where = {t: k for k, tables in enumerate(ranges) for t in tables}
+    return np.array([where.get(str(t), 0) if t is not None and not pd.isna(t) else 0
+                     for t in quarantine["table_id"].tolist()], dtype=np.int64)
+
+
+def _write(table: pa.Table, path: str, name: str) -> None:
+    """A range's part of the file `name` written to `path`; EngineError
+    (the audit stops, no report written) where it cannot be: a full disk."""
+    options = pa.ipc.IpcWriteOptions(compression=_COMPRESSION)
+    try:
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, table.schema,
+                                                              options=options) as writer:
+            writer.write_table(table)
+    except OSError as exc:
+        raise EngineError(
+            f"could not write {name}'s events sorted out by table to {Path(path).parent} "
+            f"({exc.strerror or exc}): a group of files too large for one batch is audited "
+            "from there; free space there, or point TMPDIR at a disk with room (about 25 "
+            "bytes an event); no report was written") from None
+
+
+def _read(path: str) -> pa.Table:
+    with pa.memory_map(path) as source:
+        return pa.ipc.open_stream(source).read_all()
+
+
+# --- the second pass: each range audited -------------------------------------------------
+
+@dataclass
+class Ranges:
+    """The second pass of the groups sorted out: a `RangeAudit` a range,
+    and each group's provenance and quarantined rows, every file's whole
+    and in file order, which its first range's result is given
+    (`joined`), the others' none: the merge puts them in file order, each
+    file's quarantined rows in the order one reading gives them."""
+
+    audits: list[RangeAudit]
+    inputs: dict[int, list[InputFile]]
+    quarantine: dict[int, pd.DataFrame]
+    #: the seconds each group's files took to read and sort out, by stage
+    timings: dict[int, dict[str, float]] = field(default_factory=dict)
+
+    def joined(self, results: list) -> list:
+        """The ranges' `results` (in `audits`' order), so given (the first
+        range's also given its group's time sorting out)."""
+        out = []
+        for item, result in zip(self.audits, results, strict=True):
+            if isinstance(result, stream.BatchResult):
+                first = item.part == 0
+                timings = dict(result.timings)
+                add_work(timings, [self.timings[item.group]] if first else [])
+                result = dataclasses.replace(
+                    result, inputs=self.inputs[item.group] if first else [],
+                    quarantine=self.quarantine[item.group] if first
+                    else result.quarantine.iloc[0:0], timings=timings)
+            out.append(result)
+        return out
+
+
+def range_audits(work: list, results: list) -> tuple[list, list, Ranges]:
+    """The work and results of the first pass less its sorted-out files,
+    and the second pass: the ranges to audit from them, each group's in
+    order."""
+    rest_work, rest_results = [], []
+    groups: dict[int, list[tuple[SortOut, SortedOut]]] = {}
+    for item, result in zip(work, results, strict=True):
+        if isinstance(item, SortOut):
+            groups.setdefault(item.group, []).append((item, result))
+        else:
+            rest_work.append(item)
+            rest_results.append(result)
+    ranges = Ranges([], {}, {})
+    for group, members in sorted(groups.items()):
+        members.sort(key=lambda pair: pair[0].file)
+        files = tuple(item.file for item, _ in members)
+        inputs = tuple(done.input for _, done in members)
+        ranges.inputs[group] = list(inputs)
+        ranges.timings[group] = {}
+        add_work(ranges.timings[group], [done.timings for _, done in members])
+        ranges.quarantine[group] = pd.concat(
+            [done.quarantine for _, done in members], ignore_index=True)
+        for part in range(len(members[0][0].ranges)):
+            written = tuple(done.file for _, done in members if done.parts[part])
+            quarantine = pd.concat([done.quarantine.loc[done.owners == part]
+                                    for _, done in members], ignore_index=True)
+            rows = sum(done.parts[part] for _, done in members)
+            ranges.audits.append(RangeAudit(group, part, files, written, members[0][0].folder,
+                                            quarantine, inputs, members[0][1].schema, rows))
+    return rest_work, rest_results, ranges
+
+
+def range_logs(item: RangeAudit, read: ReadOptions = DEFAULT_READ) -> LoadedLogs:
+    """One range of a group's tables as one load of the group gives them:
+    its parts of every file read back in file order, its quarantined rows,
+    the provenance of every file of the group."""
+    tables = [_read(_part_path(item.folder, item.group, item.part, f))
+              for f in item.written] or [item.schema.empty_table()]
+    return LoadedLogs(order_events(tables), item.quarantine, list(item.inputs), read)
+
+
+def audit_range(item: RangeAudit, job, progress) -> stream.BatchResult:
+    """In a worker: one range of a group's tables audited from its parts
+    (see module): a batch's result, less the group's provenance (which
+    `Ranges.joined` gives the group's first range)."""
+    result = stream.audit_read(lambda: range_logs(item, job.read), job, progress)
+    return dataclasses.replace(result, inputs=[])
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How the files are read, where there is no audit job (`sorted_out`)."""
+
+    read: ReadOptions = DEFAULT_READ
+    sites: dict[str, str] | None = None
+    labels: dict[str, str] | None = None
+
+
+def sorted_out(files: list[Path], batch: stream.Batch, folder: str,
+               read: ReadOptions = DEFAULT_READ) -> Ranges:
+    """In this process: the first pass over one group's files (`batch`,
+    with ranges), sorted out into `folder`, and the second pass to run
+    (`auditor validate`, which judges each range's rows itself)."""
+    items = split([batch], files, folder)
+    results = [sort_out(item, Reading(read), NoProgress()) for item in items]
+    return range_audits(items, results)[2]

@@ -1,0 +1,220 @@
+"""A casino's nightly exports (every file holding a night of every table)
+link into one group of the plan; one larger than a batch is audited a range
+of its tables at a time (`auditor.run.by_table`), with the findings,
+quarantine, provenance and reports of loading the group at once."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from builder import append_broken_rows, nightly_exports, report_bytes, run_cli
+
+from auditor.errors import EngineError
+from auditor.logs.discover import discover
+from auditor.logs.load import load_logs
+from auditor.logs.site import path_sites, site_prefix
+from auditor.report.html import COLLECTOR, render_html
+from auditor.run import AuditJob, by_table, run_audit, scratch, stream
+
+META = {"test": "by_table"}
+
+
+@pytest.fixture
+def ranged(monkeypatch):
+    """Every input planned in batches, a group of linked files cut into
+    ranges of a table each; what each pass saw."""
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    seen: dict[str, list] = {"sorted": [], "ranges": []}
+    sort_out, audit_range = by_table.sort_out, by_table.audit_range
+
+    def sorting(item, *rest):
+        seen["sorted"].append(Path(item.path).name)
+        return sort_out(item, *rest)
+
+    def auditing(item, job, progress):
+        result = audit_range(item, job, progress)
+        seen["ranges"].append((sorted(item.written), result.tables, result.events))
+        return result
+    monkeypatch.setattr(by_table, "sort_out", sorting)
+    monkeypatch.setattr(by_table, "audit_range", auditing)
+    return seen
+
+
+def _same(streamed, once, tmp_path: Path) -> None:
+    assert report_bytes(streamed, tmp_path / "streamed", META) == \
+        report_bytes(once, tmp_path / "once", META)
+    assert streamed.logs.quarantine.equals(once.logs.quarantine)
+    assert [f.as_dict() for f in streamed.logs.inputs] == [f.as_dict() for f in once.logs.inputs]
+    assert streamed.tables == once.tables
+    assert render_html(streamed, META) == render_html(once, META)
+
+
+def _once(paths, ruleset, **options):
+    return run_audit(AuditJob.loaded(ruleset, **options), loaded=load_logs(paths))
+
+
+def test_the_plan_cuts_a_group_too_large_for_a_batch_into_ranges_of_tables(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    files = nightly_exports(tmp_path, tables=3, nights=4)
+    rows = sum(stream.scan(f).rows for f in files)
+    assert stream.plan(files, budget=rows) is None  # (one batch: loaded at once)
+    batches = stream.plan(files, budget=rows * 7 // 10)
+    assert batches == [[0, 1, 2, 3]] and batches[0].rows == rows
+    assert batches[0].ranges == (frozenset({"T01", "T02"}), frozenset({"T03"}))
+    assert stream.plan(files, budget=1)[0].ranges == tuple(
+        frozenset({t}) for t in ("T01", "T02", "T03"))
+
+
+def test_ranges_are_consecutive_tables_each_within_the_budget():
+    scans = [stream.Scanned(frozenset({"T01", "T02", "T03", "T04"}), 400),
+             stream.Scanned(frozenset({"T01", "T02", "T03", "T04"}), 400),
+             stream.Scanned(frozenset({"T05"}), 500)]
+    assert stream.table_ranges(scans, 450) == (
+        frozenset({"T01", "T02"}), frozenset({"T03", "T04"}), frozenset({"T05"}))
+    assert stream.table_ranges(scans, 10**6) == ()  # one range: no cut
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_nightly_exports_are_audited_a_table_at_a_time_as_one_load(tmp_path, ruleset, ranged,
+                                                                   jobs):
+    files = nightly_exports(tmp_path / "logs", tables=3, nights=4)
+    append_broken_rows(files[1])  # (night-02.csv: a T99 row, a row naming no table)
+    once = _once([tmp_path / "logs"], ruleset)
+    assert len(once.findings) > 30 and len(once.logs.quarantine) == 2
+    streamed = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, jobs=jobs,
+                                     collector=COLLECTOR))
+    if jobs == 1:  # (a worker's calls are not seen here)
+        assert ranged["sorted"] == [f.name for f in files]
+        # a range a table, each read back from every night (T99: quarantined only)
+        assert [(w, t) for w, t, _ in ranged["ranges"]] == [
+            ([0, 1, 2, 3], ["T01"]), ([0, 1, 2, 3], ["T02"]), ([0, 1, 2, 3], ["T03"]),
+            ([], [])]
+        assert sum(n for *_, n in ranged["ranges"]) == len(once.logs.events)
+    _same(streamed, once, tmp_path)
+    malformed = streamed.findings[streamed.findings["code"] == "log.malformed"]
+    assert len(malformed) == 2  # each quarantined row judged once
+
+
+def test_tables_interleaved_in_time_order_are_sorted_out_as_well(tmp_path, ruleset, ranged):
+    files = nightly_exports(tmp_path / "logs", tables=3, nights=3, interleaved=True)
+    once = _once([tmp_path / "logs"], ruleset)
+    streamed = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, collector=COLLECTOR))
+    assert ranged["sorted"] == [f.name for f in files]
+    assert [t for _, t, _ in ranged["ranges"]] == [["T01"], ["T02"], ["T03"]]
+    _same(streamed, once, tmp_path)
+
+
+def test_two_casinos_nights_are_ranged_by_their_own_tables(tmp_path, ruleset, ranged):
+    """--site-from-path: each casino's nights are a group, their ranges
+    named by the keyed tables (casino-a/T01 is not casino-b/T01)."""
+    root = tmp_path / "logs"
+    nightly_exports(root / "casino-a", tables=2, nights=3, seed=61)
+    nightly_exports(root / "casino-b", tables=2, nights=2, seed=62)
+    files = discover([root])
+    sites = path_sites([root], files)
+    batches = stream.plan(files, sites=sites)
+    assert [list(b) for b in batches] == [[0, 1, 2], [3, 4]]
+    assert [len(b.ranges) for b in batches] == [2, 2]
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([root], sites=sites))
+    streamed = run_audit(AuditJob.of([root], ruleset, site_from_path=True,
+                                     collector=COLLECTOR))
+    assert [t for _, t, _ in ranged["ranges"]] == [
+        [site_prefix(s) + t] for s in ("casino-a", "casino-b") for t in ("T01", "T02")]
+    assert set(streamed.findings["site"]) == {"casino-a", "casino-b"}
+    _same(streamed, once, tmp_path)
+
+
+def test_without_a_scratch_folder_the_group_is_one_batch(tmp_path, ruleset, ranged,
+                                                         monkeypatch):
+    nightly_exports(tmp_path / "logs", tables=2, nights=3)
+    monkeypatch.setattr(scratch, "make", lambda kind="": None)
+    once = _once([tmp_path / "logs"], ruleset)
+    streamed = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, collector=COLLECTOR))
+    assert ranged == {"sorted": [], "ranges": []}
+    _same(streamed, once, tmp_path)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_sorted_out_parts_are_removed_with_the_audit(tmp_path, ruleset, ranged,
+                                                         monkeypatch, jobs):
+    nightly_exports(tmp_path / "logs", tables=2, nights=3)
+    made: list[str | None] = []
+    real = scratch.make
+    monkeypatch.setattr(scratch, "make", lambda kind="": made.append(real(kind)) or made[-1])
+    run_audit(AuditJob.of([tmp_path / "logs"], ruleset, jobs=jobs))
+    folders = [m for m in made if m is not None and "-tables-" in os.path.basename(m)]
+    assert len(folders) == 1
+    assert not Path(folders[0]).exists()
+
+
+def test_a_disk_too_full_for_the_parts_stops_the_audit_with_one_line(tmp_path, ruleset,
+                                                                     ranged, monkeypatch):
+    import pyarrow as pa
+
+    nightly_exports(tmp_path / "logs", tables=2, nights=2)
+
+    def full(path, mode="rb"):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(pa, "OSFile", full)
+    with pytest.raises(EngineError, match=r"night-01\.parquet's events sorted out by table "
+                                          r"to .*No space left on device.*TMPDIR"):
+        run_audit(AuditJob.of([tmp_path / "logs"], ruleset))
+    result = run_cli("check", str(tmp_path / "logs"), "-r", "nz-table-games", "--out",
+                     str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "No space left on device" in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "out" / "findings.parquet").exists()
+
+
+def test_a_file_that_cannot_be_a_log_is_named_as_one_load_names_it(tmp_path, ruleset, ranged):
+    from auditor.errors import LogFileError
+
+    files = nightly_exports(tmp_path / "logs", tables=2, nights=4)
+    files[2].write_text("", encoding="utf-8")  # night-03.jsonl
+    with pytest.raises(LogFileError) as once:
+        load_logs([tmp_path / "logs"])
+    for jobs in (1, 2):
+        with pytest.raises(LogFileError) as streamed:
+            run_audit(AuditJob.of([tmp_path / "logs"], ruleset, jobs=jobs))
+        assert str(streamed.value) == str(once.value)
+
+
+def test_a_table_held_twice_is_refused_as_one_load_refuses_it(tmp_path, ruleset, ranged):
+    from auditor.logs.identity import TableIdentityError
+
+    files = nightly_exports(tmp_path / "logs", tables=2, nights=2)
+    (tmp_path / "logs" / "night-03.parquet").write_bytes(files[0].read_bytes())  # (again)
+    with pytest.raises(TableIdentityError) as once:
+        _once([tmp_path / "logs"], ruleset)
+    with pytest.raises(TableIdentityError) as streamed:
+        run_audit(AuditJob.of([tmp_path / "logs"], ruleset, jobs=2))
+    assert str(streamed.value) == str(once.value)
+
+
+def test_dask_s_local_cluster_audits_the_ranges_as_its_tasks(tmp_path, ruleset, ranged,
+                                                              monkeypatch):
+    pytest.importorskip("distributed")
+    nightly_exports(tmp_path / "logs", tables=3, nights=3)
+    made: list[str | None] = []
+    real = scratch.make
+    monkeypatch.setattr(scratch, "make", lambda kind="": made.append(real(kind)) or made[-1])
+    streamed = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, engine="dask", jobs=2,
+                                     collector=COLLECTOR))
+    assert [m for m in made if m and "-tables-" in os.path.basename(m)]  # (sorted out)
+    _same(streamed, _once([tmp_path / "logs"], ruleset), tmp_path)
+
+
+def test_a_cluster_of_its_own_audits_the_group_as_one_batch(tmp_path, ruleset, ranged,
+                                                            cluster):
+    """The workers of `--scheduler` may not share this machine's scratch
+    space: the group is one task, as before."""
+    nightly_exports(tmp_path / "logs", tables=3, nights=3)
+    streamed = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, engine="dask",
+                                     scheduler=cluster.scheduler_address, collector=COLLECTOR))
+    assert ranged == {"sorted": [], "ranges": []}
+    _same(streamed, _once([tmp_path / "logs"], ruleset), tmp_path)
