@@ -429,31 +429,16 @@ def nightly_exports(root: Path, tables: int = 3, nights: int = 4, seed: int = 51
                             "offer.order"),
                     interleaved: bool = False, formats=("parquet", "csv", "jsonl")
                     ) -> list[Path]:
-    """A casino's nightly exports: a file a night, each holding that night's
-    session of every table (seq running on from night to night), a table
-    after another (`interleaved`: every table's rows in time order), in
-    `formats` in turn; every code of `inject` planted in each session. The
-    files link every night into one group of the plan. The files, in order."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from auditor.generate import generate, write_log
+    """A casino's nightly exports (`auditor.generate.by_night`): a file a
+    night, each holding that night's session of every table, in `formats`
+    in turn; every code of `inject` planted. The files link every night
+    into one group of the plan. The files, in order."""
+    from auditor.generate import by_night, generate, write_log
 
     log = generate(tables, 40, seed=seed, days=nights, inject=list(inject)).table
-    ids = np.asarray(log.column("table_id").to_pylist(), dtype=object)
-    opens = np.asarray(pc.equal(log.column("event"), "table_open").to_numpy(zero_copy_only=False))
-    night = np.zeros(len(ids), dtype=np.int64)
-    for table in sorted(set(ids)):
-        rows = np.flatnonzero(ids == table)
-        night[rows] = np.cumsum(opens[rows]) - 1
     out = []
-    for k in range(nights):
-        rows = np.flatnonzero(night == k)
-        part = log.take(pa.array(rows))
-        if interleaved:
-            part = part.take(pc.sort_indices(part, [("ts", "ascending")]))
+    for k, night in enumerate(by_night(log, interleaved)):
         path = root / f"night-{k + 1:02d}.{formats[k % len(formats)]}"
-        write_log(part, path)
+        write_log(night, path)
         out.append(path)
     return out

@@ -141,6 +141,29 @@ def generate(tables: int, rolls: int, seed: int, inject: Sequence[str] = (),
     return GeneratedLog(table, planted, valid)
 
 
+def by_night(log: pa.Table, interleaved: bool = False) -> list[pa.Table]:
+    """A log generated with `days` > 1 cut as a casino exports it nightly:
+    the d-th table of the list holds the d-th session of every table (seq
+    running on from night to night), a table after another, or with
+    `interleaved` every table's rows in time order."""
+    import pyarrow.compute as pc
+
+    ids = log.column("table_id").combine_chunks().dictionary_encode()
+    opens = pc.equal(log.column("event"), "table_open").to_numpy(zero_copy_only=False)
+    codes = ids.indices.to_numpy(zero_copy_only=False)
+    night = np.zeros(len(codes), dtype=np.int64)
+    for code in range(len(ids.dictionary)):
+        rows = np.flatnonzero(codes == code)
+        night[rows] = np.cumsum(opens[rows]) - 1
+    out = []
+    for k in range(int(night.max()) + 1 if len(night) else 0):
+        part = log.take(pa.array(np.flatnonzero(night == k)))
+        if interleaved:
+            part = part.take(pc.sort_indices(part, [("ts", "ascending")]))
+        out.append(part)
+    return out
+
+
 @contextmanager
 def _no_cyclic_gc():
     """Millions of row tuples make the cyclic garbage collector rescan the

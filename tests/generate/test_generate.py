@@ -506,3 +506,27 @@ def test_dice_not_in_bowl_planted_just_before_table_close_is_found(tmp_path):
     f = report_findings(tmp_path / "out")
     assert {(c, t, int(s)) for c, t, s in zip(f["code"], f["table_id"], f["seq"])} == {
         ("dice.not_in_bowl", p["table_id"], p["seq"]) for p in planted}
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_by_night_cuts_a_log_of_days_as_a_casino_exports_it_nightly(interleaved):
+    from auditor.generate import by_night
+
+    log = generate(3, 20, seed=9, days=4).table
+    nights = by_night(log, interleaved)
+    assert len(nights) == 4 and sum(n.num_rows for n in nights) == log.num_rows
+    for k, night in enumerate(nights):
+        rows = night.to_pylist()
+        assert sorted({r["table_id"] for r in rows}) == ["T01", "T02", "T03"]
+        for table in ("T01", "T02", "T03"):
+            own = [r for r in rows if r["table_id"] == table]
+            assert own[0]["event"] == "table_open"  # its session of the night, whole
+            assert [r["event"] for r in own].count("table_open") == 1
+            assert [r["seq"] for r in own] == sorted(r["seq"] for r in own)
+        ids = [r["table_id"] for r in rows]
+        if interleaved:
+            assert [r["ts"] for r in rows] == sorted(r["ts"] for r in rows)
+        else:
+            assert ids == sorted(ids)  # a table after another
+    seqs = [r["seq"] for n in nights for r in n.to_pylist() if r["table_id"] == "T02"]
+    assert seqs == list(range(1, len(seqs) + 1))  # seq running on from night to night

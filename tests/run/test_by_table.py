@@ -218,3 +218,25 @@ def test_a_cluster_of_its_own_audits_the_group_as_one_batch(tmp_path, ruleset, r
                                      scheduler=cluster.scheduler_address, collector=COLLECTOR))
     assert ranged == {"sorted": [], "ranges": []}
     _same(streamed, _once([tmp_path / "logs"], ruleset), tmp_path)
+
+
+def test_the_parts_are_compressed_where_the_disk_has_no_room_to_spare(tmp_path, ruleset,
+                                                                      ranged, monkeypatch):
+    import shutil
+
+    free = {"bytes": 10**12}
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage",
+                        lambda path: real(path)._replace(free=free["bytes"]))
+    assert by_table.compression(str(tmp_path), 1000) is None
+    free["bytes"] = by_table.ROOM_TO_SPARE * by_table.PART_BYTES * 1000 - 1
+    assert by_table.compression(str(tmp_path), 1000) == "lz4"
+    nightly_exports(tmp_path / "logs", tables=3, nights=3)
+    free["bytes"] = 0
+    written: list[str | None] = []
+    write = by_table._write
+    monkeypatch.setattr(by_table, "_write", lambda table, path, name, packed=None: (
+        written.append(packed), write(table, path, name, packed))[-1])
+    streamed = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, collector=COLLECTOR))
+    assert written and set(written) == {"lz4"}
+    _same(streamed, _once([tmp_path / "logs"], ruleset), tmp_path)
