@@ -9,6 +9,7 @@ time, peak memory and the time of each stage, per log size, format and engine.
     python benchmarks/run.py --sizes 3.8M --files 8 --engines scale --repeat 3  # scale-out
     python benchmarks/run.py --sizes 7M --files 9 --skew --engines jobs2  # one big file last
     python benchmarks/run.py --sizes 3.6M --sites 10 --tables 20 --engines scale  # 10 casinos
+    python benchmarks/run.py --sizes 8.5M --tables 4 --days 120 --nightly --engines jobs1,jobs2
 
 `--engines scale` is, in one run: the read floor (`floor`: a fresh process
 that only reads every file with pyarrow), `--jobs 1`, `--jobs N` for every N
@@ -105,7 +106,7 @@ def size_label(n: int) -> str:
 
 def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1,
             days: int = 1, tables: int | None = None, skew: bool = False,
-            sites: int = 0) -> Path:
+            sites: int = 0, nightly: bool = False) -> Path:
     """The cached generated log of about `size` events (made if missing): one
     file, or a folder of `files` files holding different tables (as a state's
     logs would be kept: a file per table and period); with `days` > 1 each
@@ -116,7 +117,9 @@ def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1,
     sorting last: what the order work is handed out in decides). `sites` (a
     folder): that many casinos' folders, `casino-NN/night.FMT`, each holding
     the same table ids (T01 ...): audited with `--site-from-path`, as a
-    regulator's many casinos are."""
+    regulator's many casinos are. `nightly` (with `days`): a folder of a
+    file a night, each holding that night's session of every table (a
+    casino's nightly exports, which the plan links into one group)."""
     tables = tables or max(4, size // 250_000)
     tables += -tables % (sites or (files - 1 if skew and files > 1 else files))
     rolls = max(1, round(size / tables / days / EVENTS_PER_ROLL))
@@ -127,6 +130,9 @@ def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1,
             _generate(folder / f"casino-{k + 1:02d}" / f"night.{fmt}", tables // sites, rolls,
                       seed + k, 1, days)
         return folder
+    if nightly:
+        return _nightly(cache / f"{name}.parquet", cache / f"{name}-nightly-{fmt}", fmt,
+                        tables, rolls, seed, days)
     if files == 1:
         path = cache / f"{name}.{fmt}"
         _generate(path, tables, rolls, seed, 1, days)
@@ -147,6 +153,25 @@ def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1,
     for j in range(files):
         _generate(folder / f"part-{j + 1:03d}.{fmt}", per_file, rolls, seed + j, 1 + j * per_file,
                   days)
+    return folder
+
+
+def _nightly(source: Path, folder: Path, fmt: str, tables: int, rolls: int, seed: int,
+             days: int) -> Path:
+    """The log of `source` (generated if missing) cut into a file a night
+    (`auditor.generate.by_night`) in `folder`."""
+    if folder.exists():
+        return folder
+    import pyarrow.parquet as pq
+
+    from auditor.generate import by_night, write_log
+
+    _generate(source, tables, rolls, seed, 1, days)
+    print(f"cutting {source.name} into a file a night ...", flush=True)
+    part = folder.with_name(folder.name + ".part")
+    for k, night in enumerate(by_night(pq.read_table(source))):
+        write_log(night, part / f"night-{k + 1:03d}.{fmt}")
+    part.rename(folder)
     return folder
 
 
@@ -203,9 +228,17 @@ def audit_once(path: str, engine: str, jobs: int, ruleset_ref: str,
                 from auditor.run import AuditJob
 
                 try:  # what `auditor check` hands the engine (the dice tally too)
-                    from auditor.app.check import collector_for
-                except ImportError:  # an older checkout
+                    from auditor.report.formats import collector_for
+                except ImportError:
+                    try:  # an older checkout's place for it
+                        from auditor.app.check import collector_for
+                    except ImportError:  # older still
+                        collector_for = None
+                if collector_for is None:
                     collector = COLLECTOR if "html" in reports else None
+                elif "apart" in inspect.signature(collector_for).parameters:
+                    collector = collector_for(reports, ruleset,
+                                              apart=jobs > 1 or engine == "dask")
                 else:
                     collector = collector_for(reports)
                 sited = {"site_from_path": True} if site_from_path else {}
@@ -518,6 +551,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--days", type=int, default=1,
                     help="sessions per table, one a day (dask audits such a table a day "
                          "a task)")
+    ap.add_argument("--nightly", action="store_true",
+                    help="with --days: a file a night, each holding every table's session "
+                         "of that night (a casino's nightly exports)")
     ap.add_argument("--engines", default=",".join(ENGINES),
                     help=f"of {', '.join(ENGINES)}, jobsN, daskN, floor, or scale: the "
                          "read floor, jobs1 .. jobs<cores> and dask<cores> (comma-separated)")
@@ -567,7 +603,7 @@ def main(argv: list[str] | None = None) -> None:
     for size in sizes:
         for fmt in formats:
             path = log_for(size, fmt, cache, args.seed, args.files, args.days, args.tables,
-                           args.skew, args.sites)
+                           args.skew, args.sites, args.nightly)
             rounds = []
             for i in range(args.repeat):
                 done = {}
@@ -576,6 +612,7 @@ def main(argv: list[str] | None = None) -> None:
                                 tuple(args.reports.split(",")), bool(args.sites))
                     r.update({"size": size_label(size), "format": fmt, "log": path.name,
                               "files": args.files, "skew": args.skew, "days": args.days,
+                              "nightly": args.nightly,
                               "sites": args.sites,
                               "reports": args.reports, "round": i + 1})
                     print_row(r)
