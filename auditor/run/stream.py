@@ -203,7 +203,9 @@ def plan(files: list[Path], progress=None, budget: int | None = None,
     engine that cannot load it at once and share its tables out cheaply,
     as `--jobs` does, audits it by batches instead). `scan_all`: how the
     files are scanned (`scan_each`; `--jobs` shares many out to its
-    workers)."""
+    workers). A group of linked files of more than `budget` events (what
+    memory allows a batch, whatever `shares` asks) has its tables cut into
+    ranges (`Batch.ranges`; one such group alone is planned too)."""
     budget = STREAM_EVENTS if budget is None else budget
     if len(files) < 2 or (not shares and small(files)):
         return None
@@ -220,12 +222,13 @@ def plan(files: list[Path], progress=None, budget: int | None = None,
         scans[i] = read_tables(files[i], read).of_site(site_of[i])
         if progress is not None:
             progress.advance(scanned=1)
+    bound = budget  # (what memory allows a batch: a group over it is cut into ranges)
     if shares:
         budget = min(budget, max(1, -(-sum(s.rows for s in scans) // shares)))
     batches = pack(components([s.tables for s in scans]), [s.rows for s in scans], budget)
     for batch in batches:
-        if batch.rows > budget and len(batch) > 1:  # (one group of linked files)
-            batch.ranges = table_ranges([scans[i] for i in batch], budget)
+        if batch.rows > bound and len(batch) > 1:  # (one group of linked files)
+            batch.ranges = table_ranges([scans[i] for i in batch], bound)
     if len(batches) < 2 and not batches[0].ranges:
         return None
     if progress is not None:
