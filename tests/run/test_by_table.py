@@ -253,3 +253,15 @@ def test_the_parts_are_compressed_where_the_disk_has_no_room_to_spare(tmp_path, 
     streamed = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, collector=COLLECTOR))
     assert written and set(written) == {"lz4"}
     _same(streamed, _once([tmp_path / "logs"], ruleset), tmp_path)
+
+
+def test_verify_re_runs_a_ranged_audit_and_finds_the_report_standing(tmp_path, ranged):
+    nightly_exports(tmp_path / "logs", tables=3, nights=3)
+    out = tmp_path / "report"
+    checked = run_cli("check", str(tmp_path / "logs"), "-r", "nz-table-games", "--out",
+                      str(out), "--format", "parquet", "--format", "html", "--jobs", "2")
+    assert checked.exit_code == 1, checked.output
+    verified = run_cli("verify", str(out))
+    assert verified.exit_code == 0, verified.output
+    assert "report stands" in verified.output
+    assert [t for _, t, _ in ranged["ranges"]] == [["T01"], ["T02"], ["T03"]]  # (verify's)
