@@ -60,6 +60,8 @@ class CheckRequest:
     jobs: int = 1
     engine: str = "local"
     scheduler: str | None = None
+    #: the folder for the audit's working files (`--scratch`); None: TMPDIR
+    scratch: str | None = None
     #: How to read logs that depart from the spec (`--encoding`, `--assume-offset`).
     encoding: str | None = None
     assume_offset: str | None = None
@@ -171,7 +173,7 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
             # (the files discovered again on each try: those found unreadable are left out)
             job = AuditJob.of(request.paths, ruleset, jobs=request.jobs,
                               engine=request.engine, scheduler=request.scheduler, read=read,
-                              site_from_path=request.site_from_path,
+                              site_from_path=request.site_from_path, scratch=request.scratch,
                               collector=None if family
                               else collector_for(request.formats, ruleset, apart=request.jobs > 1
                                                  or request.engine == "dask"))

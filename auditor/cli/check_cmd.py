@@ -86,6 +86,12 @@ def read_options(command):
 @click.option("--scheduler", metavar="ADDRESS",
               help="The dask scheduler's address (--engine dask); without it a local "
                    "cluster of --jobs workers is started.")
+@click.option("--scratch", metavar="DIR",
+              type=click.Path(exists=True, file_okay=False, writable=True),
+              help="Where the audit's working files go (default: TMPDIR): files that all "
+                   "hold the same tables (nightly exports) sorted out by table, about 110 "
+                   "bytes an event. With --scheduler, a folder every worker sees at the "
+                   "same path; without it such files are audited whole by one worker.")
 @inflate_options
 @read_options
 @click.option("--require-complete", is_flag=True,

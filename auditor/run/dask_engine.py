@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import threading
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -219,7 +220,7 @@ def _spilling(job: AuditJob, audit) -> AuditResult:
     """`audit(spill)` given a folder of its own (`stream.spilling`), written
     to by the workers of a local cluster or by the client (`_Spill`)."""
     return stream.spilling(lambda folder: audit(
-        _Spill(here=folder) if job.scheduler else _Spill(workers=folder)))
+        _Spill(here=folder) if job.scheduler else _Spill(workers=folder)), job.scratch)
 
 
 def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[str, str],
@@ -297,10 +298,10 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
                 share, path=absolute[str(files[share.file])]), pure=False) for share in shares]
             work = pieces.numbered(work, shares, _as_done(distributed, counted, lambda _: None))
             del counted
-        # (a group of linked files too large for a batch, on a local cluster:
-        # its files sorted out by ranges of tables, then a range audited a task)
-        folder = scratch.make("tables") if by_table.wanted(work) and not job.scheduler \
-            else None
+        # (a group of linked files too large for a batch: its files sorted out
+        # by ranges of tables, then a range audited a task; on a cluster of
+        # `--scheduler`, only into a `--scratch` folder its workers all see)
+        folder = _tables_folder(client, job) if by_table.wanted(work) else None
         try:
             work = by_table.split(work, files, folder)
             results = audited(work)
@@ -659,6 +660,28 @@ def _audit_batch(labels: list[str], paths: list[str], job: AuditJob, limits: Inf
     except LogFileError as exc:
         return stream.FileFailure.of(exc)
     return stream.spill_digest(result, job, spill)
+
+
+def _tables_folder(client, job: AuditJob) -> str | None:
+    """Where a group's files are sorted out by ranges of tables: a folder of
+    TMPDIR (or of `--scratch`) for a local cluster; for a cluster of
+    `--scheduler`, one of `--scratch` that every worker sees (EngineError
+    naming a worker that does not), else none (the group is one task)."""
+    if job.scheduler and not job.scratch:
+        return None
+    folder = scratch.make("tables", job.scratch)
+    if folder is None or not job.scheduler:
+        return folder
+    unseen = sorted(worker for worker, seen in client.run(os.path.isdir, folder).items()
+                    if not seen)
+    if unseen:
+        scratch.remove(folder)
+        raise EngineError(
+            f"--scratch {job.scratch}: not seen by the dask worker {unseen[0]} (of "
+            f"{len(unseen)}) at {folder}: every worker must see the scratch folder at the "
+            "same path as the client (a shared file system); the audit stopped and wrote "
+            "no report")
+    return folder
 
 
 def _sort_out(label: str, item: by_table.SortOut, job: AuditJob, limits: InflateLimits):

@@ -44,11 +44,15 @@ class AuditJob:
     #: each file's name in the reports where it is read under another (by
     #: `str(file)`): `auditor verify` reading logs that have moved; else None
     labels: dict[str, str] | None = field(default=None, hash=False)
+    #: the folder the audit's working files go in (`--scratch`); None: TMPDIR
+    #: (`auditor.run.scratch`)
+    scratch: str | None = None
 
     @classmethod
     def of(cls, paths, ruleset: Ruleset, *, jobs: int = 1, engine: str = "local",
            scheduler: str | None = None, read: ReadOptions = DEFAULT_READ,
-           site_from_path: bool = False, collector: Collector | None = None) -> AuditJob:
+           site_from_path: bool = False, collector: Collector | None = None,
+           scratch: str | None = None) -> AuditJob:
         """The job of auditing every log under `paths` (files or folders)
         against `ruleset`: the files discovered now, once; with
         `site_from_path`, each file's site is the first folder below the
@@ -56,7 +60,8 @@ class AuditJob:
         paths = tuple(paths)
         files = tuple(discover_logs(list(paths)))
         sites = path_sites(list(paths), list(files)) if site_from_path else None
-        return cls(paths, files, ruleset, jobs, engine, scheduler, read, sites, collector)
+        return cls(paths, files, ruleset, jobs, engine, scheduler, read, sites, collector,
+                   scratch=scratch)
 
     @classmethod
     def loaded(cls, ruleset: Ruleset, *, jobs: int = 1,

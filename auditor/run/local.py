@@ -156,7 +156,7 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
         work = pieces.numbered(work, shares, counts)
     # (a group of linked files too large for a batch: its files sorted out
     # by ranges of tables into this folder, then a range audited at a time)
-    tables = scratch.make("tables") if by_table.wanted(work) else None
+    tables = scratch.make("tables", job.scratch) if by_table.wanted(work) else None
     try:
         work = by_table.split(work, files, tables)
         if job.jobs > 1:
@@ -164,7 +164,7 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
             # in files the workers write, not in their results)
             return stream.spilling(lambda folder: _joined(
                 job, work, _audit_in_pool(job, work, timings, progress, folder),
-                timings, progress, folder))
+                timings, progress, folder), job.scratch)
         return _joined(job, work, _audit_in_turn(job, work, progress), timings, progress)
     finally:
         scratch.remove(tables)

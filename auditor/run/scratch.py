@@ -39,14 +39,14 @@ def _mark() -> str:
     return f"{PREFIX}{_host()}-{os.getpid()}-"
 
 
-def make(kind: str = "") -> str | None:
-    """A fresh folder of TMPDIR named for this audit (`kind` names what it
-    holds), only the user's; earlier audits' folders whose process is gone
-    removed first. None where none can be made (a read-only or full TMPDIR):
-    the caller then does without one."""
-    sweep()
+def make(kind: str = "", root: str | None = None) -> str | None:
+    """A fresh folder of TMPDIR (or of `root`: `--scratch`) named for this
+    audit (`kind` names what it holds), only the user's; earlier audits'
+    folders whose process is gone removed first. None where none can be
+    made (a read-only or full TMPDIR): the caller then does without one."""
+    sweep(root)
     try:
-        return tempfile.mkdtemp(prefix=_mark() + (f"{kind}-" if kind else ""))
+        return tempfile.mkdtemp(prefix=_mark() + (f"{kind}-" if kind else ""), dir=root)
     except OSError:
         return None
 

@@ -721,13 +721,14 @@ def in_file_order(files: list[Path], inputs: list[list[InputFile]],
 
 # --- what the workers spill --------------------------------------------------------------
 
-def spilling(audit: Callable[[str | None], AuditResult]) -> AuditResult:
+def spilling(audit: Callable[[str | None], AuditResult], root: str | None = None
+             ) -> AuditResult:
     """`audit(folder)` given a fresh folder of the system's temporary space
-    (TMPDIR, `auditor.run.scratch`) for the per-die rows to be spilled to
-    (`spill_digest`; decision 105), removed with the result it returns or
-    at once on an error; None where no folder can be made (the workers then
-    send those rows with their results)."""
-    folder = scratch.make("spill")
+    (TMPDIR, or `root`: `--scratch`; `auditor.run.scratch`) for the per-die
+    rows to be spilled to (`spill_digest`; decision 105), removed with the
+    result it returns or at once on an error; None where no folder can be
+    made (the workers then send those rows with their results)."""
+    folder = scratch.make("spill", root)
     try:
         out = audit(folder)
     except BaseException:

@@ -50,7 +50,7 @@ def test_validate_reads_a_batch_at_a_time_and_says_what_one_load_says(tmp_path, 
                                                                       loaded):
     _night(tmp_path / "logs")
     batches_always(monkeypatch)
-    monkeypatch.setattr(validate_app.scratch, "make", lambda kind="": None)  # (no ranges)
+    monkeypatch.setattr(validate_app.scratch, "make", lambda kind="", root=None: None)  # (no ranges)
     batched = run("validate", tmp_path / "logs")
     assert sorted(loaded) == [["a.parquet", "c.jsonl"], ["b.csv"]]
     logs = tmp_path / "logs"

@@ -5,7 +5,6 @@ quarantine, provenance and reports of loading the group at once."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -144,7 +143,7 @@ def test_two_casinos_nights_are_ranged_by_their_own_tables(tmp_path, ruleset, ra
 def test_without_a_scratch_folder_the_group_is_one_batch(tmp_path, ruleset, ranged,
                                                          monkeypatch):
     nightly_exports(tmp_path / "logs", tables=2, nights=3)
-    monkeypatch.setattr(scratch, "make", lambda kind="": None)
+    monkeypatch.setattr(scratch, "make", lambda kind="", root=None: None)
     once = _once([tmp_path / "logs"], ruleset)
     streamed = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, collector=COLLECTOR))
     assert ranged == {"sorted": [], "ranges": []}
@@ -155,12 +154,10 @@ def test_without_a_scratch_folder_the_group_is_one_batch(tmp_path, ruleset, rang
 def test_the_sorted_out_parts_are_removed_with_the_audit(tmp_path, ruleset, ranged,
                                                          monkeypatch, jobs):
     nightly_exports(tmp_path / "logs", tables=2, nights=3)
-    made: list[str | None] = []
-    real = scratch.make
-    monkeypatch.setattr(scratch, "make", lambda kind="": made.append(real(kind)) or made[-1])
+    made = _scratch_spy(monkeypatch)
     run_audit(AuditJob.of([tmp_path / "logs"], ruleset, jobs=jobs))
-    folders = [m for m in made if m is not None and "-tables-" in os.path.basename(m)]
-    assert len(folders) == 1
+    folders = [folder for kind, _, folder in made if kind == "tables"]
+    assert len(folders) == 1 and folders[0] is not None
     assert not Path(folders[0]).exists()
 
 
@@ -213,12 +210,10 @@ def test_dask_s_local_cluster_audits_the_ranges_as_its_tasks(tmp_path, ruleset, 
                                                               monkeypatch):
     pytest.importorskip("distributed")
     nightly_exports(tmp_path / "logs", tables=3, nights=3)
-    made: list[str | None] = []
-    real = scratch.make
-    monkeypatch.setattr(scratch, "make", lambda kind="": made.append(real(kind)) or made[-1])
+    made = _scratch_spy(monkeypatch)
     streamed = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, engine="dask", jobs=2,
                                      collector=COLLECTOR))
-    assert [m for m in made if m and "-tables-" in os.path.basename(m)]  # (sorted out)
+    assert [folder for kind, _, folder in made if kind == "tables" and folder]  # (sorted out)
     _same(streamed, _once([tmp_path / "logs"], ruleset), tmp_path)
 
 
@@ -265,3 +260,65 @@ def test_verify_re_runs_a_ranged_audit_and_finds_the_report_standing(tmp_path, r
     assert verified.exit_code == 0, verified.output
     assert "report stands" in verified.output
     assert [t for _, t, _ in ranged["ranges"]] == [["T01"], ["T02"], ["T03"]]  # (verify's)
+
+
+def _scratch_spy(monkeypatch) -> list[tuple[str, str | None, str | None]]:
+    """Each folder `scratch.make` gave: (kind, root, folder)."""
+    made: list[tuple[str, str | None, str | None]] = []
+    real = scratch.make
+
+    def spy(kind="", root=None):
+        folder = real(kind, root)
+        made.append((kind, root, folder))
+        return folder
+    monkeypatch.setattr(scratch, "make", spy)
+    return made
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_scratch_names_the_folder_the_parts_go_in(tmp_path, ruleset, ranged, monkeypatch,
+                                                  jobs):
+    nightly_exports(tmp_path / "logs", tables=2, nights=3)
+    (tmp_path / "scratch").mkdir()
+    made = _scratch_spy(monkeypatch)
+    streamed = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, jobs=jobs,
+                                     scratch=str(tmp_path / "scratch"), collector=COLLECTOR))
+    tables = [folder for kind, root, folder in made if kind == "tables"]
+    assert len(tables) == 1 and Path(tables[0]).parent == tmp_path / "scratch"
+    assert {root for _, root, _ in made} == {str(tmp_path / "scratch")}  # (spills too)
+    _same(streamed, _once([tmp_path / "logs"], ruleset), tmp_path)
+    # the parts removed as the audit ends; the dice rows spilled as the result goes
+    left = [folder for kind, _, folder in made if kind == "spill"]
+    assert [str(p) for p in (tmp_path / "scratch").iterdir()] == left
+    del streamed
+    assert list((tmp_path / "scratch").iterdir()) == []
+
+
+def test_a_cluster_of_its_own_sorts_out_into_a_scratch_folder_its_workers_see(
+        tmp_path, ruleset, ranged, cluster, monkeypatch):
+    nightly_exports(tmp_path / "logs", tables=3, nights=3)
+    (tmp_path / "scratch").mkdir()
+    streamed = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, engine="dask",
+                                     scheduler=cluster.scheduler_address, collector=COLLECTOR,
+                                     scratch=str(tmp_path / "scratch")))
+    assert sorted(ranged["sorted"]) == ["night-01.parquet", "night-02.csv", "night-03.jsonl"]
+    assert sorted(t for _, t, _ in ranged["ranges"]) == [["T01"], ["T02"], ["T03"]]
+    _same(streamed, _once([tmp_path / "logs"], ruleset), tmp_path)
+    import distributed
+
+    monkeypatch.setattr(distributed.Client, "run",
+                        lambda self, func, *args, **kw: {"tcp://10.0.0.7:40000": False})
+    with pytest.raises(EngineError, match=r"--scratch .*not seen by the dask worker "
+                                          r"tcp://10\.0\.0\.7:40000 .*shared file system"):
+        run_audit(AuditJob.of([tmp_path / "logs"], ruleset, engine="dask",
+                              scheduler=cluster.scheduler_address,
+                              scratch=str(tmp_path / "scratch")))
+    assert [p for p in (tmp_path / "scratch").iterdir() if "-tables-" in p.name] == []
+
+
+def test_scratch_must_be_a_folder_that_is_there(tmp_path):
+    nightly_exports(tmp_path / "logs", tables=2, nights=2)
+    result = run_cli("check", str(tmp_path / "logs"), "-r", "nz-table-games", "--out",
+                     str(tmp_path / "out"), "--scratch", str(tmp_path / "nowhere"))
+    assert result.exit_code == 2
+    assert "--scratch" in result.output and "does not exist" in result.output
