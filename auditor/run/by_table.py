@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -80,7 +81,10 @@ class SortOut:
     path: str
     file: int                               # its position among the job's files
     group: int                              # the group's first file's position
-    ranges: tuple[frozenset[str], ...]      # the tables of each range (as keyed)
+    #: the first table (as keyed) of each range after the first: the ranges
+    #: are consecutive tables in name order, so a table's range is found by
+    #: its name alone, whatever the scan saw (`range_of`)
+    bounds: tuple[str, ...]
     folder: str                             # where the parts go
     rows: int = 0                           # the rows the scan counted (to hand out)
     compression: str | None = None          # how the parts are written (`compression`)
@@ -131,7 +135,8 @@ def split(work: list, files: list[Path], folder: str | None) -> list:
         if isinstance(item, stream.Batch) and item.ranges:
             share = item.rows // max(1, len(item))
             packed = compression(folder, item.rows)
-            out += [SortOut(str(files[i]), i, item[0], item.ranges, folder, share, packed)
+            bounds = tuple(min(tables) for tables in item.ranges[1:])
+            out += [SortOut(str(files[i]), i, item[0], bounds, folder, share, packed)
                     for i in item]
         else:
             out.append(item)
@@ -172,26 +177,31 @@ def sort_out(item: SortOut, job, progress, label: str | None = None) -> SortedOu
     with stage(timings, "load"):
         events, quarantine, loaded = load_file(Path(item.path), label, job.read, site)
     progress.advance(files=1, events=loaded.rows_read)
-    where = _ranges_of(events.column("table_id"), item.ranges)
+    where = _ranges_of(events.column("table_id"), item.bounds)
     parts = []
-    for part, rows in enumerate(_rows_by_range(where, len(item.ranges))):
+    for part, rows in enumerate(_rows_by_range(where, len(item.bounds) + 1)):
         parts.append(sum(len(r) for r in rows))
         if rows:
             _write(_taken(events, rows), _part_path(item.folder, item.group, part, item.file),
                    label or item.path, item.compression)
-    return SortedOut(item.file, loaded, quarantine, _owners(quarantine, item.ranges), parts,
+    return SortedOut(item.file, loaded, quarantine, _owners(quarantine, item.bounds), parts,
                      events.schema, timings)
 
 
-def _ranges_of(ids: pa.ChunkedArray, ranges: tuple[frozenset[str], ...]) -> np.ndarray:
-    """Each row's range, by its table id (one the ranges do not name, and a
-    missing one, to the first), looked up a distinct id at a time."""
-    where = {t: k for k, tables in enumerate(ranges) for t in tables}
+def range_of(table: str, bounds: tuple[str, ...]) -> int:
+    """The range of `table` (as keyed) among ranges starting at `bounds`
+    (after the first)."""
+    return bisect_right(bounds, table)
+
+
+def _ranges_of(ids: pa.ChunkedArray, bounds: tuple[str, ...]) -> np.ndarray:
+    """Each row's range, by its table id (a missing one: the first),
+    looked up a distinct id at a time."""
     out = []
     for chunk in ids.chunks:
         if not pa.types.is_dictionary(chunk.type):
             chunk = chunk.dictionary_encode()
-        lookup = np.array([where.get(t, 0) for t in chunk.dictionary.to_pylist()] + [0],
+        lookup = np.array([range_of(t, bounds) for t in chunk.dictionary.to_pylist()] + [0],
                           dtype=np.int64)
         codes = chunk.indices.fill_null(len(chunk.dictionary)).to_numpy(zero_copy_only=False)
         out.append(lookup[codes])
@@ -228,13 +238,11 @@ def _taken(events: pa.Table, rows: list) -> pa.Table:
     return events.take(rows[0])
 
 
-def _owners(quarantine: pd.DataFrame, ranges: tuple[frozenset[str], ...]) -> np.ndarray:
-    """Each quarantined row's range, by the table it names (none, or one
-    the ranges do not name: the first)."""
+def _owners(quarantine: pd.DataFrame, bounds: tuple[str, ...]) -> np.ndarray:
+    """Each quarantined row's range, by the table it names (none: the first)."""
     if not len(quarantine):
         return np.zeros(0, dtype=np.int64)
-    where = {t: k for k, tables in enumerate(ranges) for t in tables}
-    return np.array([where.get(str(t), 0) if t is not None and not pd.isna(t) else 0
+    return np.array([range_of(str(t), bounds) if t is not None and not pd.isna(t) else 0
                      for t in quarantine["table_id"].tolist()], dtype=np.int64)
 
 
@@ -316,7 +324,7 @@ def range_audits(work: list, results: list) -> tuple[list, list, Ranges]:
         add_work(ranges.timings[group], [done.timings for _, done in members])
         ranges.quarantine[group] = pd.concat(
             [done.quarantine for _, done in members], ignore_index=True)
-        for part in range(len(members[0][0].ranges)):
+        for part in range(len(members[0][0].bounds) + 1):
             written = tuple(done.file for _, done in members if done.parts[part])
             quarantine = pd.concat([done.quarantine.loc[done.owners == part]
                                     for _, done in members], ignore_index=True)

@@ -88,6 +88,11 @@ def test_ranges_are_consecutive_tables_each_within_the_budget():
     assert stream.table_ranges(scans, 450) == (
         frozenset({"T01", "T02"}), frozenset({"T03", "T04"}), frozenset({"T05"}))
     assert stream.table_ranges(scans, 10**6) == ()  # one range: no cut
+    # a file's rows find their range by their table's name alone, one the
+    # scan never saw too: the ranges are consecutive names
+    bounds = ("T03", "T05")
+    assert [by_table.range_of(t, bounds) for t in ("A", "T01", "T02x", "T03", "T04", "T05",
+                                                   "T99")] == [0, 0, 0, 1, 1, 2, 2]
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
