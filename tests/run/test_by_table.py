@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from builder import append_broken_rows, nightly_exports, run_cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pieces_check import same_as_once
 
 from auditor.errors import EngineError
@@ -326,3 +328,28 @@ def test_scratch_must_be_a_folder_that_is_there(tmp_path):
                      str(tmp_path / "out"), "--scratch", str(tmp_path / "nowhere"))
     assert result.exit_code == 2
     assert "--scratch" in result.output and "does not exist" in result.output
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(tables=st.integers(2, 4), nights=st.integers(2, 4), interleaved=st.booleans(),
+       broken=st.booleans(), budget=st.integers(1, 6000), seed=st.integers(1, 10**6),
+       order=st.permutations(["parquet", "csv", "jsonl"]))
+def test_any_nightly_export_audited_by_ranges_is_one_load(tmp_path_factory, ruleset, tables,
+                                                          nights, interleaved, broken, budget,
+                                                          seed, order):
+    """Whatever the tables, nights, formats, order of rows, broken rows and
+    ranges (a budget of 1 to 6,000 events: from a table a range to all in
+    one), the findings, quarantine, provenance and page of one load."""
+    root = tmp_path_factory.mktemp("any")
+    files = nightly_exports(root / "logs", tables=tables, nights=nights, seed=seed,
+                            interleaved=interleaved, formats=tuple(order))
+    if broken:
+        csv = next((f for f in files if f.suffix == ".csv"), None)
+        if csv is not None:
+            append_broken_rows(csv)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(stream, "STREAM_MIN_BYTES", 0)
+        patch.setattr(stream, "STREAM_EVENTS", budget)
+        streamed = run_audit(AuditJob.of([root / "logs"], ruleset, collector=COLLECTOR))
+    _same(streamed, _once([root / "logs"], ruleset), root)
