@@ -36,7 +36,7 @@ from auditor.report.summary import summary_text
 from auditor.rules.ruleset import load_ruleset
 from auditor.rules.versions import resolve_family
 from auditor.run import AuditJob, check_engine, run_audit
-from auditor.run.family import audit_family
+from auditor.run.family import audit_family, audit_family_batches
 from auditor.run.progress import NoProgress
 from auditor.run.stream import load_with_progress
 from auditor.triage.baseline import Triage, load_accepted, verdict
@@ -174,15 +174,20 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
             job = AuditJob.of(request.paths, ruleset, jobs=request.jobs,
                               engine=request.engine, scheduler=request.scheduler, read=read,
                               site_from_path=request.site_from_path, scratch=request.scratch,
-                              collector=None if family
-                              else collector_for(request.formats, ruleset, apart=request.jobs > 1
-                                                 or request.engine == "dask"))
-            if family:  # each version audits its own table sessions: loaded at once
+                              collector=collector_for(request.formats, ruleset,
+                                                      apart=not family and (
+                                                          request.jobs > 1
+                                                          or request.engine == "dask")))
+            if family:  # each version audits its own table sessions, a batch at a time
+                def audit_version(logs, version):
+                    return run_audit(dataclasses.replace(job, ruleset=version, collector=None),
+                                     progress=progress, loaded=logs)
+                batched = audit_family_batches(job, family, audit_version, progress)
+                if batched is not None:
+                    return batched
                 logs = load_with_progress(list(job.files), progress, read, job.sites)
-                check_events(logs.events)
-                return audit_family(logs, family, lambda logs, version: run_audit(
-                    dataclasses.replace(job, ruleset=version), progress=progress,
-                    loaded=logs))
+                check_events(logs.events)  # (small, or one batch: loaded at once)
+                return audit_family(logs, family, audit_version)
             return run_audit(job, progress=progress)
 
         result = _audit_readable(audit_all, request, read, left, progress)

@@ -432,7 +432,7 @@ def _check_ruleset(meta: dict, verdict_: Verdict, jobs: int = 1, progress=None):
     verdict_.ruleset_id = str(block.get("id"))
     if block.get("family") and meta.get("ruleset_versions"):
         from auditor.rules.versions import make_family
-        from auditor.run.family import audit_family
+        from auditor.run import family as family_run
 
         versions = [_load(b, verdict_) for b in meta["ruleset_versions"]]
         if any(v is None for v in versions):
@@ -443,9 +443,16 @@ def _check_ruleset(meta: dict, verdict_: Verdict, jobs: int = 1, progress=None):
             verdict_.problems.append(f"ruleset family {block['family']}: {exc}")
             return None
         def audit_versions(files, read, labels, sites, formats):
-            # (as `check` audits a family: the logs loaded at once)
+            # (as `check` audits a family: a batch of files at a time where the
+            # plan gives batches, else the logs loaded at once)
+            job = AuditJob(tuple(files), tuple(discover_logs(files)), family.latest, read=read,
+                           sites=sites, labels=labels,
+                           collector=collector_for(formats, family.latest))
+            batched = family_run.audit_family_batches(job, family, audit_in_process, progress)
+            if batched is not None:
+                return batched
             logs = load_logs(files, options=read, labels=labels, sites=sites)
-            return audit_family(logs, family, audit_in_process)
+            return family_run.audit_family(logs, family, audit_in_process)
 
         return audit_versions, (family.latest, family.versions)
     ruleset = _load(block, verdict_)

@@ -361,10 +361,12 @@ class Reading:
 
 
 def sorted_out(files: list[Path], batch: stream.Batch, folder: str,
-               read: ReadOptions = DEFAULT_READ) -> Ranges:
+               read: ReadOptions = DEFAULT_READ, sites: dict[str, str] | None = None,
+               labels: dict[str, str] | None = None) -> Ranges:
     """In this process: the first pass over one group's files (`batch`,
     with ranges), sorted out into `folder`, and the second pass to run
-    (`auditor validate`, which judges each range's rows itself)."""
+    (`auditor validate`, a ruleset family: each judges each range's rows
+    itself)."""
     items = split([batch], files, folder)
-    results = [sort_out(item, Reading(read), NoProgress()) for item in items]
+    results = [sort_out(item, Reading(read, sites, labels), NoProgress()) for item in items]
     return range_audits(items, results)[2]

@@ -7,17 +7,21 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 from itertools import pairwise
 
 import numpy as np
 import pandas as pd
 
-from auditor.audit.core import AuditResult
+from auditor.audit.core import AuditResult, replay_state
 from auditor.audit.exposure import EXPOSURE
 from auditor.findings import finalize
+from auditor.logs.identity import check_events
 from auditor.logs.load import LoadedLogs
 from auditor.rules.ruleset import Ruleset
 from auditor.rules.versions import Family, Part, assign, sessions, split_by_version
+from auditor.run import by_table, scratch, stream
+from auditor.run.progress import NoProgress
 
 
 @dataclass
@@ -129,3 +133,122 @@ def _between(logs: LoadedLogs, seams: list[tuple[int, int, str]]) -> pd.DataFram
 
 def _log_rules_only(rs: Ruleset) -> Ruleset:
     return dataclasses.replace(rs, rules=[r for r in rs.rules if r.code in SEAM_CODES])
+
+
+# --- a family audited a batch of linked files at a time ------------------------------------
+
+def audit_family_batches(job, family: Family,
+                         audit_fn: Callable[[LoadedLogs, Ruleset], AuditResult],
+                         progress=None) -> VersionedAuditResult | None:
+    """`audit_family` of `job`'s files a batch of linked files at a time
+    (`stream.plan`; a group too large for a batch a range of its tables at
+    a time, `by_table`), each batch's events dropped before the next, so
+    memory follows the batch, not the input; the job's collector takes
+    what the reports need of each batch's events, replayed under the
+    family's bar number. The same result as `audit_family` of every file
+    loaded at once, byte for byte in every report: each batch holds whole
+    tables, and a table's sessions, versions and seams lie within it; the
+    quarantined rows that name no table of their batch (none, or one with
+    no events) are judged, as one load judges them, by the version of the
+    earliest session of all (`_loose`). None where the input is best
+    loaded at once: no plan (small, or one batch), versions that replay
+    apart (their bar numbers differ), or batches that hold one table twice
+    (a plan gone wrong)."""
+    if len({v.parameters.get("bar_number") for v in family.versions}) > 1:
+        return None
+    files, read = list(job.files), job.read
+    batches = stream.plan(files, progress, read=read, sites=job.sites)
+    if batches is None:
+        return None
+    progress = progress if progress is not None else NoProgress()
+    found: list[_Unit] = []
+    quarantines, inputs = [], []
+    for batch in batches:
+        folder = scratch.make("tables", job.scratch) if batch.ranges else None
+        try:
+            if folder is not None:
+                ranges = by_table.sorted_out(files, batch, folder, read, job.sites, job.labels)
+                quarantines.append(ranges.quarantine[batch[0]])
+                inputs.append(ranges.inputs[batch[0]])
+                for item in ranges.audits:
+                    found.append(_Unit.of(by_table.range_logs(item, read), family, audit_fn,
+                                          job.collector))
+                continue
+        finally:
+            scratch.remove(folder)
+        logs = stream.load_with_progress([files[i] for i in batch], progress, read, job.sites,
+                                         job.labels)
+        quarantines.append(logs.quarantine)
+        inputs.append(logs.inputs)
+        found.append(_Unit.of(logs, family, audit_fn, job.collector))
+        del logs  # (the batch's events go before the next is read)
+    named: set[str] = set()
+    for unit in found:
+        if named & unit.named:
+            return None
+        named |= unit.named
+    in_order, quarantine = stream.in_file_order(files, inputs, quarantines, job.labels)
+    loose = _loose(found, family, audit_fn, in_order)
+    used = [v for v in family.versions if any(v.id in unit.used for unit in found)]
+    versions = dict(sorted((t, used_) for unit in found
+                           for t, used_ in unit.result.versions.items()))
+    collector = job.collector
+    digest = collector.join([u.taken for u in found]) if collector is not None else None
+    logs = stream.LazyLogs(list(job.paths), quarantine, in_order, digest, read, job.sites)
+    findings = finalize([u.result.findings for u in found] + loose)
+    return VersionedAuditResult(
+        used[-1], logs, findings, table_ids=sorted(t for u in found for t in u.tables),
+        exposure=EXPOSURE.join([u.result.exposure for u in found]), family=family.name,
+        rulesets=used, versions=versions)
+
+
+@dataclass
+class _Unit:
+    """One batch (or range of tables) audited under the family: its result,
+    what the collector took, its quarantined rows of no table of its own
+    (judged last: `_loose`), its tables and every table its rows name."""
+
+    result: VersionedAuditResult
+    taken: object
+    loose: pd.DataFrame
+    tables: list[str]
+    named: set[str]
+    empty: pd.DataFrame  # (its events' columns, no rows)
+
+    @property
+    def used(self) -> set[str]:
+        return {v.id for v in self.result.rulesets}
+
+    @classmethod
+    def of(cls, logs: LoadedLogs, family: Family, audit_fn, collector) -> _Unit:
+        check_events(logs.events)
+        held = {s.table for s in sessions(logs.events)}
+        q = logs.quarantine
+        own = np.array([t is not None and not pd.isna(t) and str(t) in held
+                        for t in q["table_id"].tolist()], dtype=bool) if len(q) \
+            else np.zeros(0, dtype=bool)
+        tables = sorted({str(t) for t in logs.events["table_id"].unique().tolist()})
+        named = set(tables) | {str(t) for t in q["table_id"].dropna().tolist()} if len(q) \
+            else set(tables)
+        result = audit_family(LoadedLogs(logs.events, q.loc[own].reset_index(drop=True),
+                                         logs.inputs), family, audit_fn)
+        taken = None if collector is None else collector.take(
+            logs.events, result.findings, replay_state(logs.events, family.latest))
+        return cls(result, taken, q.loc[~own].reset_index(drop=True), tables, named,
+                   logs.events.iloc[0:0])
+
+
+def _loose(found: list[_Unit], family: Family, audit_fn, inputs) -> list[pd.DataFrame]:
+    """The findings of the quarantined rows no batch's tables hold, judged
+    by the version of the earliest session of all (by day, table and seq),
+    as one load of every file routes them (`split_by_version`)."""
+    rows = [u.loose for u in found if len(u.loose)]
+    firsts = [(date.fromisoformat(s["date"]), t, s["first_seq"], s["id"])
+              for u in found for t, used in u.result.versions.items() for s in used]
+    if not rows or not firsts:
+        return []
+    earliest = min(firsts)[3]
+    version = next(v for v in family.versions if v.id == earliest)
+    result = audit_fn(LoadedLogs(found[0].empty, pd.concat(rows, ignore_index=True), inputs),
+                      version)
+    return [result.findings] if len(result.findings) else []
