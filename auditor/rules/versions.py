@@ -207,7 +207,12 @@ def split_by_version(logs: LoadedLogs, pairs: list[tuple[Session, Ruleset]]) -> 
     parts = []
     for key, part in groups.items():
         rows = np.concatenate([np.arange(s.start, s.stop) for s in part.sessions])
-        events = logs.events.iloc[rows].reset_index(drop=True)
+        # (a part of every row in order, as most batches are: the events as
+        # they are, not a copy of them)
+        whole = len(rows) == len(logs.events) and bool((rows == np.arange(len(rows))).all()) \
+            and isinstance(logs.events.index, pd.RangeIndex) and logs.events.index.start == 0 \
+            and logs.events.index.step == 1
+        events = logs.events if whole else logs.events.iloc[rows].reset_index(drop=True)
         mask = np.array([g == key for g in quarantine_group], dtype=bool)
         quarantine = logs.quarantine.loc[mask].reset_index(drop=True)
         parts.append(Part(part.ruleset, LoadedLogs(events, quarantine, logs.inputs),
