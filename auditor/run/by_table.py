@@ -11,22 +11,26 @@ local cluster, or this process in turn):
 1. `sort_out`: each file of the group read once, as a batch reads it
    (`load_file`), and its typed events sorted out by the plan's ranges of
    tables (`stream.Batch.ranges`) into one file a range in the audit's
-   scratch folder (Arrow IPC, compressed); its quarantined rows routed the
-   same way (those naming no table to the first range, so that each
-   `log.malformed` finding is made once) and its provenance kept whole.
+   scratch folder (Arrow IPC; compressed where the disk is short of room:
+   `compression`); its quarantined rows routed the same way (those naming
+   no table to the first range, so that each `log.malformed` finding is
+   made once) and its provenance kept whole.
 2. `audit_range`: each range's parts of every file read back in file
    order, which is the order one load of the group gives each table's
    rows, then replayed and checked as one batch, with the provenance of
    every file of the group (what a rule could be judged in, where each
    table starts and ends: `auditor.audit.core.judged`).
 
-A table lies in one range whatever its rows say (a table the scan did not
-name goes to the first), so each is replayed whole, once, and the
+A table lies in one range whatever its rows say (the ranges are
+consecutive names: a table the scan did not name goes where its name
+falls, `range_of`), so each is replayed whole, once, and the
 findings, quarantine and reports are those of the group loaded at once,
 byte for byte (`merge` then puts the group's provenance back in file
 order). Where no scratch folder can be made (a full or read-only TMPDIR),
-or the workers may not share one (a dask cluster of `--scheduler`), the
-group is one batch, as before (docs/decisions.md, 124).
+or the workers may not share one (a dask cluster of `--scheduler` without
+a `--scratch` they all see), the group is one batch, as before
+(docs/decisions.md, 124 and 125). `validate` and a ruleset family run the
+two passes in this process (`sorted_out`, `range_logs`).
 """
 
 from __future__ import annotations
@@ -130,11 +134,13 @@ def split(work: list, files: list[Path], folder: str | None) -> list:
     (else as it is: the group one batch)."""
     if folder is None:
         return work
+    # (every group's parts stay until the audit ends: room is judged for all)
+    packed = compression(folder, sum(item.rows for item in work
+                                     if isinstance(item, stream.Batch) and item.ranges))
     out: list = []
     for item in work:
         if isinstance(item, stream.Batch) and item.ranges:
             share = item.rows // max(1, len(item))
-            packed = compression(folder, item.rows)
             bounds = tuple(min(tables) for tables in item.ranges[1:])
             out += [SortOut(str(files[i]), i, item[0], bounds, folder, share, packed)
                     for i in item]
