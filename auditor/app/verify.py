@@ -82,11 +82,12 @@ class Verdict:
 
 def verify_report(folder: Path, inputs_root: Path | None = None,
                   inflate: InflateLimits = DEFAULT_INFLATE_LIMITS, jobs: int = 1,
-                  progress=None) -> Verdict:
+                  progress=None, scratch: str | None = None) -> Verdict:
     """Re-check the report in `folder` (ReportError when there is none),
     reading .gz inputs under `inflate` (as `check` was given), the audit
     re-run in `jobs` processes and told to `progress` as it goes (an
-    `auditor.run.progress.NoProgress`)."""
+    `auditor.run.progress.NoProgress`), its working files in `scratch`
+    (`--scratch`; None: TMPDIR)."""
     folder = Path(folder)
     files = _snapshot(folder)
     verdict_ = Verdict()
@@ -123,7 +124,7 @@ def verify_report(folder: Path, inputs_root: Path | None = None,
         verdict_.findings = findings.num_rows
     with inflate_limits(inflate):
         _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_, jobs,
-               progress)
+               progress, scratch)
     version = recorded.get("auditor_version")
     if version and version != __version__:
         verdict_.notes.append(f"the report was made by auditor {version}; this is "
@@ -147,10 +148,10 @@ def check_folder(folder: Path) -> tuple[dict | None, dict[str, bytes | None], li
 
 
 def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_,
-           jobs: int = 1, progress=None) -> None:
+           jobs: int = 1, progress=None, scratch: str | None = None) -> None:
     """Parts 2 to 4: the audit re-run, compared with the report."""
     located = _check_inputs(recorded["inputs"], verdict_, inputs_root)
-    ruleset = _check_ruleset(recorded, verdict_, jobs, progress)
+    ruleset = _check_ruleset(recorded, verdict_, jobs, progress, scratch)
     if len(located) < len(recorded["inputs"]) or ruleset is None:
         verdict_.problems.append("the audit could not be re-run (see above)")
         return
@@ -422,7 +423,8 @@ def _check_inputs(inputs: list[dict], verdict_: Verdict,
     return present
 
 
-def _check_ruleset(meta: dict, verdict_: Verdict, jobs: int = 1, progress=None):
+def _check_ruleset(meta: dict, verdict_: Verdict, jobs: int = 1, progress=None,
+                   scratch: str | None = None):
     """(the audit to re-run, as a function of the files, how to read them,
     their names in the report, their sites and the formats to render again;
     the ruleset and the family's versions, for triage), or None when the
@@ -447,7 +449,7 @@ def _check_ruleset(meta: dict, verdict_: Verdict, jobs: int = 1, progress=None):
             # plan gives batches, else the logs loaded at once)
             job = AuditJob(tuple(files), tuple(discover_logs(files)), family.latest, read=read,
                            sites=sites, labels=labels,
-                           collector=collector_for(formats, family.latest))
+                           collector=collector_for(formats, family.latest), scratch=scratch)
             batched = family_run.audit_family_batches(job, family, audit_in_process, progress)
             if batched is not None:
                 return batched
@@ -465,7 +467,8 @@ def _check_ruleset(meta: dict, verdict_: Verdict, jobs: int = 1, progress=None):
         # reports' collector takes what the page needs as each batch goes)
         job = AuditJob(tuple(files), tuple(discover_logs(files)), ruleset, jobs=jobs, read=read,
                        sites=sites, labels=labels,
-                       collector=collector_for(formats, ruleset, apart=jobs > 1))
+                       collector=collector_for(formats, ruleset, apart=jobs > 1),
+                       scratch=scratch)
         return run_audit(job, progress=progress)
 
     return audit, (ruleset, ())

@@ -22,9 +22,14 @@ from auditor.logs.raw import DEFAULT_INFLATE_LIMITS
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Re-run the audit in N processes, as `check --jobs` runs it (a batch of "
                    "files at a time whatever N: memory follows the batch, not the input).")
+@click.option("--scratch", metavar="DIR",
+              type=click.Path(exists=True, file_okay=False, writable=True),
+              help="Where the re-run's working files go (default: TMPDIR), as `check "
+                   "--scratch`.")
 @inflate_options
 @click.pass_context
-def verify_command(ctx, folder, inputs_root=None, inflate=DEFAULT_INFLATE_LIMITS, jobs=1):
+def verify_command(ctx, folder, inputs_root=None, inflate=DEFAULT_INFLATE_LIMITS, jobs=1,
+                   scratch=None):
     """Check that the report in DIR still stands.
 
     \b
@@ -58,7 +63,7 @@ def verify_command(ctx, folder, inputs_root=None, inflate=DEFAULT_INFLATE_LIMITS
     progress.start()
     try:
         verdict = verify_report(Path(folder), Path(inputs_root) if inputs_root else None,
-                                inflate, jobs, progress)
+                                inflate, jobs, progress, scratch)
     finally:
         progress.finish()
     for note in verdict.notes:

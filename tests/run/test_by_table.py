@@ -353,3 +353,15 @@ def test_any_nightly_export_audited_by_ranges_is_one_load(tmp_path_factory, rule
         patch.setattr(stream, "STREAM_EVENTS", budget)
         streamed = run_audit(AuditJob.of([root / "logs"], ruleset, collector=COLLECTOR))
     _same(streamed, _once([root / "logs"], ruleset), root)
+
+
+def test_verify_s_re_run_puts_its_parts_in_its_scratch(tmp_path, ranged, monkeypatch):
+    nightly_exports(tmp_path / "logs", tables=2, nights=3)
+    out = tmp_path / "report"
+    assert run_cli("check", str(tmp_path / "logs"), "-r", "nz-table-games", "--out",
+                   str(out)).exit_code == 1
+    (tmp_path / "scratch").mkdir()
+    made = _scratch_spy(monkeypatch)
+    verified = run_cli("verify", str(out), "--scratch", str(tmp_path / "scratch"))
+    assert verified.exit_code == 0, verified.output
+    assert [root for kind, root, _ in made if kind == "tables"] == [str(tmp_path / "scratch")]
