@@ -178,11 +178,29 @@ def assign(family: Family, found: list[Session]) -> list[tuple[Session, Ruleset]
 
 @dataclass
 class Part:
-    """The logs one version judges in one audit call."""
+    """The logs one version judges in one audit call: its sessions of
+    `source`, with its quarantined rows (`split_by_version`)."""
 
     ruleset: Ruleset
-    logs: LoadedLogs
+    source: LoadedLogs
     sessions: list[Session] = field(default_factory=list)
+    quarantine: pd.DataFrame | None = None
+
+    @property
+    def logs(self) -> LoadedLogs:
+        """Its logs, made on each call (its sessions' rows copied out of the
+        source's, or the source's events themselves where it holds every row
+        in order, as most batches of a year do): held only while it is
+        audited, so the parts of one audit are not all in memory at once."""
+        rows = np.concatenate([np.arange(s.start, s.stop) for s in self.sessions])
+        events = self.source.events
+        whole = len(rows) == len(events) and bool((rows == np.arange(len(rows))).all()) \
+            and isinstance(events.index, pd.RangeIndex) and events.index.start == 0 \
+            and events.index.step == 1
+        if not whole:
+            events = events.iloc[rows].reset_index(drop=True)
+        quarantine = self.source.quarantine if self.quarantine is None else self.quarantine
+        return LoadedLogs(events, quarantine, self.source.inputs)
 
 
 def split_by_version(logs: LoadedLogs, pairs: list[tuple[Session, Ruleset]]) -> list[Part]:
@@ -206,17 +224,9 @@ def split_by_version(logs: LoadedLogs, pairs: list[tuple[Session, Ruleset]]) -> 
                                           earliest and _key_of(earliest, groups))
     parts = []
     for key, part in groups.items():
-        rows = np.concatenate([np.arange(s.start, s.stop) for s in part.sessions])
-        # (a part of every row in order, as most batches are: the events as
-        # they are, not a copy of them)
-        whole = len(rows) == len(logs.events) and bool((rows == np.arange(len(rows))).all()) \
-            and isinstance(logs.events.index, pd.RangeIndex) and logs.events.index.start == 0 \
-            and logs.events.index.step == 1
-        events = logs.events if whole else logs.events.iloc[rows].reset_index(drop=True)
         mask = np.array([g == key for g in quarantine_group], dtype=bool)
         quarantine = logs.quarantine.loc[mask].reset_index(drop=True)
-        parts.append(Part(part.ruleset, LoadedLogs(events, quarantine, logs.inputs),
-                          part.sessions))
+        parts.append(Part(part.ruleset, logs, part.sessions, quarantine))
     return parts
 
 

@@ -18,6 +18,7 @@ from auditor.audit.exposure import EXPOSURE
 from auditor.findings import finalize
 from auditor.logs.identity import check_events
 from auditor.logs.load import LoadedLogs
+from auditor.logs.memory import release_memory
 from auditor.rules.ruleset import Ruleset
 from auditor.rules.versions import Family, Part, assign, sessions, split_by_version
 from auditor.run import by_table, scratch, stream
@@ -173,6 +174,7 @@ def audit_family_batches(job, family: Family,
                 for item in ranges.audits:
                     found.append(_Unit.of(by_table.range_logs(item, read), family, audit_fn,
                                           job.collector))
+                    release_memory()  # (the range's events go before the next is read)
                 continue
         finally:
             scratch.remove(folder)
@@ -182,6 +184,7 @@ def audit_family_batches(job, family: Family,
         inputs.append(logs.inputs)
         found.append(_Unit.of(logs, family, audit_fn, job.collector))
         del logs  # (the batch's events go before the next is read)
+        release_memory()
     named: set[str] = set()
     for unit in found:
         if named & unit.named:
@@ -190,34 +193,34 @@ def audit_family_batches(job, family: Family,
     in_order, quarantine = stream.in_file_order(files, inputs, quarantines, job.labels)
     loose = _loose(found, family, audit_fn, in_order)
     used = [v for v in family.versions if any(v.id in unit.used for unit in found)]
-    versions = dict(sorted((t, used_) for unit in found
-                           for t, used_ in unit.result.versions.items()))
+    versions = dict(sorted((t, used_) for unit in found for t, used_ in unit.versions.items()))
     collector = job.collector
     digest = collector.join([u.taken for u in found]) if collector is not None else None
     logs = stream.LazyLogs(list(job.paths), quarantine, in_order, digest, read, job.sites)
-    findings = finalize([u.result.findings for u in found] + loose)
+    findings = finalize([u.findings for u in found] + loose)
     return VersionedAuditResult(
         used[-1], logs, findings, table_ids=sorted(t for u in found for t in u.tables),
-        exposure=EXPOSURE.join([u.result.exposure for u in found]), family=family.name,
+        exposure=EXPOSURE.join([u.exposure for u in found]), family=family.name,
         rulesets=used, versions=versions)
 
 
 @dataclass
 class _Unit:
-    """One batch (or range of tables) audited under the family: its result,
-    what the collector took, its quarantined rows of no table of its own
-    (judged last: `_loose`), its tables and every table its rows name."""
+    """What one batch (or range of tables) audited under the family leaves
+    once its events go: its findings, exposure, versions used and each
+    table's versions, what the collector took, its quarantined rows of no
+    table of its own (judged last: `_loose`), its tables and every table
+    its rows name."""
 
-    result: VersionedAuditResult
+    findings: pd.DataFrame
+    exposure: object
+    used: set[str]
+    versions: dict[str, list[dict]]
     taken: object
     loose: pd.DataFrame
     tables: list[str]
     named: set[str]
     empty: pd.DataFrame  # (its events' columns, no rows)
-
-    @property
-    def used(self) -> set[str]:
-        return {v.id for v in self.result.rulesets}
 
     @classmethod
     def of(cls, logs: LoadedLogs, family: Family, audit_fn, collector) -> _Unit:
@@ -234,8 +237,10 @@ class _Unit:
                                          logs.inputs), family, audit_fn)
         taken = None if collector is None else collector.take(
             logs.events, result.findings, replay_state(logs.events, family.latest))
-        return cls(result, taken, q.loc[~own].reset_index(drop=True), tables, named,
-                   logs.events.iloc[0:0])
+        # (the result holds the events: only what the merge needs is kept)
+        return cls(result.findings, result.exposure, {v.id for v in result.rulesets},
+                   result.versions, taken, q.loc[~own].reset_index(drop=True), tables, named,
+                   logs.events.iloc[0:0].copy())  # (a copy: a view would keep the rows)
 
 
 def _loose(found: list[_Unit], family: Family, audit_fn, inputs) -> list[pd.DataFrame]:
@@ -244,7 +249,7 @@ def _loose(found: list[_Unit], family: Family, audit_fn, inputs) -> list[pd.Data
     as one load of every file routes them (`split_by_version`)."""
     rows = [u.loose for u in found if len(u.loose)]
     firsts = [(date.fromisoformat(s["date"]), t, s["first_seq"], s["id"])
-              for u in found for t, used in u.result.versions.items() for s in used]
+              for u in found for t, used in u.versions.items() for s in used]
     if not rows or not firsts:
         return []
     earliest = min(firsts)[3]
