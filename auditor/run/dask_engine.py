@@ -4,7 +4,10 @@ The client sends file paths, never data. Where the local engine would audit
 the files a batch at a time (`auditor.run.stream.plan`), each batch is one
 task running the same worker function (`stream.audit_batch`): the worker
 reads its own files and sends back only findings, quarantine and what the
-reports take. Otherwise the workers read and type the files
+reports take; a group of linked files too large for a batch is sorted out
+by tables and audited a range of its tables a task (`auditor.run.by_table`;
+under `--scheduler`, only into a `--scratch` folder every worker sees).
+Otherwise the workers read and type the files
 (one task per file: the events stay in the workers' memory), each file's
 events are cut by table, and each table is audited by one task that gathers
 its pieces from every file holding it (a table may span files) and runs the

@@ -193,6 +193,8 @@ def audit_family_batches(job, family: Family,
     in_order, quarantine = stream.in_file_order(files, inputs, quarantines, job.labels)
     loose = _loose(found, family, audit_fn, in_order)
     used = [v for v in family.versions if any(v.id in unit.used for unit in found)]
+    if not used:  # (no session anywhere: as one load of every file says)
+        return None
     versions = dict(sorted((t, used_) for unit in found for t, used_ in unit.versions.items()))
     collector = job.collector
     digest = collector.join([u.taken for u in found]) if collector is not None else None

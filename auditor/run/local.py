@@ -5,7 +5,10 @@ Given paths, it first plans (`auditor.run.stream`): an input of many
 files that fall into several independent batches (no table shared between
 batches) is audited a batch at a time, so memory is bounded by the largest
 batch, not the whole input; with `jobs` > 1 the batches are shared out over
-N worker processes, each loading its own. An input loaded at once (one file,
+N worker processes, each loading its own. A group of linked files larger
+than a batch (nightly exports, every file holding every table) is audited a
+range of its tables at a time (`auditor.run.by_table`: each file sorted out
+by any worker, then each range audited by one). An input loaded at once (one file,
 small, or files all linked by shared tables) has its tables cut into N groups
 of about the same number of events, each replayed and checked in its own
 process. Either way each worker runs the single-process core
@@ -144,8 +147,10 @@ def _digested(logs: LoadedLogs, collector: Collector | None, taken: list) -> Loa
 
 def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
     """Each batch of files, and each piece of a large file (`pieces.split`),
-    loaded, audited and dropped in turn (or by `job.jobs` workers); a split
-    file its pieces could not judge alone is then audited whole."""
+    loaded, audited and dropped in turn (or by `job.jobs` workers), a group
+    of linked files too large for a batch sorted out and audited a range of
+    its tables at a time (`by_table`); a split file its pieces could not
+    judge alone is then audited whole."""
     files = list(job.files)
     progress.expect(files=len(files))
     pieces.expect_rows(work, progress)
