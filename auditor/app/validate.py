@@ -6,6 +6,7 @@ batch, not the input."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from auditor.logs.raw import (
 )
 from auditor.logs.screen import unreadable_logs
 from auditor.rules.ruleset import Rule
-from auditor.run import by_table, scratch, stream
+from auditor.run import by_table, stream
 
 #: The format's own ruleset id, stamped on what validate finds.
 FORMAT = "event-log-v1"
@@ -85,12 +86,13 @@ def _validated(paths: list[str | Path], read: ReadOptions) -> tuple[pd.DataFrame
     batches = stream.plan(files, read=read) or [list(range(len(files)))]
     found, quarantines, inputs = [], [], []
     for batch in batches:
-        by_range = _by_range(files, batch, read) if getattr(batch, "ranges", ()) else None
-        if by_range is not None:  # (a group too large for a batch: a range at a time)
-            found += by_range[0]
-            quarantines.append(by_range[1])
-            inputs.append(by_range[2])
-            continue
+        with by_table.in_process(files, batch, read) if getattr(batch, "ranges", ()) \
+                else contextlib.nullcontext() as ranges:
+            if ranges is not None:  # (a group too large for a batch: a range at a time)
+                found += [_format_problems(logs) for logs in ranges.each(read)]
+                quarantines.append(ranges.quarantine[batch[0]])
+                inputs.append(ranges.inputs[batch[0]])
+                continue
         logs = load_logs([files[i] for i in batch], options=read)
         found.append(_format_problems(logs))
         quarantines.append(logs.quarantine)
@@ -100,24 +102,6 @@ def _validated(paths: list[str | Path], read: ReadOptions) -> tuple[pd.DataFrame
         .sort_values(["source_file", "source_line"], kind="stable")
     inputs, quarantine = stream.in_file_order(files, inputs, quarantines)
     return problems, LoadedLogs(pd.DataFrame(), quarantine, inputs, read)
-
-
-def _by_range(files: list[Path], batch, read: ReadOptions
-              ) -> tuple[list[pd.DataFrame], pd.DataFrame, list] | None:
-    """A group of linked files too large for a batch judged a range of its
-    tables at a time, as `check` audits it (`auditor.run.by_table`): each
-    range's problems, and the group's quarantined rows and provenance in
-    file order; None where no scratch folder can be made (the group is
-    then read whole)."""
-    folder = scratch.make("tables")
-    if folder is None:
-        return None
-    try:
-        ranges = by_table.sorted_out(files, batch, folder, read)
-        found = [_format_problems(by_table.range_logs(item, read)) for item in ranges.audits]
-    finally:
-        scratch.remove(folder)
-    return found, ranges.quarantine[batch[0]], ranges.inputs[batch[0]]
 
 
 def _format_problems(logs: LoadedLogs) -> pd.DataFrame:

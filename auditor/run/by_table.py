@@ -38,6 +38,8 @@ from __future__ import annotations
 import dataclasses
 import shutil
 from bisect import bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -51,7 +53,7 @@ from auditor.errors import EngineError
 from auditor.logs.frame import order_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
-from auditor.run import stream
+from auditor.run import scratch, stream
 from auditor.run.progress import NoProgress
 
 #: About the bytes an event takes in a part as it is (typed, Arrow IPC):
@@ -291,6 +293,11 @@ class Ranges:
     #: the seconds each group's files took to read and sort out, by stage
     timings: dict[int, dict[str, float]] = field(default_factory=dict)
 
+    def each(self, read: ReadOptions = DEFAULT_READ) -> Iterator[LoadedLogs]:
+        """Each range's logs in turn (`range_logs`), one held at a time."""
+        for item in self.audits:
+            yield range_logs(item, read)
+
     def joined(self, results: list) -> list:
         """The ranges' `results` (in `audits`' order), so given (the first
         range's also given its group's time sorting out)."""
@@ -364,6 +371,26 @@ class Reading:
     read: ReadOptions = DEFAULT_READ
     sites: dict[str, str] | None = None
     labels: dict[str, str] | None = None
+
+
+@contextmanager
+def in_process(files: list[Path], batch: stream.Batch, read: ReadOptions = DEFAULT_READ,
+               root: str | None = None, sites: dict[str, str] | None = None,
+               labels: dict[str, str] | None = None) -> Iterator[Ranges | None]:
+    """The two passes over one group (`batch`, with ranges) in this process,
+    for a caller that judges each range's rows itself (`auditor validate`,
+    a ruleset family): the group sorted out into a scratch folder of
+    `root` (TMPDIR), its `Ranges` given (`Ranges.each` reads each range
+    back), the folder removed after; None where no folder can be made
+    (the group is then read whole)."""
+    folder = scratch.make("tables", root)
+    if folder is None:
+        yield None
+        return
+    try:
+        yield sorted_out(files, batch, folder, read, sites, labels)
+    finally:
+        scratch.remove(folder)
 
 
 def sorted_out(files: list[Path], batch: stream.Batch, folder: str,

@@ -4,6 +4,7 @@ findings merged."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from auditor.logs.load import LoadedLogs
 from auditor.logs.memory import release_memory
 from auditor.rules.ruleset import Ruleset
 from auditor.rules.versions import Family, Part, assign, sessions, split_by_version
-from auditor.run import by_table, scratch, stream
+from auditor.run import by_table, stream
 from auditor.run.progress import NoProgress
 
 
@@ -165,19 +166,16 @@ def audit_family_batches(job, family: Family,
     found: list[_Unit] = []
     quarantines, inputs = [], []
     for batch in batches:
-        folder = scratch.make("tables", job.scratch) if batch.ranges else None
-        try:
-            if folder is not None:
-                ranges = by_table.sorted_out(files, batch, folder, read, job.sites, job.labels)
+        with by_table.in_process(files, batch, read, job.scratch, job.sites, job.labels) \
+                if batch.ranges else contextlib.nullcontext() as ranges:
+            if ranges is not None:  # (a group too large for a batch: a range at a time)
                 quarantines.append(ranges.quarantine[batch[0]])
                 inputs.append(ranges.inputs[batch[0]])
-                for item in ranges.audits:
-                    found.append(_Unit.of(by_table.range_logs(item, read), family, audit_fn,
-                                          job.collector))
-                    release_memory()  # (the range's events go before the next is read)
+                for logs in ranges.each(read):
+                    found.append(_Unit.of(logs, family, audit_fn, job.collector))
+                    del logs  # (the range's events go before the next is read)
+                    release_memory()
                 continue
-        finally:
-            scratch.remove(folder)
         logs = stream.load_with_progress([files[i] for i in batch], progress, read, job.sites,
                                          job.labels)
         quarantines.append(logs.quarantine)

@@ -15,7 +15,7 @@ from builder import run_cli as run
 
 from auditor.app import validate as validate_app
 from auditor.generate import generate, write_log
-from auditor.run import stream
+from auditor.run import scratch, stream
 
 
 def _night(root: Path) -> None:
@@ -50,7 +50,7 @@ def test_validate_reads_a_batch_at_a_time_and_says_what_one_load_says(tmp_path, 
                                                                       loaded):
     _night(tmp_path / "logs")
     batches_always(monkeypatch)
-    monkeypatch.setattr(validate_app.scratch, "make", lambda kind="", root=None: None)  # (no ranges)
+    monkeypatch.setattr(scratch, "make", lambda kind="", root=None: None)  # (no ranges)
     batched = run("validate", tmp_path / "logs")
     assert sorted(loaded) == [["a.parquet", "c.jsonl"], ["b.csv"]]
     logs = tmp_path / "logs"
