@@ -442,3 +442,33 @@ def nightly_exports(root: Path, tables: int = 3, nights: int = 4, seed: int = 51
         write_log(night, path)
         out.append(path)
     return out
+
+
+#: Two dated versions of a ruleset family `nz` (`auditor.rules.versions`):
+#: NZ 1996 until 28 February 2026, nz-table-games from 1 March 2026.
+FAMILY_OLD = """
+[ruleset]
+id = "nz@1996"
+title = "NZ rules as gazetted in 1996"
+status = "verified"
+extends = "nz-1996"
+effective_from = 1996-01-01
+effective_to = 2026-02-28
+"""
+FAMILY_NEW = """
+[ruleset]
+id = "nz@2026"
+title = "NZ rules from March 2026"
+status = "verified"
+extends = "nz-table-games"
+effective_from = "2026-03-01"
+"""
+
+
+def nz_family(folder: Path) -> Path:
+    """`FAMILY_OLD` and `FAMILY_NEW` written into `folder` (made): the
+    folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nz@1996.toml").write_text(FAMILY_OLD, encoding="utf-8")
+    (folder / "nz@2026.toml").write_text(FAMILY_NEW, encoding="utf-8")
+    return folder

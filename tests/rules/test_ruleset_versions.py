@@ -9,7 +9,14 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
-from builder import LogBuilder, report_findings, report_provenance
+from builder import (
+    FAMILY_NEW,
+    FAMILY_OLD,
+    LogBuilder,
+    nz_family,
+    report_findings,
+    report_provenance,
+)
 from builder import run_cli as run
 
 from auditor.errors import RulesetError, VersionError
@@ -19,33 +26,12 @@ from auditor.rules.ruleset import load_ruleset
 from auditor.run.family import audit_family
 from auditor.run.local import audit_in_process
 
-OLD = """
-[ruleset]
-id = "nz@1996"
-title = "NZ rules as gazetted in 1996"
-status = "verified"
-extends = "nz-1996"
-effective_from = 1996-01-01
-effective_to = 2026-02-28
-"""
-
-NEW = """
-[ruleset]
-id = "nz@2026"
-title = "NZ rules from March 2026"
-status = "verified"
-extends = "nz-table-games"
-effective_from = "2026-03-01"
-"""
+OLD, NEW = FAMILY_OLD, FAMILY_NEW
 
 
 @pytest.fixture
 def family(tmp_path) -> Path:
-    folder = tmp_path / "rules"
-    folder.mkdir()
-    (folder / "nz@1996.toml").write_text(OLD, encoding="utf-8")
-    (folder / "nz@2026.toml").write_text(NEW, encoding="utf-8")
-    return folder
+    return nz_family(tmp_path / "rules")
 
 
 def session(b: LogBuilder, start: datetime) -> int:

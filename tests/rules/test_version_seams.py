@@ -10,26 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from builder import LogBuilder, report_findings
+from builder import LogBuilder, nz_family, report_findings
 from builder import run_cli as run
 
 from auditor.logs.schema import COLUMN_NAMES
-
-OLD = """[ruleset]
-id = "nz@1996"
-title = "NZ 1996"
-status = "verified"
-extends = "nz-1996"
-effective_from = 1996-01-01
-effective_to = 2026-02-28
-"""
-NEW = """[ruleset]
-id = "nz@2026"
-title = "NZ 2026"
-status = "verified"
-extends = "nz-table-games"
-effective_from = "2026-03-01"
-"""
 
 
 def session(b: LogBuilder, start: datetime) -> None:
@@ -57,11 +41,7 @@ def night(tmp_path: Path, drop: int) -> tuple[Path, Path, int]:
         writer = csv.DictWriter(fh, fieldnames=list(COLUMN_NAMES))
         writer.writeheader()
         writer.writerows({k: r.get(k, "") for k in COLUMN_NAMES} for r in rows)
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    (rules / "nz@1996.toml").write_text(OLD, encoding="utf-8")
-    (rules / "nz@2026.toml").write_text(NEW, encoding="utf-8")
-    return rules, log, second_open
+    return nz_family(tmp_path / "rules"), log, second_open
 
 
 def gaps(tmp_path: Path, ruleset: str, log: Path, out: str) -> set[tuple[str, int]]:

@@ -11,30 +11,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from builder import append_broken_rows, run_cli
+from builder import FAMILY_NEW, append_broken_rows, nz_family, run_cli
 
 from auditor.generate import by_night, generate, write_log
 from auditor.run import family as family_run
 from auditor.run import stream
-
-OLD = """
-[ruleset]
-id = "nz@1996"
-title = "NZ rules as gazetted in 1996"
-status = "verified"
-extends = "nz-1996"
-effective_from = 1996-01-01
-effective_to = 2026-02-28
-"""
-
-NEW = """
-[ruleset]
-id = "nz@2026"
-title = "NZ rules from March 2026"
-status = "verified"
-extends = "nz-table-games"
-effective_from = "2026-03-01"
-"""
 
 #: Every report file but the manifest (which names the folder it is in).
 REPORTS = ("findings.parquet", "quarantine.parquet", "report.html", "dice_stats.parquet",
@@ -43,11 +24,7 @@ REPORTS = ("findings.parquet", "quarantine.parquet", "report.html", "dice_stats.
 
 @pytest.fixture
 def family(tmp_path) -> Path:
-    folder = tmp_path / "rules"
-    folder.mkdir()
-    (folder / "nz@1996.toml").write_text(OLD, encoding="utf-8")
-    (folder / "nz@2026.toml").write_text(NEW, encoding="utf-8")
-    return folder / "nz"
+    return nz_family(tmp_path / "rules") / "nz"
 
 
 def _logs(root: Path) -> Path:
@@ -104,7 +81,7 @@ def test_versions_that_replay_apart_load_at_once(tmp_path, family, monkeypatch):
     reports under the latest's, as one load of every file is: it is loaded
     at once."""
     (family.parent / "nz@2026.toml").write_text(
-        NEW + "\n[ruleset.parameters]\nbar_number = 2\n", encoding="utf-8")
+        FAMILY_NEW + "\n[ruleset.parameters]\nbar_number = 2\n", encoding="utf-8")
     logs = _logs(tmp_path / "logs")
     monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
     monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
