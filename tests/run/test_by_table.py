@@ -365,3 +365,26 @@ def test_verify_s_re_run_puts_its_parts_in_its_scratch(tmp_path, ranged, monkeyp
     verified = run_cli("verify", str(out), "--scratch", str(tmp_path / "scratch"))
     assert verified.exit_code == 0, verified.output
     assert [root for kind, root, _ in made if kind == "tables"] == [str(tmp_path / "scratch")]
+
+
+def test_keep_going_leaves_a_broken_night_out_and_ranges_the_rest(tmp_path, ranged,
+                                                                  monkeypatch):
+    """A night truncated in transfer is listed as not audited; the other
+    nights are still sorted out and audited a table at a time, with the
+    reports of one load of them."""
+    files = nightly_exports(tmp_path / "logs", tables=2, nights=4)
+    files[0].write_bytes(files[0].read_bytes()[:200])  # (night-01.parquet, truncated)
+
+    def check(out: str):
+        result = run_cli("check", str(tmp_path / "logs"), "-r", "nz-table-games", "--out",
+                         str(tmp_path / out), "--keep-going", "--format", "parquet",
+                         "--format", "html")
+        assert result.exit_code == 2, result.output
+        assert "night-01.parquet" in result.output
+        return {name: (tmp_path / out / name).read_bytes()
+                for name in ("findings.parquet", "quarantine.parquet", "report.html")}
+
+    ranged_reports = check("ranged")
+    assert sorted(ranged["sorted"]) == ["night-02.csv", "night-03.jsonl", "night-04.parquet"]
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 10**9)  # (one batch: loaded at once)
+    assert check("once") == ranged_reports
