@@ -66,7 +66,7 @@ from auditor.rules.ruleset import Ruleset
 from auditor.run import by_table, pieces, scratch, stream
 from auditor.run.job import AuditJob
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
-from auditor.run.progress import NoProgress
+from auditor.run.progress import READING, NoProgress
 from auditor.run.stream import LazyLogs
 
 
@@ -307,9 +307,12 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
         folder = _tables_folder(client, job) if by_table.wanted(work) else None
         try:
             work = by_table.split(work, files, folder)
+            if all(isinstance(item, by_table.SortOut) for item in work):
+                progress.stage(READING)  # (sorting a group out is reading)
             results = audited(work)
             work, results, ranges = by_table.range_audits(work, results)
             if ranges.audits:
+                progress.stage("auditing")
                 work = work + ranges.audits
                 results = results + ranges.joined(audited(ranges.audits))
         finally:

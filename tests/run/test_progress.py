@@ -277,6 +277,9 @@ def test_a_group_audited_by_ranges_of_tables_reports_each_file_and_range(
     assert sorted(p.advances(TABLES)) == [1, 1, 1]
     assert sorted(p.advances(FILES)) == [1, 1, 1]
     assert result.findings.equals(run_audit(AuditJob.loaded(ruleset), loaded=logs).findings)
+    # sorting the files out is reading; the ranges' audits, auditing
+    stages = [c[1] for c in p.calls if c[0] == "stage"]
+    assert stages[0] == "scanning" and stages[-1] == "auditing" and "reading" in stages[1:-1]
 
 
 def test_family_audits_report_too(tmp_path):
