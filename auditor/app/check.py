@@ -179,8 +179,9 @@ def _check(request: CheckRequest, progress: NoProgress) -> CheckOutcome:
                                                           request.jobs > 1
                                                           or request.engine == "dask")))
             if family:  # each version audits its own table sessions, a batch at a time
-                def audit_version(logs, version):
-                    return run_audit(dataclasses.replace(job, ruleset=version, collector=None),
+                def audit_version(logs, version, collector=None):
+                    return run_audit(dataclasses.replace(job, ruleset=version,
+                                                         collector=collector),
                                      progress=progress, loaded=logs)
                 batched = audit_family_batches(job, family, audit_version, progress)
                 if batched is not None:

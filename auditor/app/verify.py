@@ -450,7 +450,10 @@ def _check_ruleset(meta: dict, verdict_: Verdict, jobs: int = 1, progress=None,
             job = AuditJob(tuple(files), tuple(discover_logs(files)), family.latest, read=read,
                            sites=sites, labels=labels,
                            collector=collector_for(formats, family.latest), scratch=scratch)
-            batched = family_run.audit_family_batches(job, family, audit_in_process, progress)
+            def audit_version(logs, version, collector=None):
+                return run_audit(AuditJob.loaded(version, collector=collector), loaded=logs)
+
+            batched = family_run.audit_family_batches(job, family, audit_version, progress)
             if batched is not None:
                 return batched
             logs = load_logs(files, options=read, labels=labels, sites=sites)

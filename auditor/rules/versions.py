@@ -187,20 +187,29 @@ class Part:
     quarantine: pd.DataFrame | None = None
 
     @property
-    def logs(self) -> LoadedLogs:
-        """Its logs, made on each call (its sessions' rows copied out of the
-        source's, or the source's events themselves where it holds every row
-        in order, as most batches of a year do): held only while it is
-        audited, so the parts of one audit are not all in memory at once."""
-        rows = np.concatenate([np.arange(s.start, s.stop) for s in self.sessions])
+    def whole(self) -> bool:
+        """Whether it holds every row of the source, in order (as most
+        batches of a year do): its events are then the source's own."""
+        rows = self._rows()
         events = self.source.events
-        whole = len(rows) == len(events) and bool((rows == np.arange(len(rows))).all()) \
+        return len(rows) == len(events) and bool((rows == np.arange(len(rows))).all()) \
             and isinstance(events.index, pd.RangeIndex) and events.index.start == 0 \
             and events.index.step == 1
-        if not whole:
-            events = events.iloc[rows].reset_index(drop=True)
+
+    @property
+    def logs(self) -> LoadedLogs:
+        """Its logs, made on each call (its sessions' rows copied out of the
+        source's, or the source's events themselves where it is `whole`):
+        held only while it is audited, so the parts of one audit are not all
+        in memory at once."""
+        events = self.source.events
+        if not self.whole:
+            events = events.iloc[self._rows()].reset_index(drop=True)
         quarantine = self.source.quarantine if self.quarantine is None else self.quarantine
         return LoadedLogs(events, quarantine, self.source.inputs)
+
+    def _rows(self) -> np.ndarray:
+        return np.concatenate([np.arange(s.start, s.stop) for s in self.sessions])
 
 
 def split_by_version(logs: LoadedLogs, pairs: list[tuple[Session, Ruleset]]) -> list[Part]:

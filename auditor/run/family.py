@@ -5,6 +5,7 @@ findings merged."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,12 +43,20 @@ class VersionedAuditResult(AuditResult):
 
 
 def audit_family(logs: LoadedLogs, family: Family,
-                 audit_fn: Callable[[LoadedLogs, Ruleset], AuditResult]) -> VersionedAuditResult:
+                 audit_fn: Callable[..., AuditResult],
+                 collector=None) -> VersionedAuditResult:
     """Audit each version's part of `logs` with `audit_fn` (the engine the
-    caller uses for a single ruleset) and merge the findings."""
+    caller uses for a single ruleset) and merge the findings. With a
+    report's `collector`, where one version judges every row (most batches
+    of a year), its audit takes what the collector takes
+    (`audit_fn(logs, ruleset, collector=...)`): the result's logs' digest;
+    otherwise the caller takes it."""
     pairs = assign(family, sessions(logs.events))
     parts = split_by_version(logs, pairs)
-    results = [audit_fn(p.logs, p.ruleset) for p in parts]
+    if collector is not None and len(parts) == 1 and parts[0].whole:
+        results = [audit_fn(parts[0].logs, parts[0].ruleset, collector=collector)]
+    else:
+        results = [audit_fn(p.logs, p.ruleset) for p in parts]
     found = [r.findings for r in results]
     findings = finalize(found + seam_findings(logs, parts, audit_fn, found))
     exposure = EXPOSURE.join([r.exposure for r in results])
@@ -57,8 +66,19 @@ def audit_family(logs: LoadedLogs, family: Family,
         versions.setdefault(s.table, []).append(
             {"id": v.id, "content_hash": v.content_hash, "first_seq": s.first_seq,
              "date": s.day.isoformat()})
+    taken = getattr(results[0].logs, "digest", None) if collector is not None and \
+        len(results) == 1 else None
+    if taken is not None:
+        logs = _with_digest(logs, taken)
     return VersionedAuditResult(used[-1], logs, findings, exposure=exposure,
                                 family=family.name, rulesets=used, versions=versions)
+
+
+def _with_digest(logs: LoadedLogs, digest) -> LoadedLogs:
+    """`logs` (a copy) with what a report's collector took of them."""
+    out = copy.copy(logs)
+    out.digest = digest
+    return out
 
 
 #: The log rules that compare an event with the one before it in its table:
@@ -234,9 +254,11 @@ class _Unit:
         named = set(tables) | {str(t) for t in q["table_id"].dropna().tolist()} if len(q) \
             else set(tables)
         result = audit_family(LoadedLogs(logs.events, q.loc[own].reset_index(drop=True),
-                                         logs.inputs), family, audit_fn)
-        taken = None if collector is None else collector.take(
-            logs.events, result.findings, replay_state(logs.events, family.latest))
+                                         logs.inputs), family, audit_fn, collector)
+        taken = getattr(result.logs, "digest", None)  # (taken by its one version's audit)
+        if collector is not None and taken is None:  # (else taken here, replayed again)
+            taken = collector.take(logs.events, result.findings,
+                                   replay_state(logs.events, family.latest))
         # (the result holds the events: only what the merge needs is kept)
         return cls(result.findings, result.exposure, {v.id for v in result.rulesets},
                    result.versions, taken, q.loc[~own].reset_index(drop=True), tables, named,

@@ -62,6 +62,11 @@ def test_a_family_in_batches_reports_as_every_file_loaded_at_once(tmp_path, fami
     monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
     units: list[list[str]] = []
     real = family_run._Unit.of
+    replayed: list[int] = []  # (a batch two versions judge is replayed again for the reports)
+    replay = family_run.replay_state
+    monkeypatch.setattr(family_run, "replay_state",
+                        lambda events, ruleset: replayed.append(len(events)) or replay(
+                            events, ruleset))
 
     def noted(logs, *rest):
         unit = real(logs, *rest)
@@ -71,6 +76,9 @@ def test_a_family_in_batches_reports_as_every_file_loaded_at_once(tmp_path, fami
     batched = _check(logs, family, tmp_path / "batched", "--jobs", jobs)
     # a batch a file of its own tables, a range a table of the nightly group
     assert units == [["T01", "T02"], ["T03"], ["T04"], ["T05"]]
+    # T05's two nights lie in nz@1996 alone: its version's audit took what the
+    # reports need, with no replay of its own
+    assert len(replayed) == 3
     assert batched == once
     judged_by = pq.read_table(tmp_path / "batched" / "findings.parquet").column("ruleset")
     assert set(judged_by.to_pylist()) == {"nz@1996", "nz@2026"}  # (both versions at work)
