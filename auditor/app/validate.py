@@ -55,13 +55,15 @@ def format_rule(check_name: str) -> Rule:
 
 
 def validate(paths: list[str | Path], read: ReadOptions = DEFAULT_READ,
-             inflate: InflateLimits = DEFAULT_INFLATE_LIMITS) -> Validation:
+             inflate: InflateLimits = DEFAULT_INFLATE_LIMITS,
+             scratch: str | None = None) -> Validation:
     """The format problems of the logs under `paths`, read as `read` says
-    (a .gz one within `inflate`)."""
+    (a .gz one within `inflate`), the working files in `scratch`
+    (`--scratch`; None: TMPDIR)."""
     unreadable: dict[str, str] = {}
     with inflate_limits(inflate):
         try:
-            problems, logs = _validated(list(paths), read)
+            problems, logs = _validated(list(paths), read, scratch)
         except LogFileError as exc:
             # every file that cannot be a log is listed, and the others validated
             unreadable = unreadable_logs(list(paths), read)
@@ -69,7 +71,7 @@ def validate(paths: list[str | Path], read: ReadOptions = DEFAULT_READ,
                 raise
             with leaving_out(LeftOut(unreadable=unreadable)):
                 try:
-                    problems, logs = _validated(list(paths), read)
+                    problems, logs = _validated(list(paths), read, scratch)
                 except LogFileError:
                     if len(unreadable) == 1:  # the one file given: the error as it was
                         raise exc from None
@@ -77,7 +79,8 @@ def validate(paths: list[str | Path], read: ReadOptions = DEFAULT_READ,
     return Validation(logs, problems, unreadable)
 
 
-def _validated(paths: list[str | Path], read: ReadOptions) -> tuple[pd.DataFrame, LoadedLogs]:
+def _validated(paths: list[str | Path], read: ReadOptions, scratch: str | None = None
+               ) -> tuple[pd.DataFrame, LoadedLogs]:
     """The format problems of every log under `paths`, in file and line
     order, and the logs read (their inputs in file order and quarantine),
     judged a batch of linked files at a time (`auditor.run.stream.plan`;
@@ -86,7 +89,7 @@ def _validated(paths: list[str | Path], read: ReadOptions) -> tuple[pd.DataFrame
     batches = stream.plan(files, read=read) or [list(range(len(files)))]
     found, quarantines, inputs = [], [], []
     for batch in batches:
-        with by_table.in_process(files, batch, read) if getattr(batch, "ranges", ()) \
+        with by_table.in_process(files, batch, read, scratch) if getattr(batch, "ranges", ()) \
                 else contextlib.nullcontext() as ranges:
             if ranges is not None:  # (a group too large for a batch: a range at a time)
                 found += [_format_problems(logs) for logs in ranges.each(read)]

@@ -237,7 +237,11 @@ def _on_command_line(ctx: click.Context, option: str) -> bool:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @read_options
 @inflate_options
-def validate_command(paths, encoding=None, assume_offset=None, inflate=DEFAULT_INFLATE_LIMITS):
+@click.option("--scratch", metavar="DIR",
+              type=click.Path(exists=True, file_okay=False, writable=True),
+              help="Where the working files go (default: TMPDIR), as `check --scratch`.")
+def validate_command(paths, encoding=None, assume_offset=None, inflate=DEFAULT_INFLATE_LIMITS,
+                     scratch=None):
     """Check logs against the event-log format only; list every problem.
 
     Prints one located line per problem (file:line, table and seq where they
@@ -251,7 +255,7 @@ def validate_command(paths, encoding=None, assume_offset=None, inflate=DEFAULT_I
         auditor validate sample_logs/nz-table-games/night-clean.csv
         auditor validate sample_logs/format/broken-rows.csv   # exits 1
     """
-    validation = validate(list(paths), ReadOptions(encoding, assume_offset), inflate)
+    validation = validate(list(paths), ReadOptions(encoding, assume_offset), inflate, scratch)
     findings, logs = validation.problems, validation.logs
     suspects = 0
     for f in logs.inputs:

@@ -95,3 +95,17 @@ def test_nightly_exports_are_validated_a_range_of_tables_at_a_time(tmp_path, mon
     assert (ranged.exit_code, ranged.output) == (once.exit_code, once.output)
     assert ranged.exit_code == 1 and ranged.output.count("[log.sequence_gap]") == 3
     assert ranged.output.count("[log.malformed]") == 2
+
+
+def test_validate_scratch_names_the_folder_a_group_is_sorted_out_in(tmp_path, monkeypatch):
+    nightly_exports(tmp_path / "logs", tables=2, nights=3)
+    batches_always(monkeypatch)
+    (tmp_path / "scratch").mkdir()
+    roots: list[str | None] = []
+    real = scratch.make
+    monkeypatch.setattr(scratch, "make",
+                        lambda kind="", root=None: roots.append(root) or real(kind, root))
+    res = run("validate", tmp_path / "logs", "--scratch", tmp_path / "scratch")
+    assert res.exit_code in (0, 1), res.output
+    assert roots == [str(tmp_path / "scratch")]
+    assert list((tmp_path / "scratch").iterdir()) == []  # (removed once judged)
