@@ -52,7 +52,6 @@ from auditor.report.provenance import provenance
 from auditor.rules import ruleset as ruleset_mod
 from auditor.rules.ruleset import Ruleset, load_ruleset
 from auditor.run import AuditJob, run_audit
-from auditor.run.local import audit_in_process
 from auditor.triage.baseline import load_accepted, verdict
 
 #: Differences listed one by one before the rest are counted.
@@ -450,14 +449,16 @@ def _check_ruleset(meta: dict, verdict_: Verdict, jobs: int = 1, progress=None,
             job = AuditJob(tuple(files), tuple(discover_logs(files)), family.latest, read=read,
                            sites=sites, labels=labels,
                            collector=collector_for(formats, family.latest), scratch=scratch)
-            def audit_version(logs, version, collector=None):
-                return run_audit(AuditJob.loaded(version, collector=collector), loaded=logs)
+
+            def audit_version(logs, version, collector=None):  # (as `check` audits each)
+                return run_audit(AuditJob.loaded(version, jobs=jobs, collector=collector),
+                                 loaded=logs)
 
             batched = family_run.audit_family_batches(job, family, audit_version, progress)
             if batched is not None:
                 return batched
             logs = load_logs(files, options=read, labels=labels, sites=sites)
-            return family_run.audit_family(logs, family, audit_in_process)
+            return family_run.audit_family(logs, family, audit_version)
 
         return audit_versions, (family.latest, family.versions)
     ruleset = _load(block, verdict_)

@@ -190,9 +190,10 @@ class Part:
     def whole(self) -> bool:
         """Whether it holds every row of the source, in order (as most
         batches of a year do): its events are then the source's own."""
-        rows = self._rows()
         events = self.source.events
-        return len(rows) == len(events) and bool((rows == np.arange(len(rows))).all()) \
+        bounds = [(s.start, s.stop) for s in self.sessions]
+        return bool(bounds) and bounds[0][0] == 0 and bounds[-1][1] == len(events) \
+            and all(a[1] == b[0] for a, b in itertools.pairwise(bounds)) \
             and isinstance(events.index, pd.RangeIndex) and events.index.start == 0 \
             and events.index.step == 1
 
@@ -204,12 +205,10 @@ class Part:
         in memory at once."""
         events = self.source.events
         if not self.whole:
-            events = events.iloc[self._rows()].reset_index(drop=True)
+            rows = np.concatenate([np.arange(s.start, s.stop) for s in self.sessions])
+            events = events.iloc[rows].reset_index(drop=True)
         quarantine = self.source.quarantine if self.quarantine is None else self.quarantine
         return LoadedLogs(events, quarantine, self.source.inputs)
-
-    def _rows(self) -> np.ndarray:
-        return np.concatenate([np.arange(s.start, s.stop) for s in self.sessions])
 
 
 def split_by_version(logs: LoadedLogs, pairs: list[tuple[Session, Ruleset]]) -> list[Part]:

@@ -151,6 +151,12 @@ def split(work: list, files: list[Path], folder: str | None) -> list:
     return out
 
 
+def sorting_only(work: list) -> bool:
+    """Whether every item of `work` sorts a file out (the first pass alone:
+    reading, to the progress line)."""
+    return bool(work) and all(isinstance(item, SortOut) for item in work)
+
+
 def wanted(work: list) -> bool:
     """Whether some batch of `work` is to be audited by ranges of tables."""
     return any(isinstance(item, stream.Batch) and item.ranges for item in work)

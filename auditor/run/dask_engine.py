@@ -307,7 +307,7 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
         folder = _tables_folder(client, job) if by_table.wanted(work) else None
         try:
             work = by_table.split(work, files, folder)
-            if all(isinstance(item, by_table.SortOut) for item in work):
+            if by_table.sorting_only(work):
                 progress.stage(READING)  # (sorting a group out is reading)
             results = audited(work)
             work, results, ranges = by_table.range_audits(work, results)

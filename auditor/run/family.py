@@ -245,14 +245,12 @@ class _Unit:
     @classmethod
     def of(cls, logs: LoadedLogs, family: Family, audit_fn, collector) -> _Unit:
         check_events(logs.events)
-        held = {s.table for s in sessions(logs.events)}
-        q = logs.quarantine
+        # (every table with events has a session: its first row starts one)
+        tables, named = stream.tables_named(logs)
+        held, q = set(tables), logs.quarantine
         own = np.array([t is not None and not pd.isna(t) and str(t) in held
                         for t in q["table_id"].tolist()], dtype=bool) if len(q) \
             else np.zeros(0, dtype=bool)
-        tables = sorted({str(t) for t in logs.events["table_id"].unique().tolist()})
-        named = set(tables) | {str(t) for t in q["table_id"].dropna().tolist()} if len(q) \
-            else set(tables)
         result = audit_family(LoadedLogs(logs.events, q.loc[own].reset_index(drop=True),
                                          logs.inputs), family, audit_fn, collector)
         taken = getattr(result.logs, "digest", None)  # (taken by its one version's audit)

@@ -196,8 +196,7 @@ def _audit_in_pool(job: AuditJob, work: list, timings, progress, folder: str | N
     what their collectors spill to `folder`."""
     files, read = list(job.files), job.read
     # (the workers read and audit side by side; sorting a group out is reading)
-    progress.stage(READING if all(isinstance(item, by_table.SortOut) for item in work)
-                   else "auditing")
+    progress.stage(READING if by_table.sorting_only(work) else "auditing")
     with stage(timings, "parallel"):
         return _run_pool([_as_item(item, files) for item in work], _audit_item_task, job,
                          job.jobs, progress, on_error=lambda exc, done: stream.first_error(

@@ -652,9 +652,7 @@ def audit_read(load, job, progress) -> BatchResult:
     with stage(timings, "load"):
         logs = load()
     check_events(logs.events)
-    tables = sorted({str(t) for t in logs.events["table_id"].unique().tolist()})
-    q = logs.quarantine["table_id"] if len(logs.quarantine) else pd.Series([], dtype=object)
-    named = set(tables) | {str(t) for t in q.dropna().tolist()}
+    tables, named = tables_named(logs)
     progress.stage("auditing")
     audited = audit_tables(logs, job.ruleset, job.collector, timings,
                            stage_progress(progress, len(logs.events), len(tables)), ordered=True)
@@ -666,6 +664,15 @@ def audit_read(load, job, progress) -> BatchResult:
     del logs
     release_memory()
     return out
+
+
+def tables_named(logs: LoadedLogs) -> tuple[list[str], set[str]]:
+    """The tables with events in `logs` (sorted), and every table their
+    rows name, quarantined ones too: what the merge checks no two batches
+    share (`merge`)."""
+    tables = sorted({str(t) for t in logs.events["table_id"].unique().tolist()})
+    q = logs.quarantine["table_id"] if len(logs.quarantine) else pd.Series([], dtype=object)
+    return tables, set(tables) | {str(t) for t in q.dropna().tolist()}
 
 
 def stage_progress(progress, events: int, tables: int):
