@@ -29,7 +29,7 @@ from auditor.logs.local_day import offsets_by_file, open_offsets
 from auditor.logs.memory import release_memory, small_pages, use_lean_memory_pool
 from auditor.logs.raw import DEFAULT_READ, PieceSpan, RawLog, RawRejected, ReadOptions
 from auditor.logs.read import ENCODING_HINT, read_log
-from auditor.logs.sessions import marks_by_file, table_marks
+from auditor.logs.sessions import joined_marks, marks_by_file, table_marks
 from auditor.logs.site import with_site
 
 
@@ -433,13 +433,12 @@ def joined_input(pieces: list[InputFile]) -> InputFile:
     row order: `auditor.run.pieces`), as reading it whole gives it: the
     first piece's hash (the only one hashed), the counts summed, the events
     recorded and the columns never filled worked out over every row, the
-    tables' marks (each table in one piece) and the openings joined."""
+    tables' marks (`joined_marks`: a table may have rows in several pieces)
+    and the openings joined."""
     first = pieces[0]
     events = set().union(*(p.events for p in pieces))
     empty = set(first.empty_columns).intersection(*(p.empty_columns for p in pieces))
-    marks = {}
-    for p in pieces:
-        marks.update(p.marks)
+    marks = joined_marks([p.marks for p in pieces])
     return replace(first, rows_read=sum(p.rows_read for p in pieces),
                    rows_replayed=sum(p.rows_replayed for p in pieces),
                    rows_quarantined=sum(p.rows_quarantined for p in pieces),

@@ -60,6 +60,52 @@ def marks_by_file(events: pa.Table, rows: list[int]) -> list[dict[str, TableMark
     return out
 
 
+
+def joined_marks(pieces: list[dict[str, TableMarks]]) -> dict[str, TableMarks]:
+    """One file's marks from those of its pieces (rows [a, b) each, in row
+    order: `auditor.run.pieces`), as `table_marks` of the whole file gives
+    them where a table has rows in several pieces (its rows interleaved
+    with other tables'): its first row the least seq's (the earlier
+    piece's on a tie), its last the greatest seq's (the later piece's on a
+    tie), each marker's least and greatest seqs, a seat's first join, the
+    dice moves in row order."""
+    out: dict[str, TableMarks] = {}
+    for marks in pieces:
+        for name, later in marks.items():
+            out[name] = later if name not in out else _after(out[name], later)
+    return out
+
+
+#: The order `_Found.marks` gives a table's markers in.
+_MARKER_ORDER = (*(ev for ev in (*MARKERS, *LAST_ONLY) if ev != "player_join"),
+                 "player_join", "dice")
+
+
+def _after(earlier: TableMarks, later: TableMarks) -> TableMarks:
+    """One table's marks in two pieces of a file, `later` after `earlier`."""
+    markers = dict(earlier.markers)
+    for event, seqs in later.markers.items():
+        had = markers.get(event)
+        if had is None:
+            markers[event] = seqs
+        elif event in LAST_ONLY:
+            markers[event] = [max(had[0], seqs[0])]
+        elif event == "player_join":
+            first: dict = {}
+            for s, seat in [*had, *seqs]:
+                if seat not in first or s < first[seat]:
+                    first[seat] = s
+            markers[event] = sorted(((s, seat) for seat, s in first.items()),
+                                    key=lambda joined: joined[0])
+        elif event == "dice":
+            markers[event] = [*had, *seqs]
+        else:
+            markers[event] = sorted({min([*had, *seqs]), max([*had, *seqs])})
+    return TableMarks(later.first if later.first[0] < earlier.first[0] else earlier.first,
+                      later.last if later.last[0] >= earlier.last[0] else earlier.last,
+                      {event: markers[event] for event in _MARKER_ORDER if event in markers})
+
+
 #: Rows of a file worked on at a time by `table_marks`.
 MARK_SLICE_ROWS = 1 << 20
 
