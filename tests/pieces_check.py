@@ -16,7 +16,7 @@ from auditor.generate import generate, write_log
 from auditor.logs.load import load_logs
 from auditor.logs.raw import ReadOptions
 from auditor.report.html import COLLECTOR, render_html
-from auditor.run import AuditJob, pieces, run_audit, stream
+from auditor.run import AuditJob, by_table, pieces, run_audit, scratch, stream
 
 META = {"test": "pieces"}
 
@@ -159,18 +159,41 @@ def line_starts(data: bytes) -> list[int]:
     return [0] + [k + 1 for k, b in enumerate(data) if b == ord("\n") and k + 1 < len(data)]
 
 
-def interleaved_tables_read_whole(tmp_path: Path, ruleset, held: Held, suffix: str) -> None:
-    """A log of tables interleaved in time order (`suffix`: its format) is
-    tried in two pieces, which share tables, and then read whole: one
-    reading's audit."""
+def interleaved_tables_sorted_out(tmp_path: Path, ruleset, held: Held, monkeypatch,
+                                  suffix: str) -> None:
+    """A log of tables interleaved in time order (`suffix`: its format): a
+    table in every piece, so its two pieces are each sorted out by ranges
+    of its tables (`auditor.run.by_table`), every row once, no piece
+    audited as one nor the file read whole: one reading's audit, every
+    report. Where no scratch folder can be made, the pieces are tried and
+    the file read whole: one reading's audit still."""
     log = generate(4, 40, seed=44, inject=["call.wrong_total", "log.sequence_gap"]).table
     order = pc.sort_indices(log, sort_keys=[("ts", "ascending"), ("table_id", "ascending")])
     path = tmp_path / f"by-time{suffix}"
     write_log(log.take(order), path)
-    once = run_audit(AuditJob.of([path], ruleset))
-    result = run_audit(AuditJob.of([path], ruleset, jobs=2))
-    assert len(held.rows()) == 2  # tried, then read whole
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([path]))
+    plan = pieces.split([path], None, 2)
+    assert len(plan) == 2 and plan[0].interleaved == ("T01", "T02", "T03", "T04")
+    sorted_out = Held(tmp_path / "sorted.txt")
+    real = by_table.sort_out
+
+    def spy(item, *rest):
+        result = real(item, *rest)
+        sorted_out.add(result.rows)
+        return result
+    monkeypatch.setattr(by_table, "sort_out", spy)
+    whole = files_read_whole(monkeypatch)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2, collector=COLLECTOR))
+    rows = sorted(sorted_out.rows())
+    end = path.stat().st_size if suffix != ".parquet" else log.num_rows
+    assert len(rows) == 2 and rows[0][0] == 0 and rows[0][1] == rows[1][0] and rows[1][1] == end
+    assert held.rows() == [] and whole == []
     same_as_once(result, once, tmp_path)
+    monkeypatch.setattr(scratch, "make", lambda kind="", root=None: None)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2, collector=COLLECTOR))
+    assert len(held.rows()) == 2 and whole == [[path]]  # tried, then read whole
+    (tmp_path / "no-scratch").mkdir()
+    same_as_once(result, once, tmp_path / "no-scratch")
 
 
 def lacking_die1_errs_as_one_reading(tmp_path: Path, ruleset, suffix: str) -> None:

@@ -3,13 +3,18 @@ tables at a time: a casino's nightly exports, every file holding a night of
 every table, link every night of the casino into one group, which a batch
 would load whole (a year of them, a year in memory). Memory is then bounded
 by the largest range of tables (`stream.STREAM_EVENTS` events, or one
-table's whole log where a table alone is larger), not by the group.
+table's whole log where a table alone is larger), not by the group. A
+large file whose rows interleave its tables (a casino's export in time
+order: `pieces.Piece.interleaved`) is such a group of one file, sorted out
+a piece at a time (its pieces' provenance then joined: `pieces.one_file`),
+so that a worker holds a piece or a range, not the file.
 
 Two passes, each a list of work items any worker takes (`--jobs`, dask's
 local cluster, or this process in turn):
 
-1. `sort_out`: each file of the group read once, as a batch reads it
-   (`load_file`), and its typed events sorted out by the plan's ranges of
+1. `sort_out`: each file (or piece) of the group read once, as a batch
+   (a piece) reads it (`load_file`), and its typed events sorted out by
+   the plan's ranges of
    tables (`stream.Batch.ranges`) into one file a range in the audit's
    scratch folder (Arrow IPC; compressed where the disk is short of room:
    `compression`); its quarantined rows routed the same way (those naming
@@ -38,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -53,7 +59,7 @@ from auditor.errors import EngineError
 from auditor.logs.frame import order_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
-from auditor.run import scratch, stream
+from auditor.run import pieces, scratch, stream
 from auditor.run.progress import NoProgress
 
 #: About the bytes an event takes in a part as it is (typed, Arrow IPC):
@@ -94,6 +100,10 @@ class SortOut:
     folder: str                             # where the parts go
     rows: int = 0                           # the rows the scan counted (to hand out)
     compression: str | None = None          # how the parts are written (`compression`)
+    #: the piece of the file to sort out, where a large file whose rows
+    #: interleave its tables is sorted out a piece at a time (the group is
+    #: then that file alone); None: the whole file
+    piece: pieces.Piece | None = None
 
 
 @dataclass
@@ -103,16 +113,22 @@ class SortedOut:
     range's part, the schema of its events."""
 
     file: int
-    input: InputFile
+    input: InputFile | None                 # None: a piece that holds no row
     quarantine: pd.DataFrame
     owners: np.ndarray
     parts: list[int]
-    schema: pa.Schema
+    schema: pa.Schema | None
     timings: dict[str, float] = field(default_factory=dict)
+    #: of a piece: its place among the file's pieces, the rows [a, b) it
+    #: held, and the file as it stood (`pieces.file_as_it_stands`)
+    piece: int | None = None
+    rows: tuple[int, int] | None = None
+    seen: tuple[int, ...] | None = None
 
     def counts(self) -> list[int]:
         """(files, events read, tables, events replayed) for the progress."""
-        return [1, self.input.rows_read, 0, 0]
+        first = self.rows is None or self.rows[0] == 0
+        return [int(first), self.input.rows_read if self.input is not None else 0, 0, 0]
 
 
 @dataclass
@@ -122,7 +138,9 @@ class RangeAudit:
     group: int
     part: int
     files: tuple[int, ...]                  # the group's files, in file order
-    written: tuple[int, ...]                # those with events of the range
+    #: the parts with events of the range, in file order: (file, piece;
+    #: None where the file was sorted out whole)
+    written: tuple[tuple[int, int | None], ...]
     folder: str
     quarantine: pd.DataFrame
     inputs: tuple[InputFile, ...]           # every file of the group, in file order
@@ -130,25 +148,53 @@ class RangeAudit:
     rows: int = 0
 
 
-def split(work: list, files: list[Path], folder: str | None) -> list:
+def split(work: list, files: list[Path], folder: str | None,
+          sites: dict[str, str] | None = None) -> list:
     """`work` (`pieces.split`'s) with each batch that has ranges of tables
-    given as one `SortOut` a file, where there is a `folder` to sort into
-    (else as it is: the group one batch)."""
+    given as one `SortOut` a file, and each piece of a file whose rows
+    interleave its tables (`pieces.Piece.interleaved`) as one `SortOut` a
+    piece, where there is a `folder` to sort into (else as it is: the group
+    one batch, the pieces audited as pieces). `sites`: each file's site by
+    path (`--site-from-path`), which keys its tables."""
     if folder is None:
         return work
+    mixed = Counter(item.file for item in work
+                    if isinstance(item, pieces.Piece) and item.interleaved)
+    bounds = {item.file: _piece_bounds(item, mixed[item.file], str(files[item.file]), sites)
+              for item in work if isinstance(item, pieces.Piece) and item.interleaved}
     # (every group's parts stay until the audit ends: room is judged for all)
-    packed = compression(folder, sum(item.rows for item in work
-                                     if isinstance(item, stream.Batch) and item.ranges))
+    packed = compression(folder, sum(pieces.rows_of(item) for item in work
+                                     if isinstance(item, stream.Batch) and item.ranges
+                                     or isinstance(item, pieces.Piece) and bounds.get(item.file)))
     out: list = []
     for item in work:
         if isinstance(item, stream.Batch) and item.ranges:
             share = item.rows // max(1, len(item))
-            bounds = tuple(min(tables) for tables in item.ranges[1:])
-            out += [SortOut(str(files[i]), i, item[0], bounds, folder, share, packed)
+            cut = tuple(min(tables) for tables in item.ranges[1:])
+            out += [SortOut(str(files[i]), i, item[0], cut, folder, share, packed)
                     for i in item]
+        elif isinstance(item, pieces.Piece) and bounds.get(item.file):
+            out.append(SortOut(str(files[item.file]), item.file, item.file, bounds[item.file],
+                               folder, pieces.rows_of(item), packed, item))
         else:
             out.append(item)
     return out
+
+
+def _piece_bounds(piece: pieces.Piece, count: int, path: str,
+                  sites: dict[str, str] | None) -> tuple[str, ...]:
+    """The ranges of tables (their bounds, as `SortOut` takes them) a file
+    whose rows interleave its tables, cut in `count` pieces, is sorted out
+    by: the tables its first rows name, keyed by the file's site, cut as a
+    group's are (`stream.table_ranges`), into as many ranges as pieces at
+    least (each piece's worker then audits about a range), each within
+    what a batch may hold; () where that is one range (the file is then
+    tried a piece at a time, and read whole). A table its first rows do not
+    name goes to the range its name falls in."""
+    scanned = stream.Scanned(frozenset(piece.interleaved), piece.rows)
+    ranges = stream.table_ranges([scanned.of_site((sites or {}).get(path))],
+                                 min(stream.STREAM_EVENTS, -(-piece.rows // max(1, count))))
+    return tuple(min(tables) for tables in ranges[1:])
 
 
 def sorting_only(work: list) -> bool:
@@ -158,46 +204,74 @@ def sorting_only(work: list) -> bool:
 
 
 def wanted(work: list) -> bool:
-    """Whether some batch of `work` is to be audited by ranges of tables."""
-    return any(isinstance(item, stream.Batch) and item.ranges for item in work)
+    """Whether some batch of `work` is to be audited by ranges of tables
+    (or some file, sorted out a piece at a time)."""
+    return any(isinstance(item, stream.Batch) and item.ranges
+               or isinstance(item, pieces.Piece) and item.interleaved for item in work)
 
 
-def files_of(item) -> list[int] | None:
-    """The positions of the files a work item of this module reads (None:
-    not one of its items)."""
+def files_of(item) -> list[int]:
+    """The positions of the files a work item reads (of this module, or of
+    `pieces.split`)."""
     if isinstance(item, SortOut):
         return [item.file]
     if isinstance(item, RangeAudit):
         return list(item.files)
-    return None
+    return pieces.files_of(item)
 
 
-def _part_path(folder: str, group: int, part: int, file: int) -> str:
-    return str(Path(folder) / f"g{group}-r{part}-f{file}.arrow")
+def _part_path(folder: str, group: int, part: int, file: int, piece: int | None = None) -> str:
+    of_piece = "" if piece is None else f"-p{piece}"
+    return str(Path(folder) / f"g{group}-r{part}-f{file}{of_piece}.arrow")
 
 
 # --- the first pass: each file sorted out ------------------------------------------------
 
-def sort_out(item: SortOut, job, progress, label: str | None = None) -> SortedOut:
-    """In a worker: `item`'s file read as a batch reads it, its events
-    written to its ranges' parts and its quarantined rows routed to them.
-    LogFileError for a file that cannot be a log. `label`: the file's name
-    in the reports (by default the job's label of it, else its path)."""
+def sort_out(item: SortOut, job, progress, label: str | None = None):
+    """In a worker: `item`'s file (or piece of it) read as a batch reads it,
+    its events written to its ranges' parts and its quarantined rows routed
+    to them: its `SortedOut`. LogFileError for a file that cannot be a log
+    (a piece's: the `FileFailure` one reading of the file gives, or
+    `pieces.ReadWhole` where the file must be read whole). `label`: the
+    file's name in the reports (by default the job's label of it, else its
+    path)."""
     sites = job.sites or {}
     site = sites.get(item.path, sites.get(label))  # (a dask worker's: by label)
     label = label if label is not None else (job.labels or {}).get(item.path)
+    name = label or item.path
+    if item.piece is None:
+        return _sorted(item, name, (0, 1), lambda: load_file(Path(item.path), label, job.read,
+                                                             site), progress)
+    piece = dataclasses.replace(item.piece, path=item.path)  # (a dask worker's path)
+    done = pieces.in_piece(piece, job.read, label, site,
+                           lambda rows, load: _sorted(item, name, rows, load, progress))
+    if not isinstance(done, tuple):
+        return done
+    result, rows, seen = done
+    return dataclasses.replace(result, piece=piece.part, rows=rows, seen=seen)
+
+
+def _sorted(item: SortOut, name: str, rows: tuple[int, int], load, progress) -> SortedOut:
+    """`load()`'s events (a file's, or a piece's of rows `rows`) written to
+    `item`'s ranges' parts (see `sort_out`)."""
     timings: dict[str, float] = {}
+    ranges = len(item.bounds) + 1
+    piece = None if item.piece is None else item.piece.part
+    if rows[0] >= rows[1]:  # (a piece holding no row)
+        return SortedOut(item.file, None, pd.DataFrame(), np.zeros(0, dtype=np.int64),
+                         [0] * ranges, None, timings)
     progress.stage("reading")
     with stage(timings, "load"):
-        events, quarantine, loaded = load_file(Path(item.path), label, job.read, site)
-    progress.advance(files=1, events=loaded.rows_read)
+        events, quarantine, loaded = load()
+    progress.advance(files=int(rows[0] == 0), events=loaded.rows_read)
     where = _ranges_of(events.column("table_id"), item.bounds)
     parts = []
-    for part, rows in enumerate(_rows_by_range(where, len(item.bounds) + 1)):
-        parts.append(sum(len(r) for r in rows))
-        if rows:
-            _write(_taken(events, rows), _part_path(item.folder, item.group, part, item.file),
-                   label or item.path, item.compression)
+    for part, taken in enumerate(_rows_by_range(where, ranges)):
+        parts.append(sum(len(r) for r in taken))
+        if taken:
+            _write(_taken(events, taken),
+                   _part_path(item.folder, item.group, part, item.file, piece),
+                   name, item.compression)
     return SortedOut(item.file, loaded, quarantine, _owners(quarantine, item.bounds), parts,
                      events.schema, timings)
 
@@ -324,7 +398,9 @@ class Ranges:
 def range_audits(work: list, results: list) -> tuple[list, list, Ranges]:
     """The work and results of the first pass less its sorted-out files,
     and the second pass: the ranges to audit from them, each group's in
-    order."""
+    order. A file sorted out a piece at a time whose pieces cannot be
+    joined (`_joined_pieces`) is given back as its pieces, each answering
+    `pieces.ReadWhole`: the file is then audited whole (`pieces.join`)."""
     rest_work, rest_results = [], []
     groups: dict[int, list[tuple[SortOut, SortedOut]]] = {}
     for item, result in zip(work, results, strict=True):
@@ -335,16 +411,24 @@ def range_audits(work: list, results: list) -> tuple[list, list, Ranges]:
             rest_results.append(result)
     ranges = Ranges([], {}, {})
     for group, members in sorted(groups.items()):
-        members.sort(key=lambda pair: pair[0].file)
-        files = tuple(item.file for item, _ in members)
-        inputs = tuple(done.input for _, done in members)
+        members.sort(key=lambda pair: (pair[0].file, _piece_of(pair[0])))
+        if members[0][0].piece is None:
+            inputs = tuple(done.input for _, done in members)
+        else:
+            joined = _joined_pieces(members)
+            if joined is None:
+                rest_work += [item.piece for item, _ in members]
+                rest_results += [pieces.ReadWhole() for _ in members]
+                continue
+            members, inputs = joined
         ranges.inputs[group] = list(inputs)
         ranges.timings[group] = {}
         add_work(ranges.timings[group], [done.timings for _, done in members])
         ranges.quarantine[group] = pd.concat(
             [done.quarantine for _, done in members], ignore_index=True)
+        files = tuple(dict.fromkeys(item.file for item, _ in members))
         for part in range(len(members[0][0].bounds) + 1):
-            written = tuple(done.file for _, done in members if done.parts[part])
+            written = tuple((done.file, done.piece) for _, done in members if done.parts[part])
             quarantine = pd.concat([done.quarantine.loc[done.owners == part]
                                     for _, done in members], ignore_index=True)
             rows = sum(done.parts[part] for _, done in members)
@@ -353,12 +437,34 @@ def range_audits(work: list, results: list) -> tuple[list, list, Ranges]:
     return rest_work, rest_results, ranges
 
 
+def _piece_of(item: SortOut) -> int:
+    return -1 if item.piece is None else item.piece.part
+
+
+def _joined_pieces(members: list) -> tuple[list, tuple[InputFile]] | None:
+    """The pieces of one file sorted out (`members`: (item, result), in row
+    order) that hold rows, and the file's provenance joined from theirs; or
+    None where the file must be read whole: a piece asked for it, the file
+    was replaced between pieces, or they cannot be joined
+    (`pieces.one_file`)."""
+    results = [done for _, done in members]
+    if not all(isinstance(done, SortedOut) for done in results) \
+            or len({done.seen for done in results}) > 1:
+        return None
+    kept = [(item, done) for item, done in members if done.input is not None]
+    if not kept:
+        return None
+    whole = pieces.one_file([done.input for _, done in kept],
+                            [done.quarantine for _, done in kept])
+    return None if whole is None else (kept, (whole,))
+
+
 def range_logs(item: RangeAudit, read: ReadOptions = DEFAULT_READ) -> LoadedLogs:
     """One range of a group's tables as one load of the group gives them:
     its parts of every file read back in file order, its quarantined rows,
     the provenance of every file of the group."""
-    tables = [_read(_part_path(item.folder, item.group, item.part, f))
-              for f in item.written] or [item.schema.empty_table()]
+    tables = [_read(_part_path(item.folder, item.group, item.part, f, piece))
+              for f, piece in item.written] or [item.schema.empty_table()]
     return LoadedLogs(order_events(tables), item.quarantine, list(item.inputs), read)
 
 

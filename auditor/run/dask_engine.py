@@ -287,7 +287,7 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
             error = min(errors, key=lambda e: position.get(e.path, len(files)))
             done = {i for item, r in zip(items, results)
                     if isinstance(r, (stream.BatchResult, by_table.SortedOut))
-                    for i in pieces.files_of(item)}
+                    for i in by_table.files_of(item)}
             raise stream.first_error(files, error, done, read)
         stream.stop_at_least_clash(results)
         return results
@@ -306,7 +306,7 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
         # `--scheduler`, only into a `--scratch` folder its workers all see)
         folder = _tables_folder(client, job) if by_table.wanted(work) else None
         try:
-            work = by_table.split(work, files, folder)
+            work = by_table.split(work, files, folder, job.sites)
             if by_table.sorting_only(work):
                 progress.stage(READING)  # (sorting a group out is reading)
             results = audited(work)

@@ -163,7 +163,7 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
     # by ranges of tables into this folder, then a range audited at a time)
     tables = scratch.make("tables", job.scratch) if by_table.wanted(work) else None
     try:
-        work = by_table.split(work, files, tables)
+        work = by_table.split(work, files, tables, job.sites)
         if job.jobs > 1:
             # (what the reports read of the batches only for a flagged die waits
             # in files the workers write, not in their results)
@@ -183,7 +183,7 @@ def _audit_in_turn(job: AuditJob, work: list, progress) -> list:
         try:
             results.append(_audit_item(_as_item(item, files), job, progress))
         except LogFileError as exc:
-            done = {i for w in work[:k] for i in pieces.files_of(w)}
+            done = {i for w in work[:k] for i in by_table.files_of(w)}
             raise stream.first_error(files, exc, done, read) from None
         except TableIdentityError as exc:  # (heard out: `stream.stop_at_least_clash`)
             results.append(exc)
@@ -200,7 +200,8 @@ def _audit_in_pool(job: AuditJob, work: list, timings, progress, folder: str | N
     with stage(timings, "parallel"):
         return _run_pool([_as_item(item, files) for item in work], _audit_item_task, job,
                          job.jobs, progress, on_error=lambda exc, done: stream.first_error(
-                             files, exc, {i for k in done for i in pieces.files_of(work[k])},
+                             files, exc,
+                             {i for k in done for i in by_table.files_of(work[k])},
                              read), spill=folder, order=pieces.largest_first(work))
 
 
@@ -232,15 +233,15 @@ def _joined(job: AuditJob, work: list, results: list, timings, progress,
 
 def _audit_item(item, job: AuditJob, progress):
     """One batch of files (`stream.audit_batch`) or one piece of a file
-    (`pieces.audit_piece`) audited; LogFileError for a file that cannot be
-    a log."""
-    if isinstance(item, pieces.Piece):
-        result = pieces.audit_piece(item, job, progress)
+    (`pieces.audit_piece`) audited, or one file or piece sorted out by
+    ranges of tables (`by_table.sort_out`); LogFileError for a file that
+    cannot be a log."""
+    if isinstance(item, (pieces.Piece, by_table.SortOut)):
+        read = pieces.audit_piece if isinstance(item, pieces.Piece) else by_table.sort_out
+        result = read(item, job, progress)
         if isinstance(result, stream.FileFailure):
             raise result.error()
         return result
-    if isinstance(item, by_table.SortOut):
-        return by_table.sort_out(item, job, progress)
     if isinstance(item, by_table.RangeAudit):
         return by_table.audit_range(item, job, progress)
     return stream.audit_batch(item, job, progress)

@@ -14,9 +14,15 @@ The pieces are therefore contiguous row ranges that together hold every row
 once, each cut between two runs of different tables.
 
 A file whose tables are not each in one run of rows (rows interleaved by
-time) may hold a table in two pieces: the merge sees it (as for batches of
-files, `stream.TablesCrossBatches`) and the audit starts again, reading the
-file whole. So do a piece that decodes past its share of the file's
+time, as a casino's export in time order) would hold a table in every
+piece. The plan sees it from the file's first rows (`interleaved`: a
+Parquet file's first row group, where its row groups' statistics overlap;
+a text file's first 64 KB) and its pieces are then sorted out by ranges of
+its tables instead (`auditor.run.by_table`, decision 127): each piece read
+once, its rows written to its ranges' parts, each range audited whole. One
+the plan did not see (or with no scratch folder to sort into) still holds
+a table in two pieces: the merge sees it (as for batches of files,
+`stream.TablesCrossBatches`) and the file is read whole. So do a piece that decodes past its share of the file's
 decoding cap (`parquet_format.PieceOverShare`: the file may be refused as a
 whole), a file every row of which was quarantined (it may be one problem,
 `load._one_problem`) and a piece that finds the file cannot be a log: the
@@ -81,7 +87,7 @@ from auditor.logs.raw import (
     line_breaks_between,
     one_byte_a_character,
 )
-from auditor.run import by_table, stream
+from auditor.run import stream
 
 #: The fewest rows a piece is planned with to share a file out between
 #: workers: a smaller file is not split for them (its reading costs less
@@ -119,6 +125,12 @@ class Piece:
     #: a piece of text's line breaks before byte `start`, as the first pass
     #: counted them (`numbered`); -1: the piece counts them itself
     breaks: int = -1
+    #: where the file's rows interleave its tables (rows in time order: a
+    #: table in every piece, `interleaved`), the tables its first rows name;
+    #: such a file is sorted out by ranges of its tables a piece at a time
+    #: (`auditor.run.by_table`), not audited a piece at a time. () where
+    #: each table lies in one run of rows.
+    interleaved: tuple[str, ...] = ()
 
 
 @dataclass
@@ -170,10 +182,11 @@ def largest_first(work: list) -> list[int]:
     workers finish close together: handed out in file order, a large file
     last starts when the others are done, and one worker audits it alone.
     The results are merged in file order whatever the order they end in."""
-    return sorted(range(len(work)), key=lambda k: -_rows_of(work[k]))
+    return sorted(range(len(work)), key=lambda k: -rows_of(work[k]))
 
 
-def _rows_of(item) -> int:
+def rows_of(item) -> int:
+    """The rows the plan counted in a work item (a piece: its nominal rows)."""
     if isinstance(item, Piece):
         return (item.stop - item.start) * item.rows // item.size if item.size \
             else item.stop - item.start
@@ -181,12 +194,10 @@ def _rows_of(item) -> int:
 
 
 def files_of(item) -> list[int]:
-    """The positions of the files a work item of `split` (or of
-    `by_table`) reads."""
+    """The positions of the files a work item of `split` reads."""
     if isinstance(item, Piece):
         return [item.file]
-    found = by_table.files_of(item)
-    return list(item) if found is None else found
+    return list(item)
 
 
 def pieces(path: Path, file: int, jobs: int, least: int | None = None,
@@ -223,7 +234,9 @@ def pieces(path: Path, file: int, jobs: int, least: int | None = None,
     if parts < 2:
         return None
     cuts = nominal_cuts(row_group_starts(meta), parts)
-    return [Piece(str(path), file, k, a, b, rows) for k, (a, b) in enumerate(pairwise(cuts))]
+    mixed = _parquet_interleaved(path, meta, names)
+    return [Piece(str(path), file, k, a, b, rows, interleaved=mixed)
+            for k, (a, b) in enumerate(pairwise(cuts))]
 
 
 def _text_pieces(path: Path, file: int, jobs: int, least: int | None,
@@ -236,7 +249,8 @@ def _text_pieces(path: Path, file: int, jobs: int, least: int | None,
     small, not in UTF-8 (a UTF-16 file's bytes cannot be cut at a line
     break), not a JSON object on its first line or no whole CSV header
     naming the table column `key` there, or its first and last lines
-    naming one table (most likely a file of one table)."""
+    naming one table (most likely a file of one table) where its first
+    lines do not interleave tables (`interleaved`)."""
     try:
         head, last, size = line_runs.edges(path)
     except OSError:  # (the loader says what is wrong with it)
@@ -254,10 +268,11 @@ def _text_pieces(path: Path, file: int, jobs: int, least: int | None,
     least = per_worker if least is None else min(least, per_worker)
     parts = max(min(jobs, rows // least), -(-rows // PIECE_BUDGET))
     first = tables.written(body[:body.find(b"\n")])
-    if parts < 2 or first == tables.written(last):
+    mixed = _text_interleaved(body, tables)
+    if parts < 2 or not mixed and first == tables.written(last):
         return None
     cuts = [size * k // parts for k in range(parts + 1)]
-    return [Piece(str(path), file, k, a, b, rows, size, key)
+    return [Piece(str(path), file, k, a, b, rows, size, key, interleaved=mixed)
             for k, (a, b) in enumerate(pairwise(cuts))]
 
 
@@ -306,6 +321,68 @@ def _one_table(meta, names: list[str]) -> bool:
             return False
         seen.add(stats.min)
     return len(seen) == 1
+
+
+#: The rows of a Parquet file's first row group looked at for whether its
+#: tables interleave (`_parquet_interleaved`): about the lines of a text
+#: file's first 64 KB.
+SAMPLE_ROWS = 1 << 12
+
+
+#: The longest run of one table's rows, on average, in rows that
+#: interleave their tables (`interleaved`).
+INTERLEAVED_RUN = 16
+
+
+def interleaved(names: list) -> tuple[str, ...]:
+    """The tables named by a file's rows `names` (its first rows' table ids,
+    in row order; None: none) where they interleave (rows in time order):
+    some table's rows in two runs or more, with another's between, and the
+    runs short (`INTERLEAVED_RUN` rows on average, at most); else (). A
+    stray row of another table in a run (a row to quarantine) does not
+    make a file of runs interleaved."""
+    named = [n for n in names if n is not None]
+    tables = set(named)
+    runs = 1 + sum(a != b for a, b in pairwise(named)) if named else 0
+    if len(tables) < 2 or runs <= len(tables) or runs * INTERLEAVED_RUN < len(named):
+        return ()
+    return tuple(sorted(tables))
+
+
+def _parquet_interleaved(path: Path, meta, names: list[str]) -> tuple[str, ...]:
+    """Where a Parquet file's row groups' `table_id` statistics overlap (a
+    group's least table below the greatest of the group before it), or it
+    has one row group, and its first rows interleave (`interleaved`), every
+    table its first row group names; () where they do not (each table in
+    one run, or the tables out of name order: the pieces then find out)."""
+    column = names.index("table_id")
+    spans = []
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(column).statistics
+        if stats is None or not stats.has_min_max:
+            return ()
+        spans.append((stats.min, stats.max))
+    if len(spans) > 1 and not any(before[1] > after[0] for before, after in pairwise(spans)):
+        return ()
+    try:
+        ids = pq.ParquetFile(path, read_dictionary=["table_id"]).read_row_group(
+            0, columns=["table_id"]).column(0)
+    except Exception:  # noqa: BLE001 - the loader says what is wrong with it
+        return ()
+    head = [None if t is None else str(t).strip() for t in ids.slice(0, SAMPLE_ROWS).to_pylist()]
+    if not interleaved(head):
+        return ()
+    return tuple(sorted({str(t).strip() for t in pc.unique(ids).to_pylist() if t is not None}))
+
+
+def _text_interleaved(body: bytes, tables) -> tuple[str, ...]:
+    """`interleaved` of the whole lines of a text file's first bytes `body`,
+    each line's table as written, unquoted (`tables`: `line_runs.JsonTables`
+    or `CsvTables`). Its escapes are kept: the tables found only balance the
+    ranges a file is sorted out by; each row goes by its table as read."""
+    written = (tables.written(line) for line in body.split(b"\n")[:-1])
+    return interleaved([None if w is None else w.strip(b'"').decode("utf-8", "replace").strip()
+                        for w in written])
 
 
 def cut_near(pf: pq.ParquetFile, starts: np.ndarray, row: int) -> int:
@@ -459,36 +536,55 @@ def audit_piece(piece: Piece, job, progress, label: str | None = None):
     be a log, as one reading of it says; `ReadWhole` when the file must be
     read whole (see module). `label`: the file's name in the reports (by
     default the job's label of the file, else its path)."""
-    path = Path(piece.path)
     sites = job.sites or {}
     site = sites.get(piece.path, sites.get(label))  # (a dask worker's: by label)
     label = label if label is not None else (job.labels or {}).get(piece.path)
+
+    def audit(rows: tuple[int, int], load) -> stream.BatchResult:
+        if rows[0] >= rows[1]:  # (a table runs across the whole piece: its start's piece holds it)
+            return stream.BatchResult(sort_findings([]), pd.DataFrame(), [], [], set(), 0, {},
+                                      None)
+
+        def logs() -> LoadedLogs:
+            events, quarantine, loaded = load()
+            progress.advance(files=1 if rows[0] == 0 else 0, events=loaded.rows_read)
+            return logs_of(events, quarantine, loaded, job.read)
+        return stream.audit_read(logs, job, progress)
+
+    done = in_piece(piece, job.read, label, site, audit)
+    if not isinstance(done, tuple):
+        return done
+    result, rows, seen = done
+    return dataclasses.replace(result, rows=rows, file=seen)
+
+
+def in_piece(piece: Piece, read: ReadOptions, label: str | None, site: str | None, use):
+    """`use(rows, load)` on `piece` of its file, `rows` the rows [a, b) it
+    holds (`piece_rows`), `load()` reading them (`load_file`'s events,
+    quarantined rows and provenance): (what `use` gave, the rows, the file
+    as it stood: `file_as_it_stands`); `ReadWhole` where the file must be
+    read whole (see module); a `FileFailure` for a file that cannot be a
+    log, as one reading of it says."""
+    path = Path(piece.path)
     try:
         seen = file_as_it_stands(path)
         a, b = piece_rows(piece)
-        if a >= b:  # (a table runs across the whole piece: its start's piece holds it)
-            return stream.BatchResult(sort_findings([]), pd.DataFrame(), [], [], set(), 0, {},
-                                      None, rows=(a, b), file=seen)
 
-        def load() -> LoadedLogs:
+        def load():
             lines = (piece.start, piece.breaks) if piece.breaks >= 0 else None
-            events, quarantine, loaded = load_file(path, label, job.read, site,
-                                                   piece=(a, b, a == 0, lines))
-            progress.advance(files=1 if a == 0 else 0, events=loaded.rows_read)
-            return logs_of(events, quarantine, loaded, job.read)
-
-        result = stream.audit_read(load, job, progress)
-        if file_as_it_stands(path) != seen:  # (replaced while the piece read it)
+            return load_file(path, label, read, site, piece=(a, b, a == 0, lines))
+        done = use((a, b), load)
+        if a < b and file_as_it_stands(path) != seen:  # (replaced while the piece read it)
             return ReadWhole()
     except (PieceOverShare, csv_format.CutInsideRecord, pa.ArrowException, OSError):
         return ReadWhole()
     except LogFileError:
         try:  # the error one reading of the whole file gives
-            load_file(path, label, job.read, site)
+            load_file(path, label, read, site)
         except LogFileError as exc:
             return stream.FileFailure.of(exc)
         return ReadWhole()
-    return dataclasses.replace(result, rows=(a, b), file=seen)
+    return done, (a, b), seen
 
 
 def file_as_it_stands(path: Path) -> tuple[int, ...]:
@@ -534,18 +630,28 @@ def _joined(results: list) -> list | None:
     if len({r.file for r in results}) > 1:  # (the file was replaced between pieces)
         return None
     results = [r for r in results if r.rows[0] < r.rows[1]]
-    columns = {frozenset(f.columns) for r in results for f in r.inputs}
-    if len(columns) > 1:  # (JSON lines of some piece name other keys: see module)
-        return None
-    if sum(hints_encoding(r.quarantine) for r in results) > 1:
-        return None  # (each piece named an encoding at its first text not UTF-8)
     named: set[str] = set()
     for r in results:
         if named & r.named:
             return None
         named |= r.named
-    whole = joined_input([f for r in results for f in r.inputs])
-    if whole.rows_replayed == 0:
+    whole = one_file([f for r in results for f in r.inputs], [r.quarantine for r in results])
+    if whole is None:
         return None
     return [dataclasses.replace(r, inputs=[whole] if k == 0 else [])
             for k, r in enumerate(results)]
+
+
+def one_file(inputs: list, quarantines: list[pd.DataFrame]):
+    """The provenance of a file read in pieces (each piece's that holds
+    rows, in row order) joined (`joined_input`), or None where the file must
+    be read whole: its pieces read other columns (a JSON line may leave
+    keys out), more than one named an encoding to try (one reading names
+    one, at the file's first text that is not UTF-8), or no row of it was
+    replayed (the whole file may be one problem: `load._one_problem`)."""
+    if len({frozenset(f.columns) for f in inputs}) > 1:
+        return None
+    if sum(hints_encoding(q) for q in quarantines) > 1:
+        return None
+    whole = joined_input(inputs)
+    return whole if whole.rows_replayed else None

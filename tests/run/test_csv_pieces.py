@@ -22,7 +22,7 @@ from pieces_check import (
     dask_audits_the_same,
     files_read_whole,
     held_pieces,
-    interleaved_tables_read_whole,
+    interleaved_tables_sorted_out,
     lacking_die1_errs_as_one_reading,
     line_starts,
     one_byte_encoding_cut_as_one_reading,
@@ -389,8 +389,9 @@ def test_a_file_replaced_while_its_pieces_are_read_is_read_whole(night, ruleset,
     assert result.findings.drop(columns=named).equals(once.findings.drop(columns=named))
 
 
-def test_tables_interleaved_in_time_are_read_whole(tmp_path, ruleset, split):
-    interleaved_tables_read_whole(tmp_path, ruleset, split, ".csv")
+def test_tables_interleaved_in_time_are_sorted_out_by_table_a_piece_at_a_time(
+        tmp_path, ruleset, split, monkeypatch):
+    interleaved_tables_sorted_out(tmp_path, ruleset, split, monkeypatch, ".csv")
 
 
 def test_a_file_that_cannot_be_a_log_gives_the_error_of_one_reading(tmp_path, ruleset, split):

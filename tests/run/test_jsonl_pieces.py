@@ -21,7 +21,7 @@ from pieces_check import (
     errors_whole_and_split,
     files_read_whole,
     held_pieces,
-    interleaved_tables_read_whole,
+    interleaved_tables_sorted_out,
     lacking_die1_errs_as_one_reading,
     line_starts,
     one_byte_encoding_cut_as_one_reading,
@@ -427,8 +427,9 @@ def test_text_not_utf8_is_told_the_encoding_to_try_once_as_one_reading_does(
     same_as_once(result, once, tmp_path)
 
 
-def test_tables_interleaved_in_time_are_read_whole(tmp_path, ruleset, split):
-    interleaved_tables_read_whole(tmp_path, ruleset, split, ".jsonl")
+def test_tables_interleaved_in_time_are_sorted_out_by_table_a_piece_at_a_time(
+        tmp_path, ruleset, split, monkeypatch):
+    interleaved_tables_sorted_out(tmp_path, ruleset, split, monkeypatch, ".jsonl")
 
 
 def test_a_file_every_line_of_which_is_quarantined_is_one_problem(tmp_path, ruleset, split):

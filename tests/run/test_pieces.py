@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from pieces_check import (
@@ -19,6 +18,7 @@ from pieces_check import (
     errors_whole_and_split,
     every_report_by_jobs,
     held_pieces,
+    interleaved_tables_sorted_out,
     same_as_once,
 )
 
@@ -311,16 +311,12 @@ def test_pieces_smaller_than_piece_rows_are_no_more_than_the_row_groups_or_two(t
 
 # --- what a piece cannot judge alone -------------------------------------------------------
 
-def test_tables_interleaved_in_time_are_read_whole(tmp_path, ruleset, split):
-    """Rows ordered by time put every table in every piece: the merge sees
-    a table twice and the file is read whole, once."""
-    log = generate(4, 40, seed=44, inject=["call.wrong_total", "log.sequence_gap"]).table
-    order = pc.sort_indices(log, sort_keys=[("ts", "ascending"), ("table_id", "ascending")])
-    path = _write(log.take(order), tmp_path / "by-time.parquet")
-    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([path]))
-    result = run_audit(AuditJob.of([path], ruleset, jobs=2))
-    assert len(split.rows()) == 2  # tried, then read whole
-    same_as_once(result, once, tmp_path)
+def test_tables_interleaved_in_time_are_sorted_out_by_table_a_piece_at_a_time(
+        tmp_path, ruleset, split, monkeypatch):
+    """Rows ordered by time put every table in every piece: each piece is
+    sorted out by ranges of tables and each range audited (without a
+    scratch folder: the pieces tried, the file read whole), once."""
+    interleaved_tables_sorted_out(tmp_path, ruleset, split, monkeypatch, ".parquet")
 
 
 def test_a_piece_past_its_share_of_the_decoding_cap_reads_the_file_whole(
