@@ -10,6 +10,7 @@ time, peak memory and the time of each stage, per log size, format and engine.
     python benchmarks/run.py --sizes 7M --files 9 --skew --engines jobs2  # one big file last
     python benchmarks/run.py --sizes 3.6M --sites 10 --tables 20 --engines scale  # 10 casinos
     python benchmarks/run.py --sizes 8.5M --tables 4 --days 120 --nightly --engines jobs1,jobs2
+    python benchmarks/run.py --sizes 3.6M --tables 8 --by-time --engines jobs1,jobs2,dask2
 
 `--engines scale` is, in one run: the read floor (`floor`: a fresh process
 that only reads every file with pyarrow), `--jobs 1`, `--jobs N` for every N
@@ -106,7 +107,7 @@ def size_label(n: int) -> str:
 
 def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1,
             days: int = 1, tables: int | None = None, skew: bool = False,
-            sites: int = 0, nightly: bool = False) -> Path:
+            sites: int = 0, nightly: bool = False, by_time: bool = False) -> Path:
     """The cached generated log of about `size` events (made if missing): one
     file, or a folder of `files` files holding different tables (as a state's
     logs would be kept: a file per table and period); with `days` > 1 each
@@ -119,7 +120,9 @@ def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1,
     the same table ids (T01 ...): audited with `--site-from-path`, as a
     regulator's many casinos are. `nightly` (with `days`): a folder of a
     file a night, each holding that night's session of every table (a
-    casino's nightly exports, which the plan links into one group)."""
+    casino's nightly exports, which the plan links into one group).
+    `by_time` (one file): its rows in time order, the tables interleaved
+    (a casino's export as its system writes it)."""
     tables = tables or max(4, size // 250_000)
     tables += -tables % (sites or (files - 1 if skew and files > 1 else files))
     rolls = max(1, round(size / tables / days / EVENTS_PER_ROLL))
@@ -133,6 +136,9 @@ def log_for(size: int, fmt: str, cache: Path, seed: int, files: int = 1,
     if nightly:
         return _nightly(cache / f"{name}.parquet", cache / f"{name}-nightly-{fmt}", fmt,
                         tables, rolls, seed, days)
+    if files == 1 and by_time:
+        return _by_time(cache / f"{name}.parquet", cache / f"{name}-by-time.{fmt}", tables,
+                        rolls, seed, days)
     if files == 1:
         path = cache / f"{name}.{fmt}"
         _generate(path, tables, rolls, seed, 1, days)
@@ -173,6 +179,26 @@ def _nightly(source: Path, folder: Path, fmt: str, tables: int, rolls: int, seed
         write_log(night, part / f"night-{k + 1:03d}.{fmt}")
     part.rename(folder)
     return folder
+
+
+def _by_time(source: Path, path: Path, tables: int, rolls: int, seed: int, days: int) -> Path:
+    """The log of `source` (Parquet, generated if missing) written to `path`
+    (any format) with its rows in time order, ties by table."""
+    if path.exists():
+        return path
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from auditor.generate import write_log
+
+    _generate(source, tables, rolls, seed, 1, days)
+    print(f"writing {source.name} in time order ...", flush=True)
+    log = pq.read_table(source)
+    part = path.with_name(path.name + ".part" + path.suffix)
+    write_log(log.take(pc.sort_indices(log, [("ts", "ascending"), ("table_id", "ascending")])),
+              part)
+    part.rename(path)
+    return path
 
 
 def _generate(path: Path, tables: int, rolls: int, seed: int, first_table: int,
@@ -554,6 +580,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--nightly", action="store_true",
                     help="with --days: a file a night, each holding every table's session "
                          "of that night (a casino's nightly exports)")
+    ap.add_argument("--by-time", action="store_true",
+                    help="one file, its rows in time order (every table interleaved with "
+                         "the others, as a casino's system writes them)")
     ap.add_argument("--engines", default=",".join(ENGINES),
                     help=f"of {', '.join(ENGINES)}, jobsN, daskN, floor, or scale: the "
                          "read floor, jobs1 .. jobs<cores> and dask<cores> (comma-separated)")
@@ -603,7 +632,7 @@ def main(argv: list[str] | None = None) -> None:
     for size in sizes:
         for fmt in formats:
             path = log_for(size, fmt, cache, args.seed, args.files, args.days, args.tables,
-                           args.skew, args.sites, args.nightly)
+                           args.skew, args.sites, args.nightly, args.by_time)
             rounds = []
             for i in range(args.repeat):
                 done = {}
@@ -612,7 +641,7 @@ def main(argv: list[str] | None = None) -> None:
                                 tuple(args.reports.split(",")), bool(args.sites))
                     r.update({"size": size_label(size), "format": fmt, "log": path.name,
                               "files": args.files, "skew": args.skew, "days": args.days,
-                              "nightly": args.nightly,
+                              "nightly": args.nightly, "by_time": args.by_time,
                               "sites": args.sites,
                               "reports": args.reports, "round": i + 1})
                     print_row(r)
