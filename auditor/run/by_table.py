@@ -319,11 +319,18 @@ def _rows_by_range(where: np.ndarray, ranges: int) -> list[list]:
 
 
 def _taken(events: pa.Table, rows: list) -> pa.Table:
-    """The rows of `events` `_rows_by_range` gave one range."""
+    """The rows of `events` `_rows_by_range` gave one range. Rows gathered
+    are filtered, not taken: a filter keeps each chunk (and its dictionary)
+    as it is, where a take of rows from several chunks unifies their
+    dictionaries at each range (1.7M rows of 8 tables in time order, four
+    ranges: 0.25 against 0.66 s of CPU, and no copy of the whole piece as
+    joining its chunks first would make)."""
     if isinstance(rows[0], range):
         parts = [events.slice(r.start, len(r)) for r in rows]
         return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
-    return events.take(rows[0])
+    mask = np.zeros(events.num_rows, dtype=bool)
+    mask[rows[0]] = True
+    return events.filter(pa.array(mask))
 
 
 def _owners(quarantine: pd.DataFrame, bounds: tuple[str, ...]) -> np.ndarray:
