@@ -14,8 +14,8 @@ local cluster, or this process in turn):
 
 1. `sort_out`: each file (or piece) of the group read once, as a batch
    (a piece) reads it (`load_file`), and its typed events sorted out by
-   the plan's ranges of
-   tables (`stream.Batch.ranges`) into one file a range in the audit's
+   the plan's ranges of tables (`stream.Batch.ranges`, or a file's own:
+   `split`) into one file a range in the audit's
    scratch folder (Arrow IPC; compressed where the disk is short of room:
    `compression`); its quarantined rows routed the same way (those naming
    no table to the first range, so that each `log.malformed` finding is

@@ -22,9 +22,9 @@ its tables instead (`auditor.run.by_table`, decision 127): each piece read
 once, its rows written to its ranges' parts, each range audited whole. One
 the plan did not see (or with no scratch folder to sort into) still holds
 a table in two pieces: the merge sees it (as for batches of files,
-`stream.TablesCrossBatches`) and the file is read whole. So do a piece that decodes past its share of the file's
-decoding cap (`parquet_format.PieceOverShare`: the file may be refused as a
-whole), a file every row of which was quarantined (it may be one problem,
+`stream.TablesCrossBatches`) and the file is read whole. So do a piece
+that decodes past its share of the file's decoding cap
+(`parquet_format.PieceOverShare`: the file may be refused as a whole), a file every row of which was quarantined (it may be one problem,
 `load._one_problem`) and a piece that finds the file cannot be a log: the
 file is then read whole, once, and gives the error (or the audit) that one
 reading gives. What a piece cannot judge alone is thus always judged on
