@@ -168,17 +168,21 @@ def _nightly(source: Path, folder: Path, fmt: str, tables: int, rolls: int, seed
     (`auditor.generate.by_night`) in `folder`."""
     if folder.exists():
         return folder
+    _generate(source, tables, rolls, seed, 1, days)
+    print(f"cutting {source.name} into a file a night ...", flush=True)
+    _apart(_write_nightly, source, folder, fmt)
+    return folder
+
+
+def _write_nightly(source: Path, folder: Path, fmt: str) -> None:
     import pyarrow.parquet as pq
 
     from auditor.generate import by_night, write_log
 
-    _generate(source, tables, rolls, seed, 1, days)
-    print(f"cutting {source.name} into a file a night ...", flush=True)
     part = folder.with_name(folder.name + ".part")
     for k, night in enumerate(by_night(pq.read_table(source))):
         write_log(night, part / f"night-{k + 1:03d}.{fmt}")
     part.rename(folder)
-    return folder
 
 
 def _by_time(source: Path, path: Path, tables: int, rolls: int, seed: int, days: int) -> Path:
@@ -186,19 +190,37 @@ def _by_time(source: Path, path: Path, tables: int, rolls: int, seed: int, days:
     (any format) with its rows in time order, ties by table."""
     if path.exists():
         return path
+    _generate(source, tables, rolls, seed, 1, days)
+    print(f"writing {source.name} in time order ...", flush=True)
+    _apart(_write_by_time, source, path)
+    return path
+
+
+def _write_by_time(source: Path, path: Path) -> None:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from auditor.generate import write_log
 
-    _generate(source, tables, rolls, seed, 1, days)
-    print(f"writing {source.name} in time order ...", flush=True)
     log = pq.read_table(source)
     part = path.with_name(path.name + ".part" + path.suffix)
     write_log(log.take(pc.sort_indices(log, [("ts", "ascending"), ("table_id", "ascending")])),
               part)
     part.rename(path)
-    return path
+
+
+def _apart(func, *args) -> None:
+    """`func(*args)` in a process of its own (spawned): what it holds never
+    stays in this one, whose resident peak every audit started from it
+    would carry (Linux keeps a process's peak across the fork and exec of a
+    child, in the child's own `ru_maxrss`)."""
+    import multiprocessing
+
+    child = multiprocessing.get_context("spawn").Process(target=func, args=args)
+    child.start()
+    child.join()
+    if child.exitcode:
+        raise SystemExit(f"writing the log failed ({child.exitcode})")
 
 
 def _generate(path: Path, tables: int, rolls: int, seed: int, first_table: int,
