@@ -11,13 +11,18 @@ counts and prints: it never changes what is audited or reported.
 
     reading: 3/20 file(s), 1,447,857 event(s), 301,220 events/s
     auditing: 20/20 file(s), 13/40 table(s), 6,281,003 event(s), 171,544 events/s, about 41 s left
+    sorting out: 40/365 file(s), 3,120,418 event(s), 260,034 events/s, about 1 min 05 s left to sort out
 
 While reading, "event(s)" are rows read and the rate is over the time since
 the start; from the first audit stage on, they are events replayed and the
 rate is over the time since auditing began. The time left is that pace
 carried on over the events still to audit (their total from the files'
 metadata or scan, or once loaded; else over the tables still to check): it
-counts every worker's events, whichever engine.
+counts every worker's events, whichever engine. Files sorted out by table
+before their tables are audited (a casino's nightly exports, a file in time
+order: `auditor.run.by_table`) are "sorting out", their time left that of
+the sorting alone (the rows still to read, at its pace), as no event has
+been audited to time the rest by.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from __future__ import annotations
 import sys
 import time
 
-from auditor.run.progress import READING, NoProgress
+from auditor.run.progress import BEFORE_AUDIT, SORTING, NoProgress
 
 
 def duration(seconds: float) -> str:
@@ -82,17 +87,18 @@ class Progress(NoProgress):
         parts = [f"{self.label}: {files} file(s)"]
         if self.tables_total is not None:
             parts.append(f"{self.tables}/{self.tables_total} table(s)")
-        if self.label in (READING, "scanning") or \
-                self._audit_started is None and not self.audited:
+        if self.label in BEFORE_AUDIT or self._audit_started is None and not self.audited:
             count, since = self.events, self._started
         else:
             count, since = self.audited, self._audit_started or self._started
         rate = count / max(now - since, 1e-9)
         parts.append(f"{count:,} event(s)")
         parts.append(f"{rate:,.0f} events/s")
-        left = self.left() if self.label not in (READING, "scanning", "writing") else None
+        left = self.left() if self.label not in (*BEFORE_AUDIT, "writing") \
+            or self.label == SORTING else None
         if left is not None and left >= 0.5:
-            parts.append(f"about {duration(left)} left")
+            parts.append(f"about {duration(left)} left"
+                         + (" to sort out" if self.label == SORTING else ""))
         return ", ".join(parts)
 
     def _show(self) -> None:

@@ -60,7 +60,7 @@ from auditor.logs.frame import order_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.run import pieces, scratch, stream
-from auditor.run.progress import NoProgress
+from auditor.run.progress import SORTING, NoProgress
 
 #: About the bytes an event takes in a part as it is (typed, Arrow IPC):
 #: 110 on the generated nights, against 25 compressed by LZ4 and 14 in
@@ -199,7 +199,7 @@ def _piece_bounds(piece: pieces.Piece, count: int, path: str,
 
 def sorting_only(work: list) -> bool:
     """Whether every item of `work` sorts a file out (the first pass alone:
-    reading, to the progress line)."""
+    `SORTING` to the progress line, with a time left of its own)."""
     return bool(work) and all(isinstance(item, SortOut) for item in work)
 
 
@@ -260,7 +260,7 @@ def _sorted(item: SortOut, name: str, rows: tuple[int, int], load, progress) -> 
     if rows[0] >= rows[1]:  # (a piece holding no row)
         return SortedOut(item.file, None, pd.DataFrame(), np.zeros(0, dtype=np.int64),
                          [0] * ranges, None, timings)
-    progress.stage("reading")
+    progress.stage(SORTING)
     with stage(timings, "load"):
         events, quarantine, loaded = load()
     progress.advance(files=int(rows[0] == 0), events=loaded.rows_read)

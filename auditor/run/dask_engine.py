@@ -66,7 +66,7 @@ from auditor.rules.ruleset import Ruleset
 from auditor.run import by_table, pieces, scratch, stream
 from auditor.run.job import AuditJob
 from auditor.run.partition import DayUnit, audit_unit, day_units, quarantine_groups
-from auditor.run.progress import READING, NoProgress
+from auditor.run.progress import SORTING, NoProgress
 from auditor.run.stream import LazyLogs
 
 
@@ -308,7 +308,7 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
         try:
             work = by_table.split(work, files, folder, job.sites)
             if by_table.sorting_only(work):
-                progress.stage(READING)  # (sorting a group out is reading)
+                progress.stage(SORTING)  # (files sorted out by table: reading)
             results = audited(work)
             work, results, ranges = by_table.range_audits(work, results)
             if ranges.audits:

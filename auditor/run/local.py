@@ -43,7 +43,7 @@ from auditor.rules.ruleset import Ruleset
 from auditor.run import by_table, pieces, scratch, stream
 from auditor.run.job import AuditJob
 from auditor.run.partition import split_tables, table_spans
-from auditor.run.progress import READING, NoProgress
+from auditor.run.progress import SORTING, NoProgress
 
 #: Groups handed to forked workers by position (they inherit this module's
 #: memory, so the events are not copied through a pipe).
@@ -195,8 +195,8 @@ def _audit_in_pool(job: AuditJob, work: list, timings, progress, folder: str | N
     """`_audit_work`'s items audited by `job.jobs` workers, which write
     what their collectors spill to `folder`."""
     files, read = list(job.files), job.read
-    # (the workers read and audit side by side; sorting a group out is reading)
-    progress.stage(READING if by_table.sorting_only(work) else "auditing")
+    # (the workers read and audit side by side, or sort files out by table)
+    progress.stage(SORTING if by_table.sorting_only(work) else "auditing")
     with stage(timings, "parallel"):
         return _run_pool([_as_item(item, files) for item in work], _audit_item_task, job,
                          job.jobs, progress, on_error=lambda exc, done: stream.first_error(

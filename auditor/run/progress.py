@@ -8,6 +8,11 @@ from __future__ import annotations
 import time
 
 READING = "reading"
+#: The first pass over files sorted out by table (`auditor.run.by_table`):
+#: reading, with a time left of its own (the rows still to read).
+SORTING = "sorting out"
+#: The stages before any event is audited: the audit's pace starts after them.
+BEFORE_AUDIT = (READING, SORTING, "scanning")
 
 
 class NoProgress:
@@ -33,6 +38,7 @@ class NoProgress:
         self.audited = 0      # events replayed
         self._started = self.clock()
         self._audit_started: float | None = None
+        self._sorting_started: float | None = None
 
     def start(self, files: int | None = None, label: str = READING,
               tables: int | None = None) -> None:
@@ -43,8 +49,10 @@ class NoProgress:
 
     def stage(self, label: str) -> None:
         """Switch to another stage (shown at once)."""
-        if label not in (READING, "scanning", "writing") and self._audit_started is None:
+        if label not in (*BEFORE_AUDIT, "writing") and self._audit_started is None:
             self._audit_started = self.clock()
+        if label == SORTING and self._sorting_started is None:
+            self._sorting_started = self.clock()
         if label != self.label:
             self.label = label
             self._show()
@@ -63,7 +71,15 @@ class NoProgress:
     def left(self) -> float | None:
         """About how many seconds the audit has left, from its pace since
         auditing began: by the events audited of `events_total` where that
-        is known, else by the tables; None before anything is audited."""
+        is known, else by the tables; None before anything is audited.
+        While files are sorted out by table (`SORTING`, before any event is
+        audited), how long the sorting has left: by the rows read of
+        `events_total`, at its pace since it began."""
+        if self.label == SORTING and self._audit_started is None:
+            if self._sorting_started is None or not self.events_total or not self.events:
+                return None
+            done = min(self.events / self.events_total, 1.0)
+            return (self.clock() - self._sorting_started) * (1 - done) / done
         if self._audit_started is None:
             return None
         elapsed = self.clock() - self._audit_started

@@ -16,7 +16,7 @@ from auditor.cli.progress import Progress
 from auditor.generate import INJECTABLE, generate, write_log
 from auditor.logs.load import load_logs
 from auditor.run import AuditJob, dask_engine, run_audit, stream
-from auditor.run.progress import NoProgress
+from auditor.run.progress import SORTING, NoProgress
 
 
 class Clock:
@@ -130,6 +130,31 @@ def test_the_time_left_is_the_pace_so_far_over_the_events_still_to_audit():
     assert p.left() == 0.0 and "left" not in p.line()
     p.stage("writing")
     assert "left" not in p.line()
+
+
+def test_sorting_files_out_by_table_has_a_time_left_of_its_own():
+    """Before any event is audited (nightly exports sorted out by table),
+    the time left is the sorting's: the rows still to read at its pace;
+    once the ranges are audited, the audit's own pace, from then."""
+    clock = Clock()
+    p = Progress(stream=io.StringIO(), enabled=True, clock=clock, interval=0)
+    p.start(files=4)
+    p.expect(events=8_000)
+    clock.now = 1.0
+    p.stage(SORTING)
+    assert p.left() is None  # nothing read yet: no guess
+    clock.now = 3.0
+    p.advance(files=1, events=2_000)  # a quarter in 2 s: 6 s to go
+    assert p.left() == 6.0
+    assert p.line() == ("sorting out: 1/4 file(s), 2,000 event(s), 667 events/s, "
+                        "about 6 s left to sort out")
+    clock.now = 9.0
+    p.advance(files=3, events=6_000)
+    p.stage("auditing")
+    assert p.left() is None  # (the audit's pace: nothing audited yet)
+    clock.now = 10.0
+    p.advance(audited=4_000)
+    assert p.left() == 1.0 and p.line().endswith("about 1 s left")
 
 
 def test_without_the_events_total_the_time_left_goes_by_the_tables():
@@ -277,9 +302,10 @@ def test_a_group_audited_by_ranges_of_tables_reports_each_file_and_range(
     assert sorted(p.advances(TABLES)) == [1, 1, 1]
     assert sorted(p.advances(FILES)) == [1, 1, 1]
     assert result.findings.equals(run_audit(AuditJob.loaded(ruleset), loaded=logs).findings)
-    # sorting the files out is reading; the ranges' audits, auditing
+    # sorting the files out is a stage of its own; the ranges' audits, auditing
     stages = [c[1] for c in p.calls if c[0] == "stage"]
-    assert stages[0] == "scanning" and stages[-1] == "auditing" and "reading" in stages[1:-1]
+    assert stages[0] == "scanning" and stages[-1] == "auditing"
+    assert stages[1] == SORTING and stages.index("auditing") > stages.index(SORTING)
 
 
 def test_family_audits_report_too(tmp_path):
