@@ -60,6 +60,7 @@ from auditor.logs.frame import order_events
 from auditor.logs.load import InputFile, LoadedLogs, load_file
 from auditor.logs.raw import DEFAULT_READ, ReadOptions
 from auditor.run import pieces, scratch, stream
+from auditor.run.partition import quarantine_owners
 from auditor.run.progress import SORTING, NoProgress
 
 #: About the bytes an event takes in a part as it is (typed, Arrow IPC):
@@ -272,8 +273,8 @@ def _sorted(item: SortOut, name: str, rows: tuple[int, int], load, progress) -> 
             _write(_taken(events, taken),
                    _part_path(item.folder, item.group, part, item.file, piece),
                    name, item.compression)
-    return SortedOut(item.file, loaded, quarantine, _owners(quarantine, item.bounds), parts,
-                     events.schema, timings)
+    owners = quarantine_owners(quarantine, lambda table: range_of(table, item.bounds))
+    return SortedOut(item.file, loaded, quarantine, owners, parts, events.schema, timings)
 
 
 def range_of(table: str, bounds: tuple[str, ...]) -> int:
@@ -331,14 +332,6 @@ def _taken(events: pa.Table, rows: list) -> pa.Table:
     mask = np.zeros(events.num_rows, dtype=bool)
     mask[rows[0]] = True
     return events.filter(pa.array(mask))
-
-
-def _owners(quarantine: pd.DataFrame, bounds: tuple[str, ...]) -> np.ndarray:
-    """Each quarantined row's range, by the table it names (none: the first)."""
-    if not len(quarantine):
-        return np.zeros(0, dtype=np.int64)
-    return np.array([range_of(str(t), bounds) if t is not None and not pd.isna(t) else 0
-                     for t in quarantine["table_id"].tolist()], dtype=np.int64)
 
 
 def _write(table: pa.Table, path: str, name: str, packed: str | None = None) -> None:

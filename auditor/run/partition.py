@@ -68,10 +68,17 @@ def contiguous(sizes: list[int], groups: int) -> list[range]:
 def quarantine_groups(quarantine: pd.DataFrame, groups: list[list[str]]) -> list[pd.DataFrame]:
     """The quarantined rows each group of tables gets (see module docstring)."""
     group_of = {t: g for g, tables in enumerate(groups) for t in tables}
-    tids = quarantine["table_id"].tolist() if len(quarantine) else []
-    owner = np.array([group_of.get(str(t), 0) if t is not None and not pd.isna(t) else 0
-                      for t in tids], dtype=np.int64)
+    owner = quarantine_owners(quarantine, lambda table: group_of.get(table, 0))
     return [quarantine.loc[owner == g].reset_index(drop=True) for g in range(len(groups))]
+
+
+def quarantine_owners(quarantine: pd.DataFrame, owner_of) -> np.ndarray:
+    """Each quarantined row's owner (a group's position): `owner_of` the
+    table it names (as text), the first (0) for a row naming none, so that
+    its `log.malformed` finding is made once."""
+    tids = quarantine["table_id"].tolist() if len(quarantine) else []
+    return np.array([owner_of(str(t)) if t is not None and not pd.isna(t) else 0
+                     for t in tids], dtype=np.int64)
 
 
 def split_tables(logs: LoadedLogs, groups: int) -> list[LoadedLogs]:
