@@ -352,9 +352,10 @@ def interleaved(names: list) -> tuple[str, ...]:
 def _parquet_interleaved(path: Path, meta, names: list[str]) -> tuple[str, ...]:
     """Where a Parquet file's row groups' `table_id` statistics overlap (a
     group's least table below the greatest of the group before it), or it
-    has one row group, and its first rows interleave (`interleaved`), every
-    table its first row group names; () where they do not (each table in
-    one run, or the tables out of name order: the pieces then find out)."""
+    has one row group, and its first `SAMPLE_ROWS` rows interleave
+    (`interleaved`), every table its first row group names; () where they
+    do not (each table in one run, or the tables out of name order: the
+    pieces then find out)."""
     column = names.index("table_id")
     spans = []
     for g in range(meta.num_row_groups):
@@ -364,15 +365,16 @@ def _parquet_interleaved(path: Path, meta, names: list[str]) -> tuple[str, ...]:
         spans.append((stats.min, stats.max))
     if len(spans) > 1 and not any(before[1] > after[0] for before, after in pairwise(spans)):
         return ()
-    try:
-        ids = pq.ParquetFile(path, read_dictionary=["table_id"]).read_row_group(
-            0, columns=["table_id"]).column(0)
+    try:  # (a batch of the first rows, not the row group: it may be of any size)
+        ids = next(pq.ParquetFile(path, read_dictionary=["table_id"]).iter_batches(
+            batch_size=SAMPLE_ROWS, columns=["table_id"], row_groups=[0])).column(0)
     except Exception:  # noqa: BLE001 - the loader says what is wrong with it
         return ()
-    head = [None if t is None else str(t).strip() for t in ids.slice(0, SAMPLE_ROWS).to_pylist()]
-    if not interleaved(head):
+    if not interleaved([None if t is None else str(t).strip() for t in ids.to_pylist()]):
         return ()
-    return tuple(sorted({str(t).strip() for t in pc.unique(ids).to_pylist() if t is not None}))
+    # (a text column's dictionary is its row group's: every table the group names)
+    named = ids.dictionary if pa.types.is_dictionary(ids.type) else pc.unique(ids)
+    return tuple(sorted({str(t).strip() for t in named.to_pylist() if t is not None}))
 
 
 def _text_interleaved(body: bytes, tables) -> tuple[str, ...]:
