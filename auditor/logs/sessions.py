@@ -60,7 +60,6 @@ def marks_by_file(events: pa.Table, rows: list[int]) -> list[dict[str, TableMark
     return out
 
 
-
 def joined_marks(pieces: list[dict[str, TableMarks]]) -> dict[str, TableMarks]:
     """One file's marks from those of its pieces (rows [a, b) each, in row
     order: `auditor.run.pieces`), as `table_marks` of the whole file gives
