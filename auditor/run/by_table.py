@@ -47,7 +47,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import groupby, pairwise
 from pathlib import Path
 
 import numpy as np
@@ -150,13 +150,15 @@ class RangeAudit:
 
 
 def split(work: list, files: list[Path], folder: str | None,
-          sites: dict[str, str] | None = None) -> list:
+          sites: dict[str, str] | None = None, read: ReadOptions = DEFAULT_READ) -> list:
     """`work` (`pieces.split`'s) with each batch that has ranges of tables
-    given as one `SortOut` a file, and each piece of a file whose rows
+    given as one `SortOut` a file (a piece, for a file of the group larger
+    than a piece may be: `_cut`), and each piece of a file whose rows
     interleave its tables (`pieces.Piece.interleaved`) as one `SortOut` a
     piece, where there is a `folder` to sort into (else as it is: the group
     one batch, the pieces audited as pieces). `sites`: each file's site by
-    path (`--site-from-path`), which keys its tables."""
+    path (`--site-from-path`), which keys its tables; `read`: how the files
+    are read (the column a text file names its table in)."""
     if folder is None:
         return work
     mixed = Counter(item.file for item in work
@@ -172,14 +174,38 @@ def split(work: list, files: list[Path], folder: str | None,
         if isinstance(item, stream.Batch) and item.ranges:
             share = item.rows // max(1, len(item))
             cut = tuple(min(tables) for tables in item.ranges[1:])
-            out += [SortOut(str(files[i]), i, item[0], cut, folder, share, packed)
-                    for i in item]
+            for i in item:
+                found = _cut(files[i], i, read)
+                out += [SortOut(str(files[i]), i, item[0], cut, folder,
+                                pieces.rows_of(piece), packed, piece) for piece in found] \
+                    or [SortOut(str(files[i]), i, item[0], cut, folder, share, packed)]
         elif isinstance(item, pieces.Piece) and bounds.get(item.file):
             out.append(SortOut(str(files[item.file]), item.file, item.file, bounds[item.file],
                                folder, pieces.rows_of(item), packed, item))
         else:
             out.append(item)
     return out
+
+
+#: A file of a group of this many bytes or fewer is sorted out whole without
+#: a look at its footer or first lines: well within a piece (Parquet takes
+#: about 14 bytes an event, text 60 to 300; a piece is `PIECE_BUDGET`, 2M
+#: events).
+WHOLE_BYTES = 16 << 20
+
+
+def _cut(path: Path, file: int, read: ReadOptions) -> list[pieces.Piece]:
+    """The pieces a file of a group (the job's file `file`) is sorted out
+    in: of at most `pieces.PIECE_BUDGET` rows, where it has more (a month
+    in one file beside nightly ones), so that no worker holds it whole;
+    none where it is sorted out whole (smaller, or not to be cut: a gzip
+    stream, text in UTF-16)."""
+    try:
+        if path.stat().st_size <= WHOLE_BYTES:
+            return []
+    except OSError:  # (the loader says what is wrong with it)
+        return []
+    return pieces.pieces(path, file, 1, key=pieces.table_key(read)) or []
 
 
 def _piece_bounds(piece: pieces.Piece, count: int, path: str,
@@ -372,6 +398,10 @@ class Ranges:
     quarantine: dict[int, pd.DataFrame]
     #: the seconds each group's files took to read and sort out, by stage
     timings: dict[int, dict[str, float]] = field(default_factory=dict)
+    #: the groups (their files' positions) to audit whole instead, as one
+    #: batch: a file of them sorted out a piece at a time whose pieces
+    #: cannot be joined (`_joined_pieces`)
+    whole: list[list[int]] = field(default_factory=list)
 
     def each(self, read: ReadOptions = DEFAULT_READ) -> Iterator[LoadedLogs]:
         """Each range's logs in turn (`range_logs`), one held at a time."""
@@ -398,9 +428,9 @@ class Ranges:
 def range_audits(work: list, results: list) -> tuple[list, list, Ranges]:
     """The work and results of the first pass less its sorted-out files,
     and the second pass: the ranges to audit from them, each group's in
-    order. A file sorted out a piece at a time whose pieces cannot be
-    joined (`_joined_pieces`) is given back as its pieces, each answering
-    `pieces.ReadWhole`: the file is then audited whole (`pieces.join`)."""
+    order; a group with a file sorted out a piece at a time whose pieces
+    cannot be joined (`_joined_pieces`) is to be audited whole instead
+    (`Ranges.whole`)."""
     rest_work, rest_results = [], []
     groups: dict[int, list[tuple[SortOut, SortedOut]]] = {}
     for item, result in zip(work, results, strict=True):
@@ -412,36 +442,48 @@ def range_audits(work: list, results: list) -> tuple[list, list, Ranges]:
     ranges = Ranges([], {}, {})
     for group, members in sorted(groups.items()):
         members.sort(key=lambda pair: (pair[0].file, _piece_of(pair[0])))
-        if members[0][0].piece is None:
-            inputs = tuple(done.input for _, done in members)
-        else:
-            joined = _joined_pieces(members)
-            if joined is None:
-                rest_work += [item.piece for item, _ in members]
-                rest_results += [pieces.ReadWhole() for _ in members]
+        kept, inputs = [], []
+        for _, of_file in groupby(members, key=lambda pair: pair[0].file):
+            of_file = list(of_file)
+            if of_file[0][0].piece is None:
+                kept += of_file
+                inputs.append(of_file[0][1].input)
                 continue
-            members, inputs = joined
-        ranges.inputs[group] = list(inputs)
-        ranges.timings[group] = {}
-        add_work(ranges.timings[group], [done.timings for _, done in members])
-        ranges.quarantine[group] = pd.concat(
-            [done.quarantine for _, done in members], ignore_index=True)
-        files = tuple(dict.fromkeys(item.file for item, _ in members))
-        for part in range(len(members[0][0].bounds) + 1):
-            written = tuple((done.file, done.piece) for _, done in members if done.parts[part])
-            quarantine = pd.concat([done.quarantine.loc[done.owners == part]
-                                    for _, done in members], ignore_index=True)
-            rows = sum(done.parts[part] for _, done in members)
-            ranges.audits.append(RangeAudit(group, part, files, written, members[0][0].folder,
-                                            quarantine, inputs, members[0][1].schema, rows))
+            joined = _joined_pieces(of_file)
+            if joined is None:
+                break
+            kept += joined[0]
+            inputs.append(joined[1])
+        else:
+            _add_group(ranges, group, kept, tuple(inputs))
+            continue
+        ranges.whole.append(list(dict.fromkeys(item.file for item, _ in members)))
     return rest_work, rest_results, ranges
+
+
+def _add_group(ranges: Ranges, group: int, members: list, inputs: tuple) -> None:
+    """A group's ranges to audit (`members`: its files' and pieces' items
+    and results, in file and row order; `inputs`: its files' provenance)."""
+    ranges.inputs[group] = list(inputs)
+    ranges.timings[group] = {}
+    add_work(ranges.timings[group], [done.timings for _, done in members])
+    ranges.quarantine[group] = pd.concat(
+        [done.quarantine for _, done in members], ignore_index=True)
+    files = tuple(dict.fromkeys(item.file for item, _ in members))
+    for part in range(len(members[0][0].bounds) + 1):
+        written = tuple((done.file, done.piece) for _, done in members if done.parts[part])
+        quarantine = pd.concat([done.quarantine.loc[done.owners == part]
+                                for _, done in members], ignore_index=True)
+        rows = sum(done.parts[part] for _, done in members)
+        ranges.audits.append(RangeAudit(group, part, files, written, members[0][0].folder,
+                                        quarantine, inputs, members[0][1].schema, rows))
 
 
 def _piece_of(item: SortOut) -> int:
     return -1 if item.piece is None else item.piece.part
 
 
-def _joined_pieces(members: list) -> tuple[list, tuple[InputFile]] | None:
+def _joined_pieces(members: list) -> tuple[list, InputFile] | None:
     """The pieces of one file sorted out (`members`: (item, result), in row
     order) that hold rows, and the file's provenance joined from theirs; or
     None where the file must be read whole: a piece asked for it, the file
@@ -456,7 +498,7 @@ def _joined_pieces(members: list) -> tuple[list, tuple[InputFile]] | None:
         return None
     whole = pieces.one_file([done.input for _, done in kept],
                             [done.quarantine for _, done in kept])
-    return None if whole is None else (kept, (whole,))
+    return None if whole is None else (kept, whole)
 
 
 def range_logs(item: RangeAudit, read: ReadOptions = DEFAULT_READ) -> LoadedLogs:
@@ -493,8 +535,8 @@ def in_process(files: list[Path], batch: stream.Batch, read: ReadOptions = DEFAU
     for a caller that judges each range's rows itself (`auditor validate`,
     a ruleset family): the group sorted out into a scratch folder of
     `root` (TMPDIR), its `Ranges` given (`Ranges.each` reads each range
-    back), the folder removed after; None where no folder can be made
-    (the group is then read whole)."""
+    back), the folder removed after; None where no folder can be made, or
+    where the group must be read whole (`sorted_out`)."""
     folder = scratch.make("tables", root)
     if folder is None:
         yield None
@@ -507,11 +549,19 @@ def in_process(files: list[Path], batch: stream.Batch, read: ReadOptions = DEFAU
 
 def sorted_out(files: list[Path], batch: stream.Batch, folder: str,
                read: ReadOptions = DEFAULT_READ, sites: dict[str, str] | None = None,
-               labels: dict[str, str] | None = None) -> Ranges:
+               labels: dict[str, str] | None = None) -> Ranges | None:
     """In this process: the first pass over one group's files (`batch`,
     with ranges), sorted out into `folder`, and the second pass to run
     (`auditor validate`, a ruleset family: each judges each range's rows
-    itself)."""
-    items = split([batch], files, folder)
-    results = [sort_out(item, Reading(read, sites, labels), NoProgress()) for item in items]
-    return range_audits(items, results)[2]
+    itself); None where the group must be read whole (a file of it sorted
+    out in pieces that cannot be joined). LogFileError for a file that
+    cannot be a log."""
+    items = split([batch], files, folder, sites, read)
+    results = []
+    for item in items:
+        result = sort_out(item, Reading(read, sites, labels), NoProgress())
+        if isinstance(result, stream.FileFailure):
+            raise result.error()
+        results.append(result)
+    ranges = range_audits(items, results)[2]
+    return None if ranges.whole else ranges

@@ -306,7 +306,7 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
         # `--scheduler`, only into a `--scratch` folder its workers all see)
         folder = _tables_folder(client, job) if by_table.wanted(work) else None
         try:
-            work = by_table.split(work, files, folder, job.sites)
+            work = by_table.split(work, files, folder, job.sites, job.read)
             if by_table.sorting_only(work):
                 progress.stage(SORTING)  # (files sorted out by table: reading)
             results = audited(work)
@@ -318,8 +318,9 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
         finally:
             scratch.remove(folder)
         results, whole = pieces.join(work, results)
-        if whole:  # (rare: a file read in pieces that must be judged whole)
-            results += audited([[i] for i in whole])
+        if whole or ranges.whole:  # (rare: a file read in pieces, or a group
+            # with such a file, that must be judged whole)
+            results += audited([[i] for i in whole] + ranges.whole)
     return stream.merged_result(job, results, timings, progress, RemoteLogs)
 
 

@@ -163,7 +163,7 @@ def _audit_work(job: AuditJob, work: list, timings, progress) -> AuditResult:
     # by ranges of tables into this folder, then a range audited at a time)
     tables = scratch.make("tables", job.scratch) if by_table.wanted(work) else None
     try:
-        work = by_table.split(work, files, tables, job.sites)
+        work = by_table.split(work, files, tables, job.sites, job.read)
         if job.jobs > 1:
             # (what the reports read of the batches only for a flagged die waits
             # in files the workers write, not in their results)
@@ -214,8 +214,8 @@ def _joined(job: AuditJob, work: list, results: list, timings, progress,
             folder: str | None = None) -> AuditResult:
     """The items' results as one audit: the ranges of tables of groups
     sorted out audited (`by_table`), and a split file its pieces could not
-    judge alone audited whole, first. `folder`: where a pool's workers
-    spill."""
+    judge alone audited whole (a group holding one, as one batch).
+    `folder`: where a pool's workers spill."""
     files, read = list(job.files), job.read
     work, results, ranges = by_table.range_audits(work, results)
     if ranges.audits:
@@ -223,11 +223,14 @@ def _joined(job: AuditJob, work: list, results: list, timings, progress,
             if job.jobs > 1 else _audit_in_turn(job, ranges.audits, progress)
         work, results = work + ranges.audits, results + ranges.joined(audited)
     results, whole = pieces.join(work, results)
-    for i in whole:  # (rare: a file read in pieces that must be judged whole)
+    # (rare: a file read in pieces, or a group with such a file, that must
+    # be judged whole)
+    for group in [[i] for i in whole] + ranges.whole:
         try:
-            results.append(stream.audit_batch([files[i]], job, progress))
+            results.append(stream.audit_batch([files[i] for i in group], job, progress))
         except LogFileError as exc:
-            raise stream.first_error(files, exc, set(range(len(files))) - {i}, read) from None
+            raise stream.first_error(files, exc, set(range(len(files))) - set(group),
+                                     read) from None
     return stream.merged_result(job, results, timings, progress)
 
 

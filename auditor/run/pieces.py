@@ -158,9 +158,7 @@ def split(files: list[Path], batches: list[stream.Batch] | None,
     are none. Text read in an encoding of more than one byte a character
     other than UTF-8 (`read`: UTF-16, Shift JIS) is not cut; its table is
     found under the key (the column) `read`'s columns read as `table_id`."""
-    key = None if read.encoding is not None and not one_byte_a_character(read.encoding) \
-        else next((name for name, spec in read.columns if spec == "table_id"),
-                  line_runs.TABLE_KEY)
+    key = table_key(read)
     if batches is None:
         if len(files) != 1:
             return None
@@ -172,6 +170,16 @@ def split(files: list[Path], batches: list[stream.Batch] | None,
             else None
         work += found or [batch]
     return work
+
+
+def table_key(read: ReadOptions) -> str | None:
+    """The key (JSON Lines) or column (CSV) a text file's lines name their
+    table under, as `read`'s columns read it; None where text read so is not
+    cut (an encoding of more than one byte a character other than UTF-8)."""
+    if read.encoding is not None and not one_byte_a_character(read.encoding):
+        return None
+    return next((name for name, spec in read.columns if spec == "table_id"),
+                line_runs.TABLE_KEY)
 
 
 def largest_first(work: list) -> list[int]:

@@ -11,14 +11,14 @@ import pytest
 from builder import append_broken_rows, nightly_exports, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pieces_check import same_as_once
+from pieces_check import files_read_whole, same_as_once
 
 from auditor.errors import EngineError
 from auditor.logs.discover import discover
 from auditor.logs.load import load_logs
 from auditor.logs.site import path_sites, site_prefix
 from auditor.report.html import COLLECTOR, render_html
-from auditor.run import AuditJob, by_table, run_audit, scratch, stream
+from auditor.run import AuditJob, by_table, pieces, run_audit, scratch, stream
 
 META = {"test": "by_table"}
 
@@ -388,3 +388,41 @@ def test_keep_going_leaves_a_broken_night_out_and_ranges_the_rest(tmp_path, rang
     assert sorted(ranged["sorted"]) == ["night-02.csv", "night-03.jsonl", "night-04.parquet"]
     monkeypatch.setattr(stream, "STREAM_EVENTS", 10**9)  # (one batch: loaded at once)
     assert check("once") == ranged_reports
+
+
+@pytest.mark.parametrize(("jobs", "interleaved"), [(1, False), (1, True), (2, True)])
+def test_a_file_of_the_group_larger_than_a_piece_is_sorted_out_a_piece_at_a_time(
+        tmp_path, ruleset, ranged, monkeypatch, jobs, interleaved):
+    """A month in one file beside nightly ones: a file of the group larger
+    than a piece may be (`pieces.PIECE_BUDGET`) is sorted out a piece at a
+    time, so that no worker holds it whole; Parquet, CSV and JSON Lines
+    alike, tables in runs or in time order, the audit one load's."""
+    root = tmp_path / "logs"
+    files = nightly_exports(root, tables=3, nights=3, interleaved=interleaved)
+    assert by_table._cut(files[0], 0, by_table.DEFAULT_READ) == []  # (small: whole)
+    monkeypatch.setattr(by_table, "WHOLE_BYTES", 0)
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 400)
+    assert all(len(by_table._cut(f, 0, by_table.DEFAULT_READ)) >= 2 for f in files)
+    once = _once([root], ruleset)
+    streamed = run_audit(AuditJob.of([root], ruleset, jobs=jobs, collector=COLLECTOR))
+    if jobs == 1:  # (a worker's calls are not seen here)
+        assert set(ranged["sorted"]) == {f.name for f in files}
+        assert len(ranged["sorted"]) >= 2 * len(files)  # (each file in pieces)
+    _same(streamed, once, tmp_path)
+
+
+def test_a_group_whose_file_in_pieces_cannot_be_joined_is_read_whole(tmp_path, ruleset, ranged,
+                                                                     monkeypatch):
+    """Its pieces saw another file each time (renamed over while read): the
+    group is audited as one batch, one load's audit, its hash and rows
+    from one file."""
+    files = nightly_exports(tmp_path / "logs", tables=2, nights=3)
+    monkeypatch.setattr(by_table, "WHOLE_BYTES", 0)
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 400)
+    seen = iter(range(10 ** 6))
+    monkeypatch.setattr(pieces, "file_as_it_stands", lambda path: (next(seen),))
+    once = _once([tmp_path / "logs"], ruleset)
+    whole = files_read_whole(monkeypatch)
+    streamed = run_audit(AuditJob.of([tmp_path / "logs"], ruleset, collector=COLLECTOR))
+    assert ranged["ranges"] == [] and whole == [files]
+    _same(streamed, once, tmp_path)
