@@ -15,9 +15,10 @@ once, each cut between two runs of different tables.
 
 A file whose tables are not each in one run of rows (rows interleaved by
 time, as a casino's export in time order) would hold a table in every
-piece. The plan sees it from the file's first rows (`interleaved`: a
-Parquet file's first row group, where its row groups' statistics overlap;
-a text file's first 64 KB) and its pieces are then sorted out by ranges of
+piece. The plan sees it from samples of its rows (`interleaved`: a
+Parquet file's first row group and the first that overlaps another, where
+its row groups' statistics overlap; a text file's first 64 KB and as many
+from its middle) and its pieces are then sorted out by ranges of
 its tables instead (`auditor.run.by_table`, decision 127): each piece read
 once, its rows written to its ranges' parts, each range audited whole. One
 the plan did not see (or with no scratch folder to sort into) still holds
@@ -276,7 +277,7 @@ def _text_pieces(path: Path, file: int, jobs: int, least: int | None,
     least = per_worker if least is None else min(least, per_worker)
     parts = max(min(jobs, rows // least), -(-rows // PIECE_BUDGET))
     first = tables.written(body[:body.find(b"\n")])
-    mixed = _text_interleaved(body, tables)
+    mixed = _text_interleaved(path, body, size, tables)
     if parts < 2 or not mixed and first == tables.written(last):
         return None
     cuts = [size * k // parts for k in range(parts + 1)]
@@ -360,10 +361,12 @@ def interleaved(names: list) -> tuple[str, ...]:
 def _parquet_interleaved(path: Path, meta, names: list[str]) -> tuple[str, ...]:
     """Where a Parquet file's row groups' `table_id` statistics overlap (a
     group's least table below the greatest of the group before it), or it
-    has one row group, and its first `SAMPLE_ROWS` rows interleave
-    (`interleaved`), every table its first row group names; () where they
-    do not (each table in one run, or the tables out of name order: the
-    pieces then find out)."""
+    has one row group, and the first `SAMPLE_ROWS` rows of its first row
+    group or of the first group that overlaps the one before interleave
+    (`interleaved`: a file whose first hour is one table's is seen by the
+    latter), every table those groups name; () where they do not (each
+    table in one run, or the tables out of name order: the pieces then
+    find out)."""
     column = names.index("table_id")
     spans = []
     for g in range(meta.num_row_groups):
@@ -371,28 +374,53 @@ def _parquet_interleaved(path: Path, meta, names: list[str]) -> tuple[str, ...]:
         if stats is None or not stats.has_min_max:
             return ()
         spans.append((stats.min, stats.max))
-    if len(spans) > 1 and not any(before[1] > after[0] for before, after in pairwise(spans)):
+    overlap = next((g + 1 for g, (before, after) in enumerate(pairwise(spans))
+                    if before[1] > after[0]), None)
+    if len(spans) > 1 and overlap is None:
         return ()
-    try:  # (a batch of the first rows, not the row group: it may be of any size)
-        ids = next(pq.ParquetFile(path, read_dictionary=["table_id"]).iter_batches(
-            batch_size=SAMPLE_ROWS, columns=["table_id"], row_groups=[0])).column(0)
+    try:
+        pf = pq.ParquetFile(path, read_dictionary=["table_id"])
+        samples = [next(pf.iter_batches(batch_size=SAMPLE_ROWS, columns=["table_id"],
+                                        row_groups=[g])).column(0)
+                   for g in dict.fromkeys((0, overlap or 0))]
     except Exception:  # noqa: BLE001 - the loader says what is wrong with it
         return ()
-    if not interleaved([None if t is None else str(t).strip() for t in ids.to_pylist()]):
+    if not any(interleaved([None if t is None else str(t).strip() for t in ids.to_pylist()])
+               for ids in samples):
         return ()
     # (a text column's dictionary is its row group's: every table the group names)
-    named = ids.dictionary if pa.types.is_dictionary(ids.type) else pc.unique(ids)
-    return tuple(sorted({str(t).strip() for t in named.to_pylist() if t is not None}))
+    named = [ids.dictionary if pa.types.is_dictionary(ids.type) else pc.unique(ids)
+             for ids in samples]
+    return tuple(sorted({str(t).strip() for values in named for t in values.to_pylist()
+                         if t is not None}))
 
 
-def _text_interleaved(body: bytes, tables) -> tuple[str, ...]:
+def _text_interleaved(path: Path, body: bytes, size: int, tables) -> tuple[str, ...]:
     """`interleaved` of the whole lines of a text file's first bytes `body`,
-    each line's table as written, unquoted (`tables`: `line_runs.JsonTables`
-    or `CsvTables`). Its escapes are kept: the tables found only balance the
-    ranges a file is sorted out by; each row goes by its table as read."""
-    written = (tables.written(line) for line in body.split(b"\n")[:-1])
-    return interleaved([None if w is None else w.strip(b'"').decode("utf-8", "replace").strip()
-                        for w in written])
+    or of as many bytes from its middle (a file whose first hour is one
+    table's), each line's table as written, unquoted (`tables`:
+    `line_runs.JsonTables` or `CsvTables`); the tables both name. Their
+    escapes are kept: the tables found only balance the ranges a file is
+    sorted out by; each row goes by its table as read."""
+    samples = [_named(body, tables)]
+    if size > 4 * line_runs.EDGE_BYTES:
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(size // 2)
+                block = fh.read(line_runs.EDGE_BYTES)
+        except OSError:  # (the loader says what is wrong with it)
+            block = b""
+        samples.append(_named(block[block.find(b"\n") + 1:], tables))
+    if not any(interleaved(names) for names in samples):
+        return ()
+    return tuple(sorted({n for names in samples for n in names if n is not None}))
+
+
+def _named(block: bytes, tables) -> list[str | None]:
+    """The table each whole line of `block` names, as written, unquoted."""
+    written = (tables.written(line) for line in block.split(b"\n")[:-1])
+    return [None if w is None else w.strip(b'"').decode("utf-8", "replace").strip()
+            for w in written]
 
 
 def cut_near(pf: pq.ParquetFile, starts: np.ndarray, row: int) -> int:

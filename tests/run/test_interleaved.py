@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from pieces_check import Held, files_read_whole, same_as_once
 
 from auditor.generate import INJECTABLE, generate, write_log
+from auditor.logs import line_runs
 from auditor.logs.load import load_logs
 from auditor.logs.sessions import joined_marks, table_marks
 from auditor.logs.site import path_sites
@@ -200,4 +201,34 @@ def test_dask_s_local_cluster_sorts_an_interleaved_file_out(night, ruleset, tmp_
     once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([night]))
     result = run_audit(AuditJob.of([night], ruleset, engine="dask", jobs=2,
                                    collector=COLLECTOR))
+    same_as_once(result, once, tmp_path)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl", ".csv"])
+def test_a_file_whose_first_hour_is_one_table_s_is_seen_interleaved_further_on(
+        tmp_path, ruleset, sorted_out, monkeypatch, suffix):
+    """Its first rows are all one table's (the others opened later): the
+    plan looks further on too (the first row group that overlaps the one
+    before; the middle of a text file), sees the tables interleave, and the
+    file is sorted out by table, one reading's audit."""
+    monkeypatch.setattr(pieces, "TEXT_PIECE_ROWS", 400)
+    monkeypatch.setattr(pieces, "CSV_PIECE_ROWS", 400)
+    monkeypatch.setattr(line_runs, "EDGE_BYTES", 4096)
+    log = _by_time(generate(3, 80, seed=56, inject=["call.wrong_total"]).table)
+    ids = log.column("table_id").to_pylist()
+    early = [r for r, t in enumerate(ids) if t == "T01"][:700]
+    taken = set(early)
+    log = log.take([*early, *(r for r in range(len(ids)) if r not in taken)])
+    path = tmp_path / f"late{suffix}"
+    if suffix == ".parquet":
+        _parquet(log, path, row_group=300)
+    else:
+        write_log(log, path)
+    assert pieces.interleaved(log.column("table_id").to_pylist()[:600]) == ()
+    plan = pieces.split([path], None, 2)
+    assert plan[0].interleaved == ("T01", "T02", "T03")
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([path]))
+    whole = files_read_whole(monkeypatch)
+    result = run_audit(AuditJob.of([path], ruleset, jobs=2, collector=COLLECTOR))
+    assert len(sorted_out.rows()) == 2 and whole == []
     same_as_once(result, once, tmp_path)
