@@ -232,3 +232,26 @@ def test_a_file_whose_first_hour_is_one_table_s_is_seen_interleaved_further_on(
     result = run_audit(AuditJob.of([path], ruleset, jobs=2, collector=COLLECTOR))
     assert len(sorted_out.rows()) == 2 and whole == []
     same_as_once(result, once, tmp_path)
+
+
+def test_a_cluster_of_its_own_sorts_an_interleaved_file_out_into_its_scratch(
+        night, ruleset, tmp_path, sorted_out, cluster):
+    """With `--scheduler` and a `--scratch` its workers see, the pieces are
+    sorted out there (a worker a piece), each range a task; without
+    `--scratch`, tried as pieces and read whole by one task: one reading's
+    audit either way."""
+    once = run_audit(AuditJob.loaded(ruleset), loaded=load_logs([night]))
+    (tmp_path / "scratch").mkdir()
+    result = run_audit(AuditJob.of([night], ruleset, engine="dask", collector=COLLECTOR,
+                                   scheduler=cluster.scheduler_address,
+                                   scratch=str(tmp_path / "scratch")))
+    assert len(sorted_out.rows()) == 2  # the cluster's two workers, a piece each
+    same_as_once(result, once, tmp_path)
+    # (its parts removed as the audit ends; the dice rows spilled for the
+    # reports stay until they are written)
+    assert [p for p in (tmp_path / "scratch").iterdir() if "-tables-" in p.name] == []
+    result = run_audit(AuditJob.of([night], ruleset, engine="dask", collector=COLLECTOR,
+                                   scheduler=cluster.scheduler_address))
+    assert len(sorted_out.rows()) == 2  # (none sorted out this time)
+    (tmp_path / "apart").mkdir()
+    same_as_once(result, once, tmp_path / "apart")
