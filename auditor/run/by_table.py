@@ -267,8 +267,8 @@ def sort_out(item: SortOut, job, progress, label: str | None = None):
     label = label if label is not None else (job.labels or {}).get(item.path)
     name = label or item.path
     if item.piece is None:
-        return _sorted(item, name, (0, 1), lambda: load_file(Path(item.path), label, job.read,
-                                                             site), progress)
+        return _sorted(item, name, None, lambda: load_file(Path(item.path), label, job.read,
+                                                           site), progress)
     piece = dataclasses.replace(item.piece, path=item.path)  # (a dask worker's path)
     done = pieces.in_piece(piece, job.read, label, site,
                            lambda rows, load: _sorted(item, name, rows, load, progress))
@@ -278,19 +278,20 @@ def sort_out(item: SortOut, job, progress, label: str | None = None):
     return dataclasses.replace(result, piece=piece.part, rows=rows, seen=seen)
 
 
-def _sorted(item: SortOut, name: str, rows: tuple[int, int], load, progress) -> SortedOut:
-    """`load()`'s events (a file's, or a piece's of rows `rows`) written to
-    `item`'s ranges' parts (see `sort_out`)."""
+def _sorted(item: SortOut, name: str, rows: tuple[int, int] | None, load,
+            progress) -> SortedOut:
+    """`load()`'s events (a file's, `rows` None, or a piece's of rows
+    `rows`) written to `item`'s ranges' parts (see `sort_out`)."""
     timings: dict[str, float] = {}
     ranges = len(item.bounds) + 1
     piece = None if item.piece is None else item.piece.part
-    if rows[0] >= rows[1]:  # (a piece holding no row)
+    if rows is not None and rows[0] >= rows[1]:  # (a piece holding no row)
         return SortedOut(item.file, None, pd.DataFrame(), np.zeros(0, dtype=np.int64),
                          [0] * ranges, None, timings)
     progress.stage(SORTING)
     with stage(timings, "load"):
         events, quarantine, loaded = load()
-    progress.advance(files=int(rows[0] == 0), events=loaded.rows_read)
+    progress.advance(files=int(rows is None or rows[0] == 0), events=loaded.rows_read)
     where = _ranges_of(events.column("table_id"), item.bounds)
     parts = []
     for part, taken in enumerate(_rows_by_range(where, ranges)):
@@ -442,23 +443,33 @@ def range_audits(work: list, results: list) -> tuple[list, list, Ranges]:
     ranges = Ranges([], {}, {})
     for group, members in sorted(groups.items()):
         members.sort(key=lambda pair: (pair[0].file, _piece_of(pair[0])))
-        kept, inputs = [], []
-        for _, of_file in groupby(members, key=lambda pair: pair[0].file):
-            of_file = list(of_file)
-            if of_file[0][0].piece is None:
-                kept += of_file
-                inputs.append(of_file[0][1].input)
-                continue
-            joined = _joined_pieces(of_file)
-            if joined is None:
-                break
-            kept += joined[0]
-            inputs.append(joined[1])
+        found = _group_members(members)
+        if found is None:
+            ranges.whole.append(list(dict.fromkeys(item.file for item, _ in members)))
         else:
-            _add_group(ranges, group, kept, tuple(inputs))
-            continue
-        ranges.whole.append(list(dict.fromkeys(item.file for item, _ in members)))
+            _add_group(ranges, group, *found)
     return rest_work, rest_results, ranges
+
+
+def _group_members(members: list) -> tuple[list, tuple] | None:
+    """A group's items and results to audit by range (`members`, in file
+    and row order: a file sorted out whole, or its pieces that hold rows)
+    and its files' provenance (a file in pieces: joined, `_joined_pieces`);
+    None where a file's pieces cannot be joined (the group is then audited
+    whole)."""
+    kept, inputs = [], []
+    for _, of_file in groupby(members, key=lambda pair: pair[0].file):
+        of_file = list(of_file)
+        if of_file[0][0].piece is None:
+            kept += of_file
+            inputs.append(of_file[0][1].input)
+            continue
+        joined = _joined_pieces(of_file)
+        if joined is None:
+            return None
+        kept += joined[0]
+        inputs.append(joined[1])
+    return kept, tuple(inputs)
 
 
 def _add_group(ranges: Ranges, group: int, members: list, inputs: tuple) -> None:

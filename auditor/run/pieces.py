@@ -379,7 +379,7 @@ def _parquet_interleaved(path: Path, meta, names: list[str]) -> tuple[str, ...]:
     if len(spans) > 1 and overlap is None:
         return ()
     try:
-        pf = pq.ParquetFile(path, read_dictionary=["table_id"])
+        pf = pq.ParquetFile(path, metadata=meta, read_dictionary=["table_id"])
         samples = [next(pf.iter_batches(batch_size=SAMPLE_ROWS, columns=["table_id"],
                                         row_groups=[g])).column(0)
                    for g in dict.fromkeys((0, overlap or 0))]
