@@ -72,11 +72,14 @@ class PerDie:
     def __len__(self) -> int:
         return sum(len(p) for p in self.parts)
 
-    def spilled(self, folder: str) -> PerDie:
+    def spilled(self, folder: str, named: dict | None = None) -> PerDie:
         """The same rows, each part of them written to a file of its own in
-        `folder` (`Spilled`), read back only for a die asked for."""
-        return PerDie([Spilled.of(p, folder) if isinstance(p, pd.DataFrame) and len(p) else p
-                       for p in self.parts])
+        `folder` (`Spilled`), read back only for a die asked for. `named`:
+        the sets of dice other parts spilled with it name, each kept once
+        (`Spilled.of`)."""
+        named = {} if named is None else named
+        return PerDie([Spilled.of(p, folder, named) if isinstance(p, pd.DataFrame) and len(p)
+                       else p for p in self.parts])
 
     def of(self, site, serial: str, names=None) -> pd.DataFrame:
         """The rows of die (`site`, `serial`), part by part in order, text
@@ -117,11 +120,19 @@ class Spilled:
         self.path, self.rows, self.dice, self.empty = path, rows, dice, empty
 
     @classmethod
-    def of(cls, frame: pd.DataFrame, folder: str) -> Spilled:
+    def of(cls, frame: pd.DataFrame, folder: str, named: dict | None = None) -> Spilled:
+        """`frame` written to a file in `folder`. `named`: sets of dice
+        already held (a tally's sessions, shooters and custody name the
+        same dice): an equal set is that one object, pickled once where
+        the parts cross the pool's pipe together (three copies of 3,000
+        dice were a quarter of a batch's result to unpickle)."""
         handle, path = tempfile.mkstemp(suffix=".pickle", dir=folder)
         with os.fdopen(handle, "wb") as out:
             pickle.dump(frame, out, protocol=pickle.HIGHEST_PROTOCOL)
-        return cls(path, len(frame), dice_named(frame), _plain(frame.iloc[:0]))
+        dice = dice_named(frame)
+        if named is not None and dice is not None:
+            dice = named.setdefault(dice, dice)
+        return cls(path, len(frame), dice, _plain(frame.iloc[:0]))
 
     def __len__(self) -> int:
         return self.rows
@@ -212,9 +223,10 @@ class DiceCollector:
 
     def spill(self, taken: DiceTally, folder: str) -> DiceTally:
         """`taken` with its per-die rows written to `folder` (`Spilled`)."""
-        return dataclasses.replace(taken, sessions_of=taken.sessions_of.spilled(folder),
-                                   shooters_of=taken.shooters_of.spilled(folder),
-                                   custody=taken.custody.spilled(folder))
+        named: dict = {}
+        return dataclasses.replace(taken, sessions_of=taken.sessions_of.spilled(folder, named),
+                                   shooters_of=taken.shooters_of.spilled(folder, named),
+                                   custody=taken.custody.spilled(folder, named))
 
 
 COLLECTOR = DiceCollector()

@@ -5,6 +5,7 @@ must never change what is found."""
 
 from __future__ import annotations
 
+import pickle
 import random
 
 import pyarrow as pa
@@ -145,3 +146,23 @@ def test_a_table_opened_and_closed_in_the_file_and_one_cut_at_both_ends():
         ("T01", (1, "table_open"), (4, "table_close"),
          {"table_open": [1], "table_close": [4], "roll": [3], "player_join": [(2, 3)]}),
         ("T02", (40, "roll"), (42, "roll"), {"dice_received": [41], "roll": [42]})]
+
+
+def test_one_set_of_dice_moved_again_and_again_is_kept_once():
+    """The dice moves of a night name the same few sets of serials: each
+    set is one object however often it is named (the marks cross the
+    pool's pipe with every file, and a set named again is pickled once),
+    and what is found is unchanged."""
+    rows = [{"table_id": "T01", "event": event, "seq": seq, "dice": dice}
+            for seq, (event, dice) in enumerate(
+                [("dice_received", "A1,A2"), ("dice_removed", "A2, A1"),
+                 ("dice_received", "B1"), ("dice_removed", "B1"),
+                 ("dice_received", "A1,A2")] * 40, start=1)]
+    table = pa.table({k: [r[k] for r in rows] for k in rows[0]})
+    [marks] = table_marks(table).values()
+    moves = marks.markers["dice"]
+    assert moves == [(r["seq"], dict(DICE_MOVES)[r["event"]],
+                      tuple(sorted(d.strip() for d in r["dice"].split(",")))) for r in rows]
+    assert len({id(serials) for _, _, serials in moves}) == 2
+    again = pickle.loads(pickle.dumps(moves))
+    assert again == moves and len({id(serials) for _, _, serials in again}) == 2

@@ -332,6 +332,9 @@ def test_a_flagged_die_s_page_reads_only_the_spilled_parts_that_name_it(tmp_path
                for d in lists)
     assert [p.dice >= {(site, "A1")} for p in tally.custody.parts
             for site in ("casino-a", "casino-b")] == [True, False, False, True]
+    # (a batch's sessions and shooters name the same dice: one set, sent once)
+    assert all(a.dice == b.dice and a.dice is b.dice
+               for a, b in zip(tally.sessions_of.parts, tally.shooters_of.parts))
     read = []
     frame = dice_tally.Spilled.frame
     monkeypatch.setattr(dice_tally.Spilled, "frame", lambda self: read.append(self) or frame(self))
@@ -450,7 +453,7 @@ def test_rows_that_cannot_be_spilled_travel_with_the_results(tmp_path, monkeypat
     if where == "no folder":
         monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
     else:
-        def full(frame, folder):
+        def full(frame, folder, named=None):
             raise OSError(28, "No space left on device")
         monkeypatch.setattr(dice_tally.Spilled, "of", staticmethod(full))
     result = run_audit(AuditJob.of([root], ruleset, jobs=2, collector=COLLECTOR))
