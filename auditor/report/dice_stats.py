@@ -55,8 +55,8 @@ def chi2_sf_10(x: float) -> float:
     """P(X >= x) for X chi-square with 10 degrees of freedom."""
     if x <= 0:
         return 1.0
-    h = x / 2
-    return min(1.0, math.exp(-h) * sum(h ** k / math.factorial(k) for k in range(5)))
+    h = x / 2  # (the series' terms h**k / k!, k = 0..4, added in that order)
+    return min(1.0, math.exp(-h) * (1.0 + h + h ** 2 / 2 + h ** 3 / 6 + h ** 4 / 24))
 
 
 def chi_square(observed: np.ndarray, chances: np.ndarray) -> np.ndarray:
@@ -201,8 +201,9 @@ def _tested(counts: np.ndarray, chances: np.ndarray, minimum: int, sf, alpha: fl
     rolls = counts.sum(axis=1).astype(np.int64)
     statistic = chi_square(counts, chances) if len(counts) else np.empty(0)
     enough = rolls >= minimum
-    p = np.array([sf(x) if ok else np.nan for x, ok in zip(statistic.tolist(),
-                                                           enough.tolist())], dtype=np.float64)
+    p = np.full(len(counts), np.nan)
+    tested = np.flatnonzero(enough)
+    p[tested] = [sf(x) for x in statistic[tested].tolist()]
     adjusted = holm(p)
     flagged = enough & (np.nan_to_num(adjusted, nan=1.0) < alpha)
     status = np.where(~enough, "too few rolls",
