@@ -247,6 +247,28 @@ def files_of(item) -> list[int]:
     return pieces.files_of(item)
 
 
+def counts_of(result) -> list[int]:
+    """(files, events read, tables, events replayed) a work item's result
+    counts for in the progress, as it ends: nothing for one that asked for
+    its file to be read whole."""
+    if isinstance(result, (stream.BatchResult, SortedOut)):
+        return result.counts()
+    return [0, 0, 0, 0]
+
+
+def take_back(progress, work: list, results: list, again: list[list[int]]) -> None:
+    """Take back from `progress` what the pieces and sortings out of the
+    files to be audited `again`, whole, counted (their results dropped), so
+    that the audit again counts them once: the line never shows more files
+    or events than there are."""
+    files = {i for group in again for i in group}
+    for item, result in zip(work, results):
+        if isinstance(item, (pieces.Piece, SortOut)) and item.file in files:
+            counted = counts_of(result)
+            if any(counted):
+                progress.advance(*(-c for c in counted))
+
+
 def _part_path(folder: str, group: int, part: int, file: int, piece: int | None = None) -> str:
     of_piece = "" if piece is None else f"-p{piece}"
     return str(Path(folder) / f"g{group}-r{part}-f{file}{of_piece}.arrow")

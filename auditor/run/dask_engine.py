@@ -310,6 +310,7 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
             if by_table.sorting_only(work):
                 progress.stage(SORTING)  # (files sorted out by table: reading)
             results = audited(work)
+            first = (work, results)  # (the first pass, counted as each ended)
             work, results, ranges = by_table.range_audits(work, results)
             if ranges.audits:
                 progress.stage("auditing")
@@ -320,7 +321,9 @@ def _audit_work(distributed, client, job: AuditJob, work: list, absolute: dict[s
         results, whole = pieces.join(work, results)
         if whole or ranges.whole:  # (rare: a file read in pieces, or a group
             # with such a file, that must be judged whole)
-            results += audited([[i] for i in whole] + ranges.whole)
+            again = [[i] for i in whole] + ranges.whole
+            by_table.take_back(progress, *first, again)
+            results += audited(again)
     return stream.merged_result(job, results, timings, progress, RemoteLogs)
 
 

@@ -180,8 +180,10 @@ def _audit_in_turn(job: AuditJob, work: list, progress) -> list:
     files, read = list(job.files), job.read
     results = []
     for k, item in enumerate(work):
+        told = _Told(progress)
         try:
-            results.append(_audit_item(_as_item(item, files), job, progress))
+            results.append(_audit_item(_as_item(item, files), job, told))
+            told.settle(_totals(results[-1]))
         except LogFileError as exc:
             done = {i for w in work[:k] for i in by_table.files_of(w)}
             raise stream.first_error(files, exc, done, read) from None
@@ -217,6 +219,7 @@ def _joined(job: AuditJob, work: list, results: list, timings, progress,
     judge alone audited whole (a group holding one, as one batch).
     `folder`: where a pool's workers spill."""
     files, read = list(job.files), job.read
+    first = (work, results)  # (the first pass, counted as each item ended)
     work, results, ranges = by_table.range_audits(work, results)
     if ranges.audits:
         audited = _audit_in_pool(job, ranges.audits, timings, progress, folder) \
@@ -225,7 +228,9 @@ def _joined(job: AuditJob, work: list, results: list, timings, progress,
     results, whole = pieces.join(work, results)
     # (rare: a file read in pieces, or a group with such a file, that must
     # be judged whole)
-    for group in [[i] for i in whole] + ranges.whole:
+    again = [[i] for i in whole] + ranges.whole
+    by_table.take_back(progress, *first, again)
+    for group in again:
         try:
             results.append(stream.audit_batch([files[i] for i in group], job, progress))
         except LogFileError as exc:
@@ -407,11 +412,34 @@ def _with_job(func, task: int, item):
 
 def _totals(result) -> list[int]:
     """(files, events read, tables, events replayed) of a finished item."""
-    if isinstance(result, (stream.BatchResult, by_table.SortedOut)):
-        return result.counts()
     if isinstance(result, tuple) and len(result) == 4:  # a group of tables
         return list(result[2])
-    return [0, 0, 0, 0]
+    return by_table.counts_of(result)
+
+
+class _Told:
+    """The progress as one item tells it in this process, what it told
+    kept, so that the item ends counted as its result says (`settle`), as
+    the pool counts a worker's item: a piece that asked for its file to be
+    read whole counted for nothing."""
+
+    def __init__(self, progress):
+        self._progress, self.told = progress, [0, 0, 0, 0]
+
+    def __getattr__(self, name):
+        return getattr(self._progress, name)
+
+    def advance(self, files: int = 0, events: int = 0, tables: int = 0, audited: int = 0,
+                scanned: int = 0) -> None:
+        for j, n in enumerate((files, events, tables, audited)):
+            self.told[j] += n
+        self._progress.advance(files, events, tables, audited, scanned)
+
+    def settle(self, totals: list[int]) -> None:
+        """Tell what the item's `totals` hold that it has not told."""
+        rest = [t - s for t, s in zip(totals, self.told)]
+        if any(rest):
+            self._progress.advance(*rest)
 
 
 class _WorkerProgress:

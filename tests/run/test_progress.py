@@ -399,3 +399,98 @@ def test_dask_reports_a_small_input_batch_by_batch(logs_dir, ruleset, expected, 
     assert sorted(p.advances(TABLES)) == [1, 1, 2]
     assert [c[1] for c in p.calls if c[0] == "stage"][-1] == "auditing"
     assert result.findings.equals(expected["result"].findings)
+
+
+def _renamed_over_each_time(monkeypatch):
+    """Each piece of a file sees another file (an exporter renamed a new one
+    over it as it was read), in every worker."""
+    import itertools
+    import os
+
+    from auditor.run import pieces
+
+    seen = itertools.count()
+    monkeypatch.setattr(pieces, "file_as_it_stands", lambda path: (os.getpid(), next(seen)))
+
+
+def _engine(engine: str, request, tmp_path) -> dict:
+    """The options of `--jobs 1`, `--jobs 2`, or dask on a cluster of its
+    own (threads: the test's patches hold in its workers) with a scratch
+    folder its workers see."""
+    if engine != "dask":
+        return {"jobs": int(engine)}
+    cluster = request.getfixturevalue("cluster")
+    (tmp_path / "scratch").mkdir()
+    return {"engine": "dask", "scheduler": cluster.scheduler_address,
+            "scratch": str(tmp_path / "scratch")}
+
+
+@pytest.mark.parametrize("engine", ["1", "2", "dask"])
+def test_a_group_read_again_whole_is_counted_once(tmp_path, ruleset, monkeypatch, engine,
+                                                  request):
+    """Nightly exports sorted out in pieces whose file cannot be joined: the
+    group is audited again as one batch; its files and rows, read by the
+    sorting out, are not counted again, its tables and events once."""
+    from auditor.run import by_table, pieces
+
+    files = nightly_exports(tmp_path / "logs", tables=2, nights=3)
+    monkeypatch.setattr(stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    monkeypatch.setattr(by_table, "WHOLE_BYTES", 0)
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 400)
+    _renamed_over_each_time(monkeypatch)
+    logs = load_logs(files)
+    p = Recording()
+    p.start()
+    result = run_audit(AuditJob.of([tmp_path / "logs"], ruleset,
+                                   **_engine(engine, request, tmp_path)), progress=p)
+    assert (p.files, p.events, p.audited, p.tables) == (3, logs.rows_read, logs.rows_replayed, 2)
+    assert result.findings.equals(run_audit(AuditJob.loaded(ruleset), loaded=logs).findings)
+
+
+@pytest.mark.parametrize("engine", ["1", "2", "dask"])
+def test_a_file_its_pieces_could_not_judge_is_counted_once(tmp_path, ruleset, monkeypatch,
+                                                          engine, request):
+    """A large file audited in pieces, then read whole (its pieces saw
+    another file each time): counted as its pieces counted it, not again."""
+    from auditor.run import pieces
+
+    path = tmp_path / "night.parquet"
+    write_log(generate(tables=3, rolls=120, seed=61).table, path)
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 2000)
+    _renamed_over_each_time(monkeypatch)
+    logs = load_logs([path])
+    p = Recording()
+    p.start()
+    result = run_audit(AuditJob.of([path], ruleset, **_engine(engine, request, tmp_path)),
+                       progress=p)
+    assert (p.files, p.events, p.audited, p.tables) == (1, logs.rows_read, logs.rows_replayed, 3)
+    assert result.findings.equals(run_audit(AuditJob.loaded(ruleset), loaded=logs).findings)
+
+
+def test_pieces_dropped_after_they_were_audited_are_counted_once(tmp_path, ruleset,
+                                                                 monkeypatch, cluster):
+    """A file in time order on a cluster of its own with no `--scratch`: its
+    pieces are audited (each counted as it ends), then found to share
+    tables and the file read whole by one task: counted once."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from auditor.run import pieces
+
+    log = generate(tables=4, rolls=60, seed=62).table
+    path = tmp_path / "by-time.parquet"
+    pq.write_table(log.take(pc.sort_indices(log, sort_keys=[("ts", "ascending"),
+                                                            ("table_id", "ascending")])),
+                   path, row_group_size=500)
+    monkeypatch.setattr(pieces, "PIECE_ROWS", 400)
+    monkeypatch.setattr(pieces, "PIECE_BUDGET", 10 ** 9)
+    monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    logs = load_logs([path])
+    p = Recording()
+    p.start()
+    result = run_audit(AuditJob.of([path], ruleset, engine="dask",
+                                   scheduler=cluster.scheduler_address), progress=p)
+    assert len(p.advances(FILES)) >= 2  # (the pieces' first, and the whole file's)
+    assert (p.files, p.events, p.audited, p.tables) == (1, logs.rows_read, logs.rows_replayed, 4)
+    assert result.findings.equals(run_audit(AuditJob.loaded(ruleset), loaded=logs).findings)
