@@ -22,6 +22,7 @@ import gzip
 import io
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -779,6 +780,22 @@ def test_fixed_hostile_files_in_process(tmp_path):
         else:
             assert meta is not None and meta["rows"]["quarantined"] == quarantined, name
             assert meta["_exit"] == code, name
+
+
+@pytest.mark.parametrize("size", [10_000, 100_000])
+def test_random_bytes_under_a_good_header_are_rows_quarantined(tmp_path, size):
+    """Found by hand (2026-12-07): a CSV whose header is right and whose
+    body is random bytes ended in an internal error (a column of no chunk
+    in a part of no row). Every row read is quarantined, each a
+    `log.malformed` finding, or the file is refused as one problem."""
+    header = to_csv(session_rows((11, 1, 2)), list(COLUMN_NAMES)).split(b"\n")[0]
+    for seed in range(3):
+        path = tmp_path / f"garbage-{seed}.csv"
+        path.write_bytes(header + b"\n" + random.Random(seed).randbytes(size))
+        meta = audit_and_judge(path, tmp_path / f"out-{seed}")
+        if meta is not None:
+            assert meta["rows"]["read"] == meta["rows"]["quarantined"] > 0, seed
+            assert meta["rows"]["replayed"] == 0 and meta["_exit"] == 1, seed
 
 
 @pytest.mark.parametrize("name,command", [

@@ -412,7 +412,8 @@ def _text(col, n: int, distinct: bool = True) -> TextColumn:
         codes.append(part)
         offset += len(values)
     raw = pa.concat_arrays(dictionaries) if dictionaries else pa.array([], pa.string())
-    codes = np.concatenate(codes) if len(codes) != 1 else codes[0]
+    codes = codes[0] if len(codes) == 1 else np.concatenate(codes) if codes \
+        else np.zeros(0, dtype=np.int32)  # (no chunk: a part of no row)
     codes[codes < 0] = len(raw)
     return TextColumn(*_distinct(_cleaned(raw), codes))
 
