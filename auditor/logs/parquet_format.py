@@ -83,8 +83,8 @@ def _read_parquet(path: Path, source, rows: tuple[int, int] | None = None):
             pf, names = _opened(path, source, packed, metadata=footer,
                                 read_dictionary=_text_columns(footer))
             if len(set(names)) == len(names):
-                table = _held(path, packed, _parquet_columns(pf, names, rows), rows,
-                              pf.metadata.num_rows)
+                table = _held(path, packed, _in_bounds(_parquet_columns(pf, names, rows)),
+                              rows, pf.metadata.num_rows)
         except MemoryError:
             raise
         except (pa.ArrowException, OSError, UnicodeDecodeError):
@@ -107,6 +107,34 @@ def _read_parquet(path: Path, source, rows: tuple[int, int] | None = None):
     first = rows[0] if rows is not None else 0
     return table, np.arange(first + 1, first + table.num_rows + 1, dtype=np.int64), \
         RawRejected()
+
+
+def _in_bounds(table: pa.Table) -> pa.Table:
+    """`table`, its dictionary-encoded columns checked: Arrow's reader of
+    dictionaries takes a damaged page's indices as they are (past the end
+    of the dictionary: found by hand, 2026-12-07, an internal error where
+    the file's rows were typed), where its plain reader refuses them. One
+    pass over each chunk's indices as numpy sees their buffer (a null's
+    slot may hold anything: a slot out of bounds is asked of Arrow again,
+    nulls passed over); ArrowInvalid where one is out of bounds (the file
+    is then read plainly, and its error is that read's). About 10 ms at
+    3.6M rows (Arrow's own checks: 40-65 ms)."""
+    for column in table.columns:
+        if not pa.types.is_dictionary(column.type):
+            continue
+        for chunk in column.chunks:
+            indices, size = chunk.indices, len(chunk.dictionary)
+            if not len(indices):
+                continue
+            raw = np.frombuffer(indices.buffers()[1], dtype=indices.type.to_pandas_dtype(),
+                                count=len(indices) + indices.offset)[indices.offset:]
+            if raw.min() >= 0 and raw.max() < size:
+                continue
+            bounds = pc.min_max(indices)
+            low, high = bounds["min"].as_py(), bounds["max"].as_py()
+            if low is not None and (low < 0 or high >= size):
+                raise pa.ArrowInvalid("Index not in dictionary bounds")
+    return table
 
 
 def _held(path: Path, packed: int, table: pa.Table, rows: tuple[int, int] | None,
