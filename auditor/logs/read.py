@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -121,7 +120,13 @@ def _check_event_columns(path: Path, table: pa.Table) -> None:
 ENCODING_HINT = " (try --encoding "
 
 #: The bytes cp1252 leaves undefined (a file holding one is not cp1252).
-_NOT_CP1252 = re.compile(rb"[\x81\x8d\x8f\x90\x9d]")
+_NOT_CP1252 = tuple(bytes([b]) for b in (0x81, 0x8D, 0x8F, 0x90, 0x9D))
+
+
+def _not_cp1252(data: bytes) -> bool:
+    """Whether `data` holds a byte cp1252 leaves undefined: a fast search a
+    byte (a character class in `re` took 0.65 s over 163 MB)."""
+    return any(b in data for b in _NOT_CP1252)
 
 
 def _suggest_encoding(path: Path, problems: dict[int, list[str]]) -> None:
@@ -142,13 +147,13 @@ def _may_be_cp1252(path: Path) -> bool:
     (a piece of a large file reads only its own bytes)."""
     if path.name.lower().endswith(".gz"):
         try:
-            return not _NOT_CP1252.search(read_bytes(path))
+            return not _not_cp1252(read_bytes(path))
         except LogFileError:
             return False
     try:
         with open(path, "rb") as fh:
             while block := fh.read(SCAN_BLOCK_BYTES):
-                if _NOT_CP1252.search(block):
+                if _not_cp1252(block):
                     return False
     except OSError:
         return False

@@ -269,3 +269,41 @@ def test_batches_read_with_the_options_too(tmp_path, monkeypatch, jobs):
     assert res.exit_code == 1, res.output
     assert keys(report_findings(out)) == keys(report_findings(whole_out))
     assert report_provenance(out)["read_options"] == {"assume_offset": "+13:00"}
+
+
+@pytest.mark.parametrize("byte", [0x81, 0x8D, 0x8F, 0x90, 0x9D])
+def test_each_byte_windows_1252_leaves_undefined_says_latin_1(tmp_path, byte):
+    _, cp1252 = _accented(tmp_path)
+    data = cp1252.read_bytes()
+    last = data.rindex(b"D\xe9d\xe9")
+    cp1252.write_bytes(data[:last] + b"D\xe9d" + bytes([byte]) + data[last + 4:])
+    hinted = [line for line in run_cli("validate", cp1252).output.splitlines()
+              if "try --encoding" in line]
+    assert len(hinted) == 1 and hinted[0].endswith("(try --encoding latin-1)")
+
+
+def test_bytes_not_utf8_are_marked_a_block_of_lines_at_a_time(tmp_path, monkeypatch):
+    """Only the blocks of lines holding bytes that are not UTF-8 are marked
+    and decoded again (one Windows-1252 name among 1.9M rows did the whole
+    file), and only the cells holding them rebuilt (in `seq` and `ts` too,
+    which are not dictionaries): what is loaded is the whole file's marking."""
+    from auditor.logs import csv_format
+    from auditor.logs.load import load_logs
+
+    _, cp1252 = _accented(tmp_path)
+    lines = cp1252.read_bytes().split(b"\n")
+    lines[40] = lines[40].replace(b",", b"\xff,", 2)  # (seq and ts: bytes that are not UTF-8)
+    cp1252.write_bytes(b"\n".join(lines))
+    real = csv_format._marked
+    monkeypatch.setattr(csv_format, "_marked", lambda data: data.decode(
+        "utf-8", csv_format._MARK_ERRORS).encode("utf-8"))  # (the whole file at once)
+    whole = load_logs([cp1252])
+    decoded = []
+    monkeypatch.setattr(csv_format, "MARK_BLOCK_BYTES", 200)
+    monkeypatch.setattr(csv_format, "_marked", lambda data: decoded.append(data) or real(data))
+    by_blocks = load_logs([cp1252])
+    assert decoded  # (the file was marked: not UTF-8)
+    assert by_blocks.events.equals(whole.events)
+    assert by_blocks.quarantine.equals(whole.quarantine)
+    assert 41 in by_blocks.quarantine["source_line"].tolist()
+    assert len(by_blocks.quarantine) > 1  # (the accented names' rows as well)
