@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 from builder import LogBuilder, lawful_table, report_findings, run_cli
@@ -275,3 +276,44 @@ def test_every_table_s_gaps_reach_its_caveats_whatever_order_the_file_gives_tabl
         ("T01", "log.sequence_gap", seq + 1, "-"),
         ("T09", "call.missing", seq - 1, f"seq {seq} missing in this hand"),
         ("T09", "log.sequence_gap", seq + 1, "-")]
+
+
+def test_a_hand_of_many_unreadable_rows_lists_the_first_and_counts_them(tmp_path,
+                                                                        monkeypatch):
+    """A caveat lists at most `CAVEAT_RUNS` runs, then how many rows (or
+    gaps) there are in all: a night whose every hand held thousands had
+    each listed in each finding (1.9M rows: 11 GB before the run was
+    stopped). Here two quarantined rows apart, at most one run listed."""
+    from auditor.audit import caveat
+
+    b = _night()
+    seq = _calls(b)[0]
+    log = _write(b.rows, tmp_path / "a.csv")
+    _with_bad_bytes(log, seq)
+    _with_bad_bytes(log, seq + 2)
+    monkeypatch.setattr(caveat, "CAVEAT_RUNS", 1)
+    res = run_cli("check", log, "--ruleset", RULESET, "--out", tmp_path / "o")
+    assert res.exit_code == 1, res.output
+    found = report_findings(tmp_path / "o")
+    rules = found[found["code"] != "log.malformed"]
+    assert _rows(rules) == [
+        ["call.missing", seq - 1, f"quarantined rows {seq}, … (2 rows in all) in this hand"]]
+    monkeypatch.setattr(caveat, "CAVEAT_RUNS", 2)
+    res = run_cli("check", log, "--ruleset", RULESET, "--out", tmp_path / "o2")
+    rules = report_findings(tmp_path / "o2").query("code != 'log.malformed'")
+    assert _rows(rules) == [
+        ["call.missing", seq - 1, f"quarantined rows {seq}, {seq + 2} in this hand"]]
+
+
+def test_runs_and_gaps_past_the_listed_are_counted():
+    from auditor.audit.caveat import CAVEAT_RUNS, _listed, _runs
+
+    assert _runs(np.array([250, 251, 252, 260, 260]), 5, "rows") == "250-252, 260"
+    apart = np.arange(0, 40, 2)  # (20 runs of one seq)
+    listed = ", ".join(str(s) for s in apart[:CAVEAT_RUNS])
+    assert _runs(apart, 20, "rows") == f"{listed}, … (20 rows in all)"
+    # (only the first rows looked at: the count is the hand's)
+    assert _runs(np.array([5, 6]), 1_234, "rows") == "5-6, … (1,234 rows in all)"
+    assert _listed([(300, 300), (305, 307)], 2, "gaps") == "300, 305-307"
+    spans = [(k, k) for k in range(0, 30, 2)]
+    assert _listed(spans[:CAVEAT_RUNS], 15, "gaps").endswith(", … (15 gaps in all)")
