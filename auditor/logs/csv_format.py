@@ -31,6 +31,7 @@ from auditor.logs.raw import (
     RawRejected,
     arrow_message,
     clip,
+    line_blocks,
     too_many_columns,
 )
 from auditor.logs.schema import COLUMN_NAMES
@@ -604,14 +605,11 @@ def _marked(data: bytes) -> bytes:
     block of whole lines at a time, the blocks that are UTF-8 as they are:
     one name in Windows-1252 among 1.9M rows decoded and encoded the whole
     file again (163 MB: 3.4 -> 5.1 s)."""
-    view, parts, start = memoryview(data), [], 0
-    while start < len(data):
-        end = data.find(b"\n", start + MARK_BLOCK_BYTES)
-        end = len(data) if end < 0 else end + 1
+    view, parts = memoryview(data), []
+    for start, end in line_blocks(data, MARK_BLOCK_BYTES):
         block = view[start:end]
         parts.append(block if is_utf8(block)
                      else bytes(block).decode("utf-8", _MARK_ERRORS).encode("utf-8"))
-        start = end
     return b"".join(parts)
 
 

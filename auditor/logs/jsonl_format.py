@@ -15,7 +15,13 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from auditor.errors import ControlSignal, LogFileError
-from auditor.logs.raw import SCAN_BLOCK_BYTES, RawRejected, clip, too_many_columns
+from auditor.logs.raw import (
+    SCAN_BLOCK_BYTES,
+    RawRejected,
+    clip,
+    line_blocks,
+    too_many_columns,
+)
 from auditor.logs.schema import COLUMN_NAMES
 
 #: Nesting deeper than this quarantines the JSON line. A log cell holds no
@@ -81,15 +87,12 @@ def _read_in_blocks(path: Path, data: bytes, first_line: int):
     """`read_jsonl` of `data` a block of whole lines at a time, the blocks'
     reads joined (`_joined_reads`): the rows, cells, line numbers and
     rejected lines of one line-by-line read of it."""
-    parts, line, start = [], first_line, 0
-    while start < len(data):
-        end = data.find(b"\n", start + BLOCK_BYTES)
-        end = len(data) if end < 0 else end + 1
+    parts, line = [], first_line
+    for start, end in line_blocks(data, BLOCK_BYTES):
         block = data[start:end]
         parts.append(_read_fast(block, line)
                      or _read_jsonl_slow(path, block.split(b"\n"), line))
         line += block.count(b"\n")
-        start = end
     return _joined_reads(path, parts)
 
 

@@ -124,9 +124,10 @@ def _in_bounds(table: pa.Table) -> pa.Table:
             continue
         for chunk in column.chunks:
             indices, size = chunk.indices, len(chunk.dictionary)
-            if not len(indices):
+            buffer = indices.buffers()[1]
+            if not len(indices) or buffer is None:
                 continue
-            raw = np.frombuffer(indices.buffers()[1], dtype=indices.type.to_pandas_dtype(),
+            raw = np.frombuffer(buffer, dtype=indices.type.to_pandas_dtype(),
                                 count=len(indices) + indices.offset)[indices.offset:]
             if raw.min() >= 0 and raw.max() < size:
                 continue

@@ -221,6 +221,20 @@ def read_bytes_hashed(path: Path) -> tuple[bytes, str]:
 SCAN_BLOCK_BYTES = 1 << 24
 
 
+def line_blocks(data: bytes, size: int):
+    """The (start, end) of each block of whole lines of `data`, each about
+    `size` bytes: a block ends just after the first line break past `size`
+    bytes (a line longer than that in one block; the last block at the end
+    of `data`). A line break is never inside a character, so each block is
+    text on its own."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start + size)
+        end = len(data) if end < 0 else end + 1
+        yield start, end
+        start = end
+
+
 #: A piece of a split file as a worker reads it (`auditor.run.pieces`):
 #: rows [a, b) of a plain Parquet file (bytes [a, b) of a plain JSON Lines
 #: or CSV file), whether to hash the whole file (its first piece does), and,
