@@ -55,13 +55,18 @@ def caveats(events: pd.DataFrame, state, quarantine: pd.DataFrame, rows, codes
     q_hi = np.searchsorted(quarantined, end, side="left")
     g_lo = np.searchsorted(holes_lo, begin, side="right")
     g_hi = np.searchsorted(holes_lo, end, side="left")
+    run_last = _run_ends(quarantined)
     for k in np.flatnonzero((q_hi > q_lo) | (g_hi > g_lo)).tolist():
         parts = []
         if q_hi[k] > q_lo[k]:
             rows_in = int(q_hi[k] - q_lo[k])
-            seqs = quarantined[q_lo[k]:min(q_hi[k], q_lo[k] + _LISTED_ROWS)] & _SEQ_MAX
+            stop = min(q_hi[k], q_lo[k] + _LISTED_ROWS)
+            # (the run of the last row looked at, to its end in the hand)
+            last = min(int(run_last[stop - 1]), int(quarantined[q_hi[k] - 1]))
             parts.append(("quarantined row " if rows_in == 1 else "quarantined rows ")
-                         + _runs(seqs, rows_in, "rows") + " in this hand")
+                         + _runs(quarantined[q_lo[k]:stop] & _SEQ_MAX, rows_in, "rows",
+                                 last & _SEQ_MAX, last == quarantined[q_hi[k] - 1])
+                         + " in this hand")
         if g_hi[k] > g_lo[k]:
             gaps_in = int(g_hi[k] - g_lo[k])
             listed = slice(g_lo[k], min(g_hi[k], g_lo[k] + CAVEAT_RUNS))
@@ -185,9 +190,13 @@ def _gaps(t_codes: np.ndarray, seqs: np.ndarray, quarantined: np.ndarray
     return lo[gap], hi[gap]
 
 
-def _runs(seqs: np.ndarray, count: int, what: str) -> str:
+def _runs(seqs: np.ndarray, count: int, what: str, last: int | None = None,
+          to_the_end: bool = True) -> str:
     """Seqs as runs, `250-252, 260`: the first `CAVEAT_RUNS` of them, and
-    where there are more (of `count` rows in all), `…` and that count."""
+    where there are more (of `count` rows in all), `…` and that count.
+    `seqs`: the first rows of the hand only; `last`: where the run of the
+    last of them ends, and `to_the_end`, whether that is the hand's last
+    row (a long run is shown whole, not cut where the rows looked at end)."""
     values = sorted(set(seqs.tolist()))
     runs, start, prev = [], values[0], values[0]
     for v in values[1:]:
@@ -195,8 +204,20 @@ def _runs(seqs: np.ndarray, count: int, what: str) -> str:
             runs.append((start, prev))
             start = v
         prev = v
-    runs.append((start, prev))
-    return _listed(runs, count, what, complete=len(seqs) == count)
+    runs.append((start, prev if last is None else max(prev, last)))
+    return _listed(runs, count, what, complete=to_the_end)
+
+
+def _run_ends(keys: np.ndarray) -> np.ndarray:
+    """For each of the sorted `keys`, the last key of its run of
+    consecutive ones (a repeated key in the run): worked out once for all
+    findings, so that a caveat shows a long run whole at no cost a row."""
+    if not len(keys):
+        return keys
+    new = np.r_[True, np.diff(keys) > 1]
+    starts = np.flatnonzero(new)
+    ends = keys[np.r_[starts[1:] - 1, len(keys) - 1]]
+    return ends[np.cumsum(new) - 1]
 
 
 def _listed(spans: list[tuple[int, int]], count: int, what: str,

@@ -303,17 +303,29 @@ def test_a_hand_of_many_unreadable_rows_lists_the_first_and_counts_them(tmp_path
     rules = report_findings(tmp_path / "o2").query("code != 'log.malformed'")
     assert _rows(rules) == [
         ["call.missing", seq - 1, f"quarantined rows {seq}, {seq + 2} in this hand"]]
+    # a run longer than the rows looked at is shown whole
+    _with_bad_bytes(log, seq + 1)
+    monkeypatch.setattr(caveat, "_LISTED_ROWS", 1)
+    res = run_cli("check", log, "--ruleset", RULESET, "--out", tmp_path / "o3")
+    rules = report_findings(tmp_path / "o3").query("code != 'log.malformed'")
+    assert _rows(rules) == [
+        ["call.missing", seq - 1, f"quarantined rows {seq}-{seq + 2} in this hand"]]
 
 
 def test_runs_and_gaps_past_the_listed_are_counted():
-    from auditor.audit.caveat import CAVEAT_RUNS, _listed, _runs
+    from auditor.audit.caveat import CAVEAT_RUNS, _listed, _run_ends, _runs
 
     assert _runs(np.array([250, 251, 252, 260, 260]), 5, "rows") == "250-252, 260"
     apart = np.arange(0, 40, 2)  # (20 runs of one seq)
     listed = ", ".join(str(s) for s in apart[:CAVEAT_RUNS])
     assert _runs(apart, 20, "rows") == f"{listed}, … (20 rows in all)"
     # (only the first rows looked at: the count is the hand's)
-    assert _runs(np.array([5, 6]), 1_234, "rows") == "5-6, … (1,234 rows in all)"
+    assert _runs(np.array([5, 6]), 1_234, "rows", 6, False) == "5-6, … (1,234 rows in all)"
+    # (a long run shown whole where the rows looked at end inside it)
+    assert _runs(np.array([5, 6]), 1_234, "rows", 1_238, True) == "5-1238"
+    assert _runs(np.array([5, 6]), 1_234, "rows", 1_238, False) == \
+        "5-1238, … (1,234 rows in all)"
+    assert _run_ends(np.array([3, 4, 4, 5, 9, 11, 12])).tolist() == [5, 5, 5, 5, 9, 12, 12]
     assert _listed([(300, 300), (305, 307)], 2, "gaps") == "300, 305-307"
     spans = [(k, k) for k in range(0, 30, 2)]
     assert _listed(spans[:CAVEAT_RUNS], 15, "gaps").endswith(", … (15 gaps in all)")
