@@ -414,6 +414,21 @@ def cut_by_day(summaries: list[_FileSummary], workers: int) -> set[str]:
     return {t for t in lived if rows[t] > DAY_CUT_ROWS}
 
 
+#: Quarantined rows past this many travel to the workers as data of their
+#: own (`client.scatter`), not inside the task graph: a night of 60,000
+#: unreadable rows and no event made a 23 MB graph, and dask printed its
+#: "Sending large graph" warning on the regulator's terminal.
+SCATTER_ROWS = 10_000
+
+
+def _as_data(client, arg):
+    """`arg` as a task is handed it: a frame of more than `SCATTER_ROWS`
+    rows scattered to the cluster first (a future in its place)."""
+    if isinstance(arg, pd.DataFrame) and len(arg) > SCATTER_ROWS:
+        return client.scatter(arg, hash=False)
+    return arg
+
+
 def _audit_tables(distributed, client, workers: int, read: list,
                   summaries: list[_FileSummary],
                   tables: list[str], quarantine: pd.DataFrame, ruleset: Ruleset,
@@ -440,6 +455,7 @@ def _audit_tables(distributed, client, workers: int, read: list,
     digests: dict[int, object] = {}
 
     def submit(key: tuple[int, int, str | None], task, *args) -> str:
+        args = tuple(_as_data(client, a) for a in args)
         future = client.submit(task, *args, pure=False)
         slot[future.key] = key
         work.add(future)

@@ -227,3 +227,31 @@ def test_dask_reports_a_file_that_cannot_be_a_log(tmp_path, cluster, ruleset):
     with pytest.raises(LogFileError, match="empty.csv: the file is empty"):
         run_audit(AuditJob.of([tmp_path], ruleset, engine="dask",
                               scheduler=cluster.scheduler_address))
+
+
+def test_dask_sends_many_quarantined_rows_as_data_not_in_the_graph(tmp_path, cluster,
+                                                                   monkeypatch):
+    """A night of unreadable rows and no event: its quarantined rows travel
+    to the table's task scattered (`dask_engine.SCATTER_ROWS`), not inside
+    the task graph (60,000 such rows made a 23 MB graph, and dask printed
+    its warning on the terminal); the findings are one process's."""
+    import distributed
+
+    from auditor.run import dask_engine
+
+    path = tmp_path / "night.csv"
+    header = "table_id,seq,ts,event,actor_role,actor_id\n"
+    path.write_text(header + "".join(f"T01,{k},not a time,staff_on,a,b,x\n" if k % 2 else
+                                     f"T01,{k},not a time,staff_on,a,b\n" for k in range(1, 40)))
+    ruleset = load_ruleset("nz-table-games")
+    once = run_audit(AuditJob.of([path], ruleset))
+    sent = []
+    as_data = dask_engine._as_data
+    monkeypatch.setattr(dask_engine, "SCATTER_ROWS", 5)
+    monkeypatch.setattr(dask_engine, "_as_data",
+                        lambda client, arg: sent.append(as_data(client, arg)) or sent[-1])
+    result = run_audit(AuditJob.of([path], ruleset, engine="dask",
+                                   scheduler=cluster.scheduler_address))
+    assert any(isinstance(s, distributed.Future) for s in sent)
+    assert len(result.findings) == len(once.findings) == 39
+    assert result.findings.equals(once.findings)
