@@ -619,8 +619,9 @@ def in_piece(piece: Piece, read: ReadOptions, label: str | None, site: str | Non
     except LogFileError:
         try:  # the error one reading of the whole file gives
             load_file(path, label, read, site)
-        except LogFileError as exc:
-            return stream.FileFailure.of(exc)
+        except LogFileError as exc:  # (named as given: a dask worker reads the absolute path)
+            return stream.FileFailure.of(exc, label if label and str(exc.path) == str(path)
+                                         else None)
         return ReadWhole()
     return done, (a, b), seen
 

@@ -72,3 +72,25 @@ def test_a_null_s_slot_is_not_an_index():
     assert _in_bounds(_dictionary([0, 99, 1], [True, False, True])).num_rows == 3
     with pytest.raises(pa.ArrowInvalid, match="dictionary bounds"):
         _in_bounds(_dictionary([0, 99, 7], [True, False, True]))
+
+
+@pytest.mark.parametrize("in_pieces", [False, True], ids=["whole", "in pieces"])
+def test_dask_names_the_damaged_file_as_it_was_given(tmp_path, monkeypatch, cluster,
+                                                     in_pieces):
+    """A dask worker reads the file at its absolute path: the error names
+    it as it was given, as `--jobs` does, whether read whole or a piece of
+    it found it."""
+    from auditor.run import pieces, stream
+
+    _damaged(tmp_path / "night.parquet")
+    if in_pieces:
+        monkeypatch.setattr(pieces, "PIECE_ROWS", 400)
+        monkeypatch.setattr(pieces, "PIECE_BUDGET", 10 ** 9)
+        monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
+    monkeypatch.chdir(tmp_path)
+    res = run_cli("check", "night.parquet", "-r", "nz-table-games", "--out", "out",
+                  "--engine", "dask", "--scheduler", cluster.scheduler_address)
+    assert res.exit_code == 2
+    assert "error: night.parquet: not a readable Parquet file: Index not in dictionary " \
+        "bounds" in res.output, res.output
+    assert str(tmp_path) not in res.output
