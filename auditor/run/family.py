@@ -24,6 +24,7 @@ from auditor.logs.memory import release_memory
 from auditor.rules.ruleset import Ruleset
 from auditor.rules.versions import Family, Part, assign, sessions, split_by_version
 from auditor.run import by_table, stream
+from auditor.run.partition import quarantine_owners
 from auditor.run.progress import NoProgress
 
 
@@ -248,9 +249,7 @@ class _Unit:
         # (every table with events has a session: its first row starts one)
         tables, named = stream.tables_named(logs)
         held, q = set(tables), logs.quarantine
-        own = np.array([t is not None and not pd.isna(t) and str(t) in held
-                        for t in q["table_id"].tolist()], dtype=bool) if len(q) \
-            else np.zeros(0, dtype=bool)
+        own = quarantine_owners(q, lambda table: int(table in held)).astype(bool)
         result = audit_family(LoadedLogs(logs.events, q.loc[own].reset_index(drop=True),
                                          logs.inputs), family, audit_fn, collector)
         taken = getattr(result.logs, "digest", None)  # (taken by its one version's audit)

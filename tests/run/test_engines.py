@@ -255,3 +255,10 @@ def test_dask_sends_many_quarantined_rows_as_data_not_in_the_graph(tmp_path, clu
     assert any(isinstance(s, distributed.Future) for s in sent)
     assert len(result.findings) == len(once.findings) == 39
     assert result.findings.equals(once.findings)
+    # (fewer rows than SCATTER_ROWS travel in the graph, as they did)
+    monkeypatch.setattr(dask_engine, "SCATTER_ROWS", 10_000)
+    sent.clear()
+    again = run_audit(AuditJob.of([path], ruleset, engine="dask",
+                                  scheduler=cluster.scheduler_address))
+    assert sent and not any(isinstance(s, distributed.Future) for s in sent)
+    assert again.findings.equals(once.findings)
