@@ -3,8 +3,9 @@ line breaks counted), and the records with the wrong cell count rejected
 with their line.
 
 A plain file is parsed by Arrow a block at a time as it is read, hashed and
-checked for UTF-8 on the way (`read_csv_streamed`); anything else (a byte
-order mark, text that is not UTF-8, gzip) is read whole (`read_csv`).
+checked for UTF-8 on the way, bytes that are not UTF-8 marked as they come
+(`read_csv_streamed`); anything else (a byte order mark, gzip, an encoding
+named) is read whole (`read_csv`).
 """
 
 from __future__ import annotations
@@ -55,8 +56,7 @@ def read_csv(path: Path, data: bytes, line_shift: int = 0, header: bytes = b""):
     table, collected = _parse_growing(path, lambda: _Joined(header, data),
                                       len(header) + len(data), names, header_lines)
     if marked:
-        table = _unmarked(table)
-        collected[:] = [(n, _MARKS.sub(_mark_escape, t), e, a) for n, t, e, a in collected]
+        table, collected = _unmarked(table), _unmarked_rejected(collected)
     return _csv_rows(table, collected, names, header_lines, b'"' in data,
                      lambda size: recorded[-size:], line_shift)
 
@@ -176,10 +176,12 @@ def read_csv_streamed(path: Path):
     """A plain CSV file read as Arrow parses it, a block at a time, hashed
     and checked for UTF-8 as read: no copy of the whole file is made (10M
     events: 860 MB neither faulted in nor copied again block by block).
-    (SHA-256, (table, lines, rejected)), or None where the whole read is
-    needed (a byte order mark, text that is not UTF-8, a start that is
-    blank or holds no whole header, any error): that read then gives what
-    it always gave, error or rows."""
+    Bytes that are not UTF-8 are marked as they are read, as the whole read
+    marks them (`read_csv`), and put back after the parse. (SHA-256,
+    (table, lines, rejected)), or None where the whole read is needed (a
+    byte order mark, a start that is blank or holds no whole header, bytes
+    that are not UTF-8 where a read ended, any error): that read then gives
+    what it always gave, error or rows."""
     try:
         # ONE open (closed by the `with` below): the bytes hashed are the bytes parsed
         fh = open(path, "rb")  # noqa: SIM115
@@ -189,12 +191,14 @@ def read_csv_streamed(path: Path):
         try:
             size = os.fstat(fh.fileno()).st_size
             sources = [_CheckedReader(fh)]
-            first = sources[0].peek(CSV_BLOCK_BYTES)
+            sources[0].peek(CSV_BLOCK_BYTES)
+            first = sources[0].opening  # (as recorded: the header judged as the whole read does)
             end = header_end(first)
             if end >= len(first) or first.isspace() or first.startswith(_BYTE_ORDER_MARKS):
                 return None
             names, header_lines = csv_names(path, first[:end])
             del first
+            sources[0].opening = b""  # (let go: kept no longer)
             tries = []
 
             def source_to_parse() -> _CheckedReader:
@@ -210,6 +214,8 @@ def read_csv_streamed(path: Path):
                                               header_lines)
             source = sources[-1]
             source.finish()
+            if source.marked:
+                table, collected = _unmarked(table), _unmarked_rejected(collected)
         except (LogFileError, OSError, ValueError, pa.ArrowException, _NotUtf8):
             return None  # (the whole read tells what is wrong, as it always has)
         return source.hexdigest(), _csv_rows(table, collected, names, header_lines,
@@ -225,74 +231,140 @@ _BYTE_ORDER_MARKS = (UTF8_BOM, b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 
 
 class _NotUtf8(ControlSignal):
-    """Raised by `_CheckedReader` at the first bytes that are not UTF-8."""
+    """Raised by `_CheckedReader` where bytes that are not UTF-8 were handed
+    on unmarked: the end of one read, a character it began not going on in
+    the next (a few bytes, a few reads in a file: the whole read marks them)."""
 
 
 class _CheckedReader:
     """A file as Arrow's CSV parser reads it, hashed (SHA-256) and checked
-    for UTF-8 as read; `quoted`: whether any byte is a quote. Bytes that are
-    not UTF-8 stop the parse (`_NotUtf8`) before Arrow reaches their record
-    (a record with the wrong cell count that is not UTF-8 cannot be handed
-    on). Each read gives as many bytes as asked (fewer at the end), as a
-    whole file's io.BytesIO does, so the blocks are the same."""
+    for UTF-8 as read; `quoted`: whether any byte is a quote. From the
+    first read holding bytes that are not UTF-8 (`marked`), each such byte
+    is marked (`_mark_bytes`) before Arrow sees it, as `read_csv` marks a
+    whole file: a record with the wrong cell count that is not UTF-8 could
+    not be handed on, and the whole file was read again (one Windows-1252
+    name in 1.9M rows: 1.4 s). Each read gives as many bytes as asked
+    (fewer at the end), as a whole file's io.BytesIO does, so the blocks
+    are the same: once marking has begun, the marked bytes are counted out
+    of a buffer, a character that may go on in the next read held back."""
 
     def __init__(self, fh):
         self._fh = fh
         self._digest = hashlib.sha256()
-        self._pending = b""  # peeked, not read yet
-        self._tail = b""  # the last bytes read, when they may be part of a character
+        self._pending = b""  # handed on by nothing yet
+        self._tail = b""  # the last bytes handed on, when they may be part of a character
+        self._carry = b""  # once marking: the last bytes read, not yet handed on
+        self._ended = False
+        self.opening: bytes | None = None  # the first bytes read, as recorded
         self.quoted = False
+        self.marked = False
         self.closed = False
 
     def peek(self, size: int) -> bytes:
-        self._pending = self._take(size)
-        return self._pending
+        got = self.read(size)
+        self._pending = got + self._pending if self._pending else got
+        return got
 
     def read(self, size: int = -1) -> bytes:
-        pending, self._pending = self._pending, b""
-        if size is not None and 0 <= size < len(pending):
-            self._pending = pending[size:]
-            return pending[:size]
-        more = self._take(-1 if size is None or size < 0 else size - len(pending))
-        return pending + more if pending and more else pending or more
+        if size is None or size < 0:
+            parts = [self._pending]
+            while not self._ended:
+                parts.append(self._take(CSV_BLOCK_BYTES))
+            self._pending = b""
+            return b"".join(parts)
+        if not self.marked and len(self._pending) < size:  # (nearly always: bytes as read)
+            pending, self._pending = self._pending, b""
+            more = self._take(size - len(pending))
+            got = pending + more if pending and more else pending or more
+            if not self.marked:
+                return got
+            self._pending = got  # (marking began: from here on counted out)
+        while len(self._pending) < size and not self._ended:
+            self._pending += self._take(size - len(self._pending))
+        got, self._pending = self._pending[:size], self._pending[size:]
+        return got
 
     def finish(self) -> None:
         """Read to the end (Arrow does; this makes sure)."""
-        while self._take(CSV_BLOCK_BYTES):
-            pass
+        while not self._ended:
+            self._take(CSV_BLOCK_BYTES)
 
     def hexdigest(self) -> str:
         return self._digest.hexdigest()
 
     def _take(self, size: int) -> bytes:
+        """The next `size` bytes of the file, checked; once marking has
+        begun, marked, fewer or more of them (`_ended` tells the end)."""
         data = self._fh.read(size)
         self._digest.update(data)
+        if self.opening is None:
+            self.opening = data
         self.quoted = self.quoted or b'"' in data
-        if data:
-            self._check(data)
-        elif self._tail and not is_utf8(self._tail):  # the end: its last character
-            raise _NotUtf8()
-        return data
+        if self.marked:
+            return self._marked_on(data)
+        if not data:
+            self._ended = True
+            if self._tail and not is_utf8(self._tail):  # the end: its last character
+                raise _NotUtf8()
+            return data
+        return data if self._check(data) else self._begin_marking(data)
 
-    def _check(self, data: bytes) -> None:
-        """UTF-8 of `data` following the bytes before: a character split
-        between reads is checked whole (the previous tail with the
+    def _check(self, data: bytes) -> bool:
+        """Whether `data` is UTF-8 following the bytes before: a character
+        split between reads is checked whole (the previous tail with the
         continuation bytes that open `data`; a few bytes read at a time are
-        carried along until they are more than a character)."""
-        if len(self._tail) + len(data) <= 8:
-            data, self._tail = self._tail + data, b""
-        lead = 0  # continuation bytes (10xxxxxx) opening data: at most 3 belong before
-        while lead < min(3, len(data)) and data[lead] & 0xC0 == 0x80:
-            lead += 1
-        end = len(data)  # data[end:]: a last character that may go on in the next read
-        for k in range(1, min(4, len(data) - lead) + 1):
-            if data[-k] & 0xC0 != 0x80:  # the last byte that starts a character
-                if data[-k] >= 0xC0:
-                    end = len(data) - k
-                break
-        if not (is_utf8(self._tail + data[:lead]) and is_utf8(memoryview(data)[lead:end])):
+        carried along until they are more than a character). _NotUtf8 where
+        the bytes that are not are some already handed on."""
+        tail, handed = self._tail, len(self._tail)
+        if handed + len(data) <= 8:
+            data, tail = tail + data, b""
+        lead = _continuing(data)
+        end = _last_whole(data, lead)
+        if is_utf8(tail + data[:lead]) and is_utf8(memoryview(data)[lead:end]):
+            self._tail = data[end:]
+            return True
+        if handed and (not tail or not is_utf8(tail + data[:lead])):
             raise _NotUtf8()
-        self._tail = data[end:]
+        return False
+
+    def _begin_marking(self, data: bytes) -> bytes:
+        """`data`, which holds bytes that are not UTF-8, marked from past the
+        character the bytes handed on began (if they did); marking from here on."""
+        lead = _continuing(data) if self._tail else 0
+        self.marked, self._tail = True, b""
+        return data[:lead] + self._marked_on(data[lead:])
+
+    def _marked_on(self, data: bytes) -> bytes:
+        """`data` after the bytes held back, marked, a character that may go
+        on in the next read held back in turn (all of it at the end)."""
+        at_end = not data
+        if self._carry:
+            data, self._carry = self._carry + data, b""
+        if at_end:
+            self._ended = True
+            return _marked(data) if data else data
+        end = _last_whole(data, 0)
+        self._carry = data[end:]
+        return _marked(data[:end]) if end else b""
+
+
+def _continuing(data: bytes) -> int:
+    """How many continuation bytes (10xxxxxx) open `data`, up to 3: those that
+    may finish a character begun before it."""
+    lead = 0
+    while lead < min(3, len(data)) and data[lead] & 0xC0 == 0x80:
+        lead += 1
+    return lead
+
+
+def _last_whole(data: bytes, lead: int) -> int:
+    """Where the last character of `data` (past `lead`) begins if it may go
+    on past `data`'s end (a byte that starts a character of more than one,
+    with fewer than four bytes after it); len(data) if it may not."""
+    for k in range(1, min(4, len(data) - lead) + 1):
+        if data[-k] & 0xC0 != 0x80:  # the last byte that starts a character
+            return len(data) - k if data[-k] >= 0xC0 else len(data)
+    return len(data)
 
 
 def csv_names(path: Path, header: bytes) -> tuple[list[str], int]:
@@ -614,23 +686,31 @@ def _marked(data: bytes) -> bytes:
 
 
 def _unmarked(table: pa.Table) -> pa.Table:
-    """The marked bytes put back (coercion then quarantines their rows)."""
-    cols = []
-    for col in table.columns:
-        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
-        if pa.types.is_dictionary(col.type):
-            col = pa.DictionaryArray.from_arrays(col.indices, _unmarked_text(col.dictionary))
-        else:
-            col = _unmarked_text(col)
-        cols.append(col)
-    return pa.table(cols, names=table.column_names)
+    """The marked bytes put back (coercion then quarantines their rows), a
+    chunk at a time: only the chunks holding a mark are looked at again
+    (the whole table was copied into one chunk a column)."""
+    return pa.table([pa.chunked_array([_unmarked_chunk(c) for c in col.chunks], col.type)
+                     for col in table.columns], names=table.column_names)
+
+
+def _unmarked_chunk(chunk: pa.Array) -> pa.Array:
+    if pa.types.is_dictionary(chunk.type):
+        text = _unmarked_text(chunk.dictionary)
+        return chunk if text is chunk.dictionary else \
+            pa.DictionaryArray.from_arrays(chunk.indices, text)
+    return _unmarked_text(chunk)
+
+
+def _unmarked_rejected(collected: list) -> list:
+    """The rejected records' texts with their marked bytes written as \\xNN."""
+    return [(n, _MARKS.sub(_mark_escape, t), e, a) for n, t, e, a in collected]
 
 
 def _unmarked_text(col: pa.Array) -> pa.Array:
     """`col` with the marked bytes of its cells put back: only the cells
     holding a mark are rebuilt (a `seq` or `ts` column was rebuilt a row
     at a time in Python for one marked cell)."""
-    if not pa.types.is_string(col.type):
+    if not pa.types.is_string(col.type) or not _may_hold_mark(col):
         return col
     holds = pc.fill_null(pc.match_substring_regex(col, "[\uf780-\uf7ff]"), False)
     if not pc.any(holds).as_py():
@@ -641,6 +721,17 @@ def _unmarked_text(col: pa.Array) -> pa.Array:
                   for v in col.take(rows).to_pylist()]
     return pc.replace_with_mask(col, holds, pa.array(bytes_back, pa.binary())
                                 .view(pa.string()))
+
+
+def _may_hold_mark(col: pa.Array) -> bool:
+    """Whether the bytes of a text column's values may hold a mark (U+F780
+    to U+F7FF: EF 9E or EF 9F), found by numpy, not a regex a row."""
+    data = col.buffers()[2]
+    if data is None or data.size < 2:
+        return False
+    values = np.frombuffer(data, np.uint8)
+    at = np.flatnonzero(values[:-1] == 0xEF)
+    return bool(len(at)) and bool(((values[at + 1] & 0xFE) == 0x9E).any())
 
 
 #: CSV columns read as dictionaries: few distinct values each, so every later

@@ -6,6 +6,7 @@ each slice on its own gives. Equivalence only, never timing."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 
 import numpy as np
@@ -19,7 +20,7 @@ from auditor.logs import coerce as coerce_module
 from auditor.logs import csv_format
 from auditor.logs import load as load_module
 from auditor.logs.coerce import _ts_column, coerce
-from auditor.logs.csv_format import _CheckedReader, _NotUtf8, is_utf8
+from auditor.logs.csv_format import _CheckedReader, _marked, _NotUtf8, is_utf8
 from auditor.logs.frame import _in_place, order_events
 from auditor.logs.load import _slices, load_file
 from auditor.logs.read import read_log
@@ -115,7 +116,11 @@ def test_streamed_read_is_used_for_a_plain_file(tmp_path):
                                  "😀".encode(), b"\x80", b"\xc3", b"\xe2\x82", b"\xf0\x9f",
                                  b"\xff", b"\xed\xa0\x80"]), max_size=40),
        st.integers(min_value=1, max_value=9))
-def test_utf8_checked_block_by_block_as_whole(pieces, size):
+def test_utf8_checked_and_marked_block_by_block_as_whole(pieces, size):
+    """The bytes handed to the parser, read `size` at a time, are the whole
+    file's marking (`_marked`), each read as long as asked, or the reader
+    gives up (`_NotUtf8`) only where bytes that are not UTF-8 were handed
+    on unmarked (a read ending inside what began no character)."""
     data = b"".join(pieces)
 
     class Bytes:
@@ -128,16 +133,38 @@ def test_utf8_checked_block_by_block_as_whole(pieces, size):
             return out
 
     source = _CheckedReader(Bytes())
+    reads = []
     try:
-        while source.read(size):
-            pass
+        while got := source.read(size):
+            reads.append(got)
         source.finish()
-        ok = True
     except _NotUtf8:
-        ok = False
-    assert ok == is_utf8(data)
-    if ok:
-        assert source.quoted == (b'"' in data)
+        assert not is_utf8(data)
+        return
+    assert b"".join(reads) == _marked(data)
+    assert all(len(r) == size for r in reads[:-1])
+    assert source.marked == (not is_utf8(data))
+    assert source.quoted == (b'"' in data)
+    assert source.hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.parametrize("body", [BAD_BODIES[3], BAD_BODIES[4],
+                                  b"T01,908,2026-03-01T20:00:00Z,staff_on,dealer,D\xe9d\xe9,,,,,,,,,,,\n"])
+def test_a_file_not_all_utf8_is_read_once(tmp_path, monkeypatch, body):
+    """Bytes that are not UTF-8 inside the file are marked as the streamed
+    read goes (no second, whole read); the rows are the whole read's."""
+    rows = _rows(3000, actor="Dé€😀")
+    path = tmp_path / "log.csv"
+    path.write_bytes(_csv(rows[:1500]) + body + "\n".join(rows[1500:]).encode()
+                     + b"\n")
+    whole = _whole(path)
+    opened = []
+    real = csv_format.read_csv
+    monkeypatch.setattr(csv_format, "read_csv", lambda *a, **k: opened.append(a) or real(*a, **k))
+    assert _as_read(read_log(path)) == whole
+    assert not opened
+    said = [w for why in whole[4].values() for w in why] + list(whole[3].texts)
+    assert any("not UTF-8" in s or "\\xff" in s for s in said)  # (its row, or its record)
 
 
 TIMES = ["2026-03-01T20:00:00+00:00", "2026-03-01T20:00:00Z", "2026-03-01T20:00:00-05:30",
