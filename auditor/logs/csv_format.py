@@ -10,7 +10,6 @@ named) is read whole (`read_csv`).
 
 from __future__ import annotations
 
-import codecs
 import csv
 import hashlib
 import io
@@ -240,7 +239,7 @@ class _CheckedReader:
     """A file as Arrow's CSV parser reads it, hashed (SHA-256) and checked
     for UTF-8 as read; `quoted`: whether any byte is a quote. From the
     first read holding bytes that are not UTF-8 (`marked`), each such byte
-    is marked (`_mark_bytes`) before Arrow sees it, as `read_csv` marks a
+    is marked (`_mark_text`) before Arrow sees it, as `read_csv` marks a
     whole file: a record with the wrong cell count that is not UTF-8 could
     not be handed on, and the whole file was read again (one Windows-1252
     name in 1.9M rows: 1.4 s). Each read gives as many bytes as asked
@@ -639,21 +638,30 @@ def header_end(data: bytes) -> int:
 
 #: Bytes that are not UTF-8, marked while Arrow parses (private-use U+F780..
 #: U+F7FF for bytes 0x80..0xFF) and restored afterwards.
+#: A byte b that is not UTF-8 is marked as the character U+F700 + b (U+F780
+#: to U+F7FF, private use: UTF-8 that Arrow hands on), `_mark_text`.
 _MARK_BASE = 0xF700
-_MARK_ERRORS = "auditor-mark-bytes"
 _MARKS = re.compile("[\uf780-\uf7ff]")
 
 
-def _mark_bytes(err: UnicodeDecodeError):
-    bad = err.object[err.start:err.end]
-    return "".join(chr(_MARK_BASE + b) for b in bad), err.end
+def _mark_text(block: bytes) -> bytes:
+    """`block` (whole characters) with each byte that is not UTF-8 marked:
+    Python's "surrogateescape" decodes such a byte b as U+DC00 + b, encoded
+    ("surrogatepass") as ED B2 or ED B3 and a last byte; the mark U+F700 + b
+    is EF 9E or EF 9F and the same last byte (ED B2 and ED B3 begin nothing
+    else in UTF-8). All in C: a Python handler called at each run of such
+    bytes took 9 s for 30 MB of random bytes (0.5 s)."""
+    return (block.decode("utf-8", "surrogateescape").encode("utf-8", "surrogatepass")
+            .replace(b"\xed\xb2", b"\xef\x9e").replace(b"\xed\xb3", b"\xef\x9f"))
 
 
-codecs.register_error(_MARK_ERRORS, _mark_bytes)
-
-
-def _mark_escape(m: re.Match) -> str:
-    return f"\\x{ord(m.group()) - _MARK_BASE:02x}"
+def _recorded(marked: bytes) -> bytes:
+    """Marked text's bytes as recorded, each mark its byte again: the marks
+    made the surrogates `_mark_text` made them from, which "surrogateescape"
+    writes as their bytes. In C (a cell's characters one by one in Python,
+    then `str.translate`, took 10-20 s for 30-60 MB of random bytes)."""
+    return (marked.replace(b"\xef\x9e", b"\xed\xb2").replace(b"\xef\x9f", b"\xed\xb3")
+            .decode("utf-8", "surrogatepass").encode("utf-8", "surrogateescape"))
 
 
 def is_utf8(data: bytes) -> bool:
@@ -673,15 +681,14 @@ MARK_BLOCK_BYTES = 1 << 22
 
 
 def _marked(data: bytes) -> bytes:
-    """`data` with each byte that is not UTF-8 marked (`_mark_bytes`), a
+    """`data` with each byte that is not UTF-8 marked (`_mark_text`), a
     block of whole lines at a time, the blocks that are UTF-8 as they are:
     one name in Windows-1252 among 1.9M rows decoded and encoded the whole
     file again (163 MB: 3.4 -> 5.1 s)."""
     view, parts = memoryview(data), []
     for start, end in line_blocks(data, MARK_BLOCK_BYTES):
         block = view[start:end]
-        parts.append(block if is_utf8(block)
-                     else bytes(block).decode("utf-8", _MARK_ERRORS).encode("utf-8"))
+        parts.append(block if is_utf8(block) else _mark_text(bytes(block)))
     return b"".join(parts)
 
 
@@ -702,8 +709,28 @@ def _unmarked_chunk(chunk: pa.Array) -> pa.Array:
 
 
 def _unmarked_rejected(collected: list) -> list:
-    """The rejected records' texts with their marked bytes written as \\xNN."""
-    return [(n, _MARKS.sub(_mark_escape, t), e, a) for n, t, e, a in collected]
+    """The rejected records' texts with their marked bytes written as \\xNN,
+    mark by mark (`str.translate`: a regex calling back a mark took 7.5 s
+    for 30 MB of random bytes, 13M marks, against 2 s). Not the recorded
+    bytes (`_recorded`) decoded again: a character U+F780 to U+F7FF
+    recorded as such is taken for a mark (as it always was), and its byte
+    and a marked byte after it could then be read as one character."""
+    return [(n, _escaped_marks(t) if _MARKS.search(t) else t, e, a) for n, t, e, a in collected]
+
+
+def _escaped_marks(text: str) -> str:
+    """`text`, each mark as \\xNN, translated a slice at a time: a text of
+    millions of characters translated whole had its growing copy moved
+    again and again (29M characters of random bytes: 13.5 s of kernel
+    time, against 0.3 s)."""
+    return "".join([text[at:at + _ESCAPE_SLICE].translate(_MARK_ESCAPES)
+                    for at in range(0, len(text), _ESCAPE_SLICE)])
+
+
+#: Each mark as the rejected record's text writes it.
+_MARK_ESCAPES = {_MARK_BASE + b: f"\\x{b:02x}" for b in range(0x80, 0x100)}
+#: Characters of a text translated at a time (`_escaped_marks`).
+_ESCAPE_SLICE = 1 << 16
 
 
 def _unmarked_text(col: pa.Array) -> pa.Array:
@@ -716,9 +743,7 @@ def _unmarked_text(col: pa.Array) -> pa.Array:
     if not pc.any(holds).as_py():
         return col
     rows = pa.array(np.flatnonzero(_np_bool(holds)))
-    bytes_back = [b"".join(bytes([ord(ch) - _MARK_BASE]) if _MARKS.match(ch)
-                           else ch.encode("utf-8") for ch in v)
-                  for v in col.take(rows).to_pylist()]
+    bytes_back = [_recorded(v) for v in col.take(rows).cast(pa.binary()).to_pylist()]
     return pc.replace_with_mask(col, holds, pa.array(bytes_back, pa.binary())
                                 .view(pa.string()))
 

@@ -6,8 +6,10 @@ each slice on its own gives. Equivalence only, never timing."""
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import random
+import re
 
 import numpy as np
 import pyarrow as pa
@@ -20,7 +22,15 @@ from auditor.logs import coerce as coerce_module
 from auditor.logs import csv_format
 from auditor.logs import load as load_module
 from auditor.logs.coerce import _ts_column, coerce
-from auditor.logs.csv_format import _CheckedReader, _marked, _NotUtf8, is_utf8
+from auditor.logs.csv_format import (
+    _CheckedReader,
+    _mark_text,
+    _marked,
+    _NotUtf8,
+    _recorded,
+    _unmarked_rejected,
+    is_utf8,
+)
 from auditor.logs.frame import _in_place, order_events
 from auditor.logs.load import _slices, load_file
 from auditor.logs.read import read_log
@@ -146,6 +156,43 @@ def test_utf8_checked_and_marked_block_by_block_as_whole(pieces, size):
     assert source.marked == (not is_utf8(data))
     assert source.quoted == (b'"' in data)
     assert source.hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def _each_byte_marked(err: UnicodeDecodeError):
+    """The marking as written out: each byte that is not UTF-8, b, as U+F700 + b."""
+    return "".join(chr(0xF700 + b) for b in err.object[err.start:err.end]), err.end
+
+
+codecs.register_error("test-mark-each-byte", _each_byte_marked)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"\n", "é".encode(), "€".encode(), "😀".encode(),
+                                 "\uf780".encode(), "\ud7ff".encode(), b"\x80", b"\xc3",
+                                 b"\xe2\x82", b"\xf0\x9f", b"\xff", b"\xed\xa0\x80",
+                                 b"\xed\xb2\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80"]),
+                max_size=40))
+def test_each_byte_not_utf8_is_marked_as_itself(pieces):
+    """The marks made in C (`_mark_text`) are each byte's own, U+F700 + b,
+    the rest of the text as it was (a private-use character included)."""
+    data = b"".join(pieces)
+    marked = _mark_text(data)
+    assert marked == data.decode("utf-8", "test-mark-each-byte").encode("utf-8")
+    if "\uf780".encode() not in data:  # (a private-use character taken for a mark)
+        assert _recorded(marked) == data
+        escaped = re.sub("[\uf780-\uf7ff]", lambda m: f"\\x{ord(m.group()) - 0xF700:02x}",
+                         marked.decode("utf-8"))
+        assert _unmarked_rejected([(1, marked.decode("utf-8"), 17, 3)]) == [(1, escaped, 17, 3)]
+
+
+@pytest.mark.parametrize("slice_chars", [1, 3, 7, 1 << 16])
+def test_marks_escaped_slice_by_slice_as_whole(monkeypatch, slice_chars):
+    data = random.Random(slice_chars).randbytes(3000)
+    text = _mark_text(data).decode("utf-8")
+    want = re.sub("[\uf780-\uf7ff]", lambda m: f"\\x{ord(m.group()) - 0xF700:02x}", text)
+    monkeypatch.setattr(csv_format, "_ESCAPE_SLICE", slice_chars)
+    assert _unmarked_rejected([(7, text, 17, 2)]) == [(7, want, 17, 2)]
+    assert "\\x" in want
 
 
 @pytest.mark.parametrize("body", [BAD_BODIES[3], BAD_BODIES[4],
