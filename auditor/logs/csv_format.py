@@ -636,10 +636,9 @@ def header_end(data: bytes) -> int:
             return len(data)
         pos = close + 1
 
-#: Bytes that are not UTF-8, marked while Arrow parses (private-use U+F780..
-#: U+F7FF for bytes 0x80..0xFF) and restored afterwards.
-#: A byte b that is not UTF-8 is marked as the character U+F700 + b (U+F780
-#: to U+F7FF, private use: UTF-8 that Arrow hands on), `_mark_text`.
+#: Bytes that are not UTF-8, marked while Arrow parses and restored
+#: afterwards: a byte b as the character U+F700 + b (U+F780 to U+F7FF,
+#: private use: UTF-8 that Arrow hands on), `_mark_text`.
 _MARK_BASE = 0xF700
 _MARKS = re.compile("[\uf780-\uf7ff]")
 
@@ -658,8 +657,8 @@ def _mark_text(block: bytes) -> bytes:
 def _recorded(marked: bytes) -> bytes:
     """Marked text's bytes as recorded, each mark its byte again: the marks
     made the surrogates `_mark_text` made them from, which "surrogateescape"
-    writes as their bytes. In C (a cell's characters one by one in Python,
-    then `str.translate`, took 10-20 s for 30-60 MB of random bytes)."""
+    writes as their bytes. In C (a cell's characters one at a time in
+    Python took 10 s for 30 MB of random bytes)."""
     return (marked.replace(b"\xef\x9e", b"\xed\xb2").replace(b"\xef\x9f", b"\xed\xb3")
             .decode("utf-8", "surrogatepass").encode("utf-8", "surrogateescape"))
 

@@ -292,8 +292,8 @@ def quarantine_frame(raw: RawLog, table: pa.Table, problems: Problems,
                       cols: dict[str, pa.Array], texts: dict[str, TextColumn]) -> pd.DataFrame:
     """Quarantined rows as recorded (every cell as text, in a JSON object) with
     where they came from and why they were set aside. Made a column at a
-    time, each distinct cell encoded once (a row at a time, 608,003 rows
-    of a night in the wrong encoding took 17 s: 28 us a row)."""
+    time, a dictionary's values encoded once each (a row at a time,
+    608,003 rows of a night in the wrong encoding took 17 s: 28 us a row)."""
     idx = np.flatnonzero(problems.bad)
     if not len(idx) and not raw.rejected.lines:
         return _empty_quarantine()
@@ -327,40 +327,47 @@ def _cells_as_json(sub: pa.Table) -> list[str]:
 
 def _encoded_cells(col: pa.ChunkedArray | pa.Array) -> list[str]:
     """A column's cells as JSON text (`null`, or the cell as text, by the
-    encoder `json.dumps` calls for a text): a dictionary's values encoded
-    once each, any other cell that is not text made text first and each
-    distinct one encoded once."""
-    if isinstance(col, pa.ChunkedArray):
-        return [v for chunk in col.chunks for v in _encoded_cells(chunk)]
-    if pa.types.is_dictionary(col.type):
-        values = _encoded_cells(col.dictionary) + ["null"]
-        codes = pc.fill_null(col.indices, len(values) - 1).to_numpy(zero_copy_only=False)
-        return [values[c] for c in codes.tolist()]
-    cells = _as_recorded(col)
-    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+    encoder `json.dumps` calls for a text)."""
+    return _each_row(col, _encoded_values, "null")
+
+
+def _encoded_values(values: pa.Array) -> list[str]:
+    cells = _values_as_recorded(values)
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
         return ["null" if v is None else encode_basestring(v) for v in cells]
-    texts = [None if v is None else str(v) for v in cells]
+    texts = [None if v is None else str(v) for v in cells]  # (each distinct one encoded once)
     each = {v: "null" if v is None else encode_basestring(v) for v in dict.fromkeys(texts)}
     return [each[v] for v in texts]
 
 
 def _as_recorded(col: pa.ChunkedArray | pa.Array) -> list:
-    """A column's values in Python; a time no Python datetime holds (a
-    Parquet timestamp in the year 300,000) as its count of units since
-    1970. A dictionary's values are each made once (Arrow's `to_pylist`
-    made a scalar a row: 8 s for 600,000 rows of 17 columns)."""
+    """A column's values in Python (`_values_as_recorded`)."""
+    return _each_row(col, _values_as_recorded, None)
+
+
+def _each_row(col: pa.ChunkedArray | pa.Array, of_values, null) -> list:
+    """`of_values(array)` (a list, a value each) for each row of `col`, a
+    chunk at a time, a dictionary's values worked out once each (`null` for
+    a null row): Arrow's `to_pylist` of a dictionary made a Python scalar a
+    row (8 s for 600,000 rows of 17 columns)."""
     if isinstance(col, pa.ChunkedArray):
-        return [v for chunk in col.chunks for v in _as_recorded(chunk)]
+        return [v for chunk in col.chunks for v in _each_row(chunk, of_values, null)]
     if pa.types.is_dictionary(col.type):
-        values = _as_recorded(col.dictionary) + [None]
+        values = _each_row(col.dictionary, of_values, null) + [null]
         codes = pc.fill_null(col.indices, len(values) - 1).to_numpy(zero_copy_only=False)
         return [values[c] for c in codes.tolist()]
+    return of_values(col)
+
+
+def _values_as_recorded(values: pa.Array) -> list:
+    """An array's values in Python; a time no Python datetime holds (a
+    Parquet timestamp in the year 300,000) as its count of units since 1970."""
     try:
-        return col.to_pylist()
+        return values.to_pylist()
     except (OverflowError, ValueError):
-        if not (pa.types.is_timestamp(col.type) or pa.types.is_date(col.type)):
+        if not (pa.types.is_timestamp(values.type) or pa.types.is_date(values.type)):
             raise
-    return [_time_as_recorded(v) for v in col]
+    return [_time_as_recorded(v) for v in values]
 
 
 def _time_as_recorded(value: pa.Scalar):
