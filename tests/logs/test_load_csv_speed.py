@@ -185,6 +185,21 @@ def test_each_byte_not_utf8_is_marked_as_itself(pieces):
         assert _unmarked_rejected([(1, marked.decode("utf-8"), 17, 3)]) == [(1, escaped, 17, 3)]
 
 
+@pytest.mark.parametrize("bad", [b"\xe9", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98", b"\xff\xfe",
+                                 b"\x80\x80\x80\x80"])
+@pytest.mark.parametrize("shift", [-3, -2, -1, 0, 1, 2])
+def test_bytes_not_utf8_where_a_read_ends_read_as_whole(tmp_path, monkeypatch, bad, shift):
+    """Bytes that are not UTF-8 about the end of one of the reader's reads
+    (a character they seem to begin going on in the next, or not): marked
+    as they stream or the file read whole, the rows the whole read's."""
+    monkeypatch.setattr(csv_format, "CSV_BLOCK_BYTES", 4096)
+    data = _csv(_rows(200, actor="Dé€😀"))
+    at = 2 * 4096 + shift
+    path = tmp_path / "log.csv"
+    path.write_bytes(data[:at] + bad + data[at:])
+    assert _as_read(read_log(path)) == _whole(path)
+
+
 @pytest.mark.parametrize("slice_chars", [1, 3, 7, 1 << 16])
 def test_marks_escaped_slice_by_slice_as_whole(monkeypatch, slice_chars):
     data = random.Random(slice_chars).randbytes(3000)
