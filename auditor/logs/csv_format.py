@@ -358,11 +358,12 @@ def _continuing(data: bytes) -> int:
 
 def _last_whole(data: bytes, lead: int) -> int:
     """Where the last character of `data` (past `lead`) begins if it may go
-    on past `data`'s end (a byte that starts a character of more than one,
-    with fewer than four bytes after it); len(data) if it may not."""
+    on past `data`'s end (a byte that may start a character of more than
+    one, C2 to F4, with fewer than four bytes after it); len(data) if it
+    may not (C0, C1 and F5 to FF start none: not UTF-8 whatever follows)."""
     for k in range(1, min(4, len(data) - lead) + 1):
-        if data[-k] & 0xC0 != 0x80:  # the last byte that starts a character
-            return len(data) - k if data[-k] >= 0xC0 else len(data)
+        if data[-k] & 0xC0 != 0x80:  # the last byte that is not a continuation
+            return len(data) - k if 0xC2 <= data[-k] <= 0xF4 else len(data)
     return len(data)
 
 
