@@ -48,7 +48,7 @@ def offsets_by_file(table: pa.Table, rows: list[int], assume_offset: str | None 
         files = np.searchsorted(np.cumsum(rows), at, side="right").tolist()
         assumed = _minutes(assume_offset) if assume_offset else 0
         ts_type = picked.schema.field("ts").type
-        for file, tid, seq, ts in zip(files, *(picked.column(c).to_pylist()
+        for file, tid, seq, ts in zip(files, *(_as_python(picked.column(c))
                                                for c in ("table_id", "seq", "ts"))):
             try:
                 seq = int(str(seq).strip())
@@ -63,6 +63,25 @@ def offsets_by_file(table: pa.Table, rows: list[int], assume_offset: str | None 
                 minutes = assumed if found is None else _minutes(found.group(0))
             out[file].append((str(tid).strip(), seq, minutes))
     return [tuple(o) for o in out]
+
+
+def _as_python(column: pa.ChunkedArray) -> list:
+    """The column's values as Python's, a value Python cannot hold (a time
+    past year 9999 in a damaged Parquet file, a zone it does not know) as
+    None: its row is quarantined when typed, and no offset is read off it.
+    Only `table_open` rows come here: a few per table."""
+    try:
+        return column.to_pylist()
+    except (pa.ArrowException, OverflowError, ValueError):
+        pass
+    values = []
+    for chunk in column.chunks:
+        for k in range(len(chunk)):
+            try:
+                values.append(chunk[k].as_py())
+            except (pa.ArrowException, OverflowError, ValueError):
+                values.append(None)
+    return values
 
 
 def _table_opens(event: pa.ChunkedArray) -> pa.ChunkedArray | None:

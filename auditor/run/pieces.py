@@ -325,11 +325,27 @@ def _one_table(meta, names: list[str]) -> bool:
     seen = set()
     for g in range(meta.num_row_groups):
         stats = meta.row_group(g).column(column).statistics
-        if stats is None or not stats.has_min_max or stats.min != stats.max \
-                or stats.null_count:
+        bounds = _bounds(stats)
+        if bounds is None or bounds[0] != bounds[1] or stats.null_count:
             return False
-        seen.add(stats.min)
+        seen.add(bounds[0])
     return len(seen) == 1
+
+
+def _bounds(stats) -> tuple | None:
+    """A row group's [min, max] of a column as the footer records them, None
+    where it records none or none Python can read: the footer is the
+    file's word, and a damaged one may hold text that is not UTF-8 (read
+    as it is, bytes; Arrow decodes a text column's `min`), or a value of
+    another type than the column's."""
+    if stats is None:
+        return None
+    try:
+        if not stats.has_min_max:
+            return None
+        return stats.min_raw, stats.max_raw
+    except (pa.ArrowException, OverflowError, ValueError):  # (UnicodeDecodeError is one)
+        return None
 
 
 #: The rows of a Parquet file's first row group looked at for whether its
@@ -370,10 +386,10 @@ def _parquet_interleaved(path: Path, meta, names: list[str]) -> tuple[str, ...]:
     column = names.index("table_id")
     spans = []
     for g in range(meta.num_row_groups):
-        stats = meta.row_group(g).column(column).statistics
-        if stats is None or not stats.has_min_max:
+        bounds = _bounds(meta.row_group(g).column(column).statistics)
+        if bounds is None:
             return ()
-        spans.append((stats.min, stats.max))
+        spans.append(bounds)
     overlap = next((g + 1 for g, (before, after) in enumerate(pairwise(spans))
                     if before[1] > after[0]), None)
     if len(spans) > 1 and overlap is None:
