@@ -181,7 +181,8 @@ def _arrow_column(values: list) -> pa.Array:
 
 
 RETYPES = ("string", "large_string", "float", "binary", "dictionary", "list", "struct", "null",
-           "uint64", "bool", "date", "naive_ts", "ts_s_kolkata", "decimal", "int32")
+           "uint64", "bool", "date", "naive_ts", "ts_s_kolkata", "decimal", "int32",
+           "not_utf8", "ts_past_python")
 
 
 def _retype(arr: pa.Array, kind: str) -> pa.Array:
@@ -203,6 +204,17 @@ def _retype(arr: pa.Array, kind: str) -> pa.Array:
         return pa.array([{"v": t} for t in text])
     if kind == "null":
         return pa.nulls(n)
+    if kind == "not_utf8":
+        # text whose every other value ends in a lead byte with nothing after
+        # it: the footer's statistics too (found by fuzzing by hand)
+        return pa.array([None if t is None else t.encode() + (b"\xc2" if i % 2 else b"")
+                         for i, t in enumerate(text)], pa.binary()).view(pa.string())
+    if kind == "ts_past_python":
+        # every other time 10**18 us from 1970 (the year 33,658: no datetime)
+        return pa.array([None if v is None else (10 ** 18 if i % 2 else v)
+                         for i, v in enumerate(arr.cast(pa.int64()).to_pylist())]
+                        if pa.types.is_timestamp(arr.type) else [None] * n,
+                        pa.int64()).cast(pa.timestamp("us", tz="UTC"))
     if pa.types.is_timestamp(arr.type):
         if kind == "naive_ts":
             return arr.cast(pa.timestamp("us"))
@@ -584,6 +596,8 @@ def test_parquet_column_types(fuzz_examples):
              ops=[])  # (seq as huge floats)
     @example(session=(0, 1, 0), gz=False, retypes=[("ts", "ts_s_kolkata")],
              ops=[("set", 1, "ts", 1)])  # (a time with a fraction, stored in whole seconds)
+    @example(session=(0, 1, 0), gz=False, retypes=[("table_id", "not_utf8")], ops=[])
+    @example(session=(0, 1, 0), gz=False, retypes=[("ts", "ts_past_python")], ops=[])
     def prop(session, gz, retypes, ops):
         rows = session_rows(session)
         for op in ops:
