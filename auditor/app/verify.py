@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from auditor import __version__
 from auditor.atomic import commit_together
 from auditor.audit.responsible import regulated
+from auditor.codes import FAIL_ON_CHOICES
 from auditor.errors import AuditorError, LogFileError, ReportError, RulesetError, unshown_path
 from auditor.findings import stored_schema
 from auditor.logs.discover import discover_logs
@@ -45,8 +46,8 @@ from auditor.logs.raw import (
     sha256_of,
 )
 from auditor.logs.screen import not_audited_meta, still_unreadable
-from auditor.report.formats import collector_for, write_and_render
-from auditor.report.manifest import MANIFEST_NAME, OWN_NAMES, file_entry
+from auditor.report.formats import REPORT_FORMATS, collector_for, write_and_render
+from auditor.report.manifest import MANIFEST_NAME, MANIFEST_VERSION, OWN_NAMES, file_entry
 from auditor.report.parquet import quarantine_table
 from auditor.report.provenance import provenance
 from auditor.rules import ruleset as ruleset_mod
@@ -99,6 +100,7 @@ def verify_report(folder: Path, inputs_root: Path | None = None,
                           f"`auditor check` writes them)")
     if manifest is not None:
         _check_files(manifest, files, verdict_)
+        _check_own_fields(manifest, verdict_)
         if "findings.parquet" in files and parquet_problem:
             verdict_.problems.append(parquet_problem)
         recorded = manifest["provenance"]
@@ -116,6 +118,11 @@ def verify_report(folder: Path, inputs_root: Path | None = None,
     if not isinstance(recorded.get("inputs"), list) or \
             not isinstance(recorded.get("ruleset"), dict):
         verdict_.problems.append("the provenance names no inputs or no ruleset")
+        return verdict_
+    unreadable = _unreadable_provenance(recorded)
+    if unreadable:
+        verdict_.problems += unreadable
+        verdict_.problems.append("the audit was not re-run from that provenance")
         return verdict_
     verdict_.inputs = len(recorded["inputs"])
     verdict_.files = len(manifest["files"]) if manifest else 0
@@ -158,7 +165,7 @@ def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_,
     sites = {str(path): inp["site"] for path, label in located.items()
              for inp in recorded["inputs"]
              if str(inp.get("path", "")) == label and inp.get("site") is not None}
-    read = ReadOptions(**recorded.get("read_options", {}))
+    read = ReadOptions.recorded(recorded.get("read_options"))
     labels = {str(path): label for path, label in located.items()}
     formats = [str(f) for f in manifest["formats"]] if manifest is not None else []
     try:
@@ -193,9 +200,16 @@ def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_,
     if differing:
         verdict_.problems.append(f"provenance: {', '.join(differing)} not what the audit "
                                  f"gives now")
-    if manifest is not None:
-        triaged = result.with_findings(triage.annotate(result.findings))
-        _render_again(manifest, recorded, triaged, files, verdict_)
+    if manifest is None:
+        return
+    reshaped = _reshaped(recorded, fresh_meta)
+    if reshaped:
+        verdict_.problems.append(f"provenance: {', '.join(reshaped[:MAX_LISTED])} not of the "
+                                 f"kind the auditor writes there; the formats were not "
+                                 f"rendered again from it")
+        return
+    triaged = result.with_findings(triage.annotate(result.findings))
+    _render_again(manifest, recorded, triaged, files, verdict_)
 
 
 def _check_not_audited(recorded: dict, fresh_meta: dict, root: Path | None,
@@ -209,7 +223,7 @@ def _check_not_audited(recorded: dict, fresh_meta: dict, root: Path | None,
     where = _locate(everything, root)
     standing: dict[str, str] = {}
     shas: dict[str, str | None] = {}
-    read = ReadOptions(**recorded.get("read_options", {}))
+    read = ReadOptions.recorded(recorded.get("read_options"))
     for e in entries:
         name = str(e.get("file", ""))
         path = _on_disk(where.get(name, Path(name)))
@@ -358,6 +372,31 @@ def _check_files(manifest: dict, files: dict, verdict_: Verdict) -> None:
             verdict_.notes.append(f"{name} is not part of the report (not in its manifest)")
 
 
+def _check_own_fields(manifest: dict, verdict_: Verdict) -> None:
+    """The manifest's own fields as `auditor check` writes them (its
+    version, the auditor's as its provenance has it, each named format's
+    options by their names): an edit to one is a problem, though the files
+    may render the same from it."""
+    version = manifest.get("manifest_version")
+    if type(version) is not int or version != MANIFEST_VERSION:
+        verdict_.problems.append(f"{MANIFEST_NAME}: manifest_version {json.dumps(version)}; "
+                                 f"this auditor writes and reads {MANIFEST_VERSION}")
+    made_by = manifest.get("auditor_version")
+    if made_by != manifest["provenance"].get("auditor_version"):
+        verdict_.problems.append(f"{MANIFEST_NAME}: auditor_version {json.dumps(made_by)}, "
+                                 f"not its provenance's")
+    options = manifest.get("options", {})
+    named = {str(f) for f in manifest["formats"]}
+    known = {f.name: {keyword for keyword, _ in f.options} for f in REPORT_FORMATS.values()}
+    if not isinstance(options, dict) or any(
+            name not in named or not isinstance(given, dict) or not given
+            or not set(given) <= known.get(name, set())
+            or any(isinstance(v, (dict, list)) for v in given.values())
+            for name, given in options.items()):
+        verdict_.problems.append(f"{MANIFEST_NAME}: options {json.dumps(options)[:200]} are not "
+                                 f"options of the formats it names")
+
+
 def _differing(recorded: dict, fresh: dict) -> list[str]:
     """The provenance keys (`verdict.failing`) whose values differ, the
     installation's paths and the auditor's version aside."""
@@ -381,6 +420,70 @@ def _uninstalled(block):
     if not isinstance(block, dict):
         return block
     return {k: v for k, v in block.items() if k not in INSTALL_KEYS}
+
+
+def _unreadable_provenance(recorded: dict) -> list[str]:
+    """What the re-run would read of the provenance (its inputs, ruleset,
+    read options, baseline and waivers, fail threshold, files not
+    audited), where it is not what the auditor writes: a problem each,
+    never an internal error (a forged or damaged report)."""
+    problems = []
+
+    def objects(value) -> bool:
+        return isinstance(value, list) and all(isinstance(v, dict) for v in value)
+
+    if not all(isinstance(i, dict) and isinstance(i.get("path"), str)
+               for i in recorded["inputs"]):
+        problems.append("provenance: inputs is not a list of inputs, each with its path")
+    block = recorded["ruleset"]
+    if not all(isinstance(block.get(k), str) for k in ("id", "content_hash")) or \
+            not isinstance(block.get("files", []), list) or \
+            not isinstance(block.get("family") or "", str) or \
+            not objects(recorded.get("ruleset_versions", [])):
+        problems.append("provenance: ruleset is not a ruleset the auditor records (id, "
+                        "content_hash, files, family, ruleset_versions)")
+    statuses, verdict_block = recorded.get("statuses", {}), recorded.get("verdict", {})
+    if not isinstance(statuses, dict) or not all(
+            statuses.get(k) is None or (isinstance(statuses[k], dict)
+                                        and isinstance(statuses[k].get("file"), str))
+            for k in ("baseline", "waivers")):
+        problems.append("provenance: statuses does not name a baseline and waivers as the "
+                        "auditor records them")
+    if not isinstance(verdict_block, dict) or \
+            verdict_block.get("fail_on", "major") not in FAIL_ON_CHOICES:
+        problems.append("provenance: verdict is not a verdict the auditor records")
+    for key in ("not_audited", "excluded"):
+        if not objects(recorded.get(key, [])):
+            problems.append(f"provenance: {key} is not a list of files")
+    if isinstance(recorded.get("generated_at", ""), (dict, list)):
+        problems.append("provenance: generated_at is not a time")
+    try:
+        ReadOptions.recorded(recorded.get("read_options"))
+    except AuditorError as exc:
+        problems.append(f"provenance: {exc}")
+    return problems
+
+
+def _reshaped(recorded, fresh, where: str = "") -> list[str]:
+    """Where the recorded provenance holds another kind of value (object,
+    list, text, number, true/false, null) than the one the audit gives now
+    (`fresh`): the formats are rendered from the recorded one, and render
+    only what the auditor writes. Values that differ are `_differing`'s."""
+    def kind(value) -> str:
+        return "number" if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            else type(value).__name__
+
+    if kind(recorded) != kind(fresh):
+        return [where or "the whole"]
+    if isinstance(fresh, dict):  # (a key only one of them has: nothing to judge it by)
+        return [p for k in sorted(set(recorded) | set(fresh), key=str)
+                for p in (_reshaped(recorded[k], fresh[k], f"{where}.{k}" if where else k)
+                          if k in fresh and k in recorded else [f"{where}.{k}" if where else k])]
+    if isinstance(fresh, list):  # (each item against the audit's, else its last)
+        return [p for i, a in enumerate(recorded)
+                for p in (_reshaped(a, fresh[min(i, len(fresh) - 1)], f"{where}[{i}]")
+                          if fresh else [f"{where}[{i}]"])]
+    return []
 
 
 # --- part 2: the audit --------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 import codecs
 import gzip
 import hashlib
+import json
 import os
 import re
 import zlib
@@ -75,6 +76,23 @@ class ReadOptions:
             if not m or int(m[2]) > 14 or int(m[3]) > 59:
                 raise ReadOptionError(f"--assume-offset {self.assume_offset}: write a UTC "
                                       f"offset as +HH:MM or -HH:MM (e.g. +13:00)")
+
+    @classmethod
+    def recorded(cls, data) -> ReadOptions:
+        """The options a report's provenance records (`as_dict`; absent:
+        none), read back; ReadOptionError for anything `as_dict` does not
+        write (a report is checked, not trusted)."""
+        if data is None:
+            data = {}
+        known = {"encoding": str, "assume_offset": str, "columns": dict}
+        if not isinstance(data, dict) or any(
+                k not in known or not isinstance(v, known[k]) for k, v in data.items()) \
+                or not all(isinstance(k, str) and isinstance(v, str)
+                           for k, v in data.get("columns", {}).items()):
+            raise ReadOptionError(f"read_options {json.dumps(data)[:200]}: not options "
+                                  f"the auditor records (encoding, assume_offset, columns)")
+        return cls(data.get("encoding"), data.get("assume_offset"),
+                   tuple(sorted(data.get("columns", {}).items())))
 
     def as_dict(self) -> dict:
         """The options given, for the provenance (empty: read as the spec says)."""
