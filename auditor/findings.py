@@ -51,6 +51,22 @@ LOCATION_COLUMNS: tuple[str, ...] = (
 )
 
 
+def read_stored(source) -> pa.Table:
+    """A Parquet file of a report (findings, quarantine, roll-ups) read back
+    whole; pa.ArrowInvalid for one whose column names are not UTF-8 text,
+    which no run writes and which Arrow reads, raising only when a name is
+    asked for (an edited or damaged report: an internal error there)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(source)
+    try:
+        table.schema.names  # noqa: B018 - (decoded here, once, or refused)
+    except UnicodeDecodeError as exc:
+        raise pa.ArrowInvalid(f"a column name is not UTF-8 text ({exc.reason} at byte "
+                              f"{exc.start})") from None
+    return table
+
+
 def findings_schema(findings: pd.DataFrame) -> pa.Schema:
     """FINDINGS_SCHEMA, with `site` before `table_id` when `findings` has it."""
     if "site" not in findings:

@@ -28,8 +28,10 @@ from markupsafe import escape
 from auditor.app.verify import check_folder
 from auditor.atomic import atomic_open, commit_together, write_text
 from auditor.errors import ReportError, shown_path
+from auditor.findings import read_stored
 from auditor.report.html_overview import sparkline
-from auditor.report.rollups import ROLLUP_COLUMNS, rate
+from auditor.report.manifest import MANIFEST_NAME
+from auditor.report.rollups import ROLLUP_COLUMNS, ROLLUPS_SCHEMA, rate
 
 ROLLUPS = "rollups.parquet"
 TREND_SCHEMA = pa.schema([
@@ -62,17 +64,38 @@ def read_report(folder: Path) -> Report:
         raise ReportError(f"{folder / ROLLUPS}: refused, the report has no roll-ups (`auditor "
                           f"check --format parquet` writes one since roll-ups were added)")
     try:
-        table = pq.read_table(pa.BufferReader(files[ROLLUPS]))
+        table = read_stored(pa.BufferReader(files[ROLLUPS]))
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise ReportError(f"{folder / ROLLUPS}: not a readable Parquet file: {exc}") from None
     md = table.schema.metadata or {}
-    extra = json.loads(md.get(b"auditor_rollups", b"{}") or b"{}")
-    period = tuple(extra.get("period") or (None, None))
-    block = manifest["provenance"].get("ruleset") or {}
+    try:
+        extra = json.loads(md.get(b"auditor_rollups", b"{}") or b"{}")
+        own = json.loads(md.get(b"auditor", b"null") or b"null")
+    except ValueError:
+        extra = own = None
+    if own != manifest["provenance"]:
+        raise ReportError(f"{folder / ROLLUPS}: refused, its provenance differs from the "
+                          f"manifest's (`auditor verify {shown_path(folder)}` says where)")
+    period = (extra.get("period") or [None, None]) if isinstance(extra, dict) else None
+    if not isinstance(period, list) or len(period) != 2 or \
+            not all(p is None or isinstance(p, str) for p in period):
+        raise ReportError(f"{folder / ROLLUPS}: refused, its period is not one the auditor "
+                          f"writes (two dates, or none)")
+    period = tuple(period)
+    block = manifest["provenance"].get("ruleset")
+    if not isinstance(block, dict) or not all(isinstance(block.get(k), str)
+                                              for k in ("id", "content_hash")):
+        raise ReportError(f"{folder / MANIFEST_NAME}: refused, its provenance names no "
+                          f"ruleset (id, content_hash)")
+    wrong = [f.name for f in ROLLUPS_SCHEMA
+             if f.name in table.schema.names and table.schema.field(f.name).type != f.type]
+    missing = [c for c in ROLLUP_COLUMNS if c not in table.schema.names]
+    if missing or wrong:
+        raise ReportError(f"{folder / ROLLUPS}: not a roll-ups table ("
+                          + "; ".join(([f"no {', '.join(missing)}"] if missing else [])
+                                      + ([f"{', '.join(wrong)} not of the auditor's types"]
+                                         if wrong else [])) + ")")
     rows = table.replace_schema_metadata(None).to_pandas()
-    missing = [c for c in ROLLUP_COLUMNS if c not in rows]
-    if missing:
-        raise ReportError(f"{folder / ROLLUPS}: not a roll-ups table (no {', '.join(missing)})")
     return Report(shown_path(folder), period, str(block.get("id", "")),
                   str(block.get("content_hash", "")), rows)
 

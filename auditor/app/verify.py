@@ -28,14 +28,13 @@ from datetime import date
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from auditor import __version__
 from auditor.atomic import commit_together
 from auditor.audit.responsible import regulated
 from auditor.codes import FAIL_ON_CHOICES
 from auditor.errors import AuditorError, LogFileError, ReportError, RulesetError, unshown_path
-from auditor.findings import stored_schema
+from auditor.findings import read_stored, stored_schema
 from auditor.logs.discover import discover_logs
 from auditor.logs.load import load_logs
 from auditor.logs.raw import (
@@ -328,7 +327,7 @@ def _read_parquet(folder: Path, files: dict, name: str):
         return None, None, (f"{folder}: no report here (no {name}; `auditor check "
                             f"--format parquet` writes it)")
     try:
-        table = pq.read_table(pa.BufferReader(data))
+        table = read_stored(pa.BufferReader(data))
     except (pa.ArrowException, OSError, ValueError) as exc:
         return None, None, f"{target}: not a readable Parquet file: {exc}"
     raw = (table.schema.metadata or {}).get(b"auditor")
@@ -626,7 +625,7 @@ def _check_quarantine(folder: Path, files: dict, logs, manifest, verdict_: Verdi
             verdict_.problems.append(f"{folder / name}: missing")
         return
     try:
-        old_q = pq.read_table(pa.BufferReader(files[name] or b"")) \
+        old_q = read_stored(pa.BufferReader(files[name] or b"")) \
             .replace_schema_metadata(None)
     except (pa.ArrowException, OSError) as exc:
         verdict_.problems.append(f"{folder / name}: not readable: {exc}")

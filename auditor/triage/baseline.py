@@ -42,7 +42,7 @@ import pandas as pd
 from auditor.codes import REPORT_ONLY, SEVERITY_RANK
 from auditor.errors import BaselineError, shown_path
 from auditor.escape import unicode_escaped
-from auditor.findings import STATUS_COLUMNS, STATUSES, missing
+from auditor.findings import STATUS_COLUMNS, STATUSES, missing, read_stored
 from auditor.guarded import parse_json, parse_toml, read_guarded
 
 SCHEMA_VERSION = "1"
@@ -98,14 +98,13 @@ def baseline_from_report(findings_parquet: Path) -> dict:
     """The baseline document of an earlier `findings.parquet`: its findings
     and the ruleset named in its provenance."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     path = Path(findings_parquet)
     if not path.is_file():
         raise BaselineError(f"{path}: no such file")
     try:
         with open(path, "rb") as source:  # (opened here: Arrow cannot open a name not UTF-8)
-            table = pq.read_table(source)
+            table = read_stored(source)
     except (OSError, pa.ArrowException) as exc:
         raise BaselineError(f"{path}: not a findings.parquet: {exc}") from None
     raw = (table.schema.metadata or {}).get(b"auditor")
