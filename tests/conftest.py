@@ -1,4 +1,6 @@
+import atexit
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -23,6 +25,30 @@ def pytest_addoption(parser):
         help="N more seeds per damaged-input comparison (tests/run/test_damaged_inputs.py) "
              "beside the ones kept",
     )
+
+
+def pytest_sessionstart(session):
+    atexit.register(_end_without_destructors, session, os.getpid())
+
+
+def _end_without_destructors(session, pid: int) -> None:
+    """The test run ends with its exit status as Python's shutdown reaches
+    the `atexit` functions (this one registered before the tests, so run
+    after theirs), the C++ libraries' destructors not run: after many
+    audits in one process, Arrow's thread pool, a worker still alive, may
+    abort the process there ("terminate called without an active
+    exception", exit 134; apache/arrow#34314), failing a run whose every
+    test passed. The program ends the same way (`auditor.__main__.
+    end_program`). Not in a process forked from this one (it ends as its
+    own code says)."""
+    if os.getpid() != pid or not isinstance(session.exitstatus, int):
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(int(session.exitstatus))
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,8 @@ import pytest
 #: Runs the program as its script does (`auditor.__main__:run`), then says
 #: what the environment holds and how many threads the process has.
 PROGRAM = ("import os, sys\n"
+           "import auditor.__main__ as entry\n"
+           "entry.end_program = lambda code: None  # (to look at the process after)\n"
            "from auditor.__main__ import run\n"
            "sys.argv = ['auditor', '--version']\n"
            "try:\n"
@@ -66,6 +68,8 @@ def test_what_the_program_loads_is_not_collected_as_it_loads():
     code = ("import gc, sys\n"
             "collections = []\n"
             "gc.callbacks.append(lambda phase, info: collections.append(phase))\n"
+            "import auditor.__main__ as entry\n"
+            "entry.end_program = lambda code: None\n"
             "from auditor.__main__ import run\n"
             "sys.argv = ['auditor', '--version']\n"
             "try:\n"
@@ -91,6 +95,8 @@ def test_the_auditor_package_imports_nothing_python_had_not_loaded_at_start_up()
 
 def test_the_program_ends_without_collecting_every_object_again():
     code = ("import gc, sys\n"
+            "import auditor.__main__ as entry\n"
+            "entry.end_program = lambda code: None\n"
             "from auditor.__main__ import run\n"
             "sys.argv = ['auditor', '--version']\n"
             "try:\n"
@@ -98,3 +104,50 @@ def test_the_program_ends_without_collecting_every_object_again():
             "except SystemExit as exc:\n"
             "    print(exc.code, gc.get_freeze_count() > 0)\n")
     assert _run(code)[-2:] == ["0", "True"]
+
+
+#: A program ending through `end_program` with `code`: a thread that is not a
+#: daemon still running, an `atexit` function, output not yet flushed, and a
+#: C exit handler (what `exit` runs after Python's shutdown, as it runs the
+#: libraries' destructors, where Arrow's thread pool can abort the process)
+#: that aborts it.
+ENDING = ("import atexit, ctypes, sys, threading, time\n"
+          "from auditor.__main__ import end_program\n"
+          "libc = ctypes.CDLL(None)\n"
+          "libc.on_exit(ctypes.cast(libc.abort, ctypes.c_void_p), None)\n"
+          "threading.Thread(target=lambda: (time.sleep(0.3), print('thread ended'))).start()\n"
+          "atexit.register(lambda: print('atexit ran'))\n"
+          "sys.stdout.write('unflushed, ')\n"
+          "end_program({code})\n"
+          "print('not reached')\n")
+
+
+needs_glibc = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                 reason="a C exit handler registered with glibc's on_exit")
+
+
+@needs_glibc
+@pytest.mark.parametrize(("code", "status", "stderr"), [
+    ("None", 0, ""), ("1", 1, ""), ("2", 2, ""), ("130", 130, ""),
+    ("'error: a message'", 1, "error: a message\n")])
+def test_the_program_ends_as_python_would_without_the_libraries_destructors(code, status,
+                                                                         stderr):
+    """The threads waited for, the atexit functions run and the output
+    flushed, in Python's order; then the process ends with the status,
+    the C exit handlers (the libraries' destructors) not run: the one
+    registered here would abort the process (exit 134)."""
+    done = subprocess.run([sys.executable, "-P", "-c", ENDING.format(code=code)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == status, done.stderr
+    assert done.stdout == "unflushed, thread ended\natexit ran\n"
+    assert done.stderr == stderr
+
+
+@needs_glibc
+def test_a_program_left_to_python_runs_the_c_exit_handlers():
+    """(The contrast: the handler above aborts a process Python ends.)"""
+    code = ENDING.format(code=0).replace("end_program(0)\n", "")
+    done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == -6  # SIGABRT
+    assert done.stdout.startswith("unflushed, not reached\nthread ended\natexit ran")
