@@ -209,6 +209,33 @@ def lawful_table(seats=(2, 5, 7), shooter: int = 2, **open_kwargs) -> LogBuilder
     return b
 
 
+def broken_table() -> LogBuilder:
+    """`lawful_table` with a roll of 7 called, the dice collected without
+    the stick and one pass bet settled: findings under every shipped
+    ruleset (the night a report under test is made of)."""
+    b = lawful_table()
+    b.roll(2, 3, 4)
+    b.call(7)
+    b.collect(flags="no_stick")
+    b.settle(2, "pass", "lose")
+    return b
+
+
+def audited_night(folder: Path, *formats: str) -> Path:
+    """`broken_table` written to FOLDER/logs/t1.csv and audited, from
+    FOLDER (the current folder: paths as a user types them), under
+    nz-table-games into FOLDER/reports in `formats` (none: the default);
+    the reports folder."""
+    (folder / "logs").mkdir()
+    broken_table().write_csv(folder / "logs" / "t1.csv")
+    args = ["check", "logs", "-r", "nz-table-games", "--out", "reports"]
+    for name in formats:
+        args += ["--format", name]
+    res = run_cli(*args)
+    assert res.exit_code == 1, res.output
+    return folder / "reports"
+
+
 def one_roll_table(name: str, wrong_call: bool = False) -> LogBuilder:
     """`lawful_table` named `name`, with one roll (3 and 4) called and every
     pass bet settled; `wrong_call`: the call after it says 6 (one finding)."""

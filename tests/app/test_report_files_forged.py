@@ -15,23 +15,14 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from builder import lawful_table
+from builder import audited_night
 from builder import run_cli as run
 
 
 @pytest.fixture
 def report(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "logs").mkdir()
-    b = lawful_table()
-    b.roll(2, 3, 4)
-    b.call(7)
-    b.collect(flags="no_stick")
-    b.settle(2, "pass", "lose")
-    b.write_csv(tmp_path / "logs" / "t1.csv")
-    res = run("check", "logs", "-r", "nz-table-games", "--out", "reports")
-    assert res.exit_code == 1, res.output
-    return tmp_path / "reports"
+    return audited_night(tmp_path)
 
 
 def _rewrite(report, name: str, data: bytes) -> None:

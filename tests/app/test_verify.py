@@ -9,7 +9,7 @@ import shutil
 
 import pyarrow.parquet as pq
 import pytest
-from builder import lawful_table, report_provenance
+from builder import broken_table, lawful_table, report_provenance
 from builder import run_cli as run
 
 RULESET = """[ruleset]
@@ -28,11 +28,7 @@ def night(tmp_path, monkeypatch):
     would type them."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "logs").mkdir()
-    b = lawful_table()
-    b.roll(2, 3, 4)
-    b.call(7)
-    b.collect(flags="no_stick")
-    b.settle(2, "pass", "lose")
+    b = broken_table()
     b.add("dice_inspectd", role="dealer")
     b.write_csv(tmp_path / "logs" / "t1.csv")
     c = lawful_table()

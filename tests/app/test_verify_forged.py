@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from builder import lawful_table
+from builder import audited_night
 from builder import run_cli as run
 
 
@@ -20,19 +20,7 @@ from builder import run_cli as run
 def report(tmp_path, monkeypatch):
     """A night with findings, audited into reports/ with every file format."""
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "logs").mkdir()
-    b = lawful_table()
-    b.roll(2, 3, 4)
-    b.call(7)
-    b.collect(flags="no_stick")
-    b.settle(2, "pass", "lose")
-    b.write_csv(tmp_path / "logs" / "t1.csv")
-    args = ["check", "logs", "-r", "nz-table-games", "--out", "reports"]
-    for name in ("parquet", "json", "html", "sarif", "junit", "csv"):
-        args += ["--format", name]
-    res = run(*args)
-    assert res.exit_code == 1, res.output
-    return tmp_path / "reports"
+    return audited_night(tmp_path, "parquet", "json", "html", "sarif", "junit", "csv")
 
 
 def _edit(report, edit) -> None:
