@@ -9,6 +9,9 @@ row is in quarantine.parquet and has its `log.malformed` finding, and where
 the test knows how many rows it wrote, that many were read. An unmutated
 session gives no finding at all.
 
+A report folder changed (a file's bytes, a manifest value) is read by `verify`,
+`trend` and `baseline create` with the same promise.
+
 Each property draws --fuzz-examples examples (25 by default, well under a
 minute in all). The nightly run:
 
@@ -17,12 +20,14 @@ minute in all). The nightly run:
 
 from __future__ import annotations
 
+import atexit
 import functools
 import gzip
 import io
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -711,6 +716,91 @@ def test_markup_and_formulas_are_inert(fuzz_examples):
                 res = run_cli(*command)
                 assert res.exit_code in (0, 1)
                 assert not _unsafe_for_terminal(res.output), (command[0], res.output)
+
+    prop()
+
+
+REPORT_FILES = ("manifest.json", "findings.parquet", "quarantine.parquet", "rollups.parquet",
+                "dice_stats.parquet", "summary.json", "findings.jsonl", "report.html",
+                "findings.sarif", "junit.xml", "findings.csv")
+#: What a manifest value is replaced by: every kind JSON has, and some edges.
+JSON_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70), st.floats(),
+                        st.text(max_size=8), st.just([]), st.just({}), st.just([1]),
+                        st.just({"a": 1}))
+
+
+@functools.cache
+def _report_folder() -> Path:
+    """A night with findings and a quarantined row, audited into every
+    file format (once per run; each example copies it)."""
+    folder = Path(tempfile.mkdtemp(prefix="auditor-fuzz-report-"))
+    atexit.register(shutil.rmtree, folder, True)
+    rows = session_rows((7, 2, 1))
+    rows[5] = {**rows[5], "seq": "not a number"}
+    log = folder / "night.csv"
+    log.write_bytes(to_csv(rows, list(COLUMN_NAMES)))
+    args = ["check", log, "-r", "nz-table-games", "--out", folder / "ref", "--fail-on", "none"]
+    for name in ("parquet", "json", "html", "sarif", "junit", "csv"):
+        args += ["--format", name]
+    res = run_cli(*args)
+    assert res.exit_code == 0, res.output
+    return folder
+
+
+def _manifest_edited(data: bytes, where: list[int], value) -> bytes:
+    """The manifest with the value found by walking `where` (each number
+    picks a key or an item, modulo their count) replaced by `value`."""
+    manifest = json.loads(data)
+    node, key = manifest, None
+    for pick in where:
+        children = list(node) if isinstance(node, dict) else list(range(len(node))) \
+            if isinstance(node, list) else []
+        if not children:
+            break
+        parent, key = node, children[pick % len(children)]
+        node = node[key]
+    if key is None:
+        return data
+    parent[key] = value
+    return json.dumps(manifest).encode()
+
+
+def test_report_folder_mutations(fuzz_examples):
+    """A report's file changed (its bytes, or one manifest value replaced by
+    a value of any kind): `verify` says the report does not stand (exit 1)
+    wherever a listed file's bytes changed, `trend` and `baseline create`
+    refuse it or read it, and none of them shows a traceback or an internal
+    error (three kinds of internal error were found this way, 2026-12-07)."""
+    ref = _report_folder() / "ref"
+
+    @fuzz(max(5, fuzz_examples // 5))
+    @given(name=st.sampled_from(REPORT_FILES),
+           change=st.one_of(st.tuples(st.just("bytes"), byte_ops),
+                            st.tuples(st.just("value"), st.lists(st.integers(0, 50),
+                                                                 min_size=1, max_size=5),
+                                      JSON_VALUES)),
+           command=st.sampled_from(["verify", "trend", "baseline"]))
+    def prop(name, change, command):
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "report"
+            shutil.copytree(ref, folder)
+            before = (folder / name).read_bytes()
+            after = apply_bytes(change[1], before) if change[0] == "bytes" else \
+                _manifest_edited(before, change[1], change[2]) if name == "manifest.json" \
+                else before
+            (folder / name).write_bytes(after)
+            args = {"verify": ("verify", folder),
+                    "trend": ("trend", folder, "--out", Path(tmp) / "trend"),
+                    "baseline": ("baseline", "create", "--from", folder / "findings.parquet",
+                                 "--out", Path(tmp) / "baseline.json")}[command]
+            res = run_cli(*args)
+            assert "internal error" not in res.output and "Traceback" not in res.output, \
+                res.output
+            assert res.exit_code in (0, 1, 2), res.output
+            if command == "verify" and after != before and name != "manifest.json":
+                assert res.exit_code == 1, res.output
+            if command == "verify" and after == before:
+                assert res.exit_code == 0, res.output
 
     prop()
 
