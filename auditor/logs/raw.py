@@ -71,6 +71,12 @@ class ReadOptions:
             except LookupError:
                 raise ReadOptionError(f"--encoding {self.encoding}: not a text encoding Python "
                                       f"knows (e.g. cp1252, latin-1, utf-16)") from None
+            try:  # (every byte decodes, bad ones replaced: idna and punycode fail, being
+                #   encodings of host names, not of files)
+                bytes(range(256)).decode(self.encoding, "replace")
+            except (UnicodeError, ValueError, TypeError):
+                raise ReadOptionError(f"--encoding {self.encoding}: not an encoding of text "
+                                      f"files (e.g. cp1252, latin-1, utf-16)") from None
         if self.assume_offset is not None:
             m = re.fullmatch(r"([+-])([0-9]{2}):([0-9]{2})", self.assume_offset)
             if not m or int(m[2]) > 14 or int(m[3]) > 59:
@@ -124,7 +130,7 @@ def one_byte_a_character(encoding: str) -> bool:
             return False
         return all(len(bytes((first, then)).decode(encoding, "replace")) == 2
                    for first in range(256) for then in range(256))
-    except (LookupError, UnicodeDecodeError):
+    except (LookupError, UnicodeError):
         return False
 
 

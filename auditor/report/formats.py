@@ -97,8 +97,8 @@ def parse_format(spec: str) -> tuple[str, bool]:
     """`FMT` or `FMT:-` -> (format name, whether its text goes to standard
     output); ValueError saying why for anything else. `text` and `github`
     always go to standard output (they write no file)."""
-    name, _, target = str(spec).partition(":")
-    if name not in REPORT_FORMATS or target not in ("", STDOUT):
+    name, colon, target = str(spec).partition(":")
+    if name not in REPORT_FORMATS or (colon and target != STDOUT):
         raise ValueError(f"{spec!r} is not a format ({', '.join(FORMATS)}), optionally "
                          f"followed by ':-' for standard output")
     if target and not REPORT_FORMATS[name].streamable:

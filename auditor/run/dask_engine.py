@@ -544,6 +544,9 @@ def _client(distributed, scheduler: str | None, jobs: int):
         except (OSError, TimeoutError) as exc:
             raise EngineError(f"cannot reach the dask scheduler at {scheduler}: {exc}") \
                 from None
+        except ValueError as exc:  # (dask's reading of the address: no port, no host)
+            raise EngineError(f"--scheduler {scheduler}: not a dask scheduler's address "
+                              f"({exc}; e.g. tcp://10.0.0.5:8786)") from None
     # The workers' own logs stay quiet (a heartbeat that races the shutdown
     # is logged with a traceback); a task's failure reaches the client anyway.
     # On Linux the workers are forked, as --jobs forks its own: they inherit

@@ -163,6 +163,8 @@ def test_github_to_standard_output_is_the_same_either_way(tmp_path):
     ("parquet:-", "parquet cannot go to standard output"),
     ("html:-", "html cannot go to standard output"),
     ("json:x", "'json:x' is not a format"),
+    ("json:", "'json:' is not a format"),  # (was an internal error: KeyError)
+    (":-", "':-' is not a format"),
 ])
 def test_formats_that_cannot_go_to_standard_output(tmp_path, spec, message):
     res = run("check", breaches(tmp_path), "-r", "nz-table-games", "--format", spec)

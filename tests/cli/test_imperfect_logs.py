@@ -243,7 +243,11 @@ def test_assume_offset_reads_them_and_the_provenance_says_so(tmp_path):
     ("--encoding", "klingon", "--encoding klingon: not a text encoding Python knows")] + [
     # codecs that are not text encodings (issue 28: were `internal error: LookupError`)
     ("--encoding", name, f"--encoding {name}: not a text encoding Python knows")
-    for name in ("rot13", "base64", "zlib")])
+    for name in ("rot13", "base64", "zlib")] + [
+    # encodings of host names, not of files: their decoders refuse to replace
+    # a byte (were `internal error: UnicodeError`, 2026-12-07)
+    ("--encoding", name, f"--encoding {name}: not an encoding of text files")
+    for name in ("idna", "punycode")])
 def test_a_read_option_that_cannot_be_used_stops_the_run(tmp_path, option, value, said):
     res, _ = audit(tmp_path, PLANTED, option, value)
     assert res.exit_code == 2

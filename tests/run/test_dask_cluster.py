@@ -219,3 +219,18 @@ def test_a_worker_that_cannot_see_a_log_says_so_in_one_line(tmp_path, monkeypatc
     assert "\n" not in message
     assert message.startswith(str(logs / "part-2.parquet") + ": ")
     assert "dask worker" in message and "same absolute path" in message
+
+
+@pytest.mark.parametrize("address", ["x", "tcp://", "127.0.0.1"])
+def test_a_scheduler_address_dask_cannot_read_is_one_line(tmp_path, address):
+    """(Was an internal error: dask's ValueError reading the address.)"""
+    from builder import run_cli
+
+    logs = _logs(tmp_path / "logs", files=1, tables=1, rolls=5)
+    res = run_cli("check", logs, "-r", "nz-table-games", "--out", tmp_path / "out",
+                  "--engine", "dask", "--scheduler", address)
+    assert res.exit_code == 2, res.output
+    assert res.output.startswith(f"error: --scheduler {address}: not a dask scheduler's "
+                                 f"address (")
+    assert res.output.rstrip().endswith("e.g. tcp://10.0.0.5:8786)")
+    assert "internal error" not in res.output and not (tmp_path / "out").exists()
