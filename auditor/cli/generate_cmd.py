@@ -41,6 +41,27 @@ def _check_out(ctx, param, value: str) -> str:
     return value
 
 
+#: The most events one `generate` writes: a log is built in memory before it
+#: is written (about 200 bytes an event), and a larger one is written as
+#: several files, each its own --first-table and --seed, as a real month is.
+MAX_EVENTS = 100_000_000
+#: Events a valid roll brings, about (wagers, offers, calls, settlements),
+#: and a session's own (its opening, staff, dice, closing): the estimate
+#: held to MAX_EVENTS before anything is generated.
+EVENTS_A_ROLL, EVENTS_A_SESSION = 12, 40
+
+
+def _within_reach(tables: int, rolls: int, days: int) -> None:
+    """UsageError for a log of about more than MAX_EVENTS events (10**20
+    tables ran until memory was gone; 10**20 rolls was a SystemError)."""
+    about = tables * days * (rolls * EVENTS_A_ROLL + EVENTS_A_SESSION)
+    if about > MAX_EVENTS:
+        raise click.UsageError(
+            f"--tables {tables} x --days {days} x --rolls {rolls} is about {about:,} events; "
+            f"one log holds at most {MAX_EVENTS:,} (write several files, each with its own "
+            f"--first-table and --seed)")
+
+
 @click.command("generate")
 @click.option("--tables", type=click.IntRange(min=1), default=1, show_default=True,
               help="Number of tables (T01, T02, ...).")
@@ -71,6 +92,9 @@ def generate_command(tables: int, rolls: int, seed: int, out: str, inject: list[
     """Generate a realistic, lawful craps event log (event-log v1), with
     optional planted violations.
 
+    A log of more than about 100 million events is refused (write several
+    files, each with its own --first-table and --seed).
+
     When anything is planted (or --inject is given), OUT.planted.json lists
     each planted finding as {code, table_id, seq, note}, sorted by table and
     seq: the event the auditor's finding must point at.
@@ -82,6 +106,7 @@ def generate_command(tables: int, rolls: int, seed: int, out: str, inject: list[
             --inject call.wrong_total,dice.stick_not_used
         auditor generate --tables 2 --rolls 100 --days 7 --out week.parquet
     """
+    _within_reach(tables, rolls, days)
     log = generate(tables, rolls, seed, inject, offer_role=offer_role, first_table=first_table,
                    days=days, die_lean=die_lean)
     write_log(log.table, out)

@@ -9,6 +9,7 @@ import itertools
 import json
 import re
 
+import click
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
@@ -530,3 +531,26 @@ def test_by_night_cuts_a_log_of_days_as_a_casino_exports_it_nightly(interleaved)
             assert ids == sorted(ids)  # a table after another
     seqs = [r["seq"] for n in nights for r in n.to_pylist() if r["table_id"] == "T02"]
     assert seqs == list(range(1, len(seqs) + 1))  # seq running on from night to night
+
+
+@pytest.mark.parametrize("option", ["--tables", "--rolls", "--days"])
+def test_a_log_past_reach_is_refused_before_anything_is_generated(tmp_path, option):
+    """10**20 tables ran until memory was gone, 10**20 rolls ended in a
+    SystemError, 10**20 days in a MemoryError (found 2026-12-07)."""
+    out = tmp_path / "x.csv"
+    res = CliRunner().invoke(generate_command, [option, str(10 ** 20), "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert "events; one log holds at most 100,000,000 (write several files, each with " \
+           "its own --first-table and --seed)" in res.output
+    assert not out.exists()
+
+
+def test_the_reach_of_one_log_is_its_events_about():
+    from auditor.cli.generate_cmd import _within_reach
+
+    _within_reach(1, 8_333_330, 1)  # 100,000,000 events, about: written
+    _within_reach(8, 400_000, 1)    # the benchmarks' largest file, 38.4 million
+    with pytest.raises(click.UsageError, match="about 100,000,012 events"):
+        _within_reach(1, 8_333_331, 1)
+    with pytest.raises(click.UsageError, match="--tables 2 x --days 50 x --rolls 83334"):
+        _within_reach(2, 83_334, 50)
