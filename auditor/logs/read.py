@@ -106,12 +106,16 @@ def _check_event_columns(path: Path, table: pa.Table) -> None:
         return  # (not text: every row's event is quarantined as unknown)
     held = pc.value_counts(pc.utf8_trim_whitespace(col.drop_null()) if col.null_count
                            else pc.utf8_trim_whitespace(col))
-    counts = dict(zip(held.field("values").to_pylist(), held.field("counts").to_pylist()))
+    # (as bytes: a value that is not UTF-8, whose row is quarantined later,
+    # is no event's name, and Python could not decode it)
+    counts = dict(zip(held.field("values").cast(pa.binary()).to_pylist(),
+                      held.field("counts").to_pylist()))
     for event in EVENTS:
         need = [c for c in EVENT_REQUIRES[event] if c in lacking]
-        if counts.get(event) and need:
+        held_here = counts.get(event.encode())
+        if held_here and need:
             raise LogFileError(path, f"no column `{need[0]}`, which the spec requires for "
-                                     f"`{event}` events (the file holds {counts[event]:,})"
+                                     f"`{event}` events (the file holds {held_here:,})"
                                      + missing_hint(need[:1], table.column_names))
 
 

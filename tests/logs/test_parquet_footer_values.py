@@ -92,3 +92,41 @@ def test_a_table_open_past_the_year_9999_is_quarantined(tmp_path, jobs):
         ["log.malformed", "T2", 1], ["log.malformed", "T3", 1]]
     assert report_provenance(tmp_path / "out")["rows"] == {
         "read": 5, "replayed": 3, "quarantined": 2}
+
+
+def _lacking_actor_role(path, events: list[bytes]) -> None:
+    """A Parquet log without `actor_role` whose `event` cells are `events`
+    (text that need not be UTF-8)."""
+    n = len(events)
+    pq.write_table(pa.table({
+        "table_id": ["T1"] * n, "seq": list(range(1, n + 1)),
+        "ts": pa.array([1772395200_000000 + k for k in range(n)],
+                       pa.timestamp("us", tz="UTC")),
+        "event": pa.array(events, pa.binary()).view(pa.string())}), path)
+
+
+@pytest.mark.parametrize("command", ["check", "validate"])
+def test_an_event_that_is_not_utf8_beside_a_lacking_column(tmp_path, command):
+    """(Was `internal error: UnicodeDecodeError` as the events were counted
+    for the columns they need.) The events that need the column are named;
+    the one that is not UTF-8 is none of them."""
+    path = tmp_path / "night.parquet"
+    _lacking_actor_role(path, [b"table_open", b"staff_on", b"staff_\xffon", b"staff_on"])
+    args = ("check", path, "-r", "nz-table-games", "--out", tmp_path / "out") \
+        if command == "check" else ("validate", path)
+    res = run_cli(*args)
+    assert "internal error" not in res.output, res.output
+    assert res.exit_code == 2 if command == "check" else 1, res.output
+    assert ("no column `actor_role`, which the spec requires for `staff_on` events (the file "
+            "holds 2)") in res.output
+
+
+def test_an_event_that_is_not_utf8_and_no_event_that_lacks_a_column(tmp_path):
+    path = tmp_path / "night.parquet"
+    _lacking_actor_role(path, [b"table_open", b"staff_\xffon", b"table_close"])
+    res = run_cli("check", path, "-r", "nz-table-games", "--out", tmp_path / "out")
+    assert "internal error" not in res.output and "no column" not in res.output, res.output
+    assert res.exit_code == 1, res.output
+    quarantine = pq.read_table(tmp_path / "out" / "quarantine.parquet").to_pylist()
+    assert [(r["seq"], r["reason"]) for r in quarantine] == [
+        (2, "event is not UTF-8 text; unknown event 'staff_\\\\xffon'")]
