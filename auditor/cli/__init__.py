@@ -129,11 +129,26 @@ class AuditorGroup(click.Group):
         except Exception as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(one_line(f"internal error: {type(exc).__name__}: {exc} "
-                                     f"(run with --debug for the traceback)"), err=True)
+            failed = _system_refused(exc)
+            click.echo(one_line(f"error: {failed}" if failed else
+                                f"internal error: {type(exc).__name__}: {exc} "
+                                f"(run with --debug for the traceback)"), err=True)
             ctx.exit(2)
         finally:
             restore()
+
+
+def _system_refused(exc: Exception) -> str | None:
+    """What the system refused of a path the user gave, where the command
+    did not say it itself (a name holding a NUL byte, or too long for the
+    file system; found by a sweep of every command's arguments): an end
+    the user can mend (exit 2), not an internal error. None for anything
+    else."""
+    if isinstance(exc, ValueError) and "embedded null" in str(exc):
+        return "a path given holds a NUL byte (\\x00), which no file name can"
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    return None
 
 
 @click.group(cls=AuditorGroup, context_settings={"help_option_names": ["-h", "--help"]},

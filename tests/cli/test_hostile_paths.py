@@ -298,3 +298,37 @@ def test_sarif_uri_of_a_shown_name_is_its_bytes_and_of_any_other_as_before(recor
     from auditor.report.sarif import artifact_uri
 
     assert artifact_uri(recorded) == uri
+
+
+#: Where each command takes a path (PATH marks it), with what else it needs.
+PATH_ARGUMENTS = [
+    ("validate", "PATH"), ("verify", "PATH"), ("verify", "reports", "--inputs-root", "PATH"),
+    ("trend", "PATH", "--out", "trend"), ("rulesets", "check", "PATH"),
+    ("rulesets", "new", "x-y", "--from", "PATH"),
+    ("baseline", "create", "--from", "PATH", "--out", "b.json"),
+    ("check", "PATH", "-r", "nz-table-games", "--out", "out"),
+]
+
+
+@pytest.mark.parametrize("args", PATH_ARGUMENTS, ids=lambda a: " ".join(a[:2]))
+@pytest.mark.parametrize("path", ["lo\x00g.csv", "a" * 5000], ids=["nul", "too-long"])
+def test_a_path_the_system_refuses_is_one_line(tmp_path, monkeypatch, args, path):
+    """(Each was `internal error: ValueError: embedded null byte` or an
+    OSError's, 2026-12-07.) A path no file can have: exit 2 and one line
+    (the command's own, or what the system said of the path)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reports").mkdir()
+    res = run(*[path if a == "PATH" else a for a in args])
+    assert res.exit_code == 2, res.output
+    assert "internal error" not in res.output, res.output
+    lines = [ln for ln in res.output.splitlines() if ln]
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.output
+
+
+def test_what_the_system_refuses_of_a_path_is_said_as_it_said_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = run("validate", "lo\x00g.csv")
+    assert res.output == "error: a path given holds a NUL byte (\\x00), which no file name can\n"
+    res = run("validate", "a" * 5000)
+    assert res.output == f"error: {'a' * 5000}: File name too long\n"
+    assert res.exit_code == 2
