@@ -193,7 +193,11 @@ RETYPES = ("string", "large_string", "float", "binary", "dictionary", "list", "s
 def _retype(arr: pa.Array, kind: str) -> pa.Array:
     """The column stored with a type the format does not expect."""
     n = len(arr)
-    values = arr.to_pylist()
+    try:
+        values = arr.to_pylist()
+    except UnicodeDecodeError:  # (made text that is not UTF-8 by a retype before)
+        values = [None if v is None else v.decode("utf-8", "replace")
+                  for v in arr.cast(pa.binary()).to_pylist()]
     text = [None if v is None else _cell_bytes(v).decode("utf-8", "replace") for v in values]
     if kind == "string":
         return pa.array(text, pa.string())
@@ -603,6 +607,8 @@ def test_parquet_column_types(fuzz_examples):
              ops=[("set", 1, "ts", 1)])  # (a time with a fraction, stored in whole seconds)
     @example(session=(0, 1, 0), gz=False, retypes=[("table_id", "not_utf8")], ops=[])
     @example(session=(0, 1, 0), gz=False, retypes=[("ts", "ts_past_python")], ops=[])
+    @example(session=(0, 1, 0), gz=False, retypes=[("table_id", "not_utf8"),
+                                                   ("table_id", "string")], ops=[])
     def prop(session, gz, retypes, ops):
         rows = session_rows(session)
         for op in ops:
