@@ -192,7 +192,7 @@ def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_,
     fresh_meta["statuses"] = triage.as_meta()
     fail_on = (recorded.get("verdict") or {}).get("fail_on", "major")
     fresh_meta["verdict"] = verdict(result.findings, triage.status, fail_on)
-    _check_not_audited(recorded, fresh_meta, inputs_root, verdict_)
+    _check_not_audited(recorded, fresh_meta, inputs_root, verdict_, read)
     if "generated_at" in recorded:
         fresh_meta["generated_at"] = recorded["generated_at"]
     differing = _differing(recorded, fresh_meta)
@@ -212,7 +212,7 @@ def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_,
 
 
 def _check_not_audited(recorded: dict, fresh_meta: dict, root: Path | None,
-                       verdict_: Verdict) -> None:
+                       verdict_: Verdict, read: ReadOptions) -> None:
     """A keep-going report stands only while each file it did not audit is
     the same bytes and still unreadable for the same reason; the files it
     excluded are recorded as they were (a choice, not a finding)."""
@@ -222,7 +222,6 @@ def _check_not_audited(recorded: dict, fresh_meta: dict, root: Path | None,
     where = _locate(everything, root)
     standing: dict[str, str] = {}
     shas: dict[str, str | None] = {}
-    read = ReadOptions.recorded(recorded.get("read_options"))
     for e in entries:
         name = str(e.get("file", ""))
         path = _on_disk(where.get(name, Path(name)))

@@ -97,8 +97,7 @@ class ReadOptions:
                            for k, v in data.get("columns", {}).items()):
             raise ReadOptionError(f"read_options {json.dumps(data)[:200]}: not options "
                                   f"the auditor records (encoding, assume_offset, columns)")
-        return cls(data.get("encoding"), data.get("assume_offset"),
-                   tuple(sorted(data.get("columns", {}).items())))
+        return cls(data.get("encoding"), data.get("assume_offset"), data.get("columns", ()))
 
     def as_dict(self) -> dict:
         """The options given, for the provenance (empty: read as the spec says)."""
