@@ -104,6 +104,7 @@ def trend(folders: list[Path], out: Path, allow_mixed: bool = False) -> list[str
     """Read, check and chart the reports; the files written."""
     if not folders:
         raise ReportError("give at least one report folder")
+    _out_apart_from_reports(Path(out), folders)
     reports = [read_report(Path(f)) for f in folders]
     hashes = sorted({r.ruleset_hash for r in reports})
     if len(hashes) > 1 and not allow_mixed:
@@ -122,6 +123,24 @@ def trend(folders: list[Path], out: Path, allow_mixed: bool = False) -> list[str
             pq.write_table(table, sink, compression="zstd", write_statistics=True)
         write_text(out / "trend.html", trend_html(reports, frame, len(hashes) > 1))
     return [str(out / "trend.parquet"), str(out / "trend.html")]
+
+
+def _out_apart_from_reports(out: Path, folders: list[Path]) -> None:
+    """Refuse to write the trend among a report's files: a report folder is
+    evidence, its files listed in its manifest, and two more files there
+    are not part of it (`auditor verify` would name them). So `--out` may
+    be neither one of the folders charted, nor inside one, nor any other
+    report folder (one holding a manifest)."""
+    where = out.resolve()
+    for given in folders:
+        folder = Path(given).resolve()
+        if where == folder or folder in where.parents:
+            raise ReportError(f"{shown_path(out)}: --out is inside the report folder "
+                              f"{shown_path(given)}: the trend's files would be written among "
+                              "the report's; write them elsewhere")
+    if (out / MANIFEST_NAME).exists():
+        raise ReportError(f"{shown_path(out)}: --out is a report folder (it holds "
+                          f"{MANIFEST_NAME}): write the trend elsewhere")
 
 
 def trend_frame(reports: list[Report]) -> pd.DataFrame:

@@ -95,3 +95,21 @@ def test_another_ruleset_is_refused_unless_allowed(months, tmp_path):
     assert res.exit_code == 0, res.output
     page = (tmp_path / "t" / "trend.html").read_text()
     assert "different rulesets" in page and "nz-1996" in page and RULESET in page
+
+
+@pytest.mark.parametrize("where", ["a report charted", "inside one", "another report"])
+def test_the_trend_is_never_written_among_a_report_s_files(months, tmp_path, where):
+    root, reports = months
+    out = {"a report charted": reports[1], "inside one": reports[1] / "trend",
+           "another report": reports[2]}[where]
+    charted = reports[:2] if where == "another report" else reports
+    before = sorted(p.name for p in out.parent.rglob("*"))
+    res = run_cli("trend", *map(str, charted), "--out", str(out))
+    assert res.exit_code == 2, res.output
+    if where == "another report":
+        assert f"{out}: --out is a report folder (it holds manifest.json)" in res.output
+    else:
+        assert f"{out}: --out is inside the report folder {reports[1]}" in res.output
+    assert sorted(p.name for p in out.parent.rglob("*")) == before
+    res = run_cli("trend", *map(str, charted), "--out", str(tmp_path / "t"))
+    assert res.exit_code == 0, res.output
