@@ -99,14 +99,82 @@ def _read_parquet(path: Path, source, rows: tuple[int, int] | None = None):
     except MemoryError:
         raise
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
-        raise LogFileError(path, f"not a readable Parquet file: {arrow_message(exc)}") from None
+        salvaged = _salvaged(path, source, packed, footer) if rows is None else None
+        if salvaged is None:
+            raise LogFileError(path, f"not a readable Parquet file: {arrow_message(exc)}") \
+                from None
+        table, names, rejected = salvaged
+    else:
+        rejected = RawRejected()
     if len(set(names)) != len(names):
         dupes = sorted(n for n, k in Counter(names).items() if k > 1)[:20]
         raise LogFileError(path, f"duplicate column(s): {', '.join(dupes)}")
     # Parquet has no lines; a row is located by its 1-based row number.
     first = rows[0] if rows is not None else 0
-    return table, np.arange(first + 1, first + table.num_rows + 1, dtype=np.int64), \
-        RawRejected()
+    return table, np.arange(first + 1, first + table.num_rows + 1, dtype=np.int64), rejected
+
+
+def _salvaged(path: Path, source, packed: int, footer
+              ) -> tuple[pa.Table, list[str], RawRejected] | None:
+    """A file whose footer reads but some of whose pages do not decode,
+    read a row group and a column at a time: every column chunk that
+    decodes is kept, one that does not is read as nulls and its row
+    group's rows are quarantined, each saying which columns of which row
+    group could not be decoded and why (decision 135). A regulator's night
+    with one damaged page is audited but for that page's rows, which are
+    counted and listed, not lost: the rows of a row group are known from
+    the footer whatever its pages hold. None where nothing can be salvaged
+    (the footer cannot be read, names a column twice, or not one column
+    chunk decodes): the file is then refused whole, as before. A piece of
+    a split file is never salvaged: the file is then read whole
+    (`auditor.run.pieces`), so that every engine reads it the same way."""
+    if footer is None:
+        return None
+    if hasattr(source, "seek"):
+        source.seek(0)
+    try:
+        pf, names = _opened(path, source, packed, metadata=footer,
+                            read_dictionary=_text_columns(footer))
+        groups = pf.metadata.num_row_groups
+        sizes = [pf.metadata.row_group(g).num_rows for g in range(groups)]
+        types = [pf.schema_arrow.field(name).type for name in names]
+    except MemoryError:
+        raise
+    except (pa.ArrowException, OSError, UnicodeDecodeError, ValueError):
+        return None
+    if len(set(names)) != len(names) or not names or not groups:
+        return None
+    chunks: list[list[pa.Array]] = [[] for _ in names]
+    damaged: dict[int, list[tuple[str, str]]] = {}
+    for g in range(groups):
+        for k, name in enumerate(names):
+            try:
+                column = _in_bounds(pf.read_row_group(g, columns=[name], use_threads=False)
+                                    ).column(0)
+                if column.type != types[k] or len(column) != sizes[g]:
+                    raise pa.ArrowInvalid(f"decoded as {column.type}, {len(column)} rows")
+                chunks[k] += column.chunks
+            except MemoryError:
+                raise
+            except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+                damaged.setdefault(g, []).append((name, arrow_message(exc)))
+                try:
+                    chunks[k].append(pa.nulls(sizes[g], types[k]))
+                except (pa.ArrowException, ValueError, TypeError):
+                    return None  # (a type without nulls of its own: refused whole)
+    if len(damaged) == groups and all(len(d) == len(names) for d in damaged.values()):
+        return None  # (not one page decodes: not a file to audit in part)
+    table = pa.table([pa.chunked_array(c, type=t) for c, t in zip(chunks, types)], names=names)
+    _refuse_decoding(path, packed, table)
+    starts = row_group_starts(pf.metadata).tolist()
+    rejected = RawRejected()
+    for g, lost in damaged.items():
+        reason = (f"row group {g + 1} of {groups} (rows {starts[g] + 1:,}-{starts[g + 1]:,}) "
+                  f"could not be decoded in column(s) {', '.join(n for n, _ in lost)}: "
+                  f"{lost[0][1]}")
+        rejected.cell_problems.update({row: [reason] for row in range(starts[g], starts[g + 1])})
+        rejected.notes.append(f"{reason}: its {sizes[g]:,} row(s) quarantined")
+    return table, names, rejected
 
 
 def _in_bounds(table: pa.Table) -> pa.Table:

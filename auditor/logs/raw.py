@@ -145,6 +145,9 @@ class RawRejected:
     #: never closed, a JSON string holding a lone surrogate; coercion
     #: quarantines them like a bad cell.
     cell_problems: dict[int, list[str]] = field(default_factory=dict)
+    #: What the reader could not read and said instead (a Parquet row group
+    #: whose pages do not decode): said in the provenance for the file.
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -81,7 +81,8 @@ def _read_log(path: Path, options: ReadOptions, piece=None) -> RawLog:
     _check_event_columns(path, table)
     if table.num_rows == 0 and not rejected.lines:
         raise LogFileError(path, "the file holds no events")
-    notes = renames + (parquet_format.time_assumptions(table) if fmt == "parquet" else [])
+    notes = renames + (parquet_format.time_assumptions(table) if fmt == "parquet" else []) \
+        + rejected.notes
     table, cell_problems = _plain_cells(table)
     for row, why in rejected.cell_problems.items():
         cell_problems.setdefault(row, []).extend(why)

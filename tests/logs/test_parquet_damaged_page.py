@@ -1,8 +1,10 @@
 """A Parquet file with a damaged data page: Arrow's reader of dictionaries
 takes a page's indices as they are, past the end of its dictionary (found
 by hand, 2026-12-07: an internal error where the rows were typed), where
-its plain reader refuses them. The file is refused with the plain
-reader's error, named; indices under a null are never looked at."""
+its plain reader refuses them. The page's row group is then damaged
+(decision 135: its rows quarantined, saying so, the rest audited), as
+where the plain reader refuses it; indices under a null are never looked
+at."""
 
 from __future__ import annotations
 
@@ -37,16 +39,29 @@ def _damaged(path) -> None:
         pytest.skip("this Arrow reads the damaged page within its dictionary")
 
 
+#: What each row of the damaged page's row group is quarantined for.
+DAMAGED = "could not be decoded in column(s) event: Index not in dictionary bounds"
+
+
+def _quarantined(out) -> list[str]:
+    """The reasons of OUT/quarantine.parquet's rows, each checked to be for
+    the damaged page (the first row group: rows 1-2,000)."""
+    reasons = pq.read_table(out / "quarantine.parquet").column("reason").to_pylist()
+    assert reasons and all(r.startswith("row group 1 of ") and DAMAGED in r
+                           for r in reasons), reasons[:1]
+    return reasons
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_a_page_whose_indices_pass_its_dictionary_is_a_damaged_file(tmp_path, jobs):
+def test_a_page_whose_indices_pass_its_dictionary_is_a_damaged_page(tmp_path, jobs):
     path = tmp_path / "night.parquet"
     _damaged(path)
     res = run_cli("check", path, "-r", "nz-table-games", "--out", tmp_path / "out",
                   "--jobs", jobs)
-    assert res.exit_code == 2
-    assert "night.parquet: not a readable Parquet file: Index not in dictionary bounds" \
-        in res.output
-    assert "internal error" not in res.output and not (tmp_path / "out").exists()
+    assert res.exit_code == 1, res.output
+    assert "internal error" not in res.output
+    assert len(_quarantined(tmp_path / "out")) == 2000
+    assert "(2000 quarantined)" in res.output
 
 
 def _dictionary(indices: list[int], valid: list[bool] | None = None) -> pa.Table:
@@ -75,11 +90,11 @@ def test_a_null_s_slot_is_not_an_index():
 
 
 @pytest.mark.parametrize("in_pieces", [False, True], ids=["whole", "in pieces"])
-def test_dask_names_the_damaged_file_as_it_was_given(tmp_path, monkeypatch, cluster,
+def test_dask_salvages_the_damaged_page_as_one_process_does(tmp_path, monkeypatch, cluster,
                                                      in_pieces):
-    """A dask worker reads the file at its absolute path: the error names
-    it as it was given, as `--jobs` does, whether read whole or a piece of
-    it found it."""
+    """A dask worker reads the file at its absolute path: the reports name
+    it as it was given and hold what one process's do, whether read whole
+    or a piece of it met the damaged page."""
     from auditor.run import pieces, stream
 
     _damaged(tmp_path / "night.parquet")
@@ -88,9 +103,12 @@ def test_dask_names_the_damaged_file_as_it_was_given(tmp_path, monkeypatch, clus
         monkeypatch.setattr(pieces, "PIECE_BUDGET", 10 ** 9)
         monkeypatch.setattr(stream, "STREAM_EVENTS", 1)
     monkeypatch.chdir(tmp_path)
+    res = run_cli("check", "night.parquet", "-r", "nz-table-games", "--out", "one")
+    assert res.exit_code == 1, res.output
     res = run_cli("check", "night.parquet", "-r", "nz-table-games", "--out", "out",
                   "--engine", "dask", "--scheduler", cluster.scheduler_address)
-    assert res.exit_code == 2
-    assert "error: night.parquet: not a readable Parquet file: Index not in dictionary " \
-        "bounds" in res.output, res.output
+    assert res.exit_code == 1, res.output
     assert str(tmp_path) not in res.output
+    assert _quarantined(tmp_path / "out") == _quarantined(tmp_path / "one")
+    for name in ("findings.parquet", "quarantine.parquet"):
+        assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
