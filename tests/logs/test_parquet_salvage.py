@@ -11,6 +11,7 @@ import io
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from markupsafe import escape
 from builder import COLUMN_NAMES, LogBuilder, one_roll_table, report_provenance, run_cli
 
 from auditor.generate import generate
@@ -78,7 +79,8 @@ def test_a_damaged_page_quarantines_its_row_group_and_the_rest_is_audited(tmp_pa
     assert lawful and {t for _, t, _ in lawful} == {"T1"}  # (T2 is lawful)
 
     path, t2_seqs = _two_tables(tmp_path, "ts")
-    res = run_cli("check", path, "-r", "nz-table-games", "--out", tmp_path / "out")
+    res = run_cli("check", path, "-r", "nz-table-games", "--out", tmp_path / "out",
+                  "--format", "parquet", "--format", "html")
     assert res.exit_code == 1, res.output
     assert "internal error" not in res.output
     rows = len(t2_seqs)
@@ -94,6 +96,12 @@ def test_a_damaged_page_quarantines_its_row_group_and_the_rest_is_audited(tmp_pa
     assert all(r.startswith(reason) for r in quarantine["reason"]), quarantine["reason"][0]
     (note,) = report_provenance(tmp_path / "out")["inputs"][0]["notes"]
     assert note.startswith(reason) and note.endswith(f": its {rows} row(s) quarantined")
+    page = (tmp_path / "out" / "report.html").read_text()
+    inputs = page.split('id="inputs"')[1].split("</table>")[0]
+    shown = inputs.split('<span class="notes">')[1].split("</span>")[0]
+    assert shown.startswith(str(escape(reason))) and shown.endswith(
+        f": its {rows} row(s) quarantined")
+    assert all(c >= " " for c in shown)  # (the reader's error shown with visible escapes)
 
 
 def test_every_damaged_column_of_the_group_is_named(tmp_path):
