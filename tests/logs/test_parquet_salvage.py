@@ -11,8 +11,8 @@ import io
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from markupsafe import escape
 from builder import COLUMN_NAMES, LogBuilder, one_roll_table, report_provenance, run_cli
+from markupsafe import escape
 
 from auditor.generate import generate
 

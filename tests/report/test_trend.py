@@ -99,7 +99,7 @@ def test_another_ruleset_is_refused_unless_allowed(months, tmp_path):
 
 @pytest.mark.parametrize("where", ["a report charted", "inside one", "another report"])
 def test_the_trend_is_never_written_among_a_report_s_files(months, tmp_path, where):
-    root, reports = months
+    _, reports = months
     out = {"a report charted": reports[1], "inside one": reports[1] / "trend",
            "another report": reports[2]}[where]
     charted = reports[:2] if where == "another report" else reports
