@@ -59,12 +59,32 @@ def read_stored(source) -> pa.Table:
     import pyarrow.parquet as pq
 
     table = pq.read_table(source)
-    try:
-        table.schema.names  # noqa: B018 - (decoded here, once, or refused)
-    except UnicodeDecodeError as exc:
-        raise pa.ArrowInvalid(f"a column name is not UTF-8 text ({exc.reason} at byte "
-                              f"{exc.start})") from None
+    _names_decoded(table.schema)
     return table
+
+
+def read_stored_schema(source) -> pa.Schema:
+    """The schema of a Parquet file of a report, from its footer alone,
+    refused as `read_stored` refuses it."""
+    import pyarrow.parquet as pq
+
+    try:
+        return _names_decoded(pq.read_schema(source))
+    except UnicodeDecodeError as exc:  # (an Arrow that decodes the names as it reads)
+        raise _not_utf8(exc) from None
+
+
+def _names_decoded(schema: pa.Schema) -> pa.Schema:
+    try:
+        schema.names  # noqa: B018 - (decoded here, once, or refused)
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(exc) from None
+    return schema
+
+
+def _not_utf8(exc: UnicodeDecodeError) -> pa.ArrowInvalid:
+    return pa.ArrowInvalid(f"a column name is not UTF-8 text ({exc.reason} at byte "
+                           f"{exc.start})")
 
 
 def findings_schema(findings: pd.DataFrame) -> pa.Schema:

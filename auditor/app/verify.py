@@ -34,7 +34,7 @@ from auditor.atomic import commit_together
 from auditor.audit.responsible import regulated
 from auditor.codes import FAIL_ON_CHOICES
 from auditor.errors import AuditorError, LogFileError, ReportError, RulesetError, unshown_path
-from auditor.findings import read_stored, stored_schema
+from auditor.findings import read_stored, read_stored_schema, stored_schema
 from auditor.logs.discover import discover_logs
 from auditor.logs.load import load_logs
 from auditor.logs.raw import (
@@ -100,16 +100,9 @@ def verify_report(folder: Path, inputs_root: Path | None = None,
     if manifest is not None:
         _check_files(manifest, files, verdict_)
         _check_own_fields(manifest, verdict_)
-        if "findings.parquet" in files and parquet_problem:
-            verdict_.problems.append(parquet_problem)
+        _check_provenances(folder, manifest, files, verdict_,
+                           {"findings.parquet": (meta, parquet_problem)})
         recorded = manifest["provenance"]
-        for name in ("findings.parquet", "quarantine.parquet"):
-            other = meta if name == "findings.parquet" else \
-                _read_parquet(folder, files, name)[0]
-            if other is not None and other != recorded:
-                verdict_.problems.append(
-                    f"{name}: its provenance differs from the manifest's (in "
-                    f"{', '.join(_differing(recorded, other))})")
     else:
         verdict_.problems.append(f"{folder / MANIFEST_NAME}: missing (every report folder "
                                  f"has one)")
@@ -140,7 +133,8 @@ def verify_report(folder: Path, inputs_root: Path | None = None,
 def check_folder(folder: Path) -> tuple[dict | None, dict[str, bytes | None], list[str]]:
     """Part 1 alone (what `auditor trend` checks of each report): the
     manifest, every file it lists with its size and SHA-256, no report file
-    unlisted. (manifest or None, the folder's files, problems)."""
+    unlisted, the findings', quarantine's and roll-ups' provenance the
+    manifest's. (manifest or None, the folder's files, problems)."""
     folder = Path(folder)
     files = _snapshot(folder)
     verdict_ = Verdict()
@@ -149,7 +143,31 @@ def check_folder(folder: Path) -> tuple[dict | None, dict[str, bytes | None], li
         verdict_.problems.append(f"{MANIFEST_NAME}: missing (every report folder has one)")
     if manifest is not None:
         _check_files(manifest, files, verdict_)
+        _check_provenances(folder, manifest, files, verdict_)
     return manifest, files, verdict_.problems
+
+
+#: The report's Parquet files written with the manifest's provenance as it
+#: is (the dice files add their test's parameters to it).
+SAME_PROVENANCE = ("findings.parquet", "quarantine.parquet", "rollups.parquet")
+
+
+def _check_provenances(folder: Path, manifest: dict, files: dict, verdict_: Verdict,
+                       known: dict | None = None) -> None:
+    """Each file of SAME_PROVENANCE in the folder carries the manifest's
+    provenance (a missing file is `_check_files`' to say). `known`: name ->
+    (provenance, problem) of a file already read whole (`_read_parquet`);
+    any other is read from its footer alone."""
+    recorded = manifest["provenance"]
+    for name in SAME_PROVENANCE:
+        if not files.get(name):
+            continue
+        own, problem = (known or {}).get(name) or _footer_provenance(folder, files, name)
+        if problem:
+            verdict_.problems.append(problem)
+        elif own != recorded:
+            verdict_.problems.append(f"{name}: its provenance differs from the manifest's (in "
+                                     f"{', '.join(_differing(recorded, own)) or 'its form'})")
 
 
 def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_,
@@ -315,6 +333,18 @@ def _read_manifest(folder: Path, files: dict, verdict_: Verdict) -> dict | None:
                                  f"provenance)")
         return None
     return manifest
+
+
+def _footer_provenance(folder: Path, files: dict, name: str) -> tuple[dict | None, str | None]:
+    """(provenance, problem) of a Parquet file of the report, from its footer."""
+    try:
+        raw = (read_stored_schema(pa.BufferReader(files[name])).metadata or {}).get(b"auditor")
+        own = json.loads(raw) if raw else None
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        return None, f"{folder / name}: not a readable Parquet file: {exc}"
+    if not isinstance(own, dict):
+        return None, f"{folder / name}: no auditor provenance in its metadata"
+    return own, None
 
 
 def _read_parquet(folder: Path, files: dict, name: str):

@@ -81,22 +81,27 @@ def test_trend_refuses_rollups_whose_column_names_are_not_utf8(report):
     _name_not_utf8(report, "rollups.parquet", "rolls")
     res = run("trend", report, "--out", "trend")
     assert _no_internal_error(res) == [
-        (f"error: {report}/rollups.parquet: not a readable Parquet file: a column name is not "
-        f"UTF-8 text (invalid start byte at byte 3)")]
+        (f"error: {report}: refused, it does not match its manifest: {report}/rollups.parquet: "
+         f"not a readable Parquet file: a column name is not UTF-8 text (invalid start byte "
+         f"at byte 3)")]
     assert res.exit_code == 2
 
 
 def _rollups_provenance(report, edit) -> None:
-    """The roll-ups' provenance and the manifest's both edited alike."""
-    table = pq.read_table(report / "rollups.parquet")
-    meta = dict(table.schema.metadata)
-    provenance = json.loads(meta[b"auditor"])
-    extra = json.loads(meta[b"auditor_rollups"])
-    edit(provenance, extra)
-    meta[b"auditor"], meta[b"auditor_rollups"] = json.dumps(provenance), json.dumps(extra)
-    sink = pa.BufferOutputStream()
-    pq.write_table(table.replace_schema_metadata(meta), sink)
-    _rewrite(report, "rollups.parquet", sink.getvalue().to_pybytes())
+    """The provenance of the roll-ups, findings, quarantine and manifest all
+    edited alike (and the roll-ups' own block)."""
+    for name in ("rollups.parquet", "findings.parquet", "quarantine.parquet"):
+        table = pq.read_table(report / name)
+        meta = dict(table.schema.metadata)
+        provenance = json.loads(meta[b"auditor"])
+        extra = json.loads(meta.get(b"auditor_rollups", b"{}"))
+        edit(provenance, extra)
+        meta[b"auditor"] = json.dumps(provenance)
+        if name == "rollups.parquet":
+            meta[b"auditor_rollups"] = json.dumps(extra)
+        sink = pa.BufferOutputStream()
+        pq.write_table(table.replace_schema_metadata(meta), sink)
+        _rewrite(report, name, sink.getvalue().to_pybytes())
     path = report / "manifest.json"
     manifest = json.loads(path.read_text(encoding="utf-8"))
     manifest["provenance"] = provenance
@@ -131,16 +136,42 @@ def test_trend_refuses_a_provenance_it_never_writes(report, edit, problem):
     assert res.exit_code == 2
 
 
-def test_trend_refuses_a_manifest_whose_provenance_is_not_the_rollups(report):
+def test_trend_refuses_a_manifest_whose_provenance_is_not_its_files(report):
     path = report / "manifest.json"
     manifest = json.loads(path.read_text(encoding="utf-8"))
     manifest["provenance"]["ruleset"]["id"] = "nz-1996"
     path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     res = run("trend", report, "--out", "trend")
     assert _no_internal_error(res) == [
-        (f"error: {report}/rollups.parquet: refused, its provenance differs from the "
-        f"manifest's (`auditor verify {report}` says where)")]
+        (f"error: {report}: refused, it does not match its manifest: findings.parquet: its "
+         f"provenance differs from the manifest's (in ruleset.id) (and 2 more)")]
     assert res.exit_code == 2
+
+
+def _rollups_only(report) -> None:
+    """rollups.parquet's provenance alone names another ruleset (the file
+    hashed again in the manifest)."""
+    table = pq.read_table(report / "rollups.parquet")
+    meta = dict(table.schema.metadata)
+    provenance = json.loads(meta[b"auditor"])
+    provenance["ruleset"]["id"] = "nz-1996"
+    meta[b"auditor"] = json.dumps(provenance)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table.replace_schema_metadata(meta), sink)
+    _rewrite(report, "rollups.parquet", sink.getvalue().to_pybytes())
+
+
+def test_trend_and_verify_refuse_roll_ups_of_another_provenance(report):
+    _rollups_only(report)
+    res = run("trend", report, "--out", "trend")
+    assert _no_internal_error(res) == [
+        (f"error: {report}: refused, it does not match its manifest: rollups.parquet: its "
+         f"provenance differs from the manifest's (in ruleset.id)")]
+    assert res.exit_code == 2
+    res = run("verify", report)
+    assert res.exit_code == 1
+    assert "  - rollups.parquet: its provenance differs from the manifest's (in ruleset.id)" \
+        in _no_internal_error(res)
 
 
 def test_trend_of_the_unedited_report_charts_it(report):
