@@ -123,6 +123,24 @@ def test_json_findings_read_back(audited):
         assert rec["status"] == "new" and rec["waiver"] is None
 
 
+@pytest.mark.parametrize("block", [1, 2, 3])
+def test_json_findings_written_a_block_at_a_time_are_the_same_bytes(audited, tmp_path,
+                                                                    monkeypatch, block):
+    """findings.jsonl is written LINES_A_BLOCK findings at a time (its text
+    never whole in memory): any block size gives the file and the `json:-`
+    text one whole writing gives, a line a finding."""
+    from auditor.report import json_format
+
+    monkeypatch.setattr(json_format, "LINES_A_BLOCK", block)
+    res = run("check", audited["log"], "-r", audited["ruleset"], "--out", tmp_path / "out",
+              "--format", "json", "--format", "json:-")
+    assert res.exit_code == 1, res.output
+    whole = (audited["out"] / "findings.jsonl").read_bytes()
+    assert (tmp_path / "out" / "findings.jsonl").read_bytes() == whole
+    assert whole.count(b"\n") == len(audited["findings"]) > 3 and whole.endswith(b"}\n")
+    assert res.output.encode("utf-8").startswith(whole)
+
+
 def test_json_summary(audited):
     summary = json.loads((audited["out"] / "summary.json").read_text(encoding="utf-8"))
     f = audited["findings"]
