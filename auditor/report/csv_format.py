@@ -56,8 +56,16 @@ def _number(value) -> str:
 
 def findings_csv(result, cell=None) -> str:
     """The findings as CSV text; `cell` makes each text cell (default
-    `cell_text`). Written column by column (each distinct text made once),
-    the rows then by the csv module at once."""
+    `cell_text`)."""
+    buffer = io.StringIO()
+    _write_rows(buffer, result, cell)
+    return buffer.getvalue()
+
+
+def _write_rows(sink, result, cell=None) -> None:
+    """The findings as CSV into the text stream `sink`: made column by
+    column (each distinct text once), the rows then written by the csv
+    module as it goes (a file's text is never whole in memory)."""
     made = cell or cell_text
     findings = result.findings
     names, values = finding_columns(findings)  # with `site` when a table has one
@@ -70,11 +78,9 @@ def findings_csv(result, cell=None) -> str:
     columns += [each_once(made, [st.status for st in statuses]),
                 [_number(w.get("number")) for w in waivers],
                 each_once(made, [w.get("reason") for w in waivers])]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer = csv.writer(sink, lineterminator="\r\n")
     writer.writerow((*names, *COLUMNS[len(FINDING_COLUMNS):]))
     writer.writerows(zip(*columns))
-    return buffer.getvalue()
 
 
 def text(result, meta: dict) -> str:
@@ -89,7 +95,7 @@ def text(result, meta: dict) -> str:
 def write(result, meta: dict, out: Path) -> list[str]:
     """The `csv` format: findings.csv."""
     target = out / "findings.csv"
-    data = findings_csv(result).encode("utf-8", "backslashreplace")
-    with atomic_path(target) as tmp:
-        tmp.write_bytes(data)
+    with atomic_path(target) as tmp, \
+            open(tmp, "w", encoding="utf-8", errors="backslashreplace", newline="") as sink:
+        _write_rows(sink, result)
     return [str(target)]

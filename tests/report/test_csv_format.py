@@ -77,3 +77,21 @@ def test_a_clean_log_writes_the_header_alone(tmp_path):
     res, data, _ = check_csv(tmp_path, log, "out")
     assert res.exit_code == 0, res.output
     assert data == (",".join(HEADER) + "\r\n").encode()
+
+
+def test_the_file_is_written_as_it_goes_the_same_bytes_as_the_text(tmp_path):
+    """findings.csv is written row by row into the file (its text never whole
+    in memory): the bytes are the text's, a lone surrogate (text that cannot
+    be UTF-8) written as its `\\uXXXX` escape."""
+    from builder import audit, broken_table
+
+    from auditor.report import csv_format
+
+    result = audit([broken_table().write_csv(tmp_path / "t1.csv")], "nz-table-games")
+    assert len(result.findings) == 2
+    result.findings.loc[result.findings.index[1], "actor_id"] = "D\ud800,x"
+    (tmp_path / "out").mkdir()
+    csv_format.write(result, {}, tmp_path / "out")
+    data = (tmp_path / "out" / "findings.csv").read_bytes()
+    assert data == csv_format.findings_csv(result).encode("utf-8", "backslashreplace")
+    assert b'"D\\ud800,x"' in data and data.count(b"\r\n") == len(result.findings) + 1
