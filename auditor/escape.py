@@ -88,7 +88,7 @@ def html_safe_json(text: str) -> str:
 
 
 def xml_text(value) -> str:
-    """Text safe for an XML element or attribute (ElementTree escapes the
+    """Text safe for an XML element or attribute (the writer escapes the
     markup characters; this writes the others that could be invalid XML or
     act on a viewer as visible `\\uXXXX` text)."""
     text = "" if value is None else str(value)

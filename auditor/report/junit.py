@@ -16,7 +16,8 @@ finding, `skipped` rules with only known or waived findings, `errors`
 always 0. The suite's properties say the ruleset, its hash, the auditor
 version, `fail_on` and the number of tables.
 
-Built with xml.etree.ElementTree, so `&`, `<`, `>` and quotes are escaped;
+Written as xml.etree.ElementTree writes it (element by element, never a
+tree in memory), so `&`, `<`, `>` and quotes are escaped;
 characters XML 1.0 cannot carry, other control characters and format
 characters (bidirectional overrides) are written as visible `\\uXXXX`
 text. Same inputs give the same bytes.
@@ -24,7 +25,6 @@ text. Same inputs give the same bytes.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from auditor.atomic import atomic_path
@@ -103,7 +103,12 @@ def fail_limit(meta: dict) -> int:
     return -1 if fail_on == REPORT_ONLY else SEVERITY_RANK.get(fail_on, SEVERITY_RANK["major"])
 
 
-def junit_tree(result, meta: dict) -> ET.Element:
+def _document(result, meta: dict):
+    """The document's parts, worked out before a byte is written (the
+    counts stand in its first element): the root's and the suite's
+    attributes, the properties, each test case as (attributes, its failing
+    findings, its other children: (tag, attributes, text)), and what makes
+    a finding's `<failure>` (each made as it is written)."""
     names, columns = finding_columns(result.findings)
     cells = dict(zip(names, columns))
     statuses = finding_statuses(result.findings)
@@ -123,75 +128,118 @@ def junit_tree(result, meta: dict) -> ET.Element:
                      if rule_id not in known_rules})
 
     suite_name = xml_text(result.ruleset.id)
-    root = ET.Element("testsuites", {"name": xml_text(f"auditor {result.ruleset.id}")})
-    suite = ET.SubElement(root, "testsuite", {"name": suite_name})
-    props = ET.SubElement(suite, "properties")
     fail_on = (meta.get("verdict") or {}).get("fail_on", "major")
-    for name, value in (("ruleset", result.ruleset.id),
-                        ("ruleset_hash", result.ruleset.content_hash),
-                        ("auditor_version", meta.get("auditor_version", "")),
-                        ("fail_on", fail_on),
-                        ("tables", str(len(result.tables)))):
-        ET.SubElement(props, "property", {"name": name, "value": xml_text(value)})
+    props = [(name, xml_text(value)) for name, value in (
+        ("ruleset", result.ruleset.id), ("ruleset_hash", result.ruleset.content_hash),
+        ("auditor_version", meta.get("auditor_version", "")), ("fail_on", fail_on),
+        ("tables", str(len(result.tables))))]
     incomplete = incomplete_text(meta.get("not_evaluated", getattr(result, "not_evaluated", [])),
                                  meta.get("not_audited", []))
     if incomplete:  # beside the verdict, as on the terminal
-        ET.SubElement(props, "property", {"name": "incomplete", "value": xml_text(
-            verdict_line(meta.get("verdict") or {"fail_on": fail_on}, incomplete))})
-    for e in meta.get("not_audited", []):
-        ET.SubElement(props, "property", {"name": "not_audited",
-                                          "value": xml_text(f"{e['file']}: {e['reason']}")})
+        props.append(("incomplete", xml_text(
+            verdict_line(meta.get("verdict") or {"fail_on": fail_on}, incomplete))))
+    props += [("not_audited", xml_text(f"{e['file']}: {e['reason']}"))
+              for e in meta.get("not_audited", [])]
     unseen: dict[str, list[str]] = {}
     for e in meta.get("not_evaluated", getattr(result, "not_evaluated", [])):
         unseen.setdefault(e["rule"], []).append(f"{scoped(e, e['file'])}: {e['reason']}")
-    for rule_id, where in unseen.items():
-        for w in where:
-            ET.SubElement(props, "property", {"name": "not_evaluated",
-                                              "value": xml_text(f"{rule_id} @ {w}")})
+    props += [("not_evaluated", xml_text(f"{rule_id} @ {w}"))
+              for rule_id, where in unseen.items() for w in where]
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    cases = []
     seen: set[str] = set()
     for rule_id, code in rules:
         if rule_id in seen:
             continue
         seen.add(rule_id)
-        case = ET.SubElement(suite, "testcase", {"classname": suite_name,
-                                                 "name": xml_text(f"{rule_id} {code}")})
         counts["tests"] += 1
         failing, other = [], []
         for i in by_rule.get(rule_id, ()):
             (failing if fails[i] else other).append(i)
-        for i in failing:
-            fail = ET.SubElement(case, "failure", {
-                "message": xml_text(failure_message({key: cells[key][i] for key in _MESSAGE
-                                                     if key in cells})),
-                "type": xml_text(cells["severity"][i])})
-            fail.text = xml_text(details[i])
+        children = []
         if failing:
             counts["failures"] += 1
         elif rule_id in unseen:
-            ET.SubElement(case, "skipped", {"message": xml_text(
-                "not evaluated: " + "; ".join(unseen[rule_id]))})
+            children.append(("skipped", [("message", xml_text(
+                "not evaluated: " + "; ".join(unseen[rule_id])))], None))
             counts["skipped"] += 1
         elif other and all(statuses[i].status != "new" for i in other):
             n_known = sum(1 for i in other if statuses[i].status == "known")
-            ET.SubElement(case, "skipped", {
-                "message": f"{n_known} known, {len(other) - n_known} waived finding(s)"})
+            children.append(("skipped", [(
+                "message", f"{n_known} known, {len(other) - n_known} waived finding(s)")], None))
             counts["skipped"] += 1
         if other:
-            out = ET.SubElement(case, "system-out")
-            out.text = xml_text(_not_failing_header([statuses[i] for i in other], fail_on) +
-                                "\n\n" + "\n\n".join(details[i] for i in other))
+            children.append(("system-out", [], lambda other=other: xml_text(
+                _not_failing_header([statuses[i] for i in other], fail_on) + "\n\n"
+                + "\n\n".join(details[i] for i in other))))
+        cases.append(([("classname", suite_name), ("name", xml_text(f"{rule_id} {code}"))],
+                      failing, children))
     for e in meta.get("not_audited", []):  # a file not read is an error, not a pass
-        case = ET.SubElement(suite, "testcase", {"classname": suite_name,
-                                                 "name": xml_text(f"not audited {e['file']}")})
-        ET.SubElement(case, "error", {"type": "not_audited", "message": xml_text(
-            f"{e['file']}: not audited: {e['reason']}")})
+        cases.append(([("classname", suite_name),
+                       ("name", xml_text(f"not audited {e['file']}"))], [],
+                      [("error", [("type", "not_audited"), ("message", xml_text(
+                          f"{e['file']}: not audited: {e['reason']}"))], None)]))
         counts["tests"] += 1
         counts["errors"] += 1
-    for key, n in counts.items():
-        suite.set(key, str(n))
-        root.set(key, str(n))
-    return root
+
+    def failure(i: int) -> str:
+        return _element("failure", [
+            ("message", xml_text(failure_message({key: cells[key][i] for key in _MESSAGE
+                                                  if key in cells}))),
+            ("type", xml_text(cells["severity"][i]))], xml_text(details[i]))
+
+    named = [("name", xml_text(f"auditor {result.ruleset.id}")), *counts.items()]
+    return named, [("name", suite_name), *counts.items()], props, cases, failure
+
+
+def junit_texts(result, meta: dict):
+    """junit.xml's text, a piece at a time: the document ElementTree writes
+    for it indented (`ET.indent`, two spaces a level) with its declaration,
+    and a line break at the end (tests/report/test_report_speed_equivalence.py
+    holds the two the same), written element by element so that a report
+    of a million failures is never a tree, nor one text, in memory."""
+    root, suite, props, cases, failure = _document(result, meta)
+    yield "<?xml version='1.0' encoding='utf-8'?>\n"
+    yield f"<testsuites{_attributes(root)}>\n  <testsuite{_attributes(suite)}>"
+    yield "\n    <properties>"
+    for name, value in props:
+        yield f'\n      <property{_attributes([("name", name), ("value", value)])} />'
+    yield "\n    </properties>"
+    for attributes, failing, children in cases:
+        if not failing and not children:
+            yield f"\n    <testcase{_attributes(attributes)} />"
+            continue
+        yield f"\n    <testcase{_attributes(attributes)}>"
+        for i in failing:
+            yield "\n      " + failure(i)
+        for tag, attrs, text in children:
+            yield "\n      " + _element(tag, attrs, text() if callable(text) else text)
+        yield "\n    </testcase>"
+    yield "\n  </testsuite>\n</testsuites>\n"
+
+
+def _element(tag: str, attributes, text: str | None) -> str:
+    """An element without children as ElementTree writes it."""
+    if not text:
+        return f"<{tag}{_attributes(attributes)} />"
+    return f"<{tag}{_attributes(attributes)}>{_character_data(text)}</{tag}>"
+
+
+def _attributes(pairs) -> str:
+    return "".join(f' {name}="{_attribute_value(str(value))}"' for name, value in pairs)
+
+
+def _character_data(text: str) -> str:
+    """Text escaped as ElementTree escapes an element's text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _attribute_value(text: str) -> str:
+    """Text escaped as ElementTree (Python 3.11) escapes an attribute's
+    value: the markup characters, the quote, and CR, LF and tab as
+    character references (so that a reader does not fold them to spaces)."""
+    return _character_data(text).replace('"', "&quot;").replace("\r", "&#13;") \
+        .replace("\n", "&#10;").replace("\t", "&#09;")
 
 
 def _not_failing_header(other: list[FindingStatus], fail_on: str) -> str:
@@ -204,17 +252,9 @@ def _not_failing_header(other: list[FindingStatus], fail_on: str) -> str:
 
 
 def junit_bytes(result, meta: dict) -> bytes:
-    root = junit_tree(result, meta)
-    ET.indent(root)
-    return xml_bytes(root) + b"\n"
-
-
-def xml_bytes(root: ET.Element) -> bytes:
-    """The bytes of `ET.tostring(root, encoding="utf-8", xml_declaration=True)`,
-    serialized as text and encoded once rather than through an encoder per
-    write."""
-    text = "<?xml version='1.0' encoding='utf-8'?>\n" + ET.tostring(root, encoding="unicode")
-    return text.encode("utf-8", "xmlcharrefreplace")
+    """junit.xml's bytes (a character UTF-8 cannot carry, a lone surrogate,
+    as a character reference, as ElementTree writes it)."""
+    return "".join(junit_texts(result, meta)).encode("utf-8", "xmlcharrefreplace")
 
 
 def text(result, meta: dict) -> str:
@@ -222,9 +262,9 @@ def text(result, meta: dict) -> str:
 
 
 def write(result, meta: dict, out: Path) -> list[str]:
-    """The `junit` format: junit.xml."""
+    """The `junit` format: junit.xml, written as it is made."""
     target = out / "junit.xml"
-    data = junit_bytes(result, meta)
-    with atomic_path(target) as tmp:
-        tmp.write_bytes(data)
+    with atomic_path(target) as tmp, \
+            open(tmp, "w", encoding="utf-8", errors="xmlcharrefreplace", newline="") as sink:
+        sink.writelines(junit_texts(result, meta))
     return [str(target)]
