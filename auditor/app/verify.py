@@ -160,14 +160,16 @@ def _check_provenances(folder: Path, manifest: dict, files: dict, verdict_: Verd
     any other is read from its footer alone."""
     recorded = manifest["provenance"]
     for name in SAME_PROVENANCE:
-        if not files.get(name):
+        if files.get(name) is None:
             continue
         own, problem = (known or {}).get(name) or _footer_provenance(folder, files, name)
         if problem:
             verdict_.problems.append(problem)
         elif own != recorded:
+            where = _differing(recorded, own) or sorted(
+                k for k in set(recorded) | set(own) if recorded.get(k) != own.get(k))
             verdict_.problems.append(f"{name}: its provenance differs from the manifest's (in "
-                                     f"{', '.join(_differing(recorded, own)) or 'its form'})")
+                                     f"{', '.join(where)})")
 
 
 def _rerun(folder, files, recorded, manifest, findings, inputs_root, verdict_,

@@ -178,3 +178,26 @@ def test_trend_of_the_unedited_report_charts_it(report):
     res = run("trend", report, "--out", "trend")
     assert res.exit_code == 0, res.output
     assert res.output.startswith("1 report(s) charted.")
+
+
+def test_verify_says_an_emptied_quarantine_is_not_readable(report):
+    _rewrite(report, "quarantine.parquet", b"")
+    res = run("verify", report)
+    assert res.exit_code == 1
+    assert any(ln.startswith(f"  - {report}/quarantine.parquet: not a readable Parquet file")
+               for ln in _no_internal_error(res)), res.output
+
+
+def test_a_provenance_differing_only_in_the_version_is_named_so(report):
+    table = pq.read_table(report / "rollups.parquet")
+    meta = dict(table.schema.metadata)
+    provenance = json.loads(meta[b"auditor"])
+    provenance["auditor_version"] = "0.0.1"
+    meta[b"auditor"] = json.dumps(provenance)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table.replace_schema_metadata(meta), sink)
+    _rewrite(report, "rollups.parquet", sink.getvalue().to_pybytes())
+    res = run("verify", report)
+    assert res.exit_code == 1
+    assert "  - rollups.parquet: its provenance differs from the manifest's (in " \
+        "auditor_version)" in _no_internal_error(res), res.output
