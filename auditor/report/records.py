@@ -19,7 +19,7 @@ import pandas as pd
 
 from auditor.findings import findings_columns
 from auditor.report.json_text import INT_KINDS, TEXT_KINDS, Template, compact_texts, hole
-from auditor.report.shared import shared
+from auditor.report.shared import made, shared
 
 #: the findings table's whole-number columns
 INT_COLUMNS = ("seq", "seat", "source_line")
@@ -78,6 +78,20 @@ def column_texts(findings: pd.DataFrame) -> dict[str, list[str]]:
 def _column_texts(findings: pd.DataFrame) -> dict[str, list[str]]:
     names, values = finding_columns(findings)
     return {name: compact_texts(cells) for name, cells in zip(names, values)}
+
+
+def column_texts_at(findings: pd.DataFrame, positions: list[int]) -> dict[str, list[str]]:
+    """`column_texts` of the findings at `positions` alone: taken from the
+    texts of every finding where this write has made them, else made for
+    those findings only (SARIF keeps 25,000 results of a million findings:
+    the texts of the rest would be made for nothing)."""
+    every = made(_column_texts, findings)
+    if every is None and len(positions) < len(findings):
+        names, values = finding_columns(findings)
+        return {name: compact_texts([cells[p] for p in positions])
+                for name, cells in zip(names, values)}
+    every = column_texts(findings) if every is None else every
+    return {name: [column[p] for p in positions] for name, column in every.items()}
 
 
 def record_texts(findings: pd.DataFrame) -> list[str]:

@@ -42,7 +42,7 @@ from auditor.escape import html_safe_json
 from auditor.report.json_format import inert_json
 from auditor.report.json_text import Template, hole, nested_indented, quote_json
 from auditor.report.records import (
-    column_texts,
+    column_texts_at,
     each_once,
     finding_columns,
     finding_records,
@@ -223,8 +223,7 @@ class _Texts:
         findings = result.findings
         names, columns = finding_columns(findings)
         cells = {name: [column[p] for p in positions] for name, column in zip(names, columns)}
-        texts = {name: [column[p] for p in positions]
-                 for name, column in column_texts(findings).items()}
+        texts = column_texts_at(findings, positions)
         every = finding_statuses(findings)
         statuses = [every[p] for p in positions]
         index = {r["id"]: str(i) for i, r in enumerate(rules)}

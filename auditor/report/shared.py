@@ -37,3 +37,12 @@ def shared(fn, obj):
     if key not in memo:
         memo[key] = (obj, fn(obj))
     return memo[key][1]
+
+
+def made(fn, obj):
+    """`fn(obj)` where this `sharing()` block has already computed it, else
+    None (not computed here: a reader that needs only part of it can make
+    that part alone)."""
+    memo = _memo.get()
+    entry = None if memo is None else memo.get((fn, id(obj)))
+    return None if entry is None else entry[1]

@@ -521,3 +521,19 @@ def test_junit_is_the_document_elementtree_writes(rows, with_sites, fail_on, lef
     root = ET.fromstring(data)
     ET.indent(root)
     assert data == ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(finding_rows, min_size=1, max_size=12), st.booleans(), st.data())
+def test_texts_of_some_findings_are_those_of_every_finding_taken(rows, with_sites, data):
+    """SARIF's kept results make their texts alone (`column_texts_at`), or
+    take them from a write's shared texts of every finding: the same
+    texts either way."""
+    findings = _findings_of(rows, with_sites)
+    positions = sorted(data.draw(st.sets(st.integers(0, len(rows) - 1))))
+    every = records.column_texts(findings)
+    taken = {name: [column[p] for p in positions] for name, column in every.items()}
+    assert records.column_texts_at(findings, positions) == taken
+    with sharing():
+        records.column_texts(findings)  # (made by another format of the write)
+        assert records.column_texts_at(findings, positions) == taken
