@@ -20,7 +20,7 @@ from auditor.escape import html_safe_json
 from auditor.findings import STATUSES, severity_counts
 from auditor.report.dice_report import summary_section
 from auditor.report.json_text import compact_json, dumps_indented, quote_json
-from auditor.report.records import finding_statuses, record_texts
+from auditor.report.records import finding_statuses, record_texts_blocks
 from auditor.report.rollups import notes as rollup_notes
 from auditor.report.rollups import records as rollup_records
 from auditor.report.rollups import rollups_of
@@ -54,11 +54,11 @@ def findings_jsonl(result, meta: dict) -> str:
 def findings_jsonl_blocks(result):
     """`findings_jsonl`'s text, LINES_A_BLOCK lines at a time."""
     findings = result.findings
-    texts, statuses = record_texts(findings), finding_statuses(findings)
-    for start in range(0, len(texts), LINES_A_BLOCK):
+    statuses = finding_statuses(findings)
+    for start, texts in zip(range(0, len(findings), LINES_A_BLOCK),
+                            record_texts_blocks(findings, LINES_A_BLOCK)):
         lines = []
-        for text, (status, _, waiver) in zip(texts[start:start + LINES_A_BLOCK],
-                                             statuses[start:start + LINES_A_BLOCK]):
+        for text, (status, _, waiver) in zip(texts, statuses[start:start + LINES_A_BLOCK]):
             waived = compact_json({"number": waiver["number"], "reason": waiver["reason"]}) \
                 if waiver else "null"
             lines.append(f'{text[:-1]},"status":{quote_json(status)},"waiver":{waived}}}\n')

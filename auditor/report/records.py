@@ -102,13 +102,35 @@ def record_texts(findings: pd.DataFrame) -> list[str]:
 
 
 def _record_texts(findings: pd.DataFrame) -> list[str]:
+    names, _ = finding_columns(findings)
+    return _filled(names, column_texts(findings), len(findings))
+
+
+def _filled(names: tuple[str, ...], texts: dict[str, list[str]], count: int) -> list[str]:
     # the record's cells put in a template of its keys, not each record
     # encoded whole (a fifth of the time at 53,000 findings)
-    names, _ = finding_columns(findings)
     holes = {f"c{k}": name for k, name in enumerate(names)}  # (a hole's name is a word)
     template = Template({name: hole(h) for h, name in holes.items()}, None)
-    texts = column_texts(findings)
-    return template.fill([texts[holes[h]] for h in template.names], len(findings))
+    return template.fill([texts[holes[h]] for h in template.names], count)
+
+
+def record_texts_blocks(findings: pd.DataFrame, size: int):
+    """`record_texts`, `size` findings at a time: sliced from the texts of
+    every record where this write has made them, else made a block at a
+    time (the json format's lines, written as they are made, so that a
+    million findings' texts are never all in memory at once)."""
+    every = made(_record_texts, findings)
+    if every is not None:
+        for start in range(0, len(every), size):
+            yield every[start:start + size]
+        return
+    names, values = finding_columns(findings)
+    cells = made(_column_texts, findings)
+    for start in range(0, len(findings), size):
+        stop = min(start + size, len(findings))
+        texts = {name: compact_texts(column[start:stop]) for name, column in zip(names, values)} \
+            if cells is None else {name: column[start:stop] for name, column in cells.items()}
+        yield _filled(names, texts, stop - start)
 
 
 def _column_values(column: pd.Series, name: str) -> list:

@@ -123,17 +123,18 @@ def test_json_findings_read_back(audited):
         assert rec["status"] == "new" and rec["waiver"] is None
 
 
-@pytest.mark.parametrize("block", [1, 2, 3])
+@pytest.mark.parametrize(("block", "page"), [(1, False), (2, False), (3, True), (2, True)])
 def test_json_findings_written_a_block_at_a_time_are_the_same_bytes(audited, tmp_path,
-                                                                    monkeypatch, block):
+                                                                    monkeypatch, block, page):
     """findings.jsonl is written LINES_A_BLOCK findings at a time (its text
-    never whole in memory): any block size gives the file and the `json:-`
-    text one whole writing gives, a line a finding."""
+    never whole in memory; the records' texts made a block at a time, or
+    taken from the page's when it made them all): any block size gives the
+    file and the `json:-` text one whole writing gives, a line a finding."""
     from auditor.report import json_format
 
     monkeypatch.setattr(json_format, "LINES_A_BLOCK", block)
     res = run("check", audited["log"], "-r", audited["ruleset"], "--out", tmp_path / "out",
-              "--format", "json", "--format", "json:-")
+              "--format", "json", "--format", "json:-", *(["--format", "html"] if page else []))
     assert res.exit_code == 1, res.output
     whole = (audited["out"] / "findings.jsonl").read_bytes()
     assert (tmp_path / "out" / "findings.jsonl").read_bytes() == whole

@@ -537,3 +537,23 @@ def test_texts_of_some_findings_are_those_of_every_finding_taken(rows, with_site
     with sharing():
         records.column_texts(findings)  # (made by another format of the write)
         assert records.column_texts_at(findings, positions) == taken
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(finding_rows, max_size=12), st.booleans(), st.integers(1, 5),
+       st.sampled_from(["none", "columns", "records"]))
+def test_record_texts_a_block_at_a_time_are_the_records_texts(rows, with_sites, size, made):
+    """The json format's records a block at a time: made for each block,
+    or sliced from what another format of the write made (each cell's
+    texts, or every record's), they are `record_texts` in order."""
+    findings = _findings_of(rows, with_sites)
+    whole = records.record_texts(findings)
+    with sharing():
+        if made == "columns":
+            records.column_texts(findings)
+        elif made == "records":
+            records.record_texts(findings)
+        blocks = list(records.record_texts_blocks(findings, size))
+    assert [len(b) for b in blocks] == [min(size, len(whole) - a)
+                                        for a in range(0, len(whole), size)]
+    assert [t for block in blocks for t in block] == whole
