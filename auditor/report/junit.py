@@ -33,7 +33,7 @@ from auditor.codes import REPORT_ONLY, SEVERITY_RANK
 from auditor.escape import html_safe_json, xml_text
 from auditor.report.records import (
     FindingStatus,
-    column_texts,
+    column_texts_at,
     each_once,
     finding_columns,
     finding_statuses,
@@ -115,10 +115,14 @@ def _document(result, meta: dict):
     limit = fail_limit(meta)
     fails = [st.status == "new" and SEVERITY_RANK[severity] <= limit
              for st, severity in zip(statuses, cells["severity"])]
-    # (a failing finding's detail says no waiver)
-    details = _details(cells, column_texts(result.findings),
-                       [FindingStatus(st.status, st.in_baseline, None) if failing else st
-                        for st, failing in zip(statuses, fails)])
+
+    def details(indices: list[int]) -> list[str]:
+        """The details of the findings at `indices`, made together (a
+        failing finding's says no waiver)."""
+        return _details({name: [column[i] for i in indices] for name, column in cells.items()},
+                        column_texts_at(result.findings, indices, ("evidence",)),
+                        [FindingStatus(statuses[i].status, statuses[i].in_baseline, None)
+                         if fails[i] else statuses[i] for i in indices])
     rules = [(r.id, r.code) for r in rules_of(result)]
     by_rule: dict[str, list[int]] = {}
     for i, rule_id in enumerate(cells["rule_id"]):
@@ -171,7 +175,7 @@ def _document(result, meta: dict):
         if other:
             children.append(("system-out", [], lambda other=other: xml_text(
                 _not_failing_header([statuses[i] for i in other], fail_on) + "\n\n"
-                + "\n\n".join(details[i] for i in other))))
+                + "\n\n".join(details(other)))))
         cases.append(([("classname", suite_name), ("name", xml_text(f"{rule_id} {code}"))],
                       failing, children))
     for e in meta.get("not_audited", []):  # a file not read is an error, not a pass
@@ -182,14 +186,24 @@ def _document(result, meta: dict):
         counts["tests"] += 1
         counts["errors"] += 1
 
-    def failure(i: int) -> str:
-        return _element("failure", [
-            ("message", xml_text(failure_message({key: cells[key][i] for key in _MESSAGE
-                                                  if key in cells}))),
-            ("type", xml_text(cells["severity"][i]))], xml_text(details[i]))
+    def failures(indices: list[int]):
+        """The `<failure>` of each finding at `indices`, their details made
+        FAILURES_A_BLOCK at a time."""
+        for start in range(0, len(indices), FAILURES_A_BLOCK):
+            block = indices[start:start + FAILURES_A_BLOCK]
+            for i, detail in zip(block, details(block)):
+                yield _element("failure", [
+                    ("message", xml_text(failure_message({key: cells[key][i] for key in _MESSAGE
+                                                          if key in cells}))),
+                    ("type", xml_text(cells["severity"][i]))], xml_text(detail))
 
     named = [("name", xml_text(f"auditor {result.ruleset.id}")), *counts.items()]
-    return named, [("name", suite_name), *counts.items()], props, cases, failure
+    return named, [("name", suite_name), *counts.items()], props, cases, failures
+
+
+#: Failures whose details are made together (`_document`): the details of
+#: a million failures are never all in memory at once.
+FAILURES_A_BLOCK = 16384
 
 
 def junit_texts(result, meta: dict):
@@ -198,7 +212,7 @@ def junit_texts(result, meta: dict):
     and a line break at the end (tests/report/test_report_speed_equivalence.py
     holds the two the same), written element by element so that a report
     of a million failures is never a tree, nor one text, in memory."""
-    root, suite, props, cases, failure = _document(result, meta)
+    root, suite, props, cases, failures = _document(result, meta)
     yield "<?xml version='1.0' encoding='utf-8'?>\n"
     yield f"<testsuites{_attributes(root)}>\n  <testsuite{_attributes(suite)}>"
     yield "\n    <properties>"
@@ -210,8 +224,8 @@ def junit_texts(result, meta: dict):
             yield f"\n    <testcase{_attributes(attributes)} />"
             continue
         yield f"\n    <testcase{_attributes(attributes)}>"
-        for i in failing:
-            yield "\n      " + failure(i)
+        for failure in failures(failing):
+            yield "\n      " + failure
         for tag, attrs, text in children:
             yield "\n      " + _element(tag, attrs, text() if callable(text) else text)
         yield "\n    </testcase>"

@@ -80,18 +80,21 @@ def _column_texts(findings: pd.DataFrame) -> dict[str, list[str]]:
     return {name: compact_texts(cells) for name, cells in zip(names, values)}
 
 
-def column_texts_at(findings: pd.DataFrame, positions: list[int]) -> dict[str, list[str]]:
-    """`column_texts` of the findings at `positions` alone: taken from the
-    texts of every finding where this write has made them, else made for
-    those findings only (SARIF keeps 25,000 results of a million findings:
-    the texts of the rest would be made for nothing)."""
+def column_texts_at(findings: pd.DataFrame, positions: list[int],
+                    only: tuple[str, ...] | None = None) -> dict[str, list[str]]:
+    """`column_texts` of the findings at `positions` alone (of the columns
+    `only`, or all): taken from the texts of every finding where this write
+    has made them, else made for those findings only (SARIF keeps 25,000
+    results of a million findings; JUnit makes its failures a block at a
+    time: the texts of the rest would be made for nothing, or all held)."""
     every = made(_column_texts, findings)
-    if every is None and len(positions) < len(findings):
+    if every is None and (len(positions) < len(findings) or only is not None):
         names, values = finding_columns(findings)
         return {name: compact_texts([cells[p] for p in positions])
-                for name, cells in zip(names, values)}
+                for name, cells in zip(names, values) if only is None or name in only}
     every = column_texts(findings) if every is None else every
-    return {name: [column[p] for p in positions] for name, column in every.items()}
+    return {name: [column[p] for p in positions] for name, column in every.items()
+            if only is None or name in only}
 
 
 def record_texts(findings: pd.DataFrame) -> list[str]:

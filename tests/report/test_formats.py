@@ -195,6 +195,21 @@ def test_junit_shape(audited):
         assert f"finding_id: {row.finding_id}" in out
 
 
+@pytest.mark.parametrize("block", [1, 2])
+def test_junit_failures_made_a_block_at_a_time_are_the_same_bytes(audited, tmp_path,
+                                                                  monkeypatch, block):
+    """A rule's failures are made FAILURES_A_BLOCK at a time (their details
+    never all in memory): any block size gives the same junit.xml."""
+    from auditor.report import junit
+
+    monkeypatch.setattr(junit, "FAILURES_A_BLOCK", block)
+    res = check_all(audited["log"], audited["ruleset"], tmp_path / "out")
+    assert res.exit_code == 1, res.output
+    whole = (audited["out"] / "junit.xml").read_bytes()
+    assert whole.count(b"<failure ") > block
+    assert (tmp_path / "out" / "junit.xml").read_bytes() == whole
+
+
 def test_junit_failure_text_names_the_event(audited):
     root = ET.parse(audited["out"] / "junit.xml").getroot()
     texts = {fail.get("message").split(": ", 1)[1]: fail.text

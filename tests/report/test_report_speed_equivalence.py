@@ -521,6 +521,12 @@ def test_junit_is_the_document_elementtree_writes(rows, with_sites, fail_on, lef
     root = ET.fromstring(data)
     ET.indent(root)
     assert data == ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    whole_blocks = junit.FAILURES_A_BLOCK
+    try:  # a rule's failures made a few at a time: the same document
+        junit.FAILURES_A_BLOCK = 2
+        assert junit.junit_bytes(result, meta) == data
+    finally:
+        junit.FAILURES_A_BLOCK = whole_blocks
 
 
 @settings(max_examples=150, deadline=None)
@@ -534,9 +540,13 @@ def test_texts_of_some_findings_are_those_of_every_finding_taken(rows, with_site
     every = records.column_texts(findings)
     taken = {name: [column[p] for p in positions] for name, column in every.items()}
     assert records.column_texts_at(findings, positions) == taken
+    assert records.column_texts_at(findings, positions, ("evidence",)) == \
+        {"evidence": taken["evidence"]}
     with sharing():
         records.column_texts(findings)  # (made by another format of the write)
         assert records.column_texts_at(findings, positions) == taken
+        assert records.column_texts_at(findings, positions, ("evidence",)) == \
+            {"evidence": taken["evidence"]}
 
 
 @settings(max_examples=150, deadline=None)
