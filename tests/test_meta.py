@@ -86,3 +86,15 @@ def test_every_command_has_an_example():
         if cmd == ["rulesets"]:
             continue
         assert "Example:" in out, cmd
+
+
+def test_the_gating_run_draws_the_same_examples_every_time(request):
+    """The README's test command runs the property tests derandomized (the
+    same draws on every run: tests/conftest.py); `--fuzz-examples N` or a
+    hypothesis seed explores instead."""
+    from conftest import DEFAULT_FUZZ_EXAMPLES
+    from hypothesis import settings
+
+    exploring = request.config.getoption("--fuzz-examples") != DEFAULT_FUZZ_EXAMPLES \
+        or request.config.getoption("hypothesis_seed", None) is not None
+    assert settings.default.derandomize is not exploring
