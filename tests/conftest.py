@@ -37,9 +37,10 @@ def pytest_configure(config):
     from hypothesis import settings
 
     settings.register_profile("gate", derandomize=True)
-    if config.getoption("--fuzz-examples") == DEFAULT_FUZZ_EXAMPLES \
-            and config.getoption("hypothesis_seed", None) is None \
-            and not config.getoption("hypothesis_profile", None):
+    config.option.draws_fixed = config.getoption("--fuzz-examples") == DEFAULT_FUZZ_EXAMPLES \
+        and config.getoption("hypothesis_seed", None) is None \
+        and not config.getoption("hypothesis_profile", None)
+    if config.option.draws_fixed:
         settings.load_profile("gate")
 
 

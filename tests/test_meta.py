@@ -92,9 +92,9 @@ def test_the_gating_run_draws_the_same_examples_every_time(request):
     """The README's test command runs the property tests derandomized (the
     same draws on every run: tests/conftest.py); `--fuzz-examples N` or a
     hypothesis seed explores instead."""
-    from conftest import DEFAULT_FUZZ_EXAMPLES
     from hypothesis import settings
 
-    exploring = request.config.getoption("--fuzz-examples") != DEFAULT_FUZZ_EXAMPLES \
-        or request.config.getoption("hypothesis_seed", None) is not None
-    assert settings.default.derandomize is not exploring
+    fixed = request.config.option.draws_fixed
+    assert fixed is (request.config.getoption("--fuzz-examples") == 25
+                     and request.config.getoption("hypothesis_seed", None) is None)
+    assert settings.default.derandomize is fixed
