@@ -340,13 +340,24 @@ def _read_manifest(folder: Path, files: dict, verdict_: Verdict) -> dict | None:
 def _footer_provenance(folder: Path, files: dict, name: str) -> tuple[dict | None, str | None]:
     """(provenance, problem) of a Parquet file of the report, from its footer."""
     try:
-        raw = (read_stored_schema(pa.BufferReader(files[name])).metadata or {}).get(b"auditor")
-        own = json.loads(raw) if raw else None
+        schema = read_stored_schema(pa.BufferReader(files[name]))
     except (pa.ArrowException, OSError, ValueError) as exc:
         return None, f"{folder / name}: not a readable Parquet file: {exc}"
-    if not isinstance(own, dict):
+    own = _provenance_in(schema)
+    if own is None:
         return None, f"{folder / name}: no auditor provenance in its metadata"
     return own, None
+
+
+def _provenance_in(schema) -> dict | None:
+    """The `auditor` provenance a report Parquet file's schema carries
+    (None: none, or not a JSON object)."""
+    raw = (schema.metadata or {}).get(b"auditor")
+    try:
+        meta = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return meta if isinstance(meta, dict) else None
 
 
 def _read_parquet(folder: Path, files: dict, name: str):
@@ -361,12 +372,8 @@ def _read_parquet(folder: Path, files: dict, name: str):
         table = read_stored(pa.BufferReader(data))
     except (pa.ArrowException, OSError, ValueError) as exc:
         return None, None, f"{target}: not a readable Parquet file: {exc}"
-    raw = (table.schema.metadata or {}).get(b"auditor")
-    try:
-        meta = json.loads(raw) if raw else None
-    except ValueError:
-        meta = None
-    if not isinstance(meta, dict) or not isinstance(meta.get("inputs"), list) \
+    meta = _provenance_in(table.schema)
+    if meta is None or not isinstance(meta.get("inputs"), list) \
             or not isinstance(meta.get("ruleset"), dict):
         return None, None, f"{target}: no auditor provenance in its metadata"
     return meta, table.replace_schema_metadata(None), None

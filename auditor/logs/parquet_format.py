@@ -136,7 +136,8 @@ def _salvaged(path: Path, source, packed: int, footer
         pf, names = _opened(path, source, packed, metadata=footer,
                             read_dictionary=_text_columns(footer))
         groups = pf.metadata.num_row_groups
-        sizes = [pf.metadata.row_group(g).num_rows for g in range(groups)]
+        starts = row_group_starts(pf.metadata).tolist()
+        sizes = np.diff(starts).tolist()
         types = [pf.schema_arrow.field(name).type for name in names]
     except MemoryError:
         raise
@@ -166,7 +167,6 @@ def _salvaged(path: Path, source, packed: int, footer
         return None  # (not one page decodes: not a file to audit in part)
     table = pa.table([pa.chunked_array(c, type=t) for c, t in zip(chunks, types)], names=names)
     _refuse_decoding(path, packed, table)
-    starts = row_group_starts(pf.metadata).tolist()
     rejected = RawRejected()
     for g, lost in damaged.items():
         reason = (f"row group {g + 1} of {groups} (rows {starts[g] + 1:,}-{starts[g + 1]:,}) "
